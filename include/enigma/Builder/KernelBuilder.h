@@ -1,0 +1,221 @@
+//===- KernelBuilder.h - The C++ tracing API --------------------*- C++ -*-===//
+//
+// Write a kernel in C++ by calling these functions (or the operators on
+// Value); each call creates enigma-dialect ops directly. The Python front end
+// is a binding over this same class.
+//
+//   enigma::KernelBuilder k("vector_add");
+//   auto A = k.addBuffer("A", enigma::DType::F32);
+//   auto B = k.addBuffer("B", enigma::DType::F32);
+//   auto C = k.addBuffer("C", enigma::DType::F32);
+//   enigma::Value tid = k.threadPositionInGrid();
+//   C[tid] = A[tid] + B[tid];
+//   enigma::KernelArtifact art = k.compile();
+//
+// The header has no MLIR types, so C++ users need only the Enigma headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_BUILDER_KERNELBUILDER_H
+#define ENIGMA_BUILDER_KERNELBUILDER_H
+
+#include "enigma/Runtime/KernelArtifact.h"
+#include "enigma/Support/DType.h"
+#include "enigma/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace enigma {
+
+class KernelBuilder;
+
+/// The thread and grid queries of Metal (API.md section 5).
+enum class ThreadQuery : uint8_t {
+  ThreadPositionInGrid,
+  ThreadPositionInThreadgroup,
+  ThreadgroupPositionInGrid,
+  ThreadsPerThreadgroup,
+  ThreadsPerGrid,
+  ThreadgroupsPerGrid,
+  ThreadIndexInThreadgroup,
+  ThreadIndexInSimdgroup,
+  SimdgroupIndexInThreadgroup,
+  ThreadsPerSimdgroup,
+  SimdgroupsPerThreadgroup,
+};
+/// True for the queries that take a dimension (x, y, z).
+bool queryHasDim(ThreadQuery q);
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, Rem, And, Or, Xor, Shl, Shr, Min, Max,
+};
+enum class CompareOp : uint8_t { EQ, NE, LT, LE, GT, GE };
+enum class UnaryOp : uint8_t { Neg, Not };
+
+/// Barrier memory flags (combinable): Metal's mem_flags.
+enum MemFlagBits : unsigned {
+  MemNone = 0,
+  MemDevice = 1,
+  MemThreadgroup = 2,
+  MemTexture = 4,
+};
+
+/// A traced value: an SSA value of the kernel being built, with its Enigma
+/// dtype (which, unlike MLIR's signless integers, knows signedness).
+class Value {
+public:
+  Value() = default;
+  DType dtype() const { return type; }
+  KernelBuilder *builder() const { return owner; }
+  bool valid() const { return owner != nullptr; }
+  /// Opaque handle of the underlying mlir::Value.
+  void *handle() const { return impl; }
+
+private:
+  friend class KernelBuilder;
+  Value(KernelBuilder *owner, void *impl, DType type)
+      : owner(owner), impl(impl), type(type) {}
+  KernelBuilder *owner = nullptr;
+  void *impl = nullptr;
+  DType type = DType::F32;
+};
+
+class Buffer;
+
+/// `buf[index]` in C++: reads as a Value, assigns as a store.
+class BufferElement {
+public:
+  operator Value() const;
+  BufferElement &operator=(const Value &v);
+  BufferElement &operator=(const BufferElement &other);
+
+private:
+  friend class Buffer;
+  BufferElement(const Buffer &buf, Value index) : buf(buf), index(index) {}
+  const Buffer &buf;
+  Value index;
+};
+
+/// A buffer parameter of the kernel.
+class Buffer {
+public:
+  Buffer() = default;
+  DType dtype() const { return type; }
+  unsigned paramIndex() const { return param; }
+  Value load(Value index) const;
+  void store(Value index, Value value) const;
+  BufferElement operator[](Value index) const { return {*this, index}; }
+
+private:
+  friend class KernelBuilder;
+  Buffer(KernelBuilder *owner, void *impl, DType type, unsigned param)
+      : owner(owner), impl(impl), type(type), param(param) {}
+  KernelBuilder *owner = nullptr;
+  void *impl = nullptr;
+  DType type = DType::F32;
+  unsigned param = 0;
+};
+
+struct CompileOptions {
+  /// Run canonicalize/CSE and the project's cleanup passes.
+  bool optimize = true;
+  /// Print source locations in CompiledKernel::mlirSource.
+  bool mlirLocations = false;
+};
+
+class KernelBuilder {
+public:
+  explicit KernelBuilder(const std::string &name);
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder &) = delete;
+  KernelBuilder &operator=(const KernelBuilder &) = delete;
+
+  const std::string &name() const;
+
+  // --- Parameters, in declaration order ---------------------------------
+  Buffer addBuffer(const std::string &name, DType dtype);
+  Value addScalar(const std::string &name, DType dtype);
+
+  /// Source location attached to the ops created from now on.
+  void setLocation(const std::string &file, unsigned line);
+
+  // --- Values -------------------------------------------------------------
+  Value constant(double value, DType dtype);
+  Value constantInt(int64_t value, DType dtype);
+  Value threadQuery(ThreadQuery query, unsigned dim = 0);
+  Value threadPositionInGrid(unsigned dim = 0) {
+    return threadQuery(ThreadQuery::ThreadPositionInGrid, dim);
+  }
+
+  /// Operands must have the same dtype (see promote()).
+  Value binary(BinaryOp op, Value a, Value b);
+  Value compare(CompareOp op, Value a, Value b);
+  Value unary(UnaryOp op, Value a);
+  /// Value conversion to `dtype` (Metal's static cast rules).
+  Value cast(Value a, DType dtype);
+  /// The common dtype of two operands, by the rules in docs/language.md.
+  static DType promote(DType a, DType b);
+
+  Value load(const Buffer &buffer, Value index);
+  void store(const Buffer &buffer, Value index, Value value);
+  void barrier(unsigned memFlags = MemThreadgroup);
+  void simdBarrier(unsigned memFlags = MemThreadgroup);
+
+  // --- Structured control flow ---------------------------------------------
+  /// Starts `for (i = lo; i < hi; i += step)` with loop-carried values
+  /// `inits`; returns the induction variable followed by the carried values
+  /// as seen inside the body.
+  std::vector<Value> beginFor(Value lo, Value hi, Value step,
+                              const std::vector<Value> &inits = {});
+  /// Ends the innermost loop; `next` are the carried values at the end of
+  /// the body. Returns the carried values after the loop.
+  std::vector<Value> endFor(const std::vector<Value> &next = {});
+  /// Starts `if (cond)`; `resultTypes` declares values the branches yield.
+  void beginIf(Value cond, const std::vector<DType> &resultTypes = {},
+               bool withElse = false);
+  /// Switches to the else branch, yielding `thenValues` from the then branch.
+  void beginElse(const std::vector<Value> &thenValues = {});
+  /// Ends the innermost if; returns its results.
+  std::vector<Value> endIf(const std::vector<Value> &lastValues = {});
+
+  // --- Results ---------------------------------------------------------------
+  /// The kernel as MLIR text (verified or not).
+  std::string mlirText(bool withLocations = false) const;
+  /// Verifies, optimises and prints every target. Throws EnigmaError.
+  KernelArtifact compile(const CompileOptions &options = {});
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl;
+};
+
+// Operators for C++ kernels. Mixed dtypes are promoted; numbers adopt the
+// dtype of the other operand.
+Value operator+(Value a, Value b);
+Value operator-(Value a, Value b);
+Value operator*(Value a, Value b);
+Value operator/(Value a, Value b);
+Value operator%(Value a, Value b);
+Value operator&(Value a, Value b);
+Value operator|(Value a, Value b);
+Value operator^(Value a, Value b);
+Value operator<<(Value a, Value b);
+Value operator>>(Value a, Value b);
+Value operator<(Value a, Value b);
+Value operator<=(Value a, Value b);
+Value operator>(Value a, Value b);
+Value operator>=(Value a, Value b);
+Value operator==(Value a, Value b);
+Value operator!=(Value a, Value b);
+Value operator-(Value a);
+Value operator+(Value a, double b);
+Value operator*(Value a, double b);
+Value operator+(Value a, int b);
+Value operator*(Value a, int b);
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,68 @@
+//===- EnigmaKernelOps.td - Kernel definition ops ----------*- tablegen -*-===//
+#ifndef ENIGMA_KERNEL_OPS_TD
+#define ENIGMA_KERNEL_OPS_TD
+
+include "enigma/Dialect/Enigma/IR/EnigmaDialect.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Enigma_KernelOp : Enigma_Op<"kernel", [
+    FunctionOpInterface, IsolatedFromAbove, Symbol, OpAsmOpInterface
+  ]> {
+  let summary = "A Metal compute kernel";
+  let description = [{
+    One compute kernel. Each argument is either a buffer (a rank-1 dynamic
+    memref in the `device` or `constant` address space, bound at
+    `[[buffer(i)]]` in argument order) or a scalar passed by value. The
+    argument attribute `enigma.name` keeps the user's parameter name and
+    `enigma.dtype` the element type with its signedness (MLIR integers are
+    signless).
+
+    ```mlir
+    enigma.kernel @vector_add(%A: memref<?xf32, #enigma.address_space<device>>) {
+      enigma.return
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name, "::mlir::FunctionType":$type)>
+  ];
+  let extraClassDeclaration = [{
+    // FunctionOpInterface
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    // OpAsmOpInterface: name block arguments after the user's parameters.
+    void getAsmBlockArgumentNames(::mlir::Region &region,
+                                  ::mlir::OpAsmSetValueNameFn setNameFn);
+    /// The user's name of argument `i` (enigma.name), or "arg<i>".
+    std::string getParamName(unsigned i);
+    /// True when argument `i` is a buffer (memref) rather than a scalar.
+    bool isBufferParam(unsigned i);
+  }];
+}
+
+def Enigma_ReturnOp : Enigma_Op<"return", [
+    Pure, HasParent<"KernelOp">, ReturnLike, Terminator
+  ]> {
+  let summary = "Ends a kernel";
+  let assemblyFormat = "attr-dict";
+}
+
+#endif

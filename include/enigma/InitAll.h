@@ -1,0 +1,16 @@
+//===- InitAll.h - The single registration point ----------------*- C++ -*-===//
+#ifndef ENIGMA_INITALL_H
+#define ENIGMA_INITALL_H
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace enigma {
+/// The enigma dialect and the upstream dialects kernels use.
+void registerAllDialects(mlir::DialectRegistry &registry);
+/// Upstream passes enigma-opt offers plus the enigma pipelines.
+void registerAllPasses();
+/// --enigma-to-msl, --enigma-to-cuda, --enigma-to-cpp.
+void registerAllTranslations();
+} // namespace enigma
+
+#endif

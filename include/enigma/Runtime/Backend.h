@@ -1,0 +1,97 @@
+//===- Backend.h - The per-device half of a runtime -------------*- C++ -*-===//
+//
+// A runtime is the shared Dispatcher (argument binding, validation, output
+// handling; lib/Runtime/Dispatch.cpp) over one Backend that knows a device:
+// how to load a kernel, move bytes and launch. Backends implement only this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_RUNTIME_BACKEND_H
+#define ENIGMA_RUNTIME_BACKEND_H
+
+#include "enigma/Runtime/KernelArtifact.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace enigma {
+
+/// Toolchain and dispatch failures (maps to Python RuntimeError).
+struct RuntimeFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// The requested backend cannot work on this machine (no device, no driver,
+/// wrong OS). Maps to a Python RuntimeError subclass.
+struct BackendUnavailable : RuntimeFailure {
+  using RuntimeFailure::RuntimeFailure;
+};
+/// The user's arguments do not fit the kernel (maps to ValueError/TypeError
+/// in Python, with a message naming the parameter).
+struct DispatchError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t volume() const { return uint64_t(x) * y * z; }
+};
+
+/// A scalar argument already converted to the parameter's dtype: its bytes,
+/// little-endian, in the low `byteWidth(dtype)` bytes of `bits`.
+struct ScalarValue {
+  DType dtype = DType::I32;
+  uint64_t bits = 0;
+};
+
+/// Function constant values by index, baked in when a kernel is loaded.
+using ConstantValues = std::map<unsigned, ScalarValue>;
+
+class DeviceBuffer {
+public:
+  virtual ~DeviceBuffer() = default;
+  virtual size_t size() const = 0;
+};
+
+class LoadedKernel {
+public:
+  virtual ~LoadedKernel() = default;
+};
+
+/// One launch argument per kernel parameter, in declaration order.
+struct LaunchArg {
+  DeviceBuffer *buffer = nullptr; // for ParamKind::Buffer
+  ScalarValue scalar;             // for ParamKind::Scalar
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// "cpu", "cuda", "metal".
+  virtual std::string name() const = 0;
+  /// Largest threadgroup (threads.x*y*z) the device accepts.
+  virtual uint64_t maxThreadsPerThreadgroup() const = 0;
+  /// Compiles (or fetches from the cache) and loads the kernel.
+  virtual std::shared_ptr<LoadedKernel>
+  load(const KernelArtifact &kernel, const ConstantValues &constants) = 0;
+  /// A zero-filled buffer of `bytes` bytes (bytes may be 0).
+  virtual std::shared_ptr<DeviceBuffer> allocate(size_t bytes) = 0;
+  virtual void upload(DeviceBuffer &dst, const void *src, size_t bytes) = 0;
+  virtual void download(const DeviceBuffer &src, void *dst, size_t bytes) = 0;
+  /// Runs the kernel over `grid` threads in groups of `threads` (Metal
+  /// dispatchThreads semantics) and waits for it to finish.
+  virtual void launch(LoadedKernel &kernel, const KernelArtifact &artifact,
+                      const std::vector<LaunchArg> &args, Dim3 grid,
+                      Dim3 threads) = 0;
+  /// As launch, returning the device time of the kernel in microseconds.
+  virtual double launchTimed(LoadedKernel &kernel,
+                             const KernelArtifact &artifact,
+                             const std::vector<LaunchArg> &args, Dim3 grid,
+                             Dim3 threads) = 0;
+};
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,92 @@
+//===- CudaBackend.h - NVIDIA GPUs through the CUDA driver API --*- C++ -*-===//
+//
+// Compiles a kernel's CUDA source with NVRTC and runs it with the driver API.
+// Both libraries are opened with dlopen, so this header and libenigma work on
+// machines without CUDA: constructing a CudaBackend there throws
+// BackendUnavailable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_RUNTIME_CUDABACKEND_H
+#define ENIGMA_RUNTIME_CUDABACKEND_H
+
+#include "enigma/Runtime/Backend.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace enigma {
+
+class CudaBackend : public Backend {
+public:
+  /// Opens device `deviceOrdinal` (its primary context). Throws
+  /// BackendUnavailable when there is no driver, no such device, or the
+  /// driver fails to start.
+  explicit CudaBackend(int deviceOrdinal = 0);
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend &) = delete;
+  CudaBackend &operator=(const CudaBackend &) = delete;
+
+  std::string name() const override { return "cuda"; }
+  uint64_t maxThreadsPerThreadgroup() const override;
+  std::shared_ptr<LoadedKernel>
+  load(const KernelArtifact &kernel, const ConstantValues &constants) override;
+  std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override;
+  void upload(DeviceBuffer &dst, const void *src, size_t bytes) override;
+  void download(const DeviceBuffer &src, void *dst, size_t bytes) override;
+  void launch(LoadedKernel &kernel, const KernelArtifact &artifact,
+              const std::vector<LaunchArg> &args, Dim3 grid,
+              Dim3 threads) override;
+  double launchTimed(LoadedKernel &kernel, const KernelArtifact &artifact,
+                     const std::vector<LaunchArg> &args, Dim3 grid,
+                     Dim3 threads) override;
+
+  /// Queues the kernel on the backend's stream and returns at once; the
+  /// argument buffers must stay alive until synchronize(). Copies and
+  /// launches issued later are ordered after it.
+  void launchAsync(LoadedKernel &kernel, const KernelArtifact &artifact,
+                   const std::vector<LaunchArg> &args, Dim3 grid,
+                   Dim3 threads);
+  /// Waits for everything queued by launchAsync.
+  void synchronize();
+
+  /// A DeviceBuffer over memory someone else owns (a DLPack tensor, an
+  /// object with __cuda_array_interface__), used without copying and never
+  /// freed by Enigma. The pointer must belong to this backend's device.
+  std::shared_ptr<DeviceBuffer> wrapExternal(uint64_t devicePointer,
+                                             size_t bytes);
+  /// The raw device address of a buffer made by this backend.
+  static uint64_t devicePointer(const DeviceBuffer &buffer);
+
+  /// "sm_90", the architecture kernels are compiled for.
+  const std::string &architecture() const;
+  /// The device's name as the driver reports it.
+  const std::string &deviceName() const;
+  /// How `kernel` (loaded by this backend) reached the device: "cubin sm_90
+  /// (NVRTC 13.0)", "cubin sm_90 (disk cache)", or "PTX compute_90 JIT-compiled
+  /// by the driver (NVRTC 12.4 predates sm_100)".
+  static std::string describeLoadedCode(const LoadedKernel &kernel);
+
+  /// Compiles `cudaSource` with NVRTC alone, no driver or GPU needed, exactly
+  /// as load() would (same prelude, options and function constants). `arch`
+  /// is "sm_XX" for a cubin or "compute_XX" for PTX. Returns the image; throws
+  /// RuntimeFailure with the NVRTC log when the source does not compile and
+  /// BackendUnavailable when NVRTC is missing.
+  static std::string compileForCheck(const std::string &cudaSource,
+                                     const std::string &arch,
+                                     const ConstantValues &constants = {});
+
+  /// Device, context, stream; defined in CudaBackend.cpp. Shared with the
+  /// buffers and kernels it makes, so the context outlives them.
+  struct State;
+
+private:
+  void enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
+               const std::vector<LaunchArg> &args, Dim3 grid, Dim3 threads);
+  std::shared_ptr<State> state;
+};
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,149 @@
+//===- Dispatch.h - Argument binding and launches for every backend -*- C++ -*-===//
+//
+// The half of a runtime that does not depend on the device (API.md section
+// 4): binds the user's inputs, scalars and output sizes to the kernel's
+// parameters, validates them with messages that name the parameters, converts
+// numbers to the parameters' dtypes with range checks, loads kernels once
+// per (source, function constants), and moves bytes in and out of a Backend.
+//
+// Binding: parameters are walked in declaration order. A scalar parameter
+// takes the next scalar. A buffer parameter takes the next input while inputs
+// remain; every buffer parameter after that is an output. Outputs start
+// zero-filled. `outputSizes` (bytes) has one entry per output, or a single
+// entry that applies to every output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_RUNTIME_DISPATCH_H
+#define ENIGMA_RUNTIME_DISPATCH_H
+
+#include "enigma/Runtime/Backend.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace enigma {
+
+/// Threads per threadgroup accepted on every backend (Metal's and CUDA's
+/// limit), so that a dispatch valid on one backend is valid on all.
+inline constexpr uint64_t kMaxThreadsPerThreadgroup = 1024;
+
+/// A number as the user wrote it (Python float, int, or bool), before it is
+/// converted to a parameter's dtype. Non-negative ints may come as either
+/// integer alternative.
+using HostNumber = std::variant<double, int64_t, uint64_t, bool>;
+
+/// A contiguous host array handed to a kernel as an input buffer.
+struct HostArray {
+  const void *data = nullptr;
+  size_t bytes = 0;
+  DType dtype = DType::F32;
+  size_t elements = 0; // scalar elements; bytes == elements * byteWidth
+};
+
+/// A function constant value: a dtype in any spelling parseDType accepts
+/// ("f32", "float", "Float32", ...) and the number.
+struct ConstantArg {
+  std::string dtype;
+  HostNumber value;
+
+  ConstantArg() = default;
+  ConstantArg(std::string dtypeName, HostNumber number)
+      : dtype(std::move(dtypeName)), value(number) {}
+  ConstantArg(DType type, HostNumber number)
+      : dtype(shortName(type)), value(number) {}
+};
+using ConstantArgs = std::map<unsigned, ConstantArg>;
+
+/// Everything a dispatch binds besides the launch shape.
+struct DispatchArgs {
+  std::vector<HostArray> inputs;
+  std::vector<HostNumber> scalars; // one per Scalar parameter, in order
+  std::vector<size_t> outputSizes; // bytes; one per output, or one for all
+  ConstantArgs constants;
+};
+
+/// Converts `value` to `dtype`, rejecting what the dtype cannot represent:
+/// negative or too large integers, a float for an integer or bool, a float
+/// that overflows the float format, a bool other than 0/1. `what` names the
+/// destination in the error ("scalar parameter n (u32)").
+[[gnu::visibility("default")]] ScalarValue
+convertNumber(const HostNumber &value, DType dtype, std::string_view what);
+
+/// Throws DispatchError unless grid and threads are all non-zero and the
+/// threadgroup is within `maxThreads`.
+[[gnu::visibility("default")]] void
+checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads);
+
+/// A kernel bound to device buffers, ready to be dispatched repeatedly.
+/// Move-only; release() frees the buffers, after which every call fails.
+class [[gnu::visibility("default")]] PreparedKernel {
+public:
+  PreparedKernel(PreparedKernel &&) = default;
+  PreparedKernel &operator=(PreparedKernel &&) = default;
+  PreparedKernel(const PreparedKernel &) = delete;
+  PreparedKernel &operator=(const PreparedKernel &) = delete;
+
+  void dispatch(Dim3 grid, Dim3 threads);
+  /// Device time of the launch in microseconds.
+  double dispatchTimed(Dim3 grid, Dim3 threads);
+  /// Bytes of the first output buffer.
+  std::vector<uint8_t> readOutput() const;
+  /// Bytes of every output buffer, in parameter order.
+  std::vector<std::vector<uint8_t>> readOutputs() const;
+  void release();
+  bool released() const { return !backend; }
+
+private:
+  friend class Dispatcher;
+  PreparedKernel() = default;
+  void checkUsable() const;
+
+  std::shared_ptr<Backend> backend;
+  std::shared_ptr<const KernelArtifact> artifact;
+  std::shared_ptr<LoadedKernel> kernel;
+  std::vector<std::shared_ptr<DeviceBuffer>> buffers; // per parameter
+  std::vector<LaunchArg> args;
+  std::vector<size_t> outputParams; // parameter indices of the outputs
+  std::string kernelName;           // kept for messages after release()
+};
+
+class [[gnu::visibility("default")]] Dispatcher {
+public:
+  explicit Dispatcher(std::shared_ptr<Backend> backend);
+
+  Backend &backend() const { return *device; }
+  /// The threadgroup limit enforced: the smaller of the backend's and 1024.
+  uint64_t maxThreadsPerThreadgroup() const;
+
+  /// Binds, launches once and returns the bytes of every output buffer.
+  std::vector<std::vector<uint8_t>> execute(const KernelArtifact &kernel,
+                                            const DispatchArgs &args,
+                                            Dim3 grid, Dim3 threads);
+  /// Binds and uploads once for repeated dispatches.
+  PreparedKernel prepare(const KernelArtifact &kernel,
+                         const DispatchArgs &args);
+
+private:
+  struct Binding;
+  Binding bind(const KernelArtifact &kernel, const DispatchArgs &args) const;
+  std::shared_ptr<LoadedKernel> loadKernel(const KernelArtifact &kernel,
+                                           const ConstantValues &constants);
+  /// Device buffers and launch arguments for a binding.
+  void materialize(const KernelArtifact &kernel, const Binding &binding,
+                   std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
+                   std::vector<LaunchArg> &launchArgs);
+
+  std::shared_ptr<Backend> device;
+  std::mutex loadMutex;
+  std::map<std::string, std::shared_ptr<LoadedKernel>> loaded;
+};
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,35 @@
+//===- Emit.h - Printing kernels as target source ---------------*- C++ -*-===//
+//
+// One C-family walker prints an enigma.kernel as Metal Shading Language, CUDA
+// C++ or host C++; the targets differ only in a small set of hooks (kernel
+// signature, thread queries, barriers, the per-thread loop on the CPU).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_TARGET_EMIT_H
+#define ENIGMA_TARGET_EMIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace enigma {
+
+class KernelOp;
+
+enum class Target { MSL, CUDA, Cpp };
+
+/// Prints one kernel. Fails (with a diagnostic on the op) on constructs the
+/// target cannot express.
+mlir::LogicalResult emitKernel(KernelOp kernel, Target target,
+                               llvm::raw_ostream &os);
+
+/// Prints every kernel of the module, in order.
+mlir::LogicalResult emitModule(mlir::ModuleOp module, Target target,
+                               llvm::raw_ostream &os);
+
+/// Registers --enigma-to-msl, --enigma-to-cuda and --enigma-to-cpp.
+void registerEnigmaTranslations();
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,26 @@
+//===- enigma_cpu_prelude.h - Included by generated host C++ ----*- C++ -*-===//
+//
+// The one header the CPU emitter's output includes: the kernel ABI, Metal's
+// value semantics (metal_host.h) and the few helpers the emitter calls.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_CPU_PRELUDE_H
+#define ENIGMA_CPU_PRELUDE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "enigma_cpu_abi.h"
+#include "metal_host.h"
+
+using namespace metal;
+
+// Marks kernel buffer pointers as not aliasing, as Metal buffers are assumed.
+#define ENIGMA_CPU_RESTRICT __restrict__
+
+// Bounds of loops over a partial edge threadgroup.
+static inline uint32_t enigma_min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
+
+#endif // ENIGMA_CPU_PRELUDE_H

@@ -1,0 +1,662 @@
+/*===- enigma_cuda_prelude.cuh - Metal's builtins for CUDA kernels --------===*
+ *
+ * Included by every CUDA kernel Enigma generates and compiled by NVRTC, so
+ * the emitter can print Metal's names (uint, half, clamp, simd_sum,
+ * threadgroup_barrier, atomic_fetch_add_explicit, ...) for CUDA too. Metal's
+ * semantics are the reference. Kept lean: it is parsed for every kernel.
+ *
+ * The backend defines:
+ *   ENIGMA_USE_HALF / ENIGMA_USE_BFLOAT  when the kernel mentions half /
+ *       bfloat; only then are the large cuda_fp16.h / cuda_bf16.h parsed.
+ *   ENIGMA_FC_<index>  the value of function constant <index>, a literal of
+ *       the constant's type; kernels read it with ENIGMA_FUNCTION_CONSTANT.
+ *===----------------------------------------------------------------------===*/
+#ifndef ENIGMA_CUDA_PRELUDE_CUH
+#define ENIGMA_CUDA_PRELUDE_CUH
+
+#include "enigma_cuda_abi.h"
+
+#if (__CUDACC_VER_MAJOR__ < 12) ||                                             \
+    (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 8)
+#error "Enigma's CUDA kernels need NVRTC 12.8 or newer (__nv_atomic builtins)"
+#endif
+
+/*===--- Scalar types ------------------------------------------------------===*/
+
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong; /* 64-bit, as Metal's ulong (LP64 hosts) */
+
+#if ENIGMA_USE_HALF
+#include <cuda_fp16.h>
+typedef __half half;
+#endif
+#if ENIGMA_USE_BFLOAT
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 bfloat;
+#endif
+
+#define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
+
+/*===--- Float math with Metal's names --------------------------------------===*
+ * CUDA already provides sqrt rsqrt abs ceil floor round (half away from zero,
+ * as Metal) trunc exp exp2 log log2 log10 sin cos tan asin acos atan sinh
+ * cosh tanh fmin fmax pow fmod atan2 copysign fma min max isnan isinf
+ * isfinite signbit for float with the same meaning; these are the rest. */
+
+/* +-1, or x itself for +-0, and 0 for NaN (Metal's definition). */
+__device__ inline float sign(float x) {
+  return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : (x == x ? x : 0.0f);
+}
+__device__ inline float saturate(float x) { return fminf(fmaxf(x, 0.0f), 1.0f); }
+/* x - floor(x), never reaching 1.0 (Metal's definition). */
+__device__ inline float fract(float x) {
+  return fminf(x - floorf(x), 0x1.fffffep-1f);
+}
+__device__ inline float step(float edge, float x) { return x < edge ? 0.0f : 1.0f; }
+__device__ inline float clamp(float x, float lo, float hi) {
+  return fminf(fmaxf(x, lo), hi);
+}
+__device__ inline float mix(float x, float y, float t) { return x + (y - x) * t; }
+__device__ inline float smoothstep(float e0, float e1, float x) {
+  float t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+__device__ inline bool isnormal(float x) {
+  return isfinite(x) && fabsf(x) >= 0x1p-126f;
+}
+
+/* Integer clamp (Metal's clamp is generic over scalar types). */
+template <class T> __device__ inline T clamp(T x, T lo, T hi) {
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* half and bfloat: computed in float, then rounded once, which is what
+ * Metal's half math promises at least. */
+#define ENIGMA_VIA_FLOAT_1(T, f)                                               \
+  __device__ inline T f(T x) { return T(f(float(x))); }
+#define ENIGMA_VIA_FLOAT_2(T, f)                                               \
+  __device__ inline T f(T x, T y) { return T(f(float(x), float(y))); }
+#define ENIGMA_VIA_FLOAT_3(T, f)                                               \
+  __device__ inline T f(T x, T y, T z) {                                       \
+    return T(f(float(x), float(y), float(z)));                                 \
+  }
+#define ENIGMA_VIA_FLOAT_PRED(T, f)                                            \
+  __device__ inline bool f(T x) { return f(float(x)); }
+#define ENIGMA_LOW_PRECISION_MATH(T)                                           \
+  ENIGMA_VIA_FLOAT_1(T, sqrt) ENIGMA_VIA_FLOAT_1(T, rsqrt)                     \
+  ENIGMA_VIA_FLOAT_1(T, abs) ENIGMA_VIA_FLOAT_1(T, ceil)                       \
+  ENIGMA_VIA_FLOAT_1(T, floor) ENIGMA_VIA_FLOAT_1(T, round)                    \
+  ENIGMA_VIA_FLOAT_1(T, trunc) ENIGMA_VIA_FLOAT_1(T, sign)                     \
+  ENIGMA_VIA_FLOAT_1(T, saturate) ENIGMA_VIA_FLOAT_1(T, fract)                 \
+  ENIGMA_VIA_FLOAT_1(T, exp) ENIGMA_VIA_FLOAT_1(T, exp2)                       \
+  ENIGMA_VIA_FLOAT_1(T, log) ENIGMA_VIA_FLOAT_1(T, log2)                       \
+  ENIGMA_VIA_FLOAT_1(T, log10) ENIGMA_VIA_FLOAT_1(T, sin)                      \
+  ENIGMA_VIA_FLOAT_1(T, cos) ENIGMA_VIA_FLOAT_1(T, tan)                        \
+  ENIGMA_VIA_FLOAT_1(T, asin) ENIGMA_VIA_FLOAT_1(T, acos)                      \
+  ENIGMA_VIA_FLOAT_1(T, atan) ENIGMA_VIA_FLOAT_1(T, sinh)                      \
+  ENIGMA_VIA_FLOAT_1(T, cosh) ENIGMA_VIA_FLOAT_1(T, tanh)                      \
+  ENIGMA_VIA_FLOAT_2(T, fmin) ENIGMA_VIA_FLOAT_2(T, fmax)                      \
+  ENIGMA_VIA_FLOAT_2(T, min) ENIGMA_VIA_FLOAT_2(T, max)                        \
+  ENIGMA_VIA_FLOAT_2(T, pow) ENIGMA_VIA_FLOAT_2(T, fmod)                       \
+  ENIGMA_VIA_FLOAT_2(T, atan2) ENIGMA_VIA_FLOAT_2(T, step)                     \
+  ENIGMA_VIA_FLOAT_2(T, copysign) ENIGMA_VIA_FLOAT_3(T, clamp)                 \
+  ENIGMA_VIA_FLOAT_3(T, fma) ENIGMA_VIA_FLOAT_3(T, mix)                        \
+  ENIGMA_VIA_FLOAT_3(T, smoothstep) ENIGMA_VIA_FLOAT_PRED(T, isnan)            \
+  ENIGMA_VIA_FLOAT_PRED(T, isinf) ENIGMA_VIA_FLOAT_PRED(T, isfinite)           \
+  ENIGMA_VIA_FLOAT_PRED(T, signbit) ENIGMA_VIA_FLOAT_PRED(T, isnormal)
+
+#if ENIGMA_USE_HALF
+ENIGMA_LOW_PRECISION_MATH(half)
+#endif
+#if ENIGMA_USE_BFLOAT
+ENIGMA_LOW_PRECISION_MATH(bfloat)
+#endif
+#undef ENIGMA_LOW_PRECISION_MATH
+#undef ENIGMA_VIA_FLOAT_1
+#undef ENIGMA_VIA_FLOAT_2
+#undef ENIGMA_VIA_FLOAT_3
+#undef ENIGMA_VIA_FLOAT_PRED
+
+/*===--- Integer math (8..64-bit, signed and unsigned) ----------------------===*/
+
+namespace enigma_detail {
+/* The unsigned type of the same width, and the width in bits. */
+template <class T> struct int_info;
+#define ENIGMA_INT_INFO(T, U, S)                                               \
+  template <> struct int_info<T> {                                             \
+    typedef U unsigned_type;                                                   \
+    static constexpr int bits = 8 * sizeof(T);                                 \
+    static constexpr bool is_signed = S;                                       \
+  };
+ENIGMA_INT_INFO(signed char, unsigned char, true)
+ENIGMA_INT_INFO(char, unsigned char, (char)-1 < 0)
+ENIGMA_INT_INFO(unsigned char, unsigned char, false)
+ENIGMA_INT_INFO(short, unsigned short, true)
+ENIGMA_INT_INFO(unsigned short, unsigned short, false)
+ENIGMA_INT_INFO(int, unsigned int, true)
+ENIGMA_INT_INFO(unsigned int, unsigned int, false)
+ENIGMA_INT_INFO(long, unsigned long, true)
+ENIGMA_INT_INFO(unsigned long, unsigned long, false)
+ENIGMA_INT_INFO(long long, unsigned long long, true)
+ENIGMA_INT_INFO(unsigned long long, unsigned long long, false)
+#undef ENIGMA_INT_INFO
+
+template <class T> __device__ inline T max_of() {
+  typedef typename int_info<T>::unsigned_type U;
+  return int_info<T>::is_signed ? T(U(~U(0)) >> 1) : T(~U(0));
+}
+template <class T> __device__ inline T min_of() {
+  return int_info<T>::is_signed ? T(-max_of<T>() - 1) : T(0);
+}
+/* Saturates a value computed exactly in 128 bits to T's range. */
+template <class T> __device__ inline T saturate_wide(__int128 v) {
+  return v > (__int128)max_of<T>()   ? max_of<T>()
+         : v < (__int128)min_of<T>() ? min_of<T>()
+                                     : T(v);
+}
+} // namespace enigma_detail
+
+/* abs for the narrow types CUDA lacks; unsigned abs is the identity. */
+__device__ inline signed char abs(signed char x) { return x < 0 ? -x : x; }
+__device__ inline short abs(short x) { return x < 0 ? -x : x; }
+__device__ inline uchar abs(uchar x) { return x; }
+__device__ inline ushort abs(ushort x) { return x; }
+__device__ inline uint abs(uint x) { return x; }
+__device__ inline ulong abs(ulong x) { return x; }
+__device__ inline unsigned long long abs(unsigned long long x) { return x; }
+
+/* |x - y| without overflow; the bits of the unsigned difference. */
+template <class T> __device__ inline T absdiff(T x, T y) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  return x > y ? T(U(U(x) - U(y))) : T(U(U(y) - U(x)));
+}
+template <class T> __device__ inline T addsat(T x, T y) {
+  if constexpr (enigma_detail::int_info<T>::is_signed)
+    return enigma_detail::saturate_wide<T>((__int128)x + (__int128)y);
+  else {
+    T sum = T(x + y);
+    return sum < x ? enigma_detail::max_of<T>() : sum;
+  }
+}
+template <class T> __device__ inline T subsat(T x, T y) {
+  if constexpr (enigma_detail::int_info<T>::is_signed)
+    return enigma_detail::saturate_wide<T>((__int128)x - (__int128)y);
+  else
+    return x < y ? T(0) : T(x - y);
+}
+/* The high half of the double-width product. */
+template <class T> __device__ inline T mulhi(T x, T y) {
+  constexpr int bits = enigma_detail::int_info<T>::bits;
+  if constexpr (enigma_detail::int_info<T>::is_signed)
+    return T(((__int128)x * (__int128)y) >> bits);
+  else
+    return T(((unsigned __int128)x * (unsigned __int128)y) >> bits);
+}
+/* x * y + z, saturated (64-bit signed/unsigned products fit in 128 bits). */
+template <class T> __device__ inline T madsat(T x, T y, T z) {
+  if constexpr (enigma_detail::int_info<T>::is_signed)
+    return enigma_detail::saturate_wide<T>((__int128)x * y + z);
+  else {
+    unsigned __int128 v = (unsigned __int128)x * y + z;
+    return v > (unsigned __int128)enigma_detail::max_of<T>()
+               ? enigma_detail::max_of<T>()
+               : T(v);
+  }
+}
+/* Rotate left by n modulo the width (Metal's rotate). */
+template <class T, class N> __device__ inline T rotate(T x, N n) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  constexpr int bits = enigma_detail::int_info<T>::bits;
+  unsigned s = unsigned(n) % bits;
+  U u = U(x);
+  return s == 0 ? x : T(U(U(u << s) | U(u >> (bits - s))));
+}
+template <class T> __device__ inline T clz(T x) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  constexpr int bits = enigma_detail::int_info<T>::bits;
+  if constexpr (bits == 64)
+    return T(__clzll((long long)U(x)));
+  else
+    return T(__clz(int(unsigned(U(x)))) - (32 - bits));
+}
+template <class T> __device__ inline T ctz(T x) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  constexpr int bits = enigma_detail::int_info<T>::bits;
+  if (U(x) == 0)
+    return T(bits);
+  if constexpr (bits == 64)
+    return T(__ffsll((long long)U(x)) - 1);
+  else
+    return T(__ffs(int(unsigned(U(x)))) - 1);
+}
+template <class T> __device__ inline T popcount(T x) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  if constexpr (enigma_detail::int_info<T>::bits == 64)
+    return T(__popcll((unsigned long long)U(x)));
+  else
+    return T(__popc(unsigned(U(x))));
+}
+template <class T> __device__ inline T reverse_bits(T x) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  constexpr int bits = enigma_detail::int_info<T>::bits;
+  if constexpr (bits == 64)
+    return T(__brevll((unsigned long long)U(x)));
+  else
+    return T(U(__brev(unsigned(U(x))) >> (32 - bits)));
+}
+/* `count` bits from `offset`, sign-extended for signed T (Metal). */
+template <class T> __device__ inline T extract_bits(T x, uint offset, uint count) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  if (count == 0)
+    return T(0);
+  unsigned long long field = (unsigned long long)U(x) >> offset;
+  unsigned drop = 64u - count;
+  if constexpr (enigma_detail::int_info<T>::is_signed)
+    return T((long long)(field << drop) >> drop);
+  else
+    return T((field << drop) >> drop);
+}
+template <class T>
+__device__ inline T insert_bits(T base, T insert, uint offset, uint count) {
+  typedef typename enigma_detail::int_info<T>::unsigned_type U;
+  if (count == 0)
+    return base;
+  unsigned long long mask = (~0ull >> (64u - count)) << offset;
+  unsigned long long merged = ((unsigned long long)U(base) & ~mask) |
+                              (((unsigned long long)U(insert) << offset) & mask);
+  return T(U(merged));
+}
+
+/*===--- Thread positions Metal has and CUDA spells differently -------------===*/
+
+__device__ inline uint enigma_thread_index_in_threadgroup() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+/* A simdgroup is a warp: 32 consecutive linear thread indices. */
+__device__ inline uint enigma_thread_index_in_simdgroup() {
+  return enigma_thread_index_in_threadgroup() & 31u;
+}
+__device__ inline uint enigma_simdgroup_index_in_threadgroup() {
+  return enigma_thread_index_in_threadgroup() >> 5;
+}
+__device__ inline uint enigma_simdgroups_per_threadgroup() {
+  return (blockDim.x * blockDim.y * blockDim.z + 31u) >> 5;
+}
+__device__ inline uint enigma_threads_per_simdgroup() { return 32u; }
+
+/*===--- Barriers ------------------------------------------------------------===*/
+
+enum class mem_flags : unsigned {
+  mem_none = 0,
+  mem_device = 1,
+  mem_threadgroup = 2,
+  mem_texture = 4,
+};
+__device__ inline mem_flags operator|(mem_flags a, mem_flags b) {
+  return mem_flags(unsigned(a) | unsigned(b));
+}
+__device__ inline bool enigma_has_flag(mem_flags set, mem_flags flag) {
+  return (unsigned(set) & unsigned(flag)) != 0;
+}
+/* __syncthreads already orders block-local and global accesses among the
+ * block; the extra fence makes device writes visible beyond the block too,
+ * which is the conservative reading of mem_device. */
+__device__ inline void threadgroup_barrier(mem_flags flags) {
+  if (enigma_has_flag(flags, mem_flags::mem_device))
+    __threadfence();
+  __syncthreads();
+}
+__device__ inline void simdgroup_barrier(mem_flags flags) {
+  if (enigma_has_flag(flags, mem_flags::mem_device))
+    __threadfence();
+  else if (enigma_has_flag(flags, mem_flags::mem_threadgroup))
+    __threadfence_block();
+  __syncwarp(__activemask());
+}
+
+/*===--- SIMD-group (warp) and quad-group functions ----------------------------===*
+ * Metal's functions act on the active lanes. With the whole warp active
+ * (the common case) they use shuffles in log steps; otherwise every active
+ * lane folds the active lanes in lane order, which is slower but exact. */
+
+namespace enigma_detail {
+__device__ inline uint lane() { return enigma_thread_index_in_simdgroup(); }
+
+/* One shuffle primitive for every Metal scalar type; narrow types travel as
+ * int since __shfl_sync has no 8/16-bit integer overloads. */
+template <class T> __device__ inline T read_lane(uint mask, T v, uint src) {
+  return __shfl_sync(mask, v, int(src));
+}
+#define ENIGMA_READ_LANE_VIA_INT(T)                                            \
+  __device__ inline T read_lane(uint mask, T v, uint src) {                    \
+    return (T)__shfl_sync(mask, (int)v, int(src));                             \
+  }
+ENIGMA_READ_LANE_VIA_INT(bool)
+ENIGMA_READ_LANE_VIA_INT(char)
+ENIGMA_READ_LANE_VIA_INT(signed char)
+ENIGMA_READ_LANE_VIA_INT(unsigned char)
+ENIGMA_READ_LANE_VIA_INT(short)
+ENIGMA_READ_LANE_VIA_INT(unsigned short)
+#undef ENIGMA_READ_LANE_VIA_INT
+
+struct op_add { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct op_mul { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };
+struct op_min { template <class T> __device__ T operator()(T a, T b) const { return b < a ? b : a; } };
+struct op_max { template <class T> __device__ T operator()(T a, T b) const { return a < b ? b : a; } };
+struct op_and { template <class T> __device__ T operator()(T a, T b) const { return a & b; } };
+struct op_or  { template <class T> __device__ T operator()(T a, T b) const { return a | b; } };
+struct op_xor { template <class T> __device__ T operator()(T a, T b) const { return a ^ b; } };
+
+/* Reduction over the active lanes of a group of `width` lanes (32 or 4). */
+template <uint width, class T, class Op>
+__device__ inline T group_reduce(T v, Op op) {
+  uint mask = __activemask();
+  uint me = lane();
+  uint base = me & ~(width - 1);
+  uint group = width == 32 ? mask : (mask >> base) & ((1u << width) - 1);
+  if (group == (width == 32 ? 0xffffffffu : (1u << width) - 1)) {
+    for (uint offset = width / 2; offset > 0; offset >>= 1)
+      v = op(v, read_lane(mask, v, me ^ offset));
+    return v;
+  }
+  T acc = v;
+  bool first = true;
+  for (uint rest = group; rest; rest &= rest - 1) {
+    T x = read_lane(mask, v, base + __ffs(rest) - 1);
+    acc = first ? x : op(acc, x);
+    first = false;
+  }
+  return acc;
+}
+
+/* Inclusive scan over the active lanes; exclusive shifts it by one active
+ * lane, lane 0 getting `identity`. */
+template <uint width, class T, class Op>
+__device__ inline T group_scan(T v, Op op, bool inclusive, T identity) {
+  uint mask = __activemask();
+  uint me = lane();
+  uint base = me & ~(width - 1);
+  uint local = me - base;
+  uint group = width == 32 ? mask : (mask >> base) & ((1u << width) - 1);
+  if (group == (width == 32 ? 0xffffffffu : (1u << width) - 1)) {
+    for (uint offset = 1; offset < width; offset <<= 1) {
+      T y = read_lane(mask, v, local >= offset ? me - offset : me);
+      if (local >= offset)
+        v = op(y, v);
+    }
+    if (inclusive)
+      return v;
+    T previous = read_lane(mask, v, local > 0 ? me - 1 : me);
+    return local > 0 ? previous : identity;
+  }
+  T acc = identity;
+  for (uint rest = group; rest; rest &= rest - 1) {
+    uint src = __ffs(rest) - 1;
+    T x = read_lane(mask, v, base + src);
+    if (src < local || (inclusive && src == local))
+      acc = op(acc, x);
+  }
+  return acc;
+}
+
+template <uint width, class T> __device__ inline T group_read(T v, uint src) {
+  return read_lane(__activemask(), v, src);
+}
+} // namespace enigma_detail
+
+#define ENIGMA_GROUP_REDUCTION(prefix, width)                                  \
+  template <class T> __device__ inline T prefix##_sum(T v) {                   \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_add());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_product(T v) {               \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_mul());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_min(T v) {                   \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_min());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_max(T v) {                   \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_max());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_and(T v) {                   \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_and());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_or(T v) {                    \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_or());      \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_xor(T v) {                   \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op_xor());     \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_prefix_inclusive_sum(T v) {  \
+    return enigma_detail::group_scan<width>(v, enigma_detail::op_add(), true,  \
+                                            T(0));                             \
+  }                                                                            \
+  template <class T> __device__ inline T prefix##_prefix_exclusive_sum(T v) {  \
+    return enigma_detail::group_scan<width>(v, enigma_detail::op_add(), false, \
+                                            T(0));                             \
+  }                                                                            \
+  template <class T>                                                           \
+  __device__ inline T prefix##_prefix_inclusive_product(T v) {                 \
+    return enigma_detail::group_scan<width>(v, enigma_detail::op_mul(), true,  \
+                                            T(1));                             \
+  }                                                                            \
+  template <class T>                                                           \
+  __device__ inline T prefix##_prefix_exclusive_product(T v) {                 \
+    return enigma_detail::group_scan<width>(v, enigma_detail::op_mul(), false, \
+                                            T(1));                             \
+  }
+ENIGMA_GROUP_REDUCTION(simd, 32)
+ENIGMA_GROUP_REDUCTION(quad, 4)
+#undef ENIGMA_GROUP_REDUCTION
+
+/* Shuffles. Lanes whose source falls outside the group keep their own
+ * value, as Metal's shuffle_up / shuffle_down specify. */
+template <class T> __device__ inline T simd_shuffle(T v, uint lane) {
+  return enigma_detail::group_read<32>(v, lane & 31u);
+}
+template <class T> __device__ inline T simd_broadcast(T v, uint lane) {
+  return enigma_detail::group_read<32>(v, lane & 31u);
+}
+template <class T> __device__ inline T simd_broadcast_first(T v) {
+  return enigma_detail::group_read<32>(v, uint(__ffs(__activemask()) - 1));
+}
+template <class T> __device__ inline T simd_shuffle_xor(T v, uint mask) {
+  return enigma_detail::group_read<32>(v, enigma_detail::lane() ^ (mask & 31u));
+}
+template <class T> __device__ inline T simd_shuffle_up(T v, uint delta) {
+  uint me = enigma_detail::lane();
+  return enigma_detail::group_read<32>(v, me >= delta ? me - delta : me);
+}
+template <class T> __device__ inline T simd_shuffle_down(T v, uint delta) {
+  uint me = enigma_detail::lane();
+  return enigma_detail::group_read<32>(v, me + delta < 32u ? me + delta : me);
+}
+template <class T> __device__ inline T quad_shuffle(T v, uint lane) {
+  return enigma_detail::group_read<4>(v, (enigma_detail::lane() & ~3u) | (lane & 3u));
+}
+template <class T> __device__ inline T quad_broadcast(T v, uint lane) {
+  return quad_shuffle(v, lane);
+}
+template <class T> __device__ inline T quad_shuffle_xor(T v, uint mask) {
+  return enigma_detail::group_read<4>(v, enigma_detail::lane() ^ (mask & 3u));
+}
+template <class T> __device__ inline T quad_shuffle_up(T v, uint delta) {
+  uint me = enigma_detail::lane();
+  return enigma_detail::group_read<4>(v, (me & 3u) >= delta ? me - delta : me);
+}
+template <class T> __device__ inline T quad_shuffle_down(T v, uint delta) {
+  uint me = enigma_detail::lane();
+  return enigma_detail::group_read<4>(v, (me & 3u) + delta < 4u ? me + delta : me);
+}
+__device__ inline bool simd_any(bool p) { return __any_sync(__activemask(), p); }
+__device__ inline bool simd_all(bool p) { return __all_sync(__activemask(), p); }
+
+/*===--- Atomics with Metal's names and memory orders -------------------------===*
+ * Buffers are plain pointers in CUDA, so atomic_int & co. are the plain
+ * types and `(atomic_int *)&buf[i]` reads the same as Metal's cast. All
+ * atomics use device scope, which is also correct for threadgroup memory. */
+
+typedef int atomic_int;
+typedef unsigned int atomic_uint;
+typedef unsigned long atomic_ulong;
+typedef float atomic_float;
+
+enum memory_order {
+  memory_order_relaxed,
+  memory_order_acquire,
+  memory_order_release,
+  memory_order_acq_rel,
+  memory_order_seq_cst,
+};
+
+/* The __nv_atomic builtins want the order as a literal, so each function
+ * switches on it; after inlining a constant order leaves one case. */
+#define ENIGMA_WITH_ORDER(order, DO)                                           \
+  switch (order) {                                                             \
+  case memory_order_relaxed: DO(__NV_ATOMIC_RELAXED);                          \
+  case memory_order_acquire: DO(__NV_ATOMIC_ACQUIRE);                          \
+  case memory_order_release: DO(__NV_ATOMIC_RELEASE);                          \
+  case memory_order_acq_rel: DO(__NV_ATOMIC_ACQ_REL);                          \
+  default: DO(__NV_ATOMIC_SEQ_CST);                                            \
+  }
+/* Loads cannot release and stores cannot acquire: drop the half that does
+ * not apply, as C++ compilers do. */
+#define ENIGMA_WITH_LOAD_ORDER(order, DO)                                      \
+  switch (order) {                                                             \
+  case memory_order_relaxed: case memory_order_release:                        \
+    DO(__NV_ATOMIC_RELAXED);                                                   \
+  case memory_order_acquire: case memory_order_acq_rel:                        \
+    DO(__NV_ATOMIC_ACQUIRE);                                                   \
+  default: DO(__NV_ATOMIC_SEQ_CST);                                            \
+  }
+#define ENIGMA_WITH_STORE_ORDER(order, DO)                                     \
+  switch (order) {                                                             \
+  case memory_order_relaxed: case memory_order_acquire:                        \
+    DO(__NV_ATOMIC_RELAXED);                                                   \
+  case memory_order_release: case memory_order_acq_rel:                        \
+    DO(__NV_ATOMIC_RELEASE);                                                   \
+  default: DO(__NV_ATOMIC_SEQ_CST);                                            \
+  }
+
+namespace enigma_detail {
+/* The builtins take load/store/exchange/CAS on integers only and add/sub on
+ * unsigned 64-bit only: move such values as same-width unsigned words. */
+template <class T> struct atomic_word { typedef T type; };
+template <> struct atomic_word<float> { typedef unsigned int type; };
+template <> struct atomic_word<long> { typedef unsigned long long type; };
+template <> struct atomic_word<long long> { typedef unsigned long long type; };
+template <> struct atomic_word<unsigned long> { typedef unsigned long long type; };
+template <class T> __device__ inline typename atomic_word<T>::type to_word(T v) {
+  typename atomic_word<T>::type w;
+  memcpy(&w, &v, sizeof v);
+  return w;
+}
+template <class T, class W> __device__ inline T from_word(W w) {
+  T v;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
+template <class T> __device__ inline typename atomic_word<T>::type *word_ptr(T *p) {
+  return reinterpret_cast<typename atomic_word<T>::type *>(p);
+}
+} // namespace enigma_detail
+
+#define ENIGMA_SCOPE __NV_THREAD_SCOPE_DEVICE
+
+template <class T>
+__device__ inline T atomic_load_explicit(T *p, memory_order order) {
+#define ENIGMA_DO(o)                                                           \
+  return enigma_detail::from_word<T>(                                          \
+      __nv_atomic_load_n(enigma_detail::word_ptr(p), o, ENIGMA_SCOPE));
+  ENIGMA_WITH_LOAD_ORDER(order, ENIGMA_DO)
+#undef ENIGMA_DO
+}
+template <class T, class V>
+__device__ inline void atomic_store_explicit(T *p, V value, memory_order order) {
+  auto w = enigma_detail::to_word(T(value));
+#define ENIGMA_DO(o)                                                           \
+  __nv_atomic_store_n(enigma_detail::word_ptr(p), w, o, ENIGMA_SCOPE);         \
+  return;
+  ENIGMA_WITH_STORE_ORDER(order, ENIGMA_DO)
+#undef ENIGMA_DO
+}
+template <class T, class V>
+__device__ inline T atomic_exchange_explicit(T *p, V value, memory_order order) {
+  auto w = enigma_detail::to_word(T(value));
+#define ENIGMA_DO(o)                                                           \
+  return enigma_detail::from_word<T>(                                          \
+      __nv_atomic_exchange_n(enigma_detail::word_ptr(p), w, o, ENIGMA_SCOPE));
+  ENIGMA_WITH_ORDER(order, ENIGMA_DO)
+#undef ENIGMA_DO
+}
+/* Metal's weak compare-exchange: on failure *expected gets the current
+ * value. The failure order is the load part of the stronger of the two. */
+template <class T, class V>
+__device__ inline bool atomic_compare_exchange_weak_explicit(
+    T *p, T *expected, V desired, memory_order success, memory_order failure) {
+  memory_order order = success > failure ? success : failure;
+  auto want = enigma_detail::to_word(*expected);
+  auto put = enigma_detail::to_word(T(desired));
+  bool swapped = false;
+#define ENIGMA_DO(o)                                                           \
+  swapped = __nv_atomic_compare_exchange_n(enigma_detail::word_ptr(p), &want, \
+                                           put, true, o, o, ENIGMA_SCOPE);     \
+  break;
+  switch (order) {
+  case memory_order_relaxed: ENIGMA_DO(__NV_ATOMIC_RELAXED)
+  case memory_order_acquire: ENIGMA_DO(__NV_ATOMIC_ACQUIRE)
+  default: ENIGMA_DO(__NV_ATOMIC_SEQ_CST)
+  }
+#undef ENIGMA_DO
+  *expected = enigma_detail::from_word<T>(want);
+  return swapped;
+}
+
+/* Read-modify-write: floats go to the builtin as they are, signed 64-bit
+ * add/sub as unsigned words (two's complement gives the same bits). */
+#define ENIGMA_ATOMIC_RMW(name, arith)                                \
+  template <class T, class V>                                                  \
+  __device__ inline T name(T *p, V value, memory_order order) {                \
+    T v = T(value);                                                            \
+    if constexpr (arith && sizeof(T) == 8) {                                   \
+      unsigned long long *w = reinterpret_cast<unsigned long long *>(p);       \
+      unsigned long long x = (unsigned long long)v;                            \
+      ENIGMA_WITH_ORDER(order, ENIGMA_DO_WORD)                                 \
+    } else {                                                                   \
+      ENIGMA_WITH_ORDER(order, ENIGMA_DO_PLAIN)                                \
+    }                                                                          \
+  }
+#define ENIGMA_DO_WORD(o) return T(ENIGMA_BUILTIN(w, x, o, ENIGMA_SCOPE));
+#define ENIGMA_DO_PLAIN(o) return ENIGMA_BUILTIN(p, v, o, ENIGMA_SCOPE);
+
+#define ENIGMA_BUILTIN __nv_atomic_fetch_add
+ENIGMA_ATOMIC_RMW(atomic_fetch_add_explicit, true)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_sub
+ENIGMA_ATOMIC_RMW(atomic_fetch_sub_explicit, true)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_min
+ENIGMA_ATOMIC_RMW(atomic_fetch_min_explicit, false)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_max
+ENIGMA_ATOMIC_RMW(atomic_fetch_max_explicit, false)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_and
+ENIGMA_ATOMIC_RMW(atomic_fetch_and_explicit, false)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_or
+ENIGMA_ATOMIC_RMW(atomic_fetch_or_explicit, false)
+#undef ENIGMA_BUILTIN
+#define ENIGMA_BUILTIN __nv_atomic_fetch_xor
+ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
+#undef ENIGMA_BUILTIN
+#undef ENIGMA_DO_WORD
+#undef ENIGMA_DO_PLAIN
+#undef ENIGMA_ATOMIC_RMW
+#undef ENIGMA_WITH_ORDER
+#undef ENIGMA_WITH_LOAD_ORDER
+#undef ENIGMA_WITH_STORE_ORDER
+#undef ENIGMA_SCOPE
+
+#endif /* ENIGMA_CUDA_PRELUDE_CUH */

@@ -1,0 +1,677 @@
+//===- KernelBuilder.cpp - The C++ tracing API ----------------------------===//
+#include "enigma/Builder/KernelBuilder.h"
+#include "enigma/Compiler/Compile.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace enigma {
+
+namespace {
+struct Frame {
+  Operation *op;              // scf.for or scf.if
+  std::vector<DType> carried; // dtypes of carried values / if results
+  bool inElse = false;
+};
+} // namespace
+
+struct KernelBuilder::Impl {
+  explicit Impl(const std::string &name)
+      : kernelName(name), builder(&context), location(UnknownLoc::get(&context)) {
+    context.loadDialect<EnigmaDialect, arith::ArithDialect, math::MathDialect,
+                        memref::MemRefDialect, scf::SCFDialect,
+                        vector::VectorDialect>();
+    module = ModuleOp::create(location);
+    builder.setInsertionPointToEnd(module->getBody());
+    kernel = builder.create<KernelOp>(location, name,
+                                      builder.getFunctionType({}, {}));
+    Block &entry = kernel.getBody().front();
+    builder.setInsertionPointToEnd(&entry);
+    builder.create<ReturnOp>(location);
+    builder.setInsertionPoint(entry.getTerminator());
+  }
+
+  MLIRContext context;
+  std::string kernelName;
+  OpBuilder builder;
+  Location location;
+  OwningOpRef<ModuleOp> module;
+  KernelOp kernel;
+  std::vector<Frame> frames;
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static Type mlirType(MLIRContext *ctx, DType t) {
+  switch (t) {
+  case DType::F32: return Float32Type::get(ctx);
+  case DType::F16: return Float16Type::get(ctx);
+  case DType::BF16: return BFloat16Type::get(ctx);
+  case DType::Bool: return IntegerType::get(ctx, 1);
+  default: return IntegerType::get(ctx, 8 * byteWidth(t));
+  }
+}
+
+static mlir::Value raw(const Value &v) {
+  return mlir::Value::getFromOpaquePointer(v.handle());
+}
+
+bool queryHasDim(ThreadQuery q) {
+  return q <= ThreadQuery::ThreadgroupsPerGrid;
+}
+
+#define ENIGMA_WRAP(b, v, t) Value(b, (v).getAsOpaquePointer(), t)
+
+KernelBuilder::KernelBuilder(const std::string &name)
+    : impl(std::make_unique<Impl>(name)) {
+  if (name.empty())
+    throw EnigmaError("a kernel needs a name");
+}
+
+KernelBuilder::~KernelBuilder() = default;
+
+const std::string &KernelBuilder::name() const { return impl->kernelName; }
+
+void KernelBuilder::setLocation(const std::string &file, unsigned line) {
+  impl->location = FileLineColLoc::get(&impl->context, file, line, 0);
+}
+
+static void checkOwner(const KernelBuilder *b, const Value &v,
+                       const char *what) {
+  if (!v.valid())
+    throw EnigmaError(std::string(what) + ": the value is empty");
+  if (v.builder() != b)
+    throw EnigmaError(std::string(what) +
+                      ": the value belongs to another kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+static void addParam(KernelBuilder::Impl &impl, const std::string &name,
+                     DType dtype, Type type) {
+  for (unsigned i = 0; i < impl.kernel.getNumArguments(); ++i)
+    if (impl.kernel.getParamName(i) == name)
+      throw EnigmaError("kernel '" + impl.kernelName +
+                        "' has two parameters named '" + name + "'");
+  MLIRContext *ctx = &impl.context;
+  unsigned index = impl.kernel.getNumArguments();
+  NamedAttrList attrs;
+  attrs.set("enigma.name", StringAttr::get(ctx, name));
+  attrs.set("enigma.dtype", StringAttr::get(ctx, shortName(dtype)));
+  impl.kernel.insertArgument(index, type, attrs.getDictionary(ctx),
+                             impl.location);
+}
+
+Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype) {
+  Type element = mlirType(&impl->context, dtype);
+  addParam(*impl, name, dtype, getBufferType(element, AddressSpace::Device));
+  unsigned index = impl->kernel.getNumArguments() - 1;
+  mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
+  return Buffer(this, arg.getAsOpaquePointer(), dtype, index);
+}
+
+Value KernelBuilder::addScalar(const std::string &name, DType dtype) {
+  addParam(*impl, name, dtype, mlirType(&impl->context, dtype));
+  unsigned index = impl->kernel.getNumArguments() - 1;
+  mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
+  return ENIGMA_WRAP(this, arg, dtype);
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+Value KernelBuilder::constant(double value, DType dtype) {
+  if (!isFloat(dtype)) {
+    if (std::trunc(value) != value || !std::isfinite(value))
+      throw EnigmaError("the number " + std::to_string(value) +
+                        " is not a whole number, so it cannot be a " +
+                        shortName(dtype) + " constant");
+    return constantInt(static_cast<int64_t>(value), dtype);
+  }
+  Type type = mlirType(&impl->context, dtype);
+  auto op = impl->builder.create<arith::ConstantOp>(
+      impl->location, FloatAttr::get(type, value));
+  return ENIGMA_WRAP(this, op.getResult(), dtype);
+}
+
+Value KernelBuilder::constantInt(int64_t value, DType dtype) {
+  if (isFloat(dtype))
+    return constant(static_cast<double>(value), dtype);
+  Type type = mlirType(&impl->context, dtype);
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (dtype == DType::Bool) {
+    if (value != 0 && value != 1)
+      throw EnigmaError("a bool constant must be 0 or 1, got " +
+                        std::to_string(value));
+  } else if (width < 64) {
+    // Accept anything representable in the width as signed or unsigned
+    // (C's modular conversion), reject the rest instead of wrapping silently.
+    int64_t lo = -(int64_t(1) << (width - 1));
+    int64_t hi = (int64_t(1) << width) - 1;
+    if (value < lo || value > hi)
+      throw EnigmaError("the number " + std::to_string(value) +
+                        " does not fit in " + shortName(dtype));
+  }
+  auto op = impl->builder.create<arith::ConstantOp>(
+      impl->location,
+      IntegerAttr::get(type, APInt(width, static_cast<uint64_t>(value),
+                                   /*isSigned=*/width < 64 && value < 0)));
+  return ENIGMA_WRAP(this, op.getResult(), dtype);
+}
+
+Value KernelBuilder::threadQuery(ThreadQuery query, unsigned dim) {
+  if (dim > 2)
+    throw EnigmaError("dimension must be x, y or z (0, 1 or 2), got " +
+                      std::to_string(dim));
+  OpBuilder &b = impl->builder;
+  Location loc = impl->location;
+  auto d = DimAttr::get(&impl->context, static_cast<Dim>(dim));
+  mlir::Value v;
+  switch (query) {
+  case ThreadQuery::ThreadPositionInGrid:
+    v = b.create<ThreadPositionInGridOp>(loc, d); break;
+  case ThreadQuery::ThreadPositionInThreadgroup:
+    v = b.create<ThreadPositionInThreadgroupOp>(loc, d); break;
+  case ThreadQuery::ThreadgroupPositionInGrid:
+    v = b.create<ThreadgroupPositionInGridOp>(loc, d); break;
+  case ThreadQuery::ThreadsPerThreadgroup:
+    v = b.create<ThreadsPerThreadgroupOp>(loc, d); break;
+  case ThreadQuery::ThreadsPerGrid:
+    v = b.create<ThreadsPerGridOp>(loc, d); break;
+  case ThreadQuery::ThreadgroupsPerGrid:
+    v = b.create<ThreadgroupsPerGridOp>(loc, d); break;
+  case ThreadQuery::ThreadIndexInThreadgroup:
+    v = b.create<ThreadIndexInThreadgroupOp>(loc); break;
+  case ThreadQuery::ThreadIndexInSimdgroup:
+    v = b.create<ThreadIndexInSimdgroupOp>(loc); break;
+  case ThreadQuery::SimdgroupIndexInThreadgroup:
+    v = b.create<SimdgroupIndexInThreadgroupOp>(loc); break;
+  case ThreadQuery::ThreadsPerSimdgroup:
+    v = b.create<ThreadsPerSimdgroupOp>(loc); break;
+  case ThreadQuery::SimdgroupsPerThreadgroup:
+    v = b.create<SimdgroupsPerThreadgroupOp>(loc); break;
+  }
+  return ENIGMA_WRAP(this, v, DType::U32);
+}
+
+DType KernelBuilder::promote(DType a, DType b) {
+  if (a == b)
+    return a;
+  if (isFloat(a) || isFloat(b)) {
+    if (!isFloat(a)) return b;
+    if (!isFloat(b)) return a;
+    // Two different float types: f32 wins; f16 with bf16 meets in f32.
+    return DType::F32;
+  }
+  if (a == DType::Bool) return b;
+  if (b == DType::Bool) return a;
+  size_t wa = byteWidth(a), wb = byteWidth(b);
+  if (wa != wb)
+    return wa > wb ? a : b;
+  // Same width, different signedness: unsigned, as in C.
+  return isSigned(a) ? b : a;
+}
+
+Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
+  checkOwner(this, a, "binary operation");
+  checkOwner(this, b, "binary operation");
+  if (a.dtype() != b.dtype())
+    throw EnigmaError(std::string("operands have different types (") +
+                      shortName(a.dtype()) + " and " + shortName(b.dtype()) +
+                      "); convert one with metal_cast");
+  OpBuilder &bd = impl->builder;
+  Location loc = impl->location;
+  mlir::Value x = raw(a), y = raw(b), r;
+  DType t = a.dtype();
+  auto notFor = [&](const char *what) {
+    throw EnigmaError(std::string(what) + " is not defined for " +
+                      shortName(t) + " operands");
+  };
+  if (isFloat(t)) {
+    switch (op) {
+    case BinaryOp::Add: r = bd.create<arith::AddFOp>(loc, x, y); break;
+    case BinaryOp::Sub: r = bd.create<arith::SubFOp>(loc, x, y); break;
+    case BinaryOp::Mul: r = bd.create<arith::MulFOp>(loc, x, y); break;
+    case BinaryOp::Div: r = bd.create<arith::DivFOp>(loc, x, y); break;
+    case BinaryOp::FloorDiv:
+      r = bd.create<math::FloorOp>(loc, bd.create<arith::DivFOp>(loc, x, y));
+      break;
+    case BinaryOp::Rem: r = bd.create<arith::RemFOp>(loc, x, y); break;
+    case BinaryOp::Min: r = bd.create<arith::MinNumFOp>(loc, x, y); break;
+    case BinaryOp::Max: r = bd.create<arith::MaxNumFOp>(loc, x, y); break;
+    case BinaryOp::And: notFor("'&'");
+    case BinaryOp::Or: notFor("'|'");
+    case BinaryOp::Xor: notFor("'^'");
+    case BinaryOp::Shl: notFor("'<<'");
+    case BinaryOp::Shr: notFor("'>>'");
+    }
+    return ENIGMA_WRAP(this, r, t);
+  }
+  if (t == DType::Bool) {
+    switch (op) {
+    case BinaryOp::And: r = bd.create<arith::AndIOp>(loc, x, y); break;
+    case BinaryOp::Or: r = bd.create<arith::OrIOp>(loc, x, y); break;
+    case BinaryOp::Xor: r = bd.create<arith::XOrIOp>(loc, x, y); break;
+    default: notFor("arithmetic");
+    }
+    return ENIGMA_WRAP(this, r, t);
+  }
+  bool s = isSigned(t);
+  switch (op) {
+  case BinaryOp::Add: r = bd.create<arith::AddIOp>(loc, x, y); break;
+  case BinaryOp::Sub: r = bd.create<arith::SubIOp>(loc, x, y); break;
+  case BinaryOp::Mul: r = bd.create<arith::MulIOp>(loc, x, y); break;
+  case BinaryOp::Div:
+  case BinaryOp::FloorDiv:
+    r = s ? bd.create<arith::DivSIOp>(loc, x, y).getResult()
+          : bd.create<arith::DivUIOp>(loc, x, y).getResult();
+    break;
+  case BinaryOp::Rem:
+    r = s ? bd.create<arith::RemSIOp>(loc, x, y).getResult()
+          : bd.create<arith::RemUIOp>(loc, x, y).getResult();
+    break;
+  case BinaryOp::And: r = bd.create<arith::AndIOp>(loc, x, y); break;
+  case BinaryOp::Or: r = bd.create<arith::OrIOp>(loc, x, y); break;
+  case BinaryOp::Xor: r = bd.create<arith::XOrIOp>(loc, x, y); break;
+  case BinaryOp::Shl: r = bd.create<arith::ShLIOp>(loc, x, y); break;
+  case BinaryOp::Shr:
+    r = s ? bd.create<arith::ShRSIOp>(loc, x, y).getResult()
+          : bd.create<arith::ShRUIOp>(loc, x, y).getResult();
+    break;
+  case BinaryOp::Min:
+    r = s ? bd.create<arith::MinSIOp>(loc, x, y).getResult()
+          : bd.create<arith::MinUIOp>(loc, x, y).getResult();
+    break;
+  case BinaryOp::Max:
+    r = s ? bd.create<arith::MaxSIOp>(loc, x, y).getResult()
+          : bd.create<arith::MaxUIOp>(loc, x, y).getResult();
+    break;
+  }
+  return ENIGMA_WRAP(this, r, t);
+}
+
+Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
+  checkOwner(this, a, "comparison");
+  checkOwner(this, b, "comparison");
+  if (a.dtype() != b.dtype())
+    throw EnigmaError(std::string("comparison of different types (") +
+                      shortName(a.dtype()) + " and " + shortName(b.dtype()) +
+                      "); convert one with metal_cast");
+  OpBuilder &bd = impl->builder;
+  Location loc = impl->location;
+  mlir::Value r;
+  if (isFloat(a.dtype())) {
+    using P = arith::CmpFPredicate;
+    // != is true when either side is NaN, as in C and Metal.
+    static const P preds[] = {P::OEQ, P::UNE, P::OLT, P::OLE, P::OGT, P::OGE};
+    r = bd.create<arith::CmpFOp>(loc, preds[int(op)], raw(a), raw(b));
+  } else {
+    using P = arith::CmpIPredicate;
+    bool s = isSigned(a.dtype());
+    static const P sp[] = {P::eq, P::ne, P::slt, P::sle, P::sgt, P::sge};
+    static const P up[] = {P::eq, P::ne, P::ult, P::ule, P::ugt, P::uge};
+    r = bd.create<arith::CmpIOp>(loc, s ? sp[int(op)] : up[int(op)], raw(a),
+                                 raw(b));
+  }
+  return ENIGMA_WRAP(this, r, DType::Bool);
+}
+
+Value KernelBuilder::unary(UnaryOp op, Value a) {
+  checkOwner(this, a, "unary operation");
+  OpBuilder &bd = impl->builder;
+  Location loc = impl->location;
+  DType t = a.dtype();
+  if (op == UnaryOp::Neg) {
+    if (isFloat(t))
+      return ENIGMA_WRAP(this, bd.create<arith::NegFOp>(loc, raw(a)).getResult(),
+                         t);
+    if (t == DType::Bool)
+      throw EnigmaError("negation is not defined for bool; use ~ or where");
+    return binary(BinaryOp::Sub, constantInt(0, t), a);
+  }
+  if (isFloat(t))
+    throw EnigmaError(std::string("'~' is not defined for ") + shortName(t) +
+                      " operands");
+  Value ones = constantInt(t == DType::Bool ? 1 : -1, t);
+  return ENIGMA_WRAP(
+      this, bd.create<arith::XOrIOp>(loc, raw(a), raw(ones)).getResult(), t);
+}
+
+Value KernelBuilder::cast(Value a, DType to) {
+  checkOwner(this, a, "cast");
+  DType from = a.dtype();
+  if (from == to)
+    return a;
+  OpBuilder &bd = impl->builder;
+  Location loc = impl->location;
+  Type toType = mlirType(&impl->context, to);
+  mlir::Value x = raw(a), r;
+  if (to == DType::Bool) {
+    // Non-zero is true, as in C.
+    if (isFloat(from)) {
+      auto zero = bd.create<arith::ConstantOp>(
+          loc, FloatAttr::get(x.getType(), 0.0));
+      r = bd.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, zero);
+    } else {
+      auto zero = bd.create<arith::ConstantOp>(
+          loc, IntegerAttr::get(x.getType(), 0));
+      r = bd.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero);
+    }
+    return ENIGMA_WRAP(this, r, to);
+  }
+  if (isFloat(from) && isFloat(to)) {
+    unsigned fw = x.getType().getIntOrFloatBitWidth(),
+             tw = toType.getIntOrFloatBitWidth();
+    if (fw == tw) { // f16 <-> bf16 through f32
+      x = bd.create<arith::ExtFOp>(loc, bd.getF32Type(), x);
+      r = bd.create<arith::TruncFOp>(loc, toType, x);
+    } else if (fw < tw) {
+      r = bd.create<arith::ExtFOp>(loc, toType, x);
+    } else {
+      r = bd.create<arith::TruncFOp>(loc, toType, x);
+    }
+  } else if (isFloat(from)) {
+    r = isSigned(to) ? bd.create<arith::FPToSIOp>(loc, toType, x).getResult()
+                     : bd.create<arith::FPToUIOp>(loc, toType, x).getResult();
+  } else if (isFloat(to)) {
+    r = isSigned(from) && from != DType::Bool
+            ? bd.create<arith::SIToFPOp>(loc, toType, x).getResult()
+            : bd.create<arith::UIToFPOp>(loc, toType, x).getResult();
+  } else {
+    unsigned fw = x.getType().getIntOrFloatBitWidth(),
+             tw = toType.getIntOrFloatBitWidth();
+    if (fw == tw)
+      return ENIGMA_WRAP(this, x, to); // same bits, new signedness
+    if (fw < tw)
+      r = isSigned(from) && from != DType::Bool
+              ? bd.create<arith::ExtSIOp>(loc, toType, x).getResult()
+              : bd.create<arith::ExtUIOp>(loc, toType, x).getResult();
+    else
+      r = bd.create<arith::TruncIOp>(loc, toType, x);
+  }
+  return ENIGMA_WRAP(this, r, to);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+static mlir::Value toIndex(KernelBuilder::Impl &impl, const Value &index) {
+  if (isFloat(index.dtype()) || index.dtype() == DType::Bool)
+    throw EnigmaError(std::string("a buffer index must be an integer, got ") +
+                      shortName(index.dtype()));
+  OpBuilder &b = impl.builder;
+  Type indexType = b.getIndexType();
+  if (isSigned(index.dtype()))
+    return b.create<arith::IndexCastOp>(impl.location, indexType, raw(index));
+  return b.create<arith::IndexCastUIOp>(impl.location, indexType, raw(index));
+}
+
+Value KernelBuilder::load(const Buffer &buffer, Value index) {
+  checkOwner(this, index, "buffer load");
+  mlir::Value mem = mlir::Value::getFromOpaquePointer(
+      impl->kernel.getBody().front().getArgument(buffer.paramIndex())
+          .getAsOpaquePointer());
+  auto op = impl->builder.create<memref::LoadOp>(
+      impl->location, mem, ValueRange{toIndex(*impl, index)});
+  return ENIGMA_WRAP(this, op.getResult(), buffer.dtype());
+}
+
+void KernelBuilder::store(const Buffer &buffer, Value index, Value value) {
+  checkOwner(this, index, "buffer store");
+  checkOwner(this, value, "buffer store");
+  // Assignment converts the value to the element type, as in C and Metal.
+  value = cast(value, buffer.dtype());
+  mlir::Value mem =
+      impl->kernel.getBody().front().getArgument(buffer.paramIndex());
+  impl->builder.create<memref::StoreOp>(impl->location, raw(value), mem,
+                                        ValueRange{toIndex(*impl, index)});
+}
+
+Value Buffer::load(Value index) const { return owner->load(*this, index); }
+void Buffer::store(Value index, Value value) const {
+  owner->store(*this, index, value);
+}
+BufferElement::operator Value() const { return buf.load(index); }
+BufferElement &BufferElement::operator=(const Value &v) {
+  buf.store(index, v);
+  return *this;
+}
+BufferElement &BufferElement::operator=(const BufferElement &other) {
+  buf.store(index, Value(other));
+  return *this;
+}
+
+static MemFlags toMemFlags(unsigned bits) {
+  if (bits & ~7u)
+    throw EnigmaError("unknown barrier memory flags " + std::to_string(bits));
+  return static_cast<MemFlags>(bits);
+}
+
+void KernelBuilder::barrier(unsigned memFlags) {
+  impl->builder.create<BarrierOp>(
+      impl->location, MemFlagsAttr::get(&impl->context, toMemFlags(memFlags)));
+}
+
+void KernelBuilder::simdBarrier(unsigned memFlags) {
+  impl->builder.create<SimdBarrierOp>(
+      impl->location, MemFlagsAttr::get(&impl->context, toMemFlags(memFlags)));
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+static void enterBlock(OpBuilder &b, Block *block) {
+  if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+    b.setInsertionPoint(block->getTerminator());
+  else
+    b.setInsertionPointToEnd(block);
+}
+
+std::vector<Value> KernelBuilder::beginFor(Value lo, Value hi, Value step,
+                                           const std::vector<Value> &inits) {
+  for (const Value *v : {&lo, &hi, &step}) {
+    checkOwner(this, *v, "loop bound");
+    if (!isInteger(v->dtype()))
+      throw EnigmaError(std::string("loop bounds and step must be integers, "
+                                    "got ") +
+                        shortName(v->dtype()));
+  }
+  DType t = promote(promote(lo.dtype(), hi.dtype()), step.dtype());
+  lo = cast(lo, t);
+  hi = cast(hi, t);
+  step = cast(step, t);
+  SmallVector<mlir::Value> initValues;
+  Frame frame;
+  for (const Value &v : inits) {
+    checkOwner(this, v, "loop-carried value");
+    initValues.push_back(raw(v));
+    frame.carried.push_back(v.dtype());
+  }
+  auto loop = impl->builder.create<scf::ForOp>(impl->location, raw(lo),
+                                               raw(hi), raw(step), initValues);
+  frame.op = loop;
+  impl->frames.push_back(frame);
+  enterBlock(impl->builder, loop.getBody());
+  std::vector<Value> out{ENIGMA_WRAP(this, loop.getInductionVar(), t)};
+  for (auto [arg, dtype] : llvm::zip(loop.getRegionIterArgs(), frame.carried))
+    out.push_back(ENIGMA_WRAP(this, arg, dtype));
+  return out;
+}
+
+static SmallVector<mlir::Value> yieldValues(KernelBuilder &kb,
+                                            const std::vector<Value> &values,
+                                            const std::vector<DType> &types,
+                                            const char *what) {
+  if (values.size() != types.size())
+    throw EnigmaError(std::string(what) + ": expected " +
+                      std::to_string(types.size()) + " values, got " +
+                      std::to_string(values.size()));
+  SmallVector<mlir::Value> out;
+  for (auto [v, t] : llvm::zip(values, types))
+    out.push_back(raw(kb.cast(v, t)));
+  return out;
+}
+
+std::vector<Value> KernelBuilder::endFor(const std::vector<Value> &next) {
+  if (impl->frames.empty() || !isa<scf::ForOp>(impl->frames.back().op))
+    throw EnigmaError("endFor without a matching beginFor");
+  Frame frame = impl->frames.back();
+  auto loop = llvm::cast<scf::ForOp>(frame.op);
+  SmallVector<mlir::Value> values =
+      yieldValues(*this, next, frame.carried, "end of loop body");
+  impl->frames.pop_back();
+  Block *body = loop.getBody();
+  if (body->empty() || !body->back().hasTrait<OpTrait::IsTerminator>()) {
+    impl->builder.setInsertionPointToEnd(body);
+    impl->builder.create<scf::YieldOp>(impl->location, values);
+  }
+  impl->builder.setInsertionPointAfter(loop);
+  std::vector<Value> out;
+  for (auto [r, t] : llvm::zip(loop.getResults(), frame.carried))
+    out.push_back(ENIGMA_WRAP(this, r, t));
+  return out;
+}
+
+void KernelBuilder::beginIf(Value cond, const std::vector<DType> &resultTypes,
+                            bool withElse) {
+  checkOwner(this, cond, "if condition");
+  if (cond.dtype() != DType::Bool)
+    throw EnigmaError(std::string("an if condition must be a bool, got ") +
+                      shortName(cond.dtype()) + "; compare it first");
+  SmallVector<Type> types;
+  for (DType t : resultTypes)
+    types.push_back(mlirType(&impl->context, t));
+  if (!resultTypes.empty())
+    withElse = true; // both branches must yield
+  auto ifOp = impl->builder.create<scf::IfOp>(impl->location, types,
+                                              raw(cond), withElse);
+  Frame frame{ifOp, resultTypes, false};
+  impl->frames.push_back(frame);
+  enterBlock(impl->builder, &ifOp.getThenRegion().front());
+}
+
+void KernelBuilder::beginElse(const std::vector<Value> &thenValues) {
+  if (impl->frames.empty() || !isa<scf::IfOp>(impl->frames.back().op) ||
+      impl->frames.back().inElse)
+    throw EnigmaError("else without a matching if");
+  Frame &frame = impl->frames.back();
+  auto ifOp = llvm::cast<scf::IfOp>(frame.op);
+  if (ifOp.getElseRegion().empty())
+    throw EnigmaError("this if was opened without an else branch");
+  SmallVector<mlir::Value> values =
+      yieldValues(*this, thenValues, frame.carried, "end of then branch");
+  Block *thenBlock = &ifOp.getThenRegion().front();
+  if (!frame.carried.empty()) {
+    impl->builder.setInsertionPointToEnd(thenBlock);
+    impl->builder.create<scf::YieldOp>(impl->location, values);
+  }
+  frame.inElse = true;
+  enterBlock(impl->builder, &ifOp.getElseRegion().front());
+}
+
+std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
+  if (impl->frames.empty() || !isa<scf::IfOp>(impl->frames.back().op))
+    throw EnigmaError("endIf without a matching if");
+  Frame frame = impl->frames.back();
+  auto ifOp = llvm::cast<scf::IfOp>(frame.op);
+  if (!frame.carried.empty() && !frame.inElse)
+    throw EnigmaError("an if with results needs both branches");
+  SmallVector<mlir::Value> values =
+      yieldValues(*this, lastValues, frame.carried, "end of branch");
+  impl->frames.pop_back();
+  if (!frame.carried.empty()) {
+    impl->builder.setInsertionPointToEnd(&ifOp.getElseRegion().front());
+    impl->builder.create<scf::YieldOp>(impl->location, values);
+  }
+  impl->builder.setInsertionPointAfter(ifOp);
+  std::vector<Value> out;
+  for (auto [r, t] : llvm::zip(ifOp.getResults(), frame.carried))
+    out.push_back(ENIGMA_WRAP(this, r, t));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+std::string KernelBuilder::mlirText(bool withLocations) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  if (withLocations)
+    flags.enableDebugInfo(true, true);
+  flags.assumeVerified();
+  impl->module->print(os, flags);
+  return text;
+}
+
+KernelArtifact KernelBuilder::compile(const CompileOptions &options) {
+  if (!impl->frames.empty())
+    throw EnigmaError("kernel '" + impl->kernelName +
+                      "' ends inside an unfinished loop or if");
+  // Compile a copy so the builder keeps its unoptimised IR.
+  OwningOpRef<ModuleOp> copy(impl->module->clone());
+  auto kernel = *copy->getOps<KernelOp>().begin();
+  return compileKernel(*copy, kernel, options);
+}
+
+//===----------------------------------------------------------------------===//
+// Operators
+//===----------------------------------------------------------------------===//
+
+static Value promoted(BinaryOp op, Value a, Value b) {
+  checkOwner(a.builder(), b, "operator");
+  KernelBuilder &k = *a.builder();
+  DType t = KernelBuilder::promote(a.dtype(), b.dtype());
+  return k.binary(op, k.cast(a, t), k.cast(b, t));
+}
+
+static Value promotedCompare(CompareOp op, Value a, Value b) {
+  checkOwner(a.builder(), b, "comparison");
+  KernelBuilder &k = *a.builder();
+  DType t = KernelBuilder::promote(a.dtype(), b.dtype());
+  return k.compare(op, k.cast(a, t), k.cast(b, t));
+}
+
+Value operator+(Value a, Value b) { return promoted(BinaryOp::Add, a, b); }
+Value operator-(Value a, Value b) { return promoted(BinaryOp::Sub, a, b); }
+Value operator*(Value a, Value b) { return promoted(BinaryOp::Mul, a, b); }
+Value operator/(Value a, Value b) { return promoted(BinaryOp::Div, a, b); }
+Value operator%(Value a, Value b) { return promoted(BinaryOp::Rem, a, b); }
+Value operator&(Value a, Value b) { return promoted(BinaryOp::And, a, b); }
+Value operator|(Value a, Value b) { return promoted(BinaryOp::Or, a, b); }
+Value operator^(Value a, Value b) { return promoted(BinaryOp::Xor, a, b); }
+Value operator<<(Value a, Value b) { return promoted(BinaryOp::Shl, a, b); }
+Value operator>>(Value a, Value b) { return promoted(BinaryOp::Shr, a, b); }
+Value operator<(Value a, Value b) { return promotedCompare(CompareOp::LT, a, b); }
+Value operator<=(Value a, Value b) { return promotedCompare(CompareOp::LE, a, b); }
+Value operator>(Value a, Value b) { return promotedCompare(CompareOp::GT, a, b); }
+Value operator>=(Value a, Value b) { return promotedCompare(CompareOp::GE, a, b); }
+Value operator==(Value a, Value b) { return promotedCompare(CompareOp::EQ, a, b); }
+Value operator!=(Value a, Value b) { return promotedCompare(CompareOp::NE, a, b); }
+Value operator-(Value a) { return a.builder()->unary(UnaryOp::Neg, a); }
+Value operator+(Value a, double b) {
+  return a + a.builder()->constant(b, isFloat(a.dtype()) ? a.dtype() : DType::F32);
+}
+Value operator*(Value a, double b) {
+  return a * a.builder()->constant(b, isFloat(a.dtype()) ? a.dtype() : DType::F32);
+}
+Value operator+(Value a, int b) { return a + a.builder()->constantInt(b, a.dtype()); }
+Value operator*(Value a, int b) { return a * a.builder()->constantInt(b, a.dtype()); }
+
+} // namespace enigma

@@ -1,0 +1,89 @@
+//===- Divergence.cpp -----------------------------------------------------===//
+#include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace enigma {
+
+static bool isVaryingQuery(Operation *op, SyncScope scope) {
+  if (isa<ThreadPositionInGridOp, ThreadPositionInThreadgroupOp,
+          ThreadIndexInThreadgroupOp, ThreadIndexInSimdgroupOp>(op))
+    return true;
+  // The simdgroup index is shared by the lanes of one simdgroup.
+  return scope == SyncScope::Threadgroup &&
+         isa<SimdgroupIndexInThreadgroupOp>(op);
+}
+
+bool isThreadVarying(Value root, SyncScope scope) {
+  llvm::DenseSet<Value> seen;
+  SmallVector<Value> work{root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = llvm::dyn_cast<BlockArgument>(v)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+        if (arg == loop.getInductionVar()) {
+          work.append({loop.getLowerBound(), loop.getUpperBound(),
+                       loop.getStep()});
+        } else {
+          // Carried value: its initial value and what each iteration yields.
+          unsigned i = arg.getArgNumber() - 1;
+          work.push_back(loop.getInitArgs()[i]);
+          work.push_back(loop.getBody()->getTerminator()->getOperand(i));
+        }
+      } else if (auto loop = dyn_cast<scf::WhileOp>(owner)) {
+        for (Value init : loop.getInits())
+          work.push_back(init);
+      }
+      continue; // kernel parameters are uniform
+    }
+    Operation *def = v.getDefiningOp();
+    if (isVaryingQuery(def, scope))
+      return true;
+    if (auto forOp = dyn_cast<scf::ForOp>(def)) {
+      unsigned i = llvm::cast<OpResult>(v).getResultNumber();
+      work.push_back(forOp.getInitArgs()[i]);
+      work.push_back(forOp.getBody()->getTerminator()->getOperand(i));
+      work.append({forOp.getLowerBound(), forOp.getUpperBound(),
+                   forOp.getStep()});
+      continue;
+    }
+    if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+      unsigned i = llvm::cast<OpResult>(v).getResultNumber();
+      work.push_back(ifOp.getCondition());
+      work.push_back(ifOp.thenYield().getOperand(i));
+      if (!ifOp.getElseRegion().empty())
+        work.push_back(ifOp.elseYield().getOperand(i));
+      continue;
+    }
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  return false;
+}
+
+Operation *findDivergentRegionOwner(Operation *op, SyncScope scope) {
+  for (Operation *p = op->getParentOp(); p && !isa<KernelOp>(p);
+       p = p->getParentOp()) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(p)) {
+      if (isThreadVarying(ifOp.getCondition(), scope))
+        return p;
+    } else if (auto forOp = dyn_cast<scf::ForOp>(p)) {
+      for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(),
+                          forOp.getStep()})
+        if (isThreadVarying(bound, scope))
+          return p;
+    } else if (auto whileOp = dyn_cast<scf::WhileOp>(p)) {
+      if (isThreadVarying(whileOp.getConditionOp().getCondition(), scope))
+        return p;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace enigma

@@ -1,0 +1,382 @@
+//===- CpuBackend.cpp -----------------------------------------------------===//
+#include "enigma/Runtime/CpuBackend.h"
+
+#include "HostCompiler.h"
+#include "ThreadPool.h"
+
+#include "enigma/Cache/ArtifactCache.h"
+#include "enigma/Target/Prelude/enigma_cpu_abi.h"
+#include "enigma/Target/Preludes.h"
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include <dlfcn.h>
+
+namespace fs = std::filesystem;
+
+// Scalars are handed to kernels as the low bytes of a uint64_t.
+static_assert(std::endian::native == std::endian::little,
+              "the CPU backend assumes a little-endian host");
+
+namespace enigma {
+namespace {
+//===----------------------------------------------------------------------===//
+// Buffers and loaded kernels
+//===----------------------------------------------------------------------===//
+
+/// Alignment of every buffer: a cache line, enough for any vector load.
+constexpr size_t kBufferAlignment = 64;
+
+class CpuBuffer final : public DeviceBuffer {
+public:
+  explicit CpuBuffer(size_t bytes) : bytes(bytes) {
+    // Zero-byte buffers still get real memory so kernels can be bound.
+    size_t capacity = std::max(kBufferAlignment,
+                               (bytes + kBufferAlignment - 1) /
+                                   kBufferAlignment * kBufferAlignment);
+    memory = static_cast<uint8_t *>(std::aligned_alloc(kBufferAlignment, capacity));
+    if (!memory)
+      throw RuntimeFailure("out of memory allocating a " +
+                           std::to_string(bytes) + "-byte buffer");
+    std::memset(memory, 0, capacity);
+  }
+  ~CpuBuffer() override { std::free(memory); }
+  CpuBuffer(const CpuBuffer &) = delete;
+  CpuBuffer &operator=(const CpuBuffer &) = delete;
+
+  size_t size() const override { return bytes; }
+  uint8_t *data() const { return memory; }
+
+private:
+  uint8_t *memory = nullptr;
+  size_t bytes;
+};
+
+class CpuKernel final : public LoadedKernel {
+public:
+  CpuKernel(void *library, EnigmaCpuKernelFn function)
+      : library(library), function(function) {}
+  ~CpuKernel() override { ::dlclose(library); }
+  CpuKernel(const CpuKernel &) = delete;
+  CpuKernel &operator=(const CpuKernel &) = delete;
+
+  EnigmaCpuKernelFn entryPoint() const { return function; }
+
+private:
+  void *library;
+  EnigmaCpuKernelFn function;
+};
+
+const CpuBuffer &asCpuBuffer(const DeviceBuffer &buffer) {
+  const auto *cpu = dynamic_cast<const CpuBuffer *>(&buffer);
+  if (!cpu)
+    throw RuntimeFailure("the CPU backend was given a buffer of another backend");
+  return *cpu;
+}
+
+std::shared_ptr<LoadedKernel> openKernel(const std::string &path,
+                                         const std::string &symbol) {
+  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    throw RuntimeFailure("cannot load the compiled kernel " + path + ": " +
+                         ::dlerror());
+  void *entry = ::dlsym(library, symbol.c_str());
+  if (!entry) {
+    ::dlclose(library);
+    throw RuntimeFailure("the compiled kernel " + path +
+                         " does not export the function " + symbol);
+  }
+  return std::make_shared<CpuKernel>(
+      library, reinterpret_cast<EnigmaCpuKernelFn>(entry));
+}
+
+//===----------------------------------------------------------------------===//
+// Function constants as macro definitions
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  int fraction = bits & 0x3ff;
+  float magnitude =
+      exponent == 0    ? std::ldexp(float(fraction), -24)
+      : exponent == 31 ? (fraction ? NAN : INFINITY)
+                       : std::ldexp(float(fraction | 0x400), exponent - 25);
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+
+/// A C float literal that is exactly `value` (hex float), or a builtin for
+/// the values that have no literal.
+std::string floatLiteral(float value) {
+  if (std::isnan(value))
+    return "__builtin_nanf(\"\")";
+  if (std::isinf(value))
+    return value < 0 ? "(-__builtin_inff())" : "__builtin_inff()";
+  char text[64];
+  std::snprintf(text, sizeof text, "%af", double(value));
+  return value < 0 || std::signbit(value) ? "(" + std::string(text) + ")"
+                                          : std::string(text);
+}
+
+/// A literal of the parameter's C type: "1.5f" as hex, "7u", "(-3)",
+/// "true". f16/bf16 constants are given as the exact float value.
+std::string constantLiteral(const ScalarValue &value) {
+  const unsigned width = unsigned(byteWidth(value.dtype)) * 8;
+  switch (value.dtype) {
+  case DType::Bool:
+    return value.bits ? "true" : "false";
+  case DType::F32:
+    return floatLiteral(std::bit_cast<float>(uint32_t(value.bits)));
+  case DType::F16:
+    return floatLiteral(halfToFloat(uint16_t(value.bits)));
+  case DType::BF16:
+    return floatLiteral(std::bit_cast<float>(uint32_t(value.bits << 16)));
+  default:
+    break;
+  }
+  const char *suffix = value.dtype == DType::I64   ? "LL"
+                       : value.dtype == DType::U64 ? "ULL"
+                       : isSigned(value.dtype)     ? ""
+                                                   : "u";
+  if (!isSigned(value.dtype))
+    return std::to_string(value.bits) + suffix;
+  // Sign-extend from the dtype's width.
+  int64_t signedValue = int64_t(value.bits << (64 - width)) >> (64 - width);
+  if (signedValue >= 0)
+    return std::to_string(signedValue) + suffix;
+  int64_t minimum = width == 64 ? INT64_MIN : -(int64_t(1) << (width - 1));
+  if (signedValue == minimum) // "-2147483648" would be a negated long
+    return "(" + std::to_string(signedValue + 1) + suffix + "-1)";
+  return "(" + std::to_string(signedValue) + suffix + ")";
+}
+
+std::vector<std::string> constantDefines(const ConstantValues &constants) {
+  std::vector<std::string> defines;
+  for (const auto &[index, value] : constants)
+    defines.push_back("ENIGMA_FC_" + std::to_string(index) + "=" +
+                      constantLiteral(value));
+  return defines;
+}
+
+//===----------------------------------------------------------------------===//
+// Compilation
+//===----------------------------------------------------------------------===//
+
+const std::vector<ArtifactCache::NamedText> &preludeFiles() {
+  static const std::vector<ArtifactCache::NamedText> files = [] {
+    std::vector<ArtifactCache::NamedText> named;
+    for (const PreludeFile &file : cpuPreludeFiles())
+      named.push_back({file.name, file.text});
+    return named;
+  }();
+  return files;
+}
+
+/// Identifies the prelude text in cache keys.
+const std::string &preludeDigest() {
+  static const std::string digest = [] {
+    std::vector<std::string_view> parts;
+    for (const auto &file : preludeFiles()) {
+      parts.push_back(file.name);
+      parts.push_back(file.text);
+    }
+    return ArtifactCache::makeKey(parts);
+  }();
+  return digest;
+}
+
+std::string joinLines(const std::vector<std::string> &lines) {
+  std::string joined;
+  for (const std::string &line : lines)
+    joined += line + "\n";
+  return joined;
+}
+
+bool isIdentifier(const std::string &name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+void writeTextFile(const fs::path &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), std::streamsize(text.size()));
+  if (!out.flush())
+    throw RuntimeFailure("cannot write " + path.string());
+}
+
+/// Builds the shared object in `scratch` and hands it to the cache; returns
+/// where the object now is (in the cache, or still in `scratch`).
+std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
+                              const std::string &key,
+                              const KernelArtifact &kernel,
+                              const std::vector<std::string> &defines,
+                              const cpu::HostCompiler &compiler) {
+  fs::path source = scratch / (kernel.kernelName + ".cpp");
+  writeTextFile(source, kernel.cppSource);
+
+  std::optional<std::string> includeDir = cache.ensureFileSet(preludeFiles());
+  if (!includeDir) { // no cache: the headers go beside the source
+    fs::create_directory(scratch / "include");
+    for (const auto &file : preludeFiles())
+      writeTextFile(scratch / "include" / std::string(file.name), file.text);
+    includeDir = (scratch / "include").string();
+  }
+
+  fs::path object = scratch / (kernel.kernelName + ".so");
+  compiler.compileSharedObject(source.string(), object.string(), *includeDir,
+                               defines);
+  return cache.storeFile(key, object.string(), ".so");
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CpuBackend
+//===----------------------------------------------------------------------===//
+
+CpuBackend::CpuBackend() : CpuBackend(ArtifactCache::fromEnvironment()) {}
+
+CpuBackend::CpuBackend(std::shared_ptr<ArtifactCache> artifactCache)
+    : cache(artifactCache ? std::move(artifactCache)
+                          : ArtifactCache::disabled()) {}
+
+CpuBackend::~CpuBackend() = default;
+
+std::shared_ptr<LoadedKernel>
+CpuBackend::load(const KernelArtifact &kernel,
+                 const ConstantValues &constants) {
+  if (kernel.cppSource.empty())
+    throw RuntimeFailure("kernel " + kernel.kernelName +
+                         " has no host C++ source for the CPU backend");
+  if (!isIdentifier(kernel.kernelName))
+    throw RuntimeFailure("kernel name '" + kernel.kernelName +
+                         "' is not a C identifier");
+
+  const cpu::HostCompiler &compiler = cpu::HostCompiler::fromEnvironment();
+  std::vector<std::string> defines = constantDefines(constants);
+  std::string flags = joinLines(cpu::HostCompiler::sharedObjectFlags());
+  std::string defineLines = joinLines(defines);
+  std::string key = ArtifactCache::makeKey(
+      {"cpu-shared-object-1", compiler.identity(), flags,
+       cpu::hostCpuIdentity(), preludeDigest(), defineLines,
+       kernel.kernelName, kernel.cppSource});
+
+  if (std::optional<std::string> cached = cache->lookupPath(key)) {
+    ++fromCacheCount;
+    return openKernel(*cached, kernel.kernelName);
+  }
+  // On failure the scratch directory is kept: the error names the source
+  // file in it.
+  fs::path scratch = cache->makeScratchDirectory();
+  std::string path =
+      buildSharedObject(*cache, scratch, key, kernel, defines, compiler);
+  std::shared_ptr<LoadedKernel> loaded = openKernel(path, kernel.kernelName);
+  ++compiledCount;
+  // Done with the scratch directory: the object was moved into the cache,
+  // or (no cache) it is mapped already and may be unlinked.
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  return loaded;
+}
+
+std::shared_ptr<DeviceBuffer> CpuBackend::allocate(size_t bytes) {
+  return std::make_shared<CpuBuffer>(bytes);
+}
+
+void CpuBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
+  const CpuBuffer &buffer = asCpuBuffer(dst);
+  if (bytes > buffer.size())
+    throw RuntimeFailure("upload of " + std::to_string(bytes) +
+                         " bytes into a " + std::to_string(buffer.size()) +
+                         "-byte buffer");
+  if (bytes > 0)
+    std::memcpy(buffer.data(), src, bytes);
+}
+
+void CpuBackend::download(const DeviceBuffer &src, void *dst, size_t bytes) {
+  const CpuBuffer &buffer = asCpuBuffer(src);
+  if (bytes > buffer.size())
+    throw RuntimeFailure("download of " + std::to_string(bytes) +
+                         " bytes from a " + std::to_string(buffer.size()) +
+                         "-byte buffer");
+  if (bytes > 0)
+    std::memcpy(dst, buffer.data(), bytes);
+}
+
+void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
+                        const std::vector<LaunchArg> &args, Dim3 grid,
+                        Dim3 threads) {
+  auto *cpuKernel = dynamic_cast<CpuKernel *>(&kernel);
+  if (!cpuKernel)
+    throw RuntimeFailure("the CPU backend was given a kernel of another backend");
+  if (args.size() != artifact.params.size())
+    throw RuntimeFailure("kernel " + artifact.kernelName + " has " +
+                         std::to_string(artifact.params.size()) +
+                         " parameters but was launched with " +
+                         std::to_string(args.size()) + " arguments");
+  if (grid.volume() == 0 || threads.volume() == 0)
+    throw RuntimeFailure("kernel " + artifact.kernelName +
+                         " launched with an empty grid or threadgroup");
+
+  // args[i]: a buffer's base, or a pointer to an 8-byte aligned copy of a
+  // scalar's bits.
+  std::vector<void *> pointers(args.size());
+  std::vector<uint64_t> scalarBits(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (artifact.params[i].kind == ParamKind::Scalar) {
+      scalarBits[i] = args[i].scalar.bits;
+      pointers[i] = &scalarBits[i];
+    } else if (!args[i].buffer) {
+      throw RuntimeFailure("kernel " + artifact.kernelName + ": parameter " +
+                           artifact.params[i].name + " has no buffer");
+    } else {
+      pointers[i] = asCpuBuffer(*args[i].buffer).data();
+    }
+  }
+
+  EnigmaCpuLaunch shape;
+  const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
+  const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
+  unsigned __int128 totalGroups = 1;
+  for (int d = 0; d < 3; ++d) {
+    shape.grid[d] = gridDims[d];
+    shape.threads[d] = groupDims[d];
+    shape.groups[d] = uint32_t((uint64_t(gridDims[d]) + groupDims[d] - 1) /
+                               groupDims[d]);
+    totalGroups *= shape.groups[d];
+  }
+  if (totalGroups >> 64)
+    throw RuntimeFailure("kernel " + artifact.kernelName +
+                         ": the dispatch has more than 2^64 threadgroups");
+
+  EnigmaCpuKernelFn entry = cpuKernel->entryPoint();
+  void *const *argv = pointers.data();
+  cpu::ThreadPool::shared().parallelFor(
+      uint64_t(totalGroups), [&](uint64_t begin, uint64_t end) {
+        entry(argv, &shape, begin, end);
+      });
+}
+
+double CpuBackend::launchTimed(LoadedKernel &kernel,
+                               const KernelArtifact &artifact,
+                               const std::vector<LaunchArg> &args, Dim3 grid,
+                               Dim3 threads) {
+  auto start = std::chrono::steady_clock::now();
+  launch(kernel, artifact, args, grid, threads);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  return std::chrono::duration<double, std::micro>(elapsed).count();
+}
+
+} // namespace enigma

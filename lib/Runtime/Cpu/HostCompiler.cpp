@@ -1,0 +1,174 @@
+//===- HostCompiler.cpp ---------------------------------------------------===//
+#include "HostCompiler.h"
+
+#include "enigma/Runtime/Backend.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace enigma::cpu {
+namespace {
+struct ProcessResult {
+  int exitCode = -1; // -1: killed by a signal
+  std::string output; // stdout and stderr, interleaved
+};
+
+/// Runs argv[0] (looked up in PATH) and collects its output. Throws
+/// BackendUnavailable when the program cannot be started at all.
+ProcessResult runProcess(const std::vector<std::string> &argv) {
+  int pipeFds[2];
+  // O_CLOEXEC: children spawned concurrently by other threads must not
+  // inherit the write end, or we would never see end-of-file.
+  if (::pipe2(pipeFds, O_CLOEXEC) != 0)
+    throw RuntimeFailure(std::string("cannot create a pipe: ") +
+                         std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+
+  std::vector<char *> args;
+  for (const std::string &arg : argv)
+    args.push_back(const_cast<char *>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int spawnError =
+      ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipeFds[1]);
+  if (spawnError != 0) {
+    ::close(pipeFds[0]);
+    throw BackendUnavailable("cannot run the host C++ compiler '" + argv[0] +
+                             "': " + std::strerror(spawnError) +
+                             " (set ENIGMA_CXX to a working C++ compiler)");
+  }
+
+  ProcessResult result;
+  char buffer[4096];
+  for (;;) {
+    ssize_t got = ::read(pipeFds[0], buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break;
+    result.output.append(buffer, size_t(got));
+  }
+  ::close(pipeFds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::vector<std::string> splitWords(const std::string &text) {
+  std::istringstream words(text);
+  std::vector<std::string> result;
+  for (std::string word; words >> word;)
+    result.push_back(word);
+  return result;
+}
+
+std::string joinWords(const std::vector<std::string> &words) {
+  std::string joined;
+  for (const std::string &word : words)
+    joined += (joined.empty() ? "" : " ") + word;
+  return joined;
+}
+} // namespace
+
+HostCompiler::HostCompiler(std::vector<std::string> commandWords)
+    : command(std::move(commandWords)) {
+  if (command.empty())
+    throw BackendUnavailable("the host C++ compiler command is empty "
+                             "(check ENIGMA_CXX)");
+  std::vector<std::string> argv = command;
+  argv.push_back("--version");
+  ProcessResult version = runProcess(argv);
+  if (version.exitCode != 0)
+    throw BackendUnavailable("the host C++ compiler '" + joinWords(command) +
+                             "' failed to report its version:\n" +
+                             version.output);
+  std::string firstLine = version.output.substr(0, version.output.find('\n'));
+  toolchainIdentity = joinWords(command) + " | " + firstLine;
+}
+
+const HostCompiler &HostCompiler::fromEnvironment() {
+  const char *configured = std::getenv("ENIGMA_CXX");
+  std::string commandText = configured && *configured ? configured : "c++";
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<HostCompiler>> compilers;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<HostCompiler> &compiler = compilers[commandText];
+  if (!compiler)
+    compiler = std::make_unique<HostCompiler>(splitWords(commandText));
+  return *compiler;
+}
+
+const std::vector<std::string> &HostCompiler::sharedObjectFlags() {
+  static const std::vector<std::string> flags = {
+      "-std=c++17",           // the language the emitter writes
+      "-O3",                  // kernels are hot loops: inline and vectorise
+      "-march=native",        // the host's vector ISA (CPU is in the key)
+      "-fPIC", "-shared",     // a shared object for dlopen
+      "-fwrapv",              // integer overflow wraps, as on GPUs
+      "-fno-strict-aliasing", // kernels reinterpret buffers (as_type, atomics)
+      "-fno-math-errno",      // sqrt etc. become instructions; same results
+  };
+  return flags;
+}
+
+void HostCompiler::compileSharedObject(
+    const std::string &sourcePath, const std::string &outputPath,
+    const std::string &includeDir,
+    const std::vector<std::string> &defines) const {
+  std::vector<std::string> argv = command;
+  for (const std::string &flag : sharedObjectFlags())
+    argv.push_back(flag);
+  argv.push_back("-I" + includeDir);
+  for (const std::string &define : defines)
+    argv.push_back("-D" + define);
+  argv.push_back(sourcePath);
+  argv.push_back("-o");
+  argv.push_back(outputPath);
+  ProcessResult result = runProcess(argv);
+  if (result.exitCode != 0)
+    throw RuntimeFailure("the host C++ compiler failed on " + sourcePath +
+                         " (source kept there; command: " + joinWords(argv) +
+                         "):\n" + result.output);
+}
+
+const std::string &hostCpuIdentity() {
+  static const std::string identity = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(cpuinfo, line) && (model.empty() || flags.empty())) {
+      auto startsWith = [&](const char *key) {
+        return line.rfind(key, 0) == 0;
+      };
+      if (model.empty() && (startsWith("model name") || startsWith("CPU part")))
+        model = line;
+      if (flags.empty() && (startsWith("flags") || startsWith("Features")))
+        flags = line;
+    }
+    return model + "\n" + flags;
+  }();
+  return identity;
+}
+
+} // namespace enigma::cpu

@@ -1,0 +1,457 @@
+//===- CudaBackend.cpp - Backend over the CUDA driver API -----------------===//
+#include "enigma/Runtime/CudaBackend.h"
+
+#include "CubinDiskCache.h"
+#include "CudaDriver.h"
+#include "CudaProgram.h"
+#include "Nvrtc.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace enigma {
+using namespace cuda;
+
+struct CudaBackend::State {
+  const DriverApi &api;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUevent start = nullptr, end = nullptr;
+  std::string deviceName;
+  int computeCapability = 0; // 90 for sm_90
+  uint64_t maxThreads = 1024;
+  std::string arch;          // what NVRTC is asked for: "sm_90" / "compute_90"
+  std::string archNote;      // why, when it is not the device's own cubin
+
+  explicit State(const DriverApi &api) : api(api) {}
+  ~State() {
+    if (!context)
+      return;
+    // Best effort: a failing driver at teardown must not throw.
+    api.cuCtxSetCurrent(context);
+    if (start)
+      api.cuEventDestroy(start);
+    if (end)
+      api.cuEventDestroy(end);
+    if (stream)
+      api.cuStreamDestroy(stream);
+    api.cuDevicePrimaryCtxRelease(device);
+  }
+  /// The context must be current on whichever thread calls in.
+  void makeCurrent() const {
+    checkResult(api, api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  }
+  void check(CUresult result, const char *what) const {
+    checkResult(api, result, what);
+  }
+};
+
+namespace {
+
+class CudaBuffer final : public DeviceBuffer {
+public:
+  CudaBuffer(std::shared_ptr<CudaBackend::State> state, CUdeviceptr pointer,
+             size_t bytes, bool owned)
+      : state(std::move(state)), pointer(pointer), bytes(bytes),
+        owned(owned) {}
+  ~CudaBuffer() override {
+    if (owned && state->api.cuCtxSetCurrent(state->context) == kCudaSuccess)
+      state->api.cuMemFree(pointer);
+  }
+  size_t size() const override { return bytes; }
+
+  std::shared_ptr<CudaBackend::State> state;
+  CUdeviceptr pointer;
+  size_t bytes;
+  bool owned;
+};
+
+class CudaKernel final : public LoadedKernel {
+public:
+  CudaKernel(std::shared_ptr<CudaBackend::State> state, CUmodule module,
+             CUfunction function, std::string description)
+      : state(std::move(state)), module(module), function(function),
+        description(std::move(description)) {}
+  ~CudaKernel() override {
+    if (state->api.cuCtxSetCurrent(state->context) == kCudaSuccess)
+      state->api.cuModuleUnload(module);
+  }
+
+  std::shared_ptr<CudaBackend::State> state;
+  CUmodule module;
+  CUfunction function;
+  std::string description;
+};
+
+const CudaBuffer &asCudaBuffer(const DeviceBuffer &buffer) {
+  auto *cudaBuffer = dynamic_cast<const CudaBuffer *>(&buffer);
+  if (!cudaBuffer)
+    throw DispatchError("buffer was not made by the CUDA backend");
+  return *cudaBuffer;
+}
+
+CudaKernel &asCudaKernel(LoadedKernel &kernel) {
+  auto *cudaKernel = dynamic_cast<CudaKernel *>(&kernel);
+  if (!cudaKernel)
+    throw DispatchError("kernel was not loaded by the CUDA backend");
+  return *cudaKernel;
+}
+
+/// The NVRTC target for a device of compute capability `cc`: its own cubin
+/// when NVRTC knows the architecture, a same-major older cubin (binary
+/// compatible), else PTX for the newest older architecture, which the driver
+/// JIT-compiles.
+void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
+  int cc = state.computeCapability;
+  const std::vector<int> &archs = nvrtc.supportedArchs();
+  int best = 0;
+  for (int arch : archs)
+    if (arch <= cc)
+      best = std::max(best, arch);
+  if (best == 0)
+    throw BackendUnavailable(
+        "NVRTC " + nvrtc.version() + " cannot compile for sm_" +
+        std::to_string(cc) + " (" + state.deviceName +
+        "): the device is older than every architecture it supports; use "
+        "enigma.CpuRuntime or an older CUDA toolkit");
+  if (best / 10 == cc / 10) {
+    state.arch = "sm_" + std::to_string(best);
+    if (best != cc)
+      state.archNote = "binary-compatible cubin for sm_" + std::to_string(cc);
+    return;
+  }
+  state.arch = "compute_" + std::to_string(best);
+  state.archNote = "PTX JIT-compiled by the driver: NVRTC " + nvrtc.version() +
+                   " predates sm_" + std::to_string(cc);
+}
+
+/// The cubin or PTX for `source`, from the disk cache when an identical
+/// compilation was done before, else from NVRTC (and then stored).
+// This is the one place that touches the cache; it should move to the
+// project-wide ArtifactCache (include/enigma/Cache) once that exists.
+NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
+                               const NvrtcProgramInput &program,
+                               bool &fromCache) {
+  std::vector<std::string> keyParts = {"nvrtc", nvrtc.version(),
+                                       program.source};
+  keyParts.insert(keyParts.end(), program.options.begin(),
+                  program.options.end());
+  for (const auto &header : program.headers) {
+    keyParts.push_back(header.first);
+    keyParts.push_back(header.second);
+  }
+  CubinDiskCache cache = CubinDiskCache::fromEnvironment();
+  std::string key = CubinDiskCache::keyFor(keyParts);
+  bool wantsCubin = program.options.front().find("=sm_") != std::string::npos;
+  if (std::optional<std::string> image = cache.find(key)) {
+    fromCache = true;
+    return NvrtcOutput{std::move(*image), wantsCubin, ""};
+  }
+  fromCache = false;
+  NvrtcOutput output = nvrtc.compile(program);
+  cache.store(key, output.image);
+  return output;
+}
+
+/// Loads a cubin, or JIT-compiles PTX, reporting the driver's log on
+/// failure.
+CUmodule loadModule(const CudaBackend::State &state, const std::string &image,
+                    const std::string &kernelName) {
+  char errorLog[8192] = {0};
+  int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes};
+  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof errorLog)};
+  CUmodule module = nullptr;
+  CUresult result =
+      state.api.cuModuleLoadDataEx(&module, image.data(), 2, options, values);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure("loading " + kernelName + " onto " +
+                         state.deviceName + " failed: " +
+                         describeResult(state.api, result) +
+                         (errorLog[0] ? std::string("\n") + errorLog : ""));
+  return module;
+}
+
+/// Storage for cuLaunchKernel's argument array: one slot per parameter
+/// (a device pointer, or a scalar's bytes in its own width at the slot's
+/// start, as the host is little-endian) and the EnigmaCudaLaunch last.
+struct LaunchArguments {
+  struct Launch {
+    unsigned grid[3];
+  } launch; // same layout as EnigmaCudaLaunch in enigma_cuda_abi.h
+  std::vector<uint64_t> slots;
+  std::vector<void *> pointers;
+
+  LaunchArguments(const KernelArtifact &artifact,
+                  const std::vector<LaunchArg> &args, Dim3 grid) {
+    if (args.size() != artifact.params.size())
+      throw DispatchError(artifact.kernelName + " takes " +
+                          std::to_string(artifact.params.size()) +
+                          " arguments, got " + std::to_string(args.size()));
+    slots.resize(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const KernelParam &param = artifact.params[i];
+      if (param.kind == ParamKind::Buffer) {
+        if (!args[i].buffer)
+          throw DispatchError("parameter '" + param.name + "' of " +
+                              artifact.kernelName + " needs a buffer");
+        slots[i] = asCudaBuffer(*args[i].buffer).pointer;
+      } else {
+        slots[i] = args[i].scalar.bits;
+      }
+      pointers.push_back(&slots[i]);
+    }
+    launch = {{grid.x, grid.y, grid.z}};
+    pointers.push_back(&launch);
+  }
+};
+
+unsigned blocksFor(uint32_t threadsInGrid, uint32_t threadsPerBlock) {
+  return unsigned((uint64_t(threadsInGrid) + threadsPerBlock - 1) /
+                  threadsPerBlock);
+}
+
+} // namespace
+
+CudaBackend::CudaBackend(int deviceOrdinal) {
+  const DriverApi &api = driverApi();
+  auto created = std::make_shared<State>(api);
+  State &s = *created;
+
+  CUresult result = api.cuInit(0);
+  if (result != kCudaSuccess)
+    throw BackendUnavailable(
+        "the CUDA driver is installed but did not start (cuInit: " +
+        describeResult(api, result) +
+        "); no usable NVIDIA GPU here? use enigma.CpuRuntime");
+  int count = 0;
+  if (api.cuDeviceGetCount(&count) != kCudaSuccess || count == 0)
+    throw BackendUnavailable("no CUDA device found; use enigma.CpuRuntime");
+  if (deviceOrdinal < 0 || deviceOrdinal >= count)
+    throw BackendUnavailable("CUDA device " + std::to_string(deviceOrdinal) +
+                             " does not exist (this machine has " +
+                             std::to_string(count) + ")");
+  s.check(api.cuDeviceGet(&s.device, deviceOrdinal), "cuDeviceGet");
+
+  char name[256] = {0};
+  api.cuDeviceGetName(name, sizeof name - 1, s.device);
+  s.deviceName = name;
+  int major = 0, minor = 0, maxThreads = 0;
+  s.check(api.cuDeviceGetAttribute(&major, kAttrComputeCapabilityMajor,
+                                   s.device),
+          "cuDeviceGetAttribute(compute capability)");
+  s.check(api.cuDeviceGetAttribute(&minor, kAttrComputeCapabilityMinor,
+                                   s.device),
+          "cuDeviceGetAttribute(compute capability)");
+  s.check(api.cuDeviceGetAttribute(&maxThreads, kAttrMaxThreadsPerBlock,
+                                   s.device),
+          "cuDeviceGetAttribute(max threads per block)");
+  s.computeCapability = major * 10 + minor;
+  s.maxThreads = uint64_t(std::min(maxThreads, 1024));
+
+  // Without NVRTC nothing can be loaded, so say so now rather than at the
+  // first dispatch.
+  chooseArchitecture(s, Nvrtc::get());
+
+  s.check(api.cuDevicePrimaryCtxRetain(&s.context, s.device),
+          "cuDevicePrimaryCtxRetain");
+  s.makeCurrent();
+  // A blocking stream (flags 0): the synchronous copies on the default
+  // stream wait for launches queued on it.
+  s.check(api.cuStreamCreate(&s.stream, 0), "cuStreamCreate");
+  s.check(api.cuEventCreate(&s.start, kEventDefault), "cuEventCreate");
+  s.check(api.cuEventCreate(&s.end, kEventDefault), "cuEventCreate");
+  state = std::move(created);
+}
+
+CudaBackend::~CudaBackend() = default;
+
+uint64_t CudaBackend::maxThreadsPerThreadgroup() const {
+  return state->maxThreads;
+}
+
+const std::string &CudaBackend::architecture() const { return state->arch; }
+const std::string &CudaBackend::deviceName() const { return state->deviceName; }
+
+std::shared_ptr<LoadedKernel>
+CudaBackend::load(const KernelArtifact &kernel,
+                  const ConstantValues &constants) {
+  if (kernel.cudaSource.empty())
+    throw RuntimeFailure(kernel.kernelName + " has no CUDA source");
+  for (const FunctionConstantUse &use : kernel.constants)
+    if (!constants.count(use.index))
+      throw DispatchError(kernel.kernelName + " reads function constant " +
+                          std::to_string(use.index) + " (" +
+                          shortName(use.dtype) +
+                          ") but no value was given for it");
+
+  const Nvrtc &nvrtc = Nvrtc::get();
+  NvrtcProgramInput program = makeCudaProgram(
+      nvrtc, kernel.kernelName, kernel.cudaSource, state->arch, constants);
+  bool fromCache = false;
+  NvrtcOutput code = loadOrCompileCubin(nvrtc, program, fromCache);
+
+  state->makeCurrent();
+  CUmodule module = loadModule(*state, code.image, kernel.kernelName);
+  CUfunction function = nullptr;
+  CUresult result =
+      state->api.cuModuleGetFunction(&function, module, kernel.kernelName.c_str());
+  if (result != kCudaSuccess) {
+    state->api.cuModuleUnload(module);
+    throw RuntimeFailure("the CUDA source does not define kernel " +
+                         kernel.kernelName + " (" +
+                         describeResult(state->api, result) + ")");
+  }
+
+  std::string description =
+      (code.isCubin ? "cubin " : "PTX ") + state->arch + " (" +
+      (fromCache ? std::string("disk cache") : "NVRTC " + nvrtc.version()) +
+      ")";
+  if (!state->archNote.empty())
+    description += ", " + state->archNote;
+  return std::make_shared<CudaKernel>(state, module, function,
+                                      std::move(description));
+}
+
+std::string CudaBackend::describeLoadedCode(const LoadedKernel &kernel) {
+  auto *cudaKernel = dynamic_cast<const CudaKernel *>(&kernel);
+  return cudaKernel ? cudaKernel->description : "not a CUDA kernel";
+}
+
+std::shared_ptr<DeviceBuffer> CudaBackend::allocate(size_t bytes) {
+  state->makeCurrent();
+  // cuMemAlloc rejects 0 bytes; a tiny allocation keeps every buffer a
+  // valid pointer to pass to a kernel.
+  size_t allocated = std::max<size_t>(bytes, 16);
+  CUdeviceptr pointer = 0;
+  CUresult result = state->api.cuMemAlloc(&pointer, allocated);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure("allocating " + std::to_string(bytes) +
+                         " bytes on " + state->deviceName + " failed: " +
+                         describeResult(state->api, result));
+  auto buffer = std::make_shared<CudaBuffer>(state, pointer, bytes, true);
+  state->check(state->api.cuMemsetD8(pointer, 0, allocated), "cuMemsetD8");
+  return buffer;
+}
+
+std::shared_ptr<DeviceBuffer> CudaBackend::wrapExternal(uint64_t devicePointer,
+                                                        size_t bytes) {
+  if (devicePointer == 0 && bytes != 0)
+    throw DispatchError("cannot wrap a null device pointer");
+  return std::make_shared<CudaBuffer>(state, CUdeviceptr(devicePointer),
+                                      bytes, false);
+}
+
+uint64_t CudaBackend::devicePointer(const DeviceBuffer &buffer) {
+  return asCudaBuffer(buffer).pointer;
+}
+
+void CudaBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
+  const CudaBuffer &buffer = asCudaBuffer(dst);
+  if (bytes > buffer.bytes)
+    throw DispatchError("upload of " + std::to_string(bytes) +
+                        " bytes into a " + std::to_string(buffer.bytes) +
+                        "-byte buffer");
+  if (bytes == 0)
+    return;
+  state->makeCurrent();
+  state->check(state->api.cuMemcpyHtoD(buffer.pointer, src, bytes),
+               "cuMemcpyHtoD");
+}
+
+void CudaBackend::download(const DeviceBuffer &src, void *dst, size_t bytes) {
+  const CudaBuffer &buffer = asCudaBuffer(src);
+  if (bytes > buffer.bytes)
+    throw DispatchError("download of " + std::to_string(bytes) +
+                        " bytes from a " + std::to_string(buffer.bytes) +
+                        "-byte buffer");
+  if (bytes == 0)
+    return;
+  state->makeCurrent();
+  state->check(state->api.cuMemcpyDtoH(dst, buffer.pointer, bytes),
+               "cuMemcpyDtoH");
+}
+
+void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
+                          const std::vector<LaunchArg> &args, Dim3 grid,
+                          Dim3 threads) {
+  CudaKernel &cudaKernel = asCudaKernel(kernel);
+  if (threads.x == 0 || threads.y == 0 || threads.z == 0)
+    throw DispatchError("threads per threadgroup must be at least 1 in "
+                        "every dimension");
+  if (threads.volume() > state->maxThreads)
+    throw DispatchError("threadgroup of " + std::to_string(threads.volume()) +
+                        " threads exceeds the device limit of " +
+                        std::to_string(state->maxThreads));
+  LaunchArguments arguments(artifact, args, grid);
+  if (grid.volume() == 0)
+    return; // an empty dispatch runs nothing, as on Metal
+
+  state->makeCurrent();
+  CUresult result = state->api.cuLaunchKernel(
+      cudaKernel.function, blocksFor(grid.x, threads.x),
+      blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), threads.x,
+      threads.y, threads.z, 0, state->stream, arguments.pointers.data(),
+      nullptr);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure("launching " + artifact.kernelName + " failed: " +
+                         describeResult(state->api, result));
+}
+
+void CudaBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
+                         const std::vector<LaunchArg> &args, Dim3 grid,
+                         Dim3 threads) {
+  enqueue(kernel, artifact, args, grid, threads);
+  CUresult result = state->api.cuCtxSynchronize();
+  if (result != kCudaSuccess)
+    throw RuntimeFailure(artifact.kernelName + " failed on the device: " +
+                         describeResult(state->api, result));
+}
+
+double CudaBackend::launchTimed(LoadedKernel &kernel,
+                                const KernelArtifact &artifact,
+                                const std::vector<LaunchArg> &args, Dim3 grid,
+                                Dim3 threads) {
+  state->makeCurrent();
+  state->check(state->api.cuEventRecord(state->start, state->stream),
+               "cuEventRecord");
+  enqueue(kernel, artifact, args, grid, threads);
+  state->check(state->api.cuEventRecord(state->end, state->stream),
+               "cuEventRecord");
+  CUresult result = state->api.cuEventSynchronize(state->end);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure(artifact.kernelName + " failed on the device: " +
+                         describeResult(state->api, result));
+  float milliseconds = 0;
+  state->check(state->api.cuEventElapsedTime(&milliseconds, state->start,
+                                             state->end),
+               "cuEventElapsedTime");
+  return double(milliseconds) * 1000.0;
+}
+
+void CudaBackend::launchAsync(LoadedKernel &kernel,
+                              const KernelArtifact &artifact,
+                              const std::vector<LaunchArg> &args, Dim3 grid,
+                              Dim3 threads) {
+  enqueue(kernel, artifact, args, grid, threads);
+}
+
+void CudaBackend::synchronize() {
+  state->makeCurrent();
+  CUresult result = state->api.cuStreamSynchronize(state->stream);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure("a queued CUDA kernel failed: " +
+                         describeResult(state->api, result));
+}
+
+std::string CudaBackend::compileForCheck(const std::string &cudaSource,
+                                         const std::string &arch,
+                                         const ConstantValues &constants) {
+  const Nvrtc &nvrtc = Nvrtc::get();
+  return nvrtc
+      .compile(makeCudaProgram(nvrtc, "enigma_check", cudaSource, arch,
+                               constants))
+      .image;
+}
+
+} // namespace enigma

@@ -1,0 +1,533 @@
+//===- Dispatch.cpp - Binding, validation and launches --------------------===//
+#include "enigma/Runtime/Dispatch.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+namespace enigma {
+
+//===----------------------------------------------------------------------===//
+// Number conversion
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string describeNumber(const HostNumber &value) {
+  std::ostringstream out;
+  if (const double *d = std::get_if<double>(&value)) {
+    out.precision(17);
+    out << *d;
+    // Make it visible that the user passed a float, even for 3.0.
+    if (std::isfinite(*d) && *d == std::trunc(*d))
+      out << ".0";
+  } else if (const int64_t *i = std::get_if<int64_t>(&value)) {
+    out << *i;
+  } else if (const uint64_t *u = std::get_if<uint64_t>(&value)) {
+    out << *u;
+  } else {
+    out << (std::get<bool>(value) ? "True" : "False");
+  }
+  return out.str();
+}
+
+[[noreturn]] void rejectNumber(const HostNumber &value, std::string_view what,
+                               const std::string &why) {
+  throw DispatchError(std::string(what) + " cannot take " +
+                      describeNumber(value) + ": " + why);
+}
+
+/// Rounds `value` to nearest-even in an IEEE binary format with the given
+/// field widths; nothing if a finite value overflows it. Rounding directly
+/// from double avoids the double rounding of going through float.
+std::optional<uint64_t> roundToBinaryFormat(double value, int exponentBits,
+                                            int fractionBits) {
+  const uint64_t sign = std::signbit(value) ? 1ull << (exponentBits + fractionBits) : 0;
+  const uint64_t exponentMask = ((1ull << exponentBits) - 1) << fractionBits;
+  if (std::isnan(value))
+    return sign | exponentMask | (1ull << (fractionBits - 1)); // quiet NaN
+  if (std::isinf(value))
+    return sign | exponentMask;
+  double magnitude = std::fabs(value);
+  if (magnitude == 0)
+    return sign;
+  const int bias = (1 << (exponentBits - 1)) - 1;
+  const int minExponent = 1 - bias;
+  int exponent = std::max(std::ilogb(magnitude), minExponent);
+  // Scale so that the representable values are exactly the integers.
+  auto mantissa = uint64_t(std::nearbyint(
+      std::ldexp(magnitude, fractionBits - exponent)));
+  if (mantissa >> (fractionBits + 1)) { // rounding carried into the next binade
+    mantissa >>= 1;
+    ++exponent;
+  }
+  if (exponent > bias)
+    return std::nullopt;
+  const uint64_t implicitBit = 1ull << fractionBits;
+  if (mantissa < implicitBit) // subnormal (exponent field 0)
+    return sign | mantissa;
+  return sign | (uint64_t(exponent + bias) << fractionBits) |
+         (mantissa - implicitBit);
+}
+
+ScalarValue toFloatBits(const HostNumber &value, DType dtype,
+                        std::string_view what) {
+  double number = 0;
+  if (const double *d = std::get_if<double>(&value))
+    number = *d;
+  else if (const int64_t *i = std::get_if<int64_t>(&value))
+    number = double(*i);
+  else if (const uint64_t *u = std::get_if<uint64_t>(&value))
+    number = double(*u);
+  else
+    number = std::get<bool>(value) ? 1.0 : 0.0;
+
+  std::optional<uint64_t> bits;
+  switch (dtype) {
+  case DType::F32: {
+    float single = float(number);
+    if (!std::isinf(single) || std::isinf(number))
+      bits = std::bit_cast<uint32_t>(single);
+    break;
+  }
+  case DType::F16:
+    bits = roundToBinaryFormat(number, 5, 10);
+    break;
+  default: // BF16
+    bits = roundToBinaryFormat(number, 8, 7);
+    break;
+  }
+  if (!bits)
+    rejectNumber(value, what, std::string("out of range for ") +
+                                  shortName(dtype));
+  return ScalarValue{dtype, *bits};
+}
+
+struct IntegerRange {
+  int64_t min;
+  uint64_t max;
+};
+
+IntegerRange integerRange(DType dtype) {
+  unsigned bits = unsigned(byteWidth(dtype)) * 8;
+  if (isSigned(dtype))
+    return {bits == 64 ? std::numeric_limits<int64_t>::min()
+                       : -(int64_t(1) << (bits - 1)),
+            (uint64_t(1) << (bits - 1)) - 1};
+  return {0, bits == 64 ? std::numeric_limits<uint64_t>::max()
+                        : (uint64_t(1) << bits) - 1};
+}
+
+ScalarValue toIntegerBits(const HostNumber &value, DType dtype,
+                          std::string_view what) {
+  if (std::holds_alternative<double>(value))
+    rejectNumber(value, what, std::string("a float is not an integer; ") +
+                                  "convert it explicitly (int(x))");
+  IntegerRange range = integerRange(dtype);
+  uint64_t bits = 0;
+  bool inRange = true;
+  if (const int64_t *i = std::get_if<int64_t>(&value)) {
+    inRange = *i >= range.min && (*i < 0 || uint64_t(*i) <= range.max);
+    bits = uint64_t(*i);
+  } else if (const uint64_t *u = std::get_if<uint64_t>(&value)) {
+    inRange = *u <= range.max;
+    bits = *u;
+  } else {
+    bits = std::get<bool>(value) ? 1 : 0;
+  }
+  if (!inRange) {
+    std::ostringstream why;
+    why << "out of range for " << shortName(dtype) << " [" << range.min
+        << ", " << range.max << "]";
+    rejectNumber(value, what, why.str());
+  }
+  unsigned width = unsigned(byteWidth(dtype)) * 8;
+  if (width < 64)
+    bits &= (uint64_t(1) << width) - 1; // keep only the dtype's bytes
+  return ScalarValue{dtype, bits};
+}
+
+ScalarValue toBoolBits(const HostNumber &value, std::string_view what) {
+  if (const bool *b = std::get_if<bool>(&value))
+    return ScalarValue{DType::Bool, *b ? 1u : 0u};
+  const int64_t *i = std::get_if<int64_t>(&value);
+  const uint64_t *u = std::get_if<uint64_t>(&value);
+  if ((i && (*i == 0 || *i == 1)) || (u && (*u == 0 || *u == 1)))
+    return ScalarValue{DType::Bool, i ? uint64_t(*i) : *u};
+  rejectNumber(value, what, "a bool takes True/False or 0/1");
+}
+} // namespace
+
+ScalarValue convertNumber(const HostNumber &value, DType dtype,
+                          std::string_view what) {
+  if (dtype == DType::Bool)
+    return toBoolBits(value, what);
+  if (isFloat(dtype))
+    return toFloatBits(value, dtype, what);
+  return toIntegerBits(value, dtype, what);
+}
+
+//===----------------------------------------------------------------------===//
+// Launch shape
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string formatDim3(Dim3 d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " +
+         std::to_string(d.z) + ")";
+}
+} // namespace
+
+void checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads) {
+  if (grid.volume() == 0)
+    throw DispatchError("grid " + formatDim3(grid) +
+                        " has a zero dimension; every dimension counts "
+                        "threads and must be at least 1");
+  if (threads.volume() == 0)
+    throw DispatchError("threads " + formatDim3(threads) +
+                        " has a zero dimension; every dimension of the "
+                        "threadgroup must be at least 1");
+  if (threads.volume() > maxThreads)
+    throw DispatchError("threads " + formatDim3(threads) + " is " +
+                        std::to_string(threads.volume()) +
+                        " threads per threadgroup, more than the maximum of " +
+                        std::to_string(maxThreads));
+}
+
+//===----------------------------------------------------------------------===//
+// Binding
+//===----------------------------------------------------------------------===//
+
+struct Dispatcher::Binding {
+  enum class Source { Input, Scalar, Output };
+  struct Slot {
+    Source source = Source::Input;
+    size_t index = 0; // into inputs, or the output's position
+    size_t bytes = 0; // buffer size (inputs and outputs)
+    ScalarValue scalar;
+  };
+  std::vector<Slot> slots; // one per parameter
+  ConstantValues constants;
+};
+
+namespace {
+/// "B (f32)", or "B (f32x4)" for a vector buffer.
+std::string describeParam(const KernelParam &param) {
+  std::string type = shortName(param.dtype);
+  if (param.vecWidth > 1)
+    type += "x" + std::to_string(param.vecWidth);
+  return param.name + " (" + type + ")";
+}
+
+std::string describeParams(const KernelArtifact &kernel,
+                           const std::vector<size_t> &indices) {
+  if (indices.empty())
+    return "none";
+  std::string list;
+  for (size_t i : indices)
+    list += (list.empty() ? "" : ", ") + describeParam(kernel.params[i]);
+  return list;
+}
+
+std::string plural(size_t count, const char *noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+size_t entryBytes(const KernelParam &param) {
+  return byteWidth(param.dtype) * std::max(1u, param.vecWidth);
+}
+
+void checkInput(const KernelArtifact &kernel, const KernelParam &param,
+                size_t inputIndex, const HostArray &input) {
+  std::string label = "kernel " + kernel.kernelName + ": input " +
+                      std::to_string(inputIndex) + " (" + param.name + ")";
+  if (input.dtype != param.dtype)
+    throw DispatchError(label + " has dtype " + numpyName(input.dtype) +
+                        " but parameter " + param.name + " is " +
+                        shortName(param.dtype));
+  if (input.bytes != input.elements * byteWidth(input.dtype))
+    throw DispatchError(label + " claims " + std::to_string(input.elements) +
+                        " elements of " + numpyName(input.dtype) +
+                        " but holds " + std::to_string(input.bytes) +
+                        " bytes");
+  if (input.bytes % entryBytes(param) != 0)
+    throw DispatchError(label + " holds " + std::to_string(input.bytes) +
+                        " bytes, not a whole number of " +
+                        std::to_string(entryBytes(param)) +
+                        "-byte entries of parameter " + describeParam(param));
+  if (input.bytes > 0 && !input.data)
+    throw DispatchError(label + " has no data");
+}
+
+void checkOutputSize(const KernelArtifact &kernel, const KernelParam &param,
+                     size_t bytes) {
+  std::string label =
+      "kernel " + kernel.kernelName + ": output " + describeParam(param);
+  if (bytes == 0)
+    throw DispatchError(label + " has size 0; give its size in bytes");
+  if (bytes % entryBytes(param) != 0)
+    throw DispatchError(label + " has size " + std::to_string(bytes) +
+                        " bytes, not a multiple of its " +
+                        std::to_string(entryBytes(param)) + "-byte element");
+}
+
+ConstantValues bindConstants(const KernelArtifact &kernel,
+                             const ConstantArgs &given) {
+  ConstantValues values;
+  for (const FunctionConstantUse &use : kernel.constants) {
+    std::string label = "function constant " + std::to_string(use.index) +
+                        " (" + shortName(use.dtype) + ")";
+    auto it = given.find(use.index);
+    if (it == given.end())
+      throw DispatchError("kernel " + kernel.kernelName + " uses " + label +
+                          " but no value was given for it");
+    std::optional<DType> type = parseDType(it->second.dtype);
+    if (!type)
+      throw DispatchError(label + ": unknown dtype '" + it->second.dtype +
+                          "'");
+    if (*type != use.dtype)
+      throw DispatchError("kernel " + kernel.kernelName + " declares " +
+                          label + " but it was given as " +
+                          shortName(*type));
+    values[use.index] = convertNumber(it->second.value, use.dtype, label);
+  }
+  // Constants the kernel does not use are ignored, as Metal does.
+  return values;
+}
+} // namespace
+
+Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
+                                     const DispatchArgs &args) const {
+  const std::vector<KernelParam> &params = kernel.params;
+  std::vector<size_t> bufferParams, scalarParams;
+  for (size_t i = 0; i < params.size(); ++i)
+    (params[i].kind == ParamKind::Buffer ? bufferParams : scalarParams)
+        .push_back(i);
+  const std::string prefix = "kernel " + kernel.kernelName;
+
+  if (args.inputs.size() > bufferParams.size())
+    throw DispatchError(prefix + " has " +
+                        plural(bufferParams.size(), "buffer parameter") +
+                        " (" + describeParams(kernel, bufferParams) +
+                        ") but " + plural(args.inputs.size(), "input") +
+                        " were given");
+  if (args.scalars.size() != scalarParams.size())
+    throw DispatchError(prefix + " takes " +
+                        plural(scalarParams.size(), "scalar") + " (" +
+                        describeParams(kernel, scalarParams) + ") but " +
+                        std::to_string(args.scalars.size()) + " were given");
+
+  std::vector<size_t> outputParams(bufferParams.begin() + args.inputs.size(),
+                                   bufferParams.end());
+  const std::vector<size_t> &sizes = args.outputSizes;
+  if (outputParams.empty() && !sizes.empty())
+    throw DispatchError(prefix + " has no output buffer (the inputs feed " +
+                        describeParams(kernel, bufferParams) + ") but " +
+                        plural(sizes.size(), "output size") + " were given");
+  if (!outputParams.empty() && sizes.empty())
+    throw DispatchError(prefix + ": missing output size for " +
+                        describeParams(kernel, outputParams));
+  if (sizes.size() > 1 && sizes.size() != outputParams.size())
+    throw DispatchError(prefix + " has " +
+                        plural(outputParams.size(), "output") + " (" +
+                        describeParams(kernel, outputParams) + ") but " +
+                        plural(sizes.size(), "output size") +
+                        " were given; give one per output, or one for all");
+
+  Binding binding;
+  binding.slots.resize(params.size());
+  size_t nextBuffer = 0, nextScalar = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const KernelParam &param = params[i];
+    Binding::Slot &slot = binding.slots[i];
+    if (param.kind == ParamKind::Scalar) {
+      if (param.vecWidth > 1)
+        throw DispatchError(prefix + ": vector scalar parameter " +
+                            describeParam(param) + " is not supported");
+      slot.source = Binding::Source::Scalar;
+      slot.index = nextScalar;
+      slot.scalar = convertNumber(args.scalars[nextScalar++], param.dtype,
+                                  "scalar parameter " + describeParam(param));
+    } else if (nextBuffer < args.inputs.size()) {
+      const HostArray &input = args.inputs[nextBuffer];
+      checkInput(kernel, param, nextBuffer, input);
+      slot.source = Binding::Source::Input;
+      slot.index = nextBuffer++;
+      slot.bytes = input.bytes;
+    } else {
+      size_t output = nextBuffer++ - args.inputs.size();
+      slot.source = Binding::Source::Output;
+      slot.index = output;
+      slot.bytes = sizes.size() == 1 ? sizes[0] : sizes[output];
+      checkOutputSize(kernel, param, slot.bytes);
+    }
+  }
+  binding.constants = bindConstants(kernel, args.constants);
+  return binding;
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatcher
+//===----------------------------------------------------------------------===//
+
+Dispatcher::Dispatcher(std::shared_ptr<Backend> backend)
+    : device(std::move(backend)) {
+  if (!device)
+    throw std::invalid_argument("Dispatcher needs a backend");
+}
+
+uint64_t Dispatcher::maxThreadsPerThreadgroup() const {
+  return std::min(kMaxThreadsPerThreadgroup,
+                  device->maxThreadsPerThreadgroup());
+}
+
+std::shared_ptr<LoadedKernel>
+Dispatcher::loadKernel(const KernelArtifact &kernel,
+                       const ConstantValues &constants) {
+  // The sources identify the kernel; a process-local hash is enough since
+  // the name and constants are part of the key too.
+  std::hash<std::string> hashText;
+  std::ostringstream key;
+  key << kernel.kernelName << '|' << std::hex << hashText(kernel.cppSource)
+      << '|' << hashText(kernel.mslSource) << '|'
+      << hashText(kernel.cudaSource);
+  for (const auto &[index, value] : constants)
+    key << '|' << std::dec << index << ':' << shortName(value.dtype) << '='
+        << std::hex << value.bits;
+
+  // Holding the lock while loading keeps two threads from compiling the
+  // same kernel twice.
+  std::lock_guard<std::mutex> lock(loadMutex);
+  std::shared_ptr<LoadedKernel> &entry = loaded[key.str()];
+  if (!entry)
+    entry = device->load(kernel, constants);
+  return entry;
+}
+
+void Dispatcher::materialize(const KernelArtifact &kernel,
+                             const Binding &binding,
+                             std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
+                             std::vector<LaunchArg> &launchArgs) {
+  buffers.assign(kernel.params.size(), nullptr);
+  launchArgs.assign(kernel.params.size(), LaunchArg{});
+  for (size_t i = 0; i < binding.slots.size(); ++i) {
+    const Binding::Slot &slot = binding.slots[i];
+    if (slot.source == Binding::Source::Scalar) {
+      launchArgs[i].scalar = slot.scalar;
+      continue;
+    }
+    buffers[i] = device->allocate(slot.bytes); // zero-filled
+    launchArgs[i].buffer = buffers[i].get();
+  }
+}
+
+std::vector<std::vector<uint8_t>>
+Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
+                    Dim3 grid, Dim3 threads) {
+  checkLaunchShape(grid, threads, maxThreadsPerThreadgroup());
+  Binding binding = bind(kernel, args);
+  std::shared_ptr<LoadedKernel> loadedKernel =
+      loadKernel(kernel, binding.constants);
+
+  std::vector<std::shared_ptr<DeviceBuffer>> buffers;
+  std::vector<LaunchArg> launchArgs;
+  materialize(kernel, binding, buffers, launchArgs);
+  for (size_t i = 0; i < binding.slots.size(); ++i) {
+    const Binding::Slot &slot = binding.slots[i];
+    if (slot.source == Binding::Source::Input && slot.bytes > 0)
+      device->upload(*buffers[i], args.inputs[slot.index].data, slot.bytes);
+  }
+
+  device->launch(*loadedKernel, kernel, launchArgs, grid, threads);
+
+  std::vector<std::vector<uint8_t>> outputs;
+  for (size_t i = 0; i < binding.slots.size(); ++i) {
+    const Binding::Slot &slot = binding.slots[i];
+    if (slot.source != Binding::Source::Output)
+      continue;
+    outputs.emplace_back(slot.bytes);
+    device->download(*buffers[i], outputs.back().data(), slot.bytes);
+  }
+  return outputs;
+}
+
+PreparedKernel Dispatcher::prepare(const KernelArtifact &kernel,
+                                   const DispatchArgs &args) {
+  Binding binding = bind(kernel, args);
+  PreparedKernel prepared;
+  prepared.kernel = loadKernel(kernel, binding.constants);
+  materialize(kernel, binding, prepared.buffers, prepared.args);
+  for (size_t i = 0; i < binding.slots.size(); ++i) {
+    const Binding::Slot &slot = binding.slots[i];
+    if (slot.source == Binding::Source::Input && slot.bytes > 0)
+      device->upload(*prepared.buffers[i], args.inputs[slot.index].data,
+                     slot.bytes);
+    if (slot.source == Binding::Source::Output)
+      prepared.outputParams.push_back(i);
+  }
+  prepared.backend = device;
+  prepared.artifact = std::make_shared<const KernelArtifact>(kernel);
+  prepared.kernelName = kernel.kernelName;
+  return prepared;
+}
+
+//===----------------------------------------------------------------------===//
+// PreparedKernel
+//===----------------------------------------------------------------------===//
+
+void PreparedKernel::checkUsable() const {
+  if (!backend)
+    throw RuntimeFailure("prepared kernel " + kernelName +
+                         " was released; prepare it again to use it");
+}
+
+void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
+  checkUsable();
+  checkLaunchShape(grid, threads,
+                   std::min(kMaxThreadsPerThreadgroup,
+                            backend->maxThreadsPerThreadgroup()));
+  backend->launch(*kernel, *artifact, args, grid, threads);
+}
+
+double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
+  checkUsable();
+  checkLaunchShape(grid, threads,
+                   std::min(kMaxThreadsPerThreadgroup,
+                            backend->maxThreadsPerThreadgroup()));
+  return backend->launchTimed(*kernel, *artifact, args, grid, threads);
+}
+
+std::vector<std::vector<uint8_t>> PreparedKernel::readOutputs() const {
+  checkUsable();
+  std::vector<std::vector<uint8_t>> outputs;
+  for (size_t param : outputParams) {
+    const DeviceBuffer &buffer = *buffers[param];
+    outputs.emplace_back(buffer.size());
+    backend->download(buffer, outputs.back().data(), buffer.size());
+  }
+  return outputs;
+}
+
+std::vector<uint8_t> PreparedKernel::readOutput() const {
+  checkUsable();
+  if (outputParams.empty())
+    throw DispatchError("kernel " + kernelName + " has no output buffer");
+  const DeviceBuffer &buffer = *buffers[outputParams.front()];
+  std::vector<uint8_t> bytes(buffer.size());
+  backend->download(buffer, bytes.data(), bytes.size());
+  return bytes;
+}
+
+void PreparedKernel::release() {
+  args.clear();
+  buffers.clear();
+  outputParams.clear();
+  kernel.reset();
+  artifact.reset();
+  backend.reset();
+}
+
+} // namespace enigma

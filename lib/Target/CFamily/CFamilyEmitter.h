@@ -1,0 +1,110 @@
+//===- CFamilyEmitter.h - The shared C-family walker ------------*- C++ -*-===//
+//
+// Walks an enigma.kernel and prints C-family statements. Everything that
+// reads the same in MSL, CUDA and host C++ (arithmetic, casts, loads and
+// stores, structured control flow) is printed here; each target subclass
+// supplies the signature, thread queries and barriers.
+//
+// Integers are signless in the IR, so values are held in the *unsigned* C
+// type of their width (wrap-around is defined for unsigned arithmetic in every
+// C dialect) and signed operations cast their operands to the signed type.
+// Every value name is v<N>, numbered in order of definition, so the text is
+// stable across runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_LIB_TARGET_CFAMILY_CFAMILYEMITTER_H
+#define ENIGMA_LIB_TARGET_CFAMILY_CFAMILYEMITTER_H
+
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace enigma {
+
+class CFamilyEmitter {
+public:
+  CFamilyEmitter(KernelOp kernel, llvm::raw_ostream &os)
+      : kernel(kernel), os(os) {}
+  virtual ~CFamilyEmitter() = default;
+
+  /// Prints the whole kernel (file header included).
+  mlir::LogicalResult emit();
+
+protected:
+  // --- Target hooks -------------------------------------------------------
+  virtual void emitFileHeader() = 0;
+  /// Prints the kernel's signature and opening brace, then whatever must run
+  /// before the body (parameter unpacking, guards).
+  virtual mlir::LogicalResult emitKernelBody() = 0;
+  /// Expression for a thread/grid query op.
+  virtual std::string threadQuery(mlir::Operation *op) = 0;
+  /// Statement(s) for a barrier; may fail on targets that cannot honour it.
+  virtual mlir::LogicalResult emitBarrier(mlir::Operation *op) = 0;
+
+  // --- Shared pieces the targets build on -----------------------------------
+  /// Metal spelling of a type; integers in the unsigned form unless
+  /// `asSigned`. Vectors as float4, uint2, ...
+  std::string typeName(mlir::Type type, bool asSigned = false);
+  /// The element type spelling of a buffer parameter, from its enigma.dtype
+  /// (which keeps signedness), e.g. "int" for an i32 buffer of dtype i32.
+  std::string paramElementType(unsigned index);
+  /// A C identifier for parameter `index` derived from the user's name.
+  std::string paramName(unsigned index);
+  /// How the body reads scalar parameter `index` declared as `name`: signed
+  /// integers are read through their unsigned storage type.
+  std::string scalarParamExpr(unsigned index, const std::string &name);
+
+  mlir::LogicalResult emitBlock(mlir::Block &block);
+  mlir::LogicalResult emitOp(mlir::Operation *op);
+
+  /// The expression that reads `value`.
+  virtual std::string expr(mlir::Value value);
+  /// Whether index casts are folded into the subscript that uses them (true)
+  /// or printed as statements.
+  virtual bool foldIndexCasts() const { return true; }
+  /// Binds `value` to an already printed expression (no statement).
+  void alias(mlir::Value value, std::string expression);
+  /// A fresh name v<N> for `value`.
+  std::string freshName(mlir::Value value);
+  /// Prints the definition `T vN = rhs;` of `value`. Targets that keep
+  /// per-thread copies override it.
+  virtual void define(mlir::Value value, const std::string &rhs);
+  /// Prints `target = rhs;` for a carried variable.
+  virtual void assign(mlir::Value target, const std::string &rhs);
+  /// Declares a carried variable (loop-carried value or if result) before
+  /// the construct that updates it.
+  virtual void declareVariable(mlir::Value value, const std::string &init);
+
+  llvm::raw_ostream &line(); // indented output
+  void indentMore() { indent += 2; }
+  void indentLess() { indent -= 2; }
+
+  KernelOp kernel;
+  llvm::raw_ostream &os;
+  int indent = 0;
+  llvm::DenseMap<mlir::Value, std::string> names;
+  unsigned nextId = 0;
+
+private:
+  std::string constant(mlir::Attribute value, mlir::Type type);
+  mlir::LogicalResult emitArith(mlir::Operation *op, bool &handled);
+  mlir::LogicalResult emitMath(mlir::Operation *op, bool &handled);
+  mlir::LogicalResult emitFor(mlir::scf::ForOp op);
+  mlir::LogicalResult emitIf(mlir::scf::IfOp op);
+  void emitYield(mlir::ValueRange targets, mlir::ValueRange values);
+};
+
+/// The name C code uses for a mem_flags attribute, e.g.
+/// "mem_flags::mem_device | mem_flags::mem_threadgroup".
+std::string metalMemFlags(MemFlags flags);
+
+/// True when the op (or anything nested in it) is a barrier.
+bool containsBarrier(mlir::Operation *op);
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,360 @@
+//===- CppEmitter.cpp - Host C++ for the CPU backend ----------------------===//
+//
+// A CPU kernel runs a range of threadgroups (enigma_cpu_abi.h). Inside a
+// group, the threads of the group run one after another in a loop nest.
+//
+// Without barriers the whole body sits inside that loop nest: a plain loop
+// the host compiler can vectorise. With barriers the body is split at each
+// barrier into "runs" of barrier-free ops, each in its own thread loop, so
+// every thread finishes one run before any starts the next: exactly the
+// guarantee of threadgroup_barrier. Values that cross from one run to another
+// live in per-thread arrays. Structured control flow that contains barriers
+// is executed once per group (its condition and bounds are uniform, which the
+// dialect's barrier verifier checks) with thread loops inside it.
+//
+//===----------------------------------------------------------------------===//
+#include "CppEmitter.h"
+
+#include "../CFamily/CFamilyEmitter.h"
+#include "../CFamily/KernelQueries.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace enigma {
+namespace {
+
+/// Upper bound on threads per threadgroup (Metal's limit), the size of
+/// per-thread arrays.
+constexpr unsigned kMaxThreads = 1024;
+
+class CppEmitter : public CFamilyEmitter {
+public:
+  using CFamilyEmitter::CFamilyEmitter;
+
+protected:
+  void emitFileHeader() override {
+    os << "#include \"enigma_cpu_prelude.h\"\n\n";
+  }
+
+  LogicalResult emitKernelBody() override {
+    barrierMode = containsBarrier(kernel);
+    os << "extern \"C\" void " << kernelFunctionName(kernel)
+       << "(void *const *enigma_args, const EnigmaCpuLaunch *enigma_launch, "
+          "uint64_t enigma_group_begin, uint64_t enigma_group_end) {\n";
+    indentMore();
+    Block &entry = kernel.getBody().front();
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+      std::string name = paramName(i);
+      std::string type = paramElementType(i);
+      if (kernel.isBufferParam(i)) {
+        line() << type << " *ENIGMA_CPU_RESTRICT " << name << " = (" << type
+               << " *)enigma_args[" << i << "];\n";
+        alias(entry.getArgument(i), name);
+      } else {
+        line() << "const " << type << " " << name << " = *(const " << type
+               << " *)enigma_args[" << i << "];\n";
+        alias(entry.getArgument(i), scalarParamExpr(i, name));
+      }
+    }
+    line() << "const uint64_t enigma_groups_xy = (uint64_t)enigma_launch->"
+              "groups[0] * enigma_launch->groups[1];\n";
+    line() << "for (uint64_t enigma_g = enigma_group_begin; enigma_g < "
+              "enigma_group_end; ++enigma_g) {\n";
+    indentMore();
+    line() << "const uint enigma_gx = (uint)(enigma_g % "
+              "enigma_launch->groups[0]);\n";
+    line() << "const uint enigma_gy = (uint)((enigma_g / "
+              "enigma_launch->groups[0]) % enigma_launch->groups[1]);\n";
+    line() << "const uint enigma_gz = (uint)(enigma_g / enigma_groups_xy);\n";
+    // The edge threadgroup is partial (dispatchThreads semantics).
+    for (unsigned d = 0; d < 3; ++d)
+      line() << "const uint enigma_n" << dimLetter(d)
+             << " = enigma_min_u32(enigma_launch->threads[" << d
+             << "], enigma_launch->grid[" << d << "] - enigma_g"
+             << dimLetter(d) << " * enigma_launch->threads[" << d << "]);\n";
+    LogicalResult result = success();
+    if (!barrierMode) {
+      openThreadLoop();
+      result = emitBlock(entry);
+      closeThreadLoop();
+    } else {
+      if (failed(planRuns(entry)))
+        return failure();
+      declareSpilledValues();
+      result = emitGroupBlock(entry);
+    }
+    indentLess();
+    line() << "}\n";
+    indentLess();
+    os << "}\n";
+    return result;
+  }
+
+  std::string threadQuery(Operation *op) override {
+    unsigned d = queryDim(op).value_or(0);
+    std::string L(1, dimLetter(d)), D = std::to_string(d);
+    std::string linear =
+        "((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx)";
+    return llvm::TypeSwitch<Operation *, std::string>(op)
+        .Case([&](ThreadPositionInGridOp) {
+          return "(enigma_g" + L + " * enigma_launch->threads[" + D +
+                 "] + enigma_l" + L + ")";
+        })
+        .Case([&](ThreadPositionInThreadgroupOp) { return "enigma_l" + L; })
+        .Case([&](ThreadgroupPositionInGridOp) { return "enigma_g" + L; })
+        .Case([&](ThreadsPerThreadgroupOp) { return "enigma_n" + L; })
+        .Case([&](ThreadsPerGridOp) {
+          return "enigma_launch->grid[" + D + "]";
+        })
+        .Case([&](ThreadgroupsPerGridOp) {
+          return "enigma_launch->groups[" + D + "]";
+        })
+        .Case([&](ThreadIndexInThreadgroupOp) { return linear; })
+        .Case([&](ThreadIndexInSimdgroupOp) { return "(" + linear + " & 31u)"; })
+        .Case([&](SimdgroupIndexInThreadgroupOp) {
+          return "(" + linear + " >> 5)";
+        })
+        .Case([&](ThreadsPerSimdgroupOp) { return std::string("32u"); })
+        .Case([&](SimdgroupsPerThreadgroupOp) {
+          return std::string("((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5)");
+        })
+        .Default([](Operation *) { return std::string("<query>"); });
+  }
+
+  LogicalResult emitBarrier(Operation *op) override {
+    // Reached only inside a thread loop, i.e. not split out by planRuns.
+    return op->emitOpError("cannot be run by the CPU backend here");
+  }
+
+  // --- Per-thread values in barrier mode ----------------------------------
+
+  bool foldIndexCasts() const override { return !barrierMode; }
+
+  std::string expr(Value value) override {
+    if (spilled.contains(value))
+      return names.lookup(value) + (inThreadLoop ? "[enigma_lid]" : "[0]");
+    return CFamilyEmitter::expr(value);
+  }
+
+  void define(Value value, const std::string &rhs) override {
+    if (!spilled.contains(value))
+      return CFamilyEmitter::define(value, rhs);
+    line() << names.lookup(value) << "[enigma_lid] = " << rhs << ";\n";
+  }
+
+  void declareVariable(Value value, const std::string &init) override {
+    if (!spilled.contains(value))
+      return CFamilyEmitter::declareVariable(value, init);
+    if (!init.empty())
+      line() << names.lookup(value) << "[enigma_lid] = " << init << ";\n";
+  }
+
+private:
+  void openThreadLoop() {
+    line() << "for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)\n";
+    line() << "for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)\n";
+    line() << "for (uint enigma_lx = 0; enigma_lx < enigma_nx; ++enigma_lx) "
+              "{\n";
+    indentMore();
+    if (barrierMode)
+      line() << "const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) "
+                "* enigma_nx + enigma_lx;\n";
+    inThreadLoop = true;
+  }
+
+  void closeThreadLoop() {
+    inThreadLoop = false;
+    indentLess();
+    line() << "}\n";
+  }
+
+  static bool isGroupLevel(Operation *op) {
+    return isa<BarrierOp, SimdBarrierOp>(op) ||
+           (op->getNumRegions() > 0 && containsBarrier(op));
+  }
+
+  /// Numbers the runs of every group-level block and marks the values that
+  /// are used outside the run that defines them.
+  LogicalResult planRuns(Block &block) {
+    int run = nextRun++;
+    for (Operation &op : block.without_terminator()) {
+      if (!isGroupLevel(&op)) {
+        runOf[&op] = run;
+        continue;
+      }
+      runOf[&op] = -1;
+      run = nextRun++;
+      if (isa<BarrierOp, SimdBarrierOp>(op))
+        continue;
+      if (!isa<scf::ForOp, scf::IfOp>(op))
+        return op.emitOpError("contains a barrier; the CPU backend runs "
+                              "barriers only at the top level of a kernel or "
+                              "inside scf.for / scf.if with uniform bounds "
+                              "and conditions");
+      for (Region &region : op.getRegions())
+        for (Block &nested : region)
+          if (failed(planRuns(nested)))
+            return failure();
+      // Carried values and results are per thread.
+      for (Value result : op.getResults())
+        markSpilled(result);
+      if (auto forOp = dyn_cast<scf::ForOp>(op))
+        for (auto [arg, result] :
+             llvm::zip(forOp.getRegionIterArgs(), forOp.getResults()))
+          spillAlias.emplace_back(arg, result);
+    }
+    for (Operation &op : block.without_terminator()) {
+      if (runOf[&op] < 0)
+        continue;
+      for (Value result : op.getResults()) {
+        if (isa<arith::ConstantOp>(op) || !metalQueryName(&op).empty())
+          continue; // printed inline wherever used
+        for (Operation *user : result.getUsers()) {
+          Operation *ancestor = block.findAncestorOpInBlock(*user);
+          if (!ancestor || ancestor->hasTrait<OpTrait::IsTerminator>() ||
+              runOf.lookup(ancestor) != runOf[&op]) {
+            markSpilled(result);
+            break;
+          }
+        }
+      }
+    }
+    return success();
+  }
+
+  void markSpilled(Value value) {
+    if (spilled.insert(value).second)
+      spilledOrder.push_back(value);
+  }
+
+  void declareSpilledValues() {
+    for (Value v : spilledOrder) {
+      std::string name = freshName(v);
+      line() << typeName(v.getType()) << " " << name << "[" << kMaxThreads
+             << "];\n";
+    }
+    for (auto [arg, result] : spillAlias) {
+      names[arg] = names.lookup(result);
+      spilled.insert(arg);
+    }
+  }
+
+  LogicalResult emitRun(std::vector<Operation *> &run) {
+    bool printsSomething = llvm::any_of(run, [](Operation *op) {
+      return !isa<arith::ConstantOp>(op) && metalQueryName(op).empty();
+    });
+    if (printsSomething)
+      openThreadLoop();
+    for (Operation *op : run)
+      if (failed(emitOp(op)))
+        return failure();
+    if (printsSomething)
+      closeThreadLoop();
+    run.clear();
+    return success();
+  }
+
+  LogicalResult emitGroupBlock(Block &block) {
+    std::vector<Operation *> run;
+    for (Operation &op : block.without_terminator()) {
+      if (runOf[&op] >= 0) {
+        run.push_back(&op);
+        continue;
+      }
+      if (failed(emitRun(run)))
+        return failure();
+      if (auto b = dyn_cast<BarrierOp>(op)) {
+        line() << "// threadgroup_barrier(" << metalMemFlags(b.getFlags())
+               << ")\n";
+      } else if (auto b = dyn_cast<SimdBarrierOp>(op)) {
+        line() << "// simdgroup_barrier(" << metalMemFlags(b.getFlags())
+               << ")\n";
+      } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+        if (failed(emitGroupFor(forOp)))
+          return failure();
+      } else if (failed(emitGroupIf(cast<scf::IfOp>(op)))) {
+        return failure();
+      }
+    }
+    return emitRun(run);
+  }
+
+  /// Copies `values` into the per-thread variables `targets`, thread by
+  /// thread, reading all before writing any.
+  void copyPerThread(ValueRange targets, ValueRange values) {
+    openThreadLoop();
+    std::vector<std::string> temps;
+    for (Value v : values) {
+      std::string temp = "t" + std::to_string(nextId++);
+      line() << typeName(v.getType()) << " " << temp << " = " << expr(v)
+             << ";\n";
+      temps.push_back(temp);
+    }
+    for (auto [target, temp] : llvm::zip(targets, temps))
+      line() << names.lookup(target) << "[enigma_lid] = " << temp << ";\n";
+    closeThreadLoop();
+  }
+
+  LogicalResult emitGroupFor(scf::ForOp op) {
+    if (op.getNumResults())
+      copyPerThread(op.getResults(), op.getInitArgs());
+    Value iv = op.getInductionVar();
+    std::string type = typeName(iv.getType());
+    std::string signedType = typeName(iv.getType(), true);
+    std::string lb = expr(op.getLowerBound()), ub = expr(op.getUpperBound()),
+                step = expr(op.getStep());
+    std::string name = freshName(iv);
+    line() << "for (" << type << " " << name << " = " << lb << "; ("
+           << signedType << ")" << name << " < (" << signedType << ")" << ub
+           << "; " << name << " += " << step << ") {\n";
+    indentMore();
+    if (failed(emitGroupBlock(*op.getBody())))
+      return failure();
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    if (!yield.getOperands().empty())
+      copyPerThread(op.getResults(), yield.getOperands());
+    indentLess();
+    line() << "}\n";
+    return success();
+  }
+
+  LogicalResult emitGroupIf(scf::IfOp op) {
+    line() << "if (" << expr(op.getCondition()) << ") {\n";
+    indentMore();
+    if (failed(emitGroupBlock(op.getThenRegion().front())))
+      return failure();
+    if (op.getNumResults())
+      copyPerThread(op.getResults(), op.thenYield().getOperands());
+    indentLess();
+    if (!op.getElseRegion().empty()) {
+      line() << "} else {\n";
+      indentMore();
+      if (failed(emitGroupBlock(op.getElseRegion().front())))
+        return failure();
+      if (op.getNumResults())
+        copyPerThread(op.getResults(), op.elseYield().getOperands());
+      indentLess();
+    }
+    line() << "}\n";
+    return success();
+  }
+
+  bool barrierMode = false;
+  bool inThreadLoop = false;
+  int nextRun = 0;
+  llvm::DenseMap<Operation *, int> runOf; // -1: executed once per group
+  llvm::DenseSet<Value> spilled;
+  std::vector<Value> spilledOrder;
+  std::vector<std::pair<Value, Value>> spillAlias; // iter arg -> loop result
+};
+
+} // namespace
+
+LogicalResult emitCpp(KernelOp kernel, raw_ostream &os) {
+  return CppEmitter(kernel, os).emit();
+}
+
+} // namespace enigma

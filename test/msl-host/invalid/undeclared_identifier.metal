@@ -1,0 +1,8 @@
+#include <metal_stdlib>
+using namespace metal;
+
+// `tidx` is never declared.
+kernel void enigma_kernel_bad(device float* out [[buffer(0)]],
+                              uint tid [[thread_position_in_grid]]) {
+  out[tid] = float(tidx);
+}
