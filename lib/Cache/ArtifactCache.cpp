@@ -300,15 +300,20 @@ std::string ArtifactCache::store(std::string_view key, std::string_view bytes,
                                  std::string_view suffix) {
   checkName(key, false, "key");
   checkName(suffix, true, "suffix");
-  fs::path dir = enabled() ? fs::path(tempDirectory())
-                           : fs::path(makeScratchDirectory());
-  fs::path temp = writeTempFile(dir, bytes);
-  if (!enabled()) {
-    fs::path named = dir / ("artifact" + std::string(suffix));
-    fs::rename(temp, named);
-    return named.string();
+  if (enabled()) {
+    try {
+      return storeFile(key, writeTempFile(tempDirectory(), bytes).string(),
+                       suffix);
+    } catch (const std::exception &error) {
+      warnOnce(std::string("could not store an artifact in the cache (") +
+               error.what() + ")");
+    }
   }
-  return storeFile(key, temp.string(), suffix);
+  // No cache: a file of the caller's in a fresh temp directory.
+  fs::path dir = makeUniqueDirectory(fs::temp_directory_path(), "enigma");
+  fs::path named = dir / ("artifact" + std::string(suffix));
+  fs::rename(writeTempFile(dir, bytes), named);
+  return named.string();
 }
 
 std::string ArtifactCache::makeScratchDirectory() {

@@ -64,16 +64,21 @@ unsigned threadCountFromEnvironment() {
 } // namespace
 
 void ThreadPool::Job::runChunks() {
+  // Finished chunks are reported once at the end, not one by one, to keep
+  // the shared counter's cache line from bouncing between cores.
+  uint64_t finished = 0;
   for (;;) {
     uint64_t chunk = nextChunk.fetch_add(1);
     if (chunk >= chunks)
-      return;
+      break;
     // 128-bit products: count * chunk may exceed 64 bits for huge grids.
     auto begin = uint64_t((unsigned __int128)count * chunk / chunks);
     auto end = uint64_t((unsigned __int128)count * (chunk + 1) / chunks);
     fn(context, begin, end);
-    doneChunks.fetch_add(1);
+    ++finished;
   }
+  if (finished > 0)
+    doneChunks.fetch_add(finished);
 }
 
 ThreadPool::ThreadPool(unsigned concurrency) {

@@ -48,8 +48,10 @@ private:
     void *context;
     uint64_t count;
     uint64_t chunks;
-    std::atomic<uint64_t> nextChunk{0};
-    std::atomic<uint64_t> doneChunks{0};
+    // Separate cache lines: every thread hits nextChunk, the caller polls
+    // doneChunks.
+    alignas(64) std::atomic<uint64_t> nextChunk{0};
+    alignas(64) std::atomic<uint64_t> doneChunks{0};
     void runChunks();
   };
 
@@ -60,9 +62,10 @@ private:
 
   std::vector<std::thread> workers;
   std::mutex jobMutex; // one job at a time
-  std::atomic<Job *> currentJob{nullptr};
+  // What idle workers poll, apart from what they write.
+  alignas(64) std::atomic<Job *> currentJob{nullptr};
   std::atomic<uint64_t> generation{0};
-  std::atomic<unsigned> busyWorkers{0};
+  alignas(64) std::atomic<unsigned> busyWorkers{0};
   std::atomic<unsigned> sleepingWorkers{0};
   std::atomic<bool> stopping{false};
   std::mutex sleepMutex;

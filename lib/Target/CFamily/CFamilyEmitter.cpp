@@ -80,20 +80,38 @@ static bool isReservedName(StringRef name) {
   if (reserved.contains(name) || name.starts_with("enigma_") ||
       name.starts_with("__"))
     return true;
-  // Value names are v<N>; keep parameters out of that space.
-  return name.size() > 1 && name[0] == 'v' &&
+  // Value names are v<N> and temporaries t<N>; keep parameters out of
+  // those spaces.
+  return name.size() > 1 && (name[0] == 'v' || name[0] == 't') &&
          llvm::all_of(name.drop_front(), llvm::isDigit);
 }
 
-std::string CFamilyEmitter::paramName(unsigned index) {
+/// `name` made a C identifier that none of the languages reserves.
+static std::string sanitizeParamName(StringRef userName) {
   std::string name;
-  for (char c : kernel.getParamName(index))
+  for (char c : userName)
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
     name = "p_" + name;
   if (isReservedName(name))
     name += "_";
   return name;
+}
+
+std::string CFamilyEmitter::paramName(unsigned index) {
+  // Distinct user names can sanitise to the same identifier ("a-b", "a_b",
+  // or one name given twice): a parameter that clashes with an earlier one
+  // gets its index appended.
+  std::vector<std::string> taken;
+  for (unsigned i = 0; i <= index; ++i) {
+    std::string name = sanitizeParamName(kernel.getParamName(i));
+    if (llvm::is_contained(taken, name))
+      name += "_" + std::to_string(i);
+    while (llvm::is_contained(taken, name))
+      name += "_";
+    taken.push_back(std::move(name));
+  }
+  return taken.back();
 }
 
 std::string CFamilyEmitter::scalarParamExpr(unsigned index,
@@ -445,7 +463,9 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
       .Case([&](arith::MaxNumFOp) { call2("fmax", false); return success(); })
       .Case([&](arith::MinNumFOp) { call2("fmin", false); return success(); })
       .Case([&](arith::NegFOp) {
-        define(result(), "-" + expr(a()));
+        // Parenthesise negative literals: "--1.5f" would be a decrement.
+        std::string x = expr(a());
+        define(result(), x.starts_with("-") ? "-(" + x + ")" : "-" + x);
         return success();
       })
       .Case([&](arith::CmpIOp c) {
@@ -511,7 +531,9 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
         return success();
       })
       .Case([&](arith::IndexCastOp c) {
-        if (!foldIndexCasts()) {
+        // index -> iN narrows: print the conversion, since the result may
+        // be used as an integer, not only as a subscript.
+        if (!foldIndexCasts() || !c.getType().isIndex()) {
           cast(true, false);
           return success();
         }
@@ -525,7 +547,7 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
         return success();
       })
       .Case([&](arith::IndexCastUIOp c) {
-        if (!foldIndexCasts()) {
+        if (!foldIndexCasts() || !c.getType().isIndex()) {
           cast(false, false);
           return success();
         }

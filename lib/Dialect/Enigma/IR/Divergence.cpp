@@ -37,8 +37,15 @@ bool isThreadVarying(Value root, SyncScope scope) {
           work.push_back(loop.getBody()->getTerminator()->getOperand(i));
         }
       } else if (auto loop = dyn_cast<scf::WhileOp>(owner)) {
-        for (Value init : loop.getInits())
-          work.push_back(init);
+        unsigned i = arg.getArgNumber();
+        if (arg.getOwner() == loop.getBeforeBody()) {
+          // Before block: the initial value, then what the body yields.
+          work.push_back(loop.getInits()[i]);
+          work.push_back(loop.getYieldOp().getOperand(i));
+        } else {
+          // After block: what the condition forwards.
+          work.push_back(loop.getConditionOp().getArgs()[i]);
+        }
       }
       continue; // kernel parameters are uniform
     }
@@ -51,6 +58,15 @@ bool isThreadVarying(Value root, SyncScope scope) {
       work.push_back(forOp.getBody()->getTerminator()->getOperand(i));
       work.append({forOp.getLowerBound(), forOp.getUpperBound(),
                    forOp.getStep()});
+      continue;
+    }
+    if (auto whileOp = dyn_cast<scf::WhileOp>(def)) {
+      // The value forwarded when the loop exits, after a number of
+      // iterations that the condition decides.
+      unsigned i = llvm::cast<OpResult>(v).getResultNumber();
+      scf::ConditionOp cond = whileOp.getConditionOp();
+      work.push_back(cond.getArgs()[i]);
+      work.push_back(cond.getCondition());
       continue;
     }
     if (auto ifOp = dyn_cast<scf::IfOp>(def)) {

@@ -1,0 +1,38 @@
+"""Enigma: GPU kernels written in Python, compiled through the ``enigma``
+MLIR dialect to Metal Shading Language, CUDA and host C++.
+
+See docs/ for the language reference and the execution model.
+"""
+
+import os as _os
+
+# A development build keeps the compiled module in its build tree; point
+# ENIGMA_CORE_DIR at <build>/python/enigma to use it with these sources.
+if _os.environ.get("ENIGMA_CORE_DIR"):
+    __path__.append(_os.environ["ENIGMA_CORE_DIR"])  # noqa: F821
+
+from . import _core  # noqa: E402
+from ._builtins import *  # noqa: F401,F403  (thread queries, barriers)
+from ._builtins import arch, metal_cast  # noqa: F401
+from ._compile import CompiledKernel, compile  # noqa: F401
+from ._dtypes import (  # noqa: F401
+    BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,
+    Scalar, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32, i8, i16, i32,
+    i64, u8, u16, u32, u64)
+from ._runtime import (  # noqa: F401
+    BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
+    MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
+from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
+
+DispatchError = _core.DispatchError
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # `enigma.thread_position_in_grid` is an attribute, not a call (API.md
+    # section 5): it reads the x position of the thread being traced.
+    if name == "thread_position_in_grid":
+        from ._builtins import thread_position_in_grid_xyz
+        return thread_position_in_grid_xyz("x")
+    raise AttributeError(f"module 'enigma' has no attribute {name!r}")

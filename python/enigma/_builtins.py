@@ -1,0 +1,146 @@
+"""Thread queries, barriers and casts (API.md sections 5, 7, 9)."""
+
+from __future__ import annotations
+
+from ._dtypes import as_dtype
+from ._tracing import EnigmaError, IRValue, current_tracer, fail, to_value
+
+_DIMS = {"x": 0, "y": 1, "z": 2}
+
+
+def _dim(dim) -> int:
+    if dim not in _DIMS:
+        fail(f"dim must be 'x', 'y' or 'z', got {dim!r}")
+    return _DIMS[dim]
+
+
+def _query(name: str, dim: int = 0) -> IRValue:
+    tracer = current_tracer(name)
+    return IRValue(tracer, tracer.call("thread_query", name, dim))
+
+
+def thread_position_in_grid_xyz(dim="x") -> IRValue:
+    """Metal ``[[thread_position_in_grid]]`` along ``dim`` (a ``uint``)."""
+    return _query("thread_position_in_grid", _dim(dim))
+
+
+def thread_position_in_threadgroup(dim="x") -> IRValue:
+    """Metal ``[[thread_position_in_threadgroup]]`` along ``dim``."""
+    return _query("thread_position_in_threadgroup", _dim(dim))
+
+
+def threadgroup_position_in_grid(dim="x") -> IRValue:
+    """Metal ``[[threadgroup_position_in_grid]]`` along ``dim``."""
+    return _query("threadgroup_position_in_grid", _dim(dim))
+
+
+def threads_per_threadgroup(dim="x") -> IRValue:
+    """Metal ``[[threads_per_threadgroup]]`` along ``dim``: the size of this
+    threadgroup, smaller for the partial edge group."""
+    return _query("threads_per_threadgroup", _dim(dim))
+
+
+def threads_per_grid(dim="x") -> IRValue:
+    """Metal ``[[threads_per_grid]]``: the dispatch's ``grid`` along ``dim``."""
+    return _query("threads_per_grid", _dim(dim))
+
+
+def threadgroups_per_grid(dim="x") -> IRValue:
+    """Metal ``[[threadgroups_per_grid]]`` along ``dim``."""
+    return _query("threadgroups_per_grid", _dim(dim))
+
+
+def grid_size(dim="x") -> IRValue:
+    """Alias of :func:`threadgroups_per_grid`."""
+    return threadgroups_per_grid(dim)
+
+
+def thread_index_in_threadgroup() -> IRValue:
+    """Metal ``[[thread_index_in_threadgroup]]``: the linear index of the
+    thread in its group (x fastest)."""
+    return _query("thread_index_in_threadgroup")
+
+
+def thread_index_in_simdgroup() -> IRValue:
+    """Metal ``[[thread_index_in_simdgroup]]``: the lane, 0..31."""
+    return _query("thread_index_in_simdgroup")
+
+
+def simdgroup_index_in_threadgroup() -> IRValue:
+    """Metal ``[[simdgroup_index_in_threadgroup]]``."""
+    return _query("simdgroup_index_in_threadgroup")
+
+
+def threads_per_simdgroup() -> IRValue:
+    """Metal ``[[threads_per_simdgroup]]``: 32 on every backend."""
+    return _query("threads_per_simdgroup")
+
+
+def simdgroups_per_threadgroup() -> IRValue:
+    """Metal ``[[simdgroups_per_threadgroup]]``."""
+    return _query("simdgroups_per_threadgroup")
+
+
+class _Arch:
+    """``enigma.arch``: CUDA-style names for the x dimension of the queries;
+    each returns ``(x_value, 0, 0)``."""
+
+    @staticmethod
+    def thread_idx():
+        return (thread_position_in_threadgroup("x"), 0, 0)
+
+    @staticmethod
+    def block_idx():
+        return (threadgroup_position_in_grid("x"), 0, 0)
+
+    @staticmethod
+    def block_dim():
+        return (threads_per_threadgroup("x"), 0, 0)
+
+
+arch = _Arch()
+
+_MEM_FLAGS = {
+    "mem_none": 0,
+    "mem_device": 1,
+    "mem_threadgroup": 2,
+    "mem_device_and_threadgroup": 3,
+    "mem_texture": 4,
+}
+mem_none = "mem_none"
+mem_device = "mem_device"
+mem_threadgroup = "mem_threadgroup"
+mem_device_and_threadgroup = "mem_device_and_threadgroup"
+mem_texture = "mem_texture"
+
+
+def _flags(mem_flags) -> int:
+    if mem_flags not in _MEM_FLAGS:
+        fail(f"unknown mem_flags {mem_flags!r}; use one of "
+             + ", ".join(_MEM_FLAGS))
+    return _MEM_FLAGS[mem_flags]
+
+
+def barrier(mem_flags="mem_threadgroup") -> None:
+    """``threadgroup_barrier(mem_flags)``: every thread of the group waits
+    here. Must be reached by all threads of the group."""
+    tracer = current_tracer("barrier")
+    tracer.call("barrier", _flags(mem_flags))
+
+
+def simd_barrier(mem_flags="mem_threadgroup") -> None:
+    """``simdgroup_barrier(mem_flags)``."""
+    tracer = current_tracer("simd_barrier")
+    tracer.call("simd_barrier", _flags(mem_flags))
+
+
+def metal_cast(x, dtype) -> IRValue:
+    """Value conversion to ``dtype`` (Metal's ``static_cast`` rules); Python
+    numbers are allowed."""
+    dtype = as_dtype(dtype)
+    return to_value(x, dtype).cast(dtype)
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "annotations", "as_dtype", "EnigmaError", "IRValue", "current_tracer",
+    "fail", "to_value")]

@@ -1,0 +1,176 @@
+"""enigma.compile and CompiledKernel (API.md sections 1 and 3)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from . import _core
+from ._dtypes import as_dtype
+from ._tracing import EnigmaError, KernelDefinition, Param
+
+
+class CompiledKernel:
+    """A compiled kernel: its sources for every target, its parameter list,
+    and (where xcrun exists) the Metal library."""
+
+    def __init__(self, artifact, params, mlir_traced: str, metallib_path=None,
+                 work_dir=None, grid=None, block=None):
+        self._artifact = artifact
+        self.params = params
+        self.traced_ir = mlir_traced
+        self.metallib_path = metallib_path
+        self.work_dir = work_dir
+        self.grid = grid
+        self.block = block
+
+    @property
+    def kernel_name(self) -> str:
+        """``enigma_kernel_<python name>``, also the MSL function name."""
+        return self._artifact.kernel_name
+
+    @property
+    def metal_source(self) -> str:
+        """The generated Metal Shading Language."""
+        return self._artifact.msl_source
+
+    kernel_source = metal_source
+
+    @property
+    def mlir_source(self) -> str:
+        """The optimised ``enigma``-dialect MLIR the sources were printed from."""
+        return self._artifact.mlir_source
+
+    @property
+    def cuda_source(self) -> str:
+        """The CUDA C++ that CudaRuntime compiles with NVRTC."""
+        return self._artifact.cuda_source
+
+    @property
+    def cpp_source(self) -> str:
+        """The host C++ that CpuRuntime compiles."""
+        return self._artifact.cpp_source
+
+    @property
+    def has_metallib(self) -> bool:
+        return self.metallib_path is not None and os.path.exists(
+            self.metallib_path)
+
+    @property
+    def metallib_bytes(self) -> bytes | None:
+        """The compiled .metallib, or None where xcrun is unavailable."""
+        if not self.has_metallib:
+            return None
+        with open(self.metallib_path, "rb") as f:
+            return f.read()
+
+    def export_metal(self, path=None) -> str:
+        """Writes the MSL to ``path`` (default ``<kernel_name>.metal`` in the
+        current directory) and returns the path."""
+        path = path or f"{self.kernel_name}.metal"
+        with open(path, "w") as f:
+            f.write(self.metal_source)
+        return os.path.abspath(path)
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.kind} {p.dtype.name}"
+                        for p in self.params)
+        return f"<CompiledKernel {self.kernel_name}({sig})>"
+
+
+def _xcrun_available() -> bool:
+    return shutil.which("xcrun") is not None
+
+
+def _run_tool(args, what):
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n"
+                           f"$ {' '.join(args)}\n{proc.stderr.strip()}")
+
+
+def _build_metallib(msl: str, name: str, work_dir: str | None,
+                    keep_source: bool) -> str:
+    """metal -> .air -> metallib with Apple's tools; returns the .metallib."""
+    out_dir = work_dir or tempfile.mkdtemp(prefix="enigma-")
+    source = os.path.join(out_dir, name + ".metal")
+    air = os.path.join(out_dir, name + ".air")
+    lib = os.path.join(out_dir, name + ".metallib")
+    with open(source, "w") as f:
+        f.write(msl)
+    _run_tool(["xcrun", "-sdk", "macosx", "metal", "-c", source, "-o", air],
+              "xcrun metal")
+    _run_tool(["xcrun", "-sdk", "macosx", "metallib", air, "-o", lib],
+              "xcrun metallib")
+    os.remove(air)
+    if not keep_source and work_dir is None:
+        os.remove(source)
+    return lib
+
+
+def compile(fn, *args, keep_metal_source=False, dump_ir=False,
+            dump_mlir=False, work_dir=None, vec_width=0, emit_only=None):
+    """Traces ``fn`` (an ``@enigma.kernel``) and compiles it for every target.
+
+    ``dump_ir`` prints the traced IR (before optimisation), ``dump_mlir`` the
+    optimised MLIR. ``work_dir`` receives ``<kernel_name>.metal`` and
+    ``.mlir``. Where ``xcrun`` exists the MSL is compiled to a .metallib
+    unless ``emit_only`` (or ``ENIGMA_EMIT_ONLY=1``).
+    """
+    if not isinstance(fn, KernelDefinition):
+        if callable(fn):
+            raise EnigmaError(
+                f"{getattr(fn, '__name__', fn)!r} is not an Enigma kernel; "
+                "decorate it with @enigma.kernel")
+        raise EnigmaError(f"enigma.compile expects a kernel, got {fn!r}")
+    if args:
+        raise EnigmaError("arguments to enigma.compile are only taken by "
+                          "@enigma.jit functions; an @enigma.kernel takes none")
+    if vec_width not in (0, 1):
+        raise EnigmaError("vec_width is not implemented yet")
+    tracer = fn.trace()
+    traced = tracer.builder.mlir_text(False)
+    if dump_ir:
+        print(f"// traced IR of {fn.kernel_name}\n{traced}")
+    try:
+        artifact = tracer.builder.compile(True, False)
+    except EnigmaError as e:
+        raise EnigmaError(str(e)) from None
+    if dump_mlir:
+        print(f"// MLIR of {fn.kernel_name}\n{artifact.mlir_source}")
+    if work_dir is not None:
+        os.makedirs(work_dir, exist_ok=True)
+        with open(os.path.join(work_dir, artifact.kernel_name + ".metal"), "w") as f:
+            f.write(artifact.msl_source)
+        with open(os.path.join(work_dir, artifact.kernel_name + ".mlir"), "w") as f:
+            f.write(artifact.mlir_source)
+    if emit_only is None:
+        emit_only = os.environ.get("ENIGMA_EMIT_ONLY", "") not in ("", "0")
+    metallib = None
+    if not emit_only and _xcrun_available():
+        metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
+                                   work_dir, keep_metal_source)
+    params = [Param(p.name, p.kind, as_dtype(p.dtype)) for p in artifact.params]
+    _record_sources(artifact)
+    return CompiledKernel(artifact, params, traced, metallib, work_dir)
+
+
+def _record_sources(artifact):
+    """With ENIGMA_SOURCE_DUMP_DIR set, keeps every generated MSL and CUDA
+    text so CI can check them all: the MSL against the host stand-in of
+    metal_stdlib, the CUDA through NVRTC."""
+    dump_dir = os.environ.get("ENIGMA_SOURCE_DUMP_DIR")
+    if not dump_dir:
+        return
+    import hashlib
+    os.makedirs(dump_dir, exist_ok=True)
+    for text, ext in ((artifact.msl_source, ".metal"),
+                      (artifact.cuda_source, ".cu")):
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = os.path.join(dump_dir, f"{artifact.kernel_name}-{digest}{ext}")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(text)

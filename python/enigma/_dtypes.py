@@ -1,0 +1,113 @@
+"""Element types of the Enigma language (API.md section 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+
+
+class DType:
+    """An element type: ``enigma.f32`` (also ``enigma.Float32``, ``"float"``).
+
+    ``name`` is the short name (``"f32"``), ``msl`` the Metal spelling
+    (``"float"``), ``itemsize`` the size in bytes (bool is one byte, as in a
+    Metal buffer).
+    """
+
+    name: str = ""
+    msl: str = ""
+    numpy_name: str = ""
+
+    @property
+    def itemsize(self) -> int:
+        return _core.dtype_size(self.name)
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("f32", "f16", "bf16")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.is_float or self.name in ("i8", "i16", "i32", "i64")
+
+    @property
+    def numpy_dtype(self):
+        """The numpy dtype of a host array for this type (bf16 -> uint16 bits)."""
+        if self.name == "bf16":
+            try:
+                import ml_dtypes  # noqa: F401  (optional)
+                return np.dtype("bfloat16")
+            except ImportError:
+                return np.dtype(np.uint16)
+        return np.dtype(self.numpy_name)
+
+    def __repr__(self) -> str:
+        return f"enigma.{self.name}"
+
+    def __eq__(self, other) -> bool:
+        other = as_dtype(other, strict=False)
+        return other is not None and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _make(cls_name: str, name: str, msl: str, numpy_name: str):
+    cls = type(cls_name, (DType,), {
+        "name": name, "msl": msl, "numpy_name": numpy_name,
+        "__doc__": f"The ``{msl}`` element type (``enigma.{name}``)."})
+    return cls, cls()
+
+
+Float32, f32 = _make("Float32", "f32", "float", "float32")
+Float16, f16 = _make("Float16", "f16", "half", "float16")
+BFloat16, bf16 = _make("BFloat16", "bf16", "bfloat", "bfloat16")
+Int8, i8 = _make("Int8", "i8", "char", "int8")
+UInt8, u8 = _make("UInt8", "u8", "uchar", "uint8")
+Int16, i16 = _make("Int16", "i16", "short", "int16")
+UInt16, u16 = _make("UInt16", "u16", "ushort", "uint16")
+Int32, i32 = _make("Int32", "i32", "int", "int32")
+UInt32, u32 = _make("UInt32", "u32", "uint", "uint32")
+Int64, i64 = _make("Int64", "i64", "long", "int64")
+UInt64, u64 = _make("UInt64", "u64", "ulong", "uint64")
+Bool, b1 = _make("Bool", "b1", "bool", "bool")
+
+ALL_DTYPES = (f32, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, b1)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+
+
+def as_dtype(value, strict: bool = True) -> DType | None:
+    """Turns ``enigma.f32``, ``enigma.Float32``, ``"float"`` or a numpy dtype
+    into a DType. Raises EnigmaError for anything else (or returns None when
+    ``strict`` is False)."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, type) and issubclass(value, DType) and value is not DType:
+        return _BY_NAME[value.name]
+    try:
+        if isinstance(value, str):
+            return _BY_NAME[_core.canonical_dtype(value)]
+        if isinstance(value, np.dtype) or (isinstance(value, type) and
+                                           issubclass(value, np.generic)):
+            return _BY_NAME[_core.canonical_dtype(np.dtype(value).name)]
+    except (_core.EnigmaError, KeyError, TypeError):
+        pass
+    if strict:
+        raise _core.EnigmaError(
+            f"{value!r} is not an Enigma element type; use one of "
+            + ", ".join(f"enigma.{d.name}" for d in ALL_DTYPES)
+            + " or a name such as 'float', 'uint', 'half'")
+    return None
+
+
+class Scalar:
+    """Annotates a by-value scalar kernel parameter:
+    ``def k(A: enigma.f32, n: enigma.Scalar(enigma.u32))``. The runtime takes
+    its value from ``execute(..., scalars=...)``."""
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    def __repr__(self) -> str:
+        return f"enigma.Scalar({self.dtype!r})"

@@ -1,0 +1,362 @@
+"""Tracing: running a kernel body once with IRValue proxies that record ops
+into the C++ KernelBuilder."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+
+from . import _core
+from ._dtypes import DType, Scalar, as_dtype, b1, f32
+
+EnigmaError = _core.EnigmaError
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_state = threading.local()
+
+
+# --------------------------------------------------------------------------
+# The active trace
+# --------------------------------------------------------------------------
+
+def user_location():
+    """(file, line) of the innermost frame outside the enigma package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+class Tracer:
+    """The kernel being traced on this thread."""
+
+    def __init__(self, name: str):
+        self.builder = _core.KernelBuilder(name)
+        self.name = name
+
+    def call(self, method: str, *args):
+        """Calls a builder method with the user's source location attached,
+        turning C++ errors into EnigmaError that name the user's line."""
+        file, line = user_location()
+        self.builder.set_location(file, line)
+        try:
+            return getattr(self.builder, method)(*args)
+        except EnigmaError as e:
+            raise EnigmaError(f"{file}:{line}: {e}") from None
+
+
+def current_tracer(what: str = "this") -> Tracer:
+    tracer = getattr(_state, "tracer", None)
+    if tracer is None:
+        raise EnigmaError(
+            f"{what} can only be used inside an @enigma.kernel body while it "
+            "is traced by enigma.compile")
+    return tracer
+
+
+def fail(message: str):
+    """Raises EnigmaError prefixed with the user's file:line."""
+    file, line = user_location()
+    raise EnigmaError(f"{file}:{line}: {message}")
+
+
+# --------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------
+
+def _constant(tracer: Tracer, value, dtype: DType) -> "IRValue":
+    if dtype.is_float:
+        return IRValue(tracer, tracer.call("constant_float", float(value),
+                                           dtype.name))
+    return IRValue(tracer, tracer.call("constant_int", int(value), dtype.name))
+
+
+def _is_number(x) -> bool:
+    import numbers
+    return isinstance(x, numbers.Number) and not isinstance(x, complex)
+
+
+def to_value(x, like: DType | None = None) -> "IRValue":
+    """An IRValue for ``x``. IRValues pass through. Python numbers become
+    constants: a bool is a b1; an int takes the type ``like`` (i32 when
+    none); a float takes ``like`` when that is a float type, else f32."""
+    if isinstance(x, IRValue):
+        return x
+    tracer = current_tracer("a traced value")
+    if not _is_number(x):
+        fail(f"expected a traced value or a number, got {type(x).__name__}")
+    if isinstance(x, bool):
+        return _constant(tracer, int(x), b1)
+    if isinstance(x, int) or (hasattr(x, "is_integer") and
+                              not isinstance(x, float) and x.is_integer()):
+        return _constant(tracer, int(x), like if like is not None
+                         else as_dtype("i32"))
+    x = float(x)
+    return _constant(tracer, x, like if like is not None and like.is_float
+                     else f32)
+
+
+def operands(a, b):
+    """Both operands as IRValues of their common type (API.md section 6):
+    numbers adopt the type of the other operand, mixed types promote."""
+    a_is_value, b_is_value = isinstance(a, IRValue), isinstance(b, IRValue)
+    if not a_is_value and not b_is_value:
+        fail("at least one operand must be a traced value")
+    if not a_is_value:
+        a = to_value(a, b.dtype)
+    if not b_is_value:
+        b = to_value(b, a.dtype)
+    common = _core.KernelBuilder.promote(a.dtype.name, b.dtype.name)
+    return a.cast(common), b.cast(common)
+
+
+class IRValue:
+    """A value inside a kernel being traced. Supports Python's arithmetic,
+    bitwise and comparison operators; comparisons give bool IRValues."""
+
+    __slots__ = ("_tracer", "_value")
+
+    def __init__(self, tracer: Tracer, value):
+        self._tracer = tracer
+        self._value = value
+
+    @property
+    def dtype(self) -> DType:
+        return as_dtype(self._value.dtype)
+
+    def cast(self, dtype) -> "IRValue":
+        dtype = as_dtype(dtype)
+        if dtype.name == self._value.dtype:
+            return self
+        return IRValue(self._tracer,
+                       self._tracer.call("cast", self._value, dtype.name))
+
+    def __repr__(self) -> str:
+        return f"IRValue({self.dtype!r})"
+
+    def __bool__(self):
+        fail("a traced value has no Python truth value: the kernel body is "
+             "traced once, not run per thread. Use enigma.if_(cond), "
+             "enigma.where(false_val, true_val, cond) or store_if")
+
+    def __index__(self):
+        fail("a traced value cannot be used as a Python integer (e.g. in "
+             "range() or list indexing); use enigma.range / enigma.for_range")
+
+    def __iter__(self):
+        fail("a traced scalar value cannot be iterated")
+
+    __hash__ = object.__hash__
+
+    # arithmetic ------------------------------------------------------------
+    def _bin(self, op, other, reflected=False):
+        a, b = (other, self) if reflected else (self, other)
+        a, b = operands(a, b)
+        return IRValue(self._tracer,
+                       self._tracer.call("binary", op, a._value, b._value))
+
+    def _cmp(self, op, other):
+        a, b = operands(self, other)
+        return IRValue(self._tracer,
+                       self._tracer.call("compare", op, a._value, b._value))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __floordiv__(self, o): return self._bin("floordiv", o)
+    def __rfloordiv__(self, o): return self._bin("floordiv", o, True)
+    def __mod__(self, o): return self._bin("rem", o)
+    def __rmod__(self, o): return self._bin("rem", o, True)
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __rxor__(self, o): return self._bin("xor", o, True)
+    def __lshift__(self, o): return self._bin("shl", o)
+    def __rlshift__(self, o): return self._bin("shl", o, True)
+    def __rshift__(self, o): return self._bin("shr", o)
+    def __rrshift__(self, o): return self._bin("shr", o, True)
+    def __lt__(self, o): return self._cmp("lt", o)
+    def __le__(self, o): return self._cmp("le", o)
+    def __gt__(self, o): return self._cmp("gt", o)
+    def __ge__(self, o): return self._cmp("ge", o)
+    def __eq__(self, o): return self._cmp("eq", o)
+    def __ne__(self, o): return self._cmp("ne", o)
+
+    def __neg__(self):
+        return IRValue(self._tracer, self._tracer.call("neg", self._value))
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):
+        return IRValue(self._tracer, self._tracer.call("invert", self._value))
+
+
+# --------------------------------------------------------------------------
+# Buffers
+# --------------------------------------------------------------------------
+
+class BufferProxy:
+    """A buffer parameter inside a kernel body: ``A[i]`` loads, ``A[i] = v``
+    stores (converting ``v`` to the element type, as Metal does)."""
+
+    def __init__(self, tracer: Tracer, name: str, dtype: DType, buffer):
+        self._tracer = tracer
+        self.name = name
+        self.dtype = dtype
+        self._buffer = buffer
+
+    def _index(self, index) -> IRValue:
+        if isinstance(index, tuple):
+            fail(f"buffer {self.name} is one-dimensional; index it with one "
+                 "integer value")
+        if isinstance(index, IRValue):
+            return index
+        if isinstance(index, bool) or not isinstance(index, int):
+            fail(f"index of buffer {self.name} must be an integer, got "
+                 f"{type(index).__name__}")
+        if index < 0:
+            fail(f"index of buffer {self.name} is negative ({index})")
+        return to_value(index, as_dtype("u32") if index < 2**32 else
+                        as_dtype("u64"))
+
+    def __getitem__(self, index) -> IRValue:
+        idx = self._index(index)
+        return IRValue(self._tracer,
+                       self._tracer.call("load", self._buffer, idx._value))
+
+    def __setitem__(self, index, value):
+        idx = self._index(index)
+        value = to_value(value, self.dtype)
+        self._tracer.call("store", self._buffer, idx._value, value._value)
+
+    def __repr__(self) -> str:
+        return f"<buffer {self.name}: device {self.dtype.msl}*>"
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+class Param:
+    """A kernel parameter: name, kind ("buffer" or "scalar") and dtype."""
+
+    __slots__ = ("name", "kind", "dtype")
+
+    def __init__(self, name: str, kind: str, dtype: DType):
+        self.name, self.kind, self.dtype = name, kind, dtype
+
+    def __repr__(self) -> str:
+        return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r})"
+
+    def __eq__(self, other):
+        return (isinstance(other, Param) and
+                (self.name, self.kind, self.dtype) ==
+                (other.name, other.kind, other.dtype))
+
+
+def _resolve_annotation(fn, name, annotation):
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, fn.__globals__)  # noqa: S307
+        except Exception as e:
+            raise EnigmaError(
+                f"cannot evaluate the annotation {annotation!r} of parameter "
+                f"'{name}': {e}") from None
+    return annotation
+
+
+def _kernel_params(fn) -> list[Param]:
+    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    params = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise EnigmaError(f"{where}: kernel '{fn.__name__}' cannot take "
+                              f"*args or **kwargs ('{p.name}')")
+        if p.annotation is inspect.Parameter.empty:
+            raise EnigmaError(
+                f"{where}: parameter '{p.name}' of kernel '{fn.__name__}' has "
+                "no type annotation; annotate buffers with an element type "
+                "(A: enigma.f32) and scalars with enigma.Scalar(enigma.u32)")
+        annotation = _resolve_annotation(fn, p.name, p.annotation)
+        if isinstance(annotation, Scalar):
+            params.append(Param(p.name, "scalar", annotation.dtype))
+            continue
+        dtype = as_dtype(annotation, strict=False)
+        if dtype is None:
+            raise EnigmaError(
+                f"{where}: parameter '{p.name}' of kernel '{fn.__name__}' is "
+                f"annotated with {annotation!r}, which is not an Enigma type; "
+                "use an element type such as enigma.f32 or enigma.Scalar(...)")
+        params.append(Param(p.name, "buffer", dtype))
+    return params
+
+
+class KernelDefinition:
+    """What ``@enigma.kernel`` returns: the Python function and its parameter
+    list. The body runs once, at compile time, to trace the kernel."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.params = _kernel_params(fn)
+
+    @property
+    def kernel_name(self) -> str:
+        return "enigma_kernel_" + self.fn.__name__
+
+    def trace(self) -> Tracer:
+        if getattr(_state, "tracer", None) is not None:
+            raise EnigmaError(f"kernel '{self.__name__}' is traced inside "
+                              "another kernel's body")
+        tracer = Tracer(self.fn.__name__)
+        args = []
+        for p in self.params:
+            if p.kind == "buffer":
+                buf = tracer.builder.add_buffer(p.name, p.dtype.name)
+                args.append(BufferProxy(tracer, p.name, p.dtype, buf))
+            else:
+                args.append(IRValue(tracer, tracer.builder.add_scalar(
+                    p.name, p.dtype.name)))
+        _state.tracer = tracer
+        try:
+            result = self.fn(*args)
+        finally:
+            _state.tracer = None
+        if result is not None:
+            raise EnigmaError(
+                f"kernel '{self.__name__}' returned a value; kernels write "
+                "their results into buffers and return nothing")
+        return tracer
+
+    def __call__(self, *args, **kwargs):
+        raise EnigmaError(
+            f"kernel '{self.__name__}' is not called directly: compile it "
+            "with enigma.compile and run it with a runtime's execute()")
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.dtype.name}" if p.kind == "buffer"
+                        else f"{p.name}: Scalar({p.dtype.name})"
+                        for p in self.params)
+        return f"<enigma kernel {self.__name__}({sig})>"
+
+
+def kernel(fn) -> KernelDefinition:
+    """Decorator: marks ``fn`` as a kernel. Parameters annotated with an
+    element type are ``device T*`` buffers bound at ``[[buffer(i)]]`` in
+    declaration order; ``enigma.Scalar(dtype)`` marks a by-value scalar."""
+    return KernelDefinition(fn)

@@ -1,0 +1,186 @@
+//===- BuilderBindings.cpp - KernelBuilder and KernelArtifact -------------===//
+//
+// Names cross the boundary as strings ("f32", "add", "thread_position_in_grid")
+// so the Python layer stays free of enum plumbing.
+//
+//===----------------------------------------------------------------------===//
+#include "Bindings.h"
+
+#include "enigma/Builder/KernelBuilder.h"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace enigma::python {
+namespace {
+
+DType toDType(const std::string &name) {
+  if (auto t = parseDType(name))
+    return *t;
+  throw EnigmaError("unknown dtype '" + name +
+                    "'; use one of f32 f16 bf16 i8 u8 i16 u16 i32 u32 i64 u64 "
+                    "b1 (or float, half, bfloat, char, uchar, short, ushort, "
+                    "int, uint, long, ulong, bool)");
+}
+
+template <typename E>
+E lookup(const std::map<std::string, E> &table, const std::string &name,
+         const char *what) {
+  auto it = table.find(name);
+  if (it == table.end())
+    throw EnigmaError(std::string("unknown ") + what + " '" + name + "'");
+  return it->second;
+}
+
+const std::map<std::string, ThreadQuery> kQueries = {
+    {"thread_position_in_grid", ThreadQuery::ThreadPositionInGrid},
+    {"thread_position_in_threadgroup", ThreadQuery::ThreadPositionInThreadgroup},
+    {"threadgroup_position_in_grid", ThreadQuery::ThreadgroupPositionInGrid},
+    {"threads_per_threadgroup", ThreadQuery::ThreadsPerThreadgroup},
+    {"threads_per_grid", ThreadQuery::ThreadsPerGrid},
+    {"threadgroups_per_grid", ThreadQuery::ThreadgroupsPerGrid},
+    {"thread_index_in_threadgroup", ThreadQuery::ThreadIndexInThreadgroup},
+    {"thread_index_in_simdgroup", ThreadQuery::ThreadIndexInSimdgroup},
+    {"simdgroup_index_in_threadgroup", ThreadQuery::SimdgroupIndexInThreadgroup},
+    {"threads_per_simdgroup", ThreadQuery::ThreadsPerSimdgroup},
+    {"simdgroups_per_threadgroup", ThreadQuery::SimdgroupsPerThreadgroup},
+};
+
+const std::map<std::string, BinaryOp> kBinary = {
+    {"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul},
+    {"div", BinaryOp::Div}, {"floordiv", BinaryOp::FloorDiv},
+    {"rem", BinaryOp::Rem}, {"and", BinaryOp::And}, {"or", BinaryOp::Or},
+    {"xor", BinaryOp::Xor}, {"shl", BinaryOp::Shl}, {"shr", BinaryOp::Shr},
+    {"min", BinaryOp::Min}, {"max", BinaryOp::Max},
+};
+
+const std::map<std::string, CompareOp> kCompare = {
+    {"eq", CompareOp::EQ}, {"ne", CompareOp::NE}, {"lt", CompareOp::LT},
+    {"le", CompareOp::LE}, {"gt", CompareOp::GT}, {"ge", CompareOp::GE},
+};
+
+const char *kindName(ParamKind k) {
+  return k == ParamKind::Buffer ? "buffer" : "scalar";
+}
+
+} // namespace
+
+void bindBuilder(nb::module_ &m) {
+  nb::class_<Value>(m, "Value", "A traced SSA value of a kernel")
+      .def_prop_ro("dtype", [](const Value &v) { return shortName(v.dtype()); });
+
+  nb::class_<Buffer>(m, "Buffer", "A buffer parameter of a kernel")
+      .def_prop_ro("dtype", [](const Buffer &b) { return shortName(b.dtype()); })
+      .def_prop_ro("index", &Buffer::paramIndex);
+
+  nb::class_<KernelParam>(m, "KernelParam")
+      .def_ro("name", &KernelParam::name)
+      .def_prop_ro("kind", [](const KernelParam &p) { return kindName(p.kind); })
+      .def_prop_ro("dtype", [](const KernelParam &p) { return shortName(p.dtype); })
+      .def_ro("vec_width", &KernelParam::vecWidth);
+
+  nb::class_<KernelArtifact>(m, "KernelArtifact",
+                             "A compiled kernel: signature and sources")
+      .def_ro("kernel_name", &KernelArtifact::kernelName)
+      .def_ro("params", &KernelArtifact::params)
+      .def_ro("mlir_source", &KernelArtifact::mlirSource)
+      .def_ro("msl_source", &KernelArtifact::mslSource)
+      .def_ro("cuda_source", &KernelArtifact::cudaSource)
+      .def_ro("cpp_source", &KernelArtifact::cppSource)
+      .def_prop_ro("constants", [](const KernelArtifact &a) {
+        std::vector<std::pair<unsigned, std::string>> out;
+        for (const FunctionConstantUse &c : a.constants)
+          out.emplace_back(c.index, shortName(c.dtype));
+        return out;
+      });
+
+  nb::class_<KernelBuilder>(m, "KernelBuilder",
+                            "Creates enigma-dialect ops for one kernel")
+      .def(nb::init<const std::string &>(), "name"_a)
+      .def_prop_ro("name", &KernelBuilder::name)
+      .def("add_buffer",
+           [](KernelBuilder &b, const std::string &name, const std::string &dtype) {
+             return b.addBuffer(name, toDType(dtype));
+           })
+      .def("add_scalar",
+           [](KernelBuilder &b, const std::string &name, const std::string &dtype) {
+             return b.addScalar(name, toDType(dtype));
+           })
+      .def("set_location", &KernelBuilder::setLocation)
+      .def("constant_float",
+           [](KernelBuilder &b, double v, const std::string &dtype) {
+             return b.constant(v, toDType(dtype));
+           })
+      .def("constant_int",
+           [](KernelBuilder &b, int64_t v, const std::string &dtype) {
+             return b.constantInt(v, toDType(dtype));
+           })
+      .def("thread_query",
+           [](KernelBuilder &b, const std::string &name, unsigned dim) {
+             return b.threadQuery(lookup(kQueries, name, "thread query"), dim);
+           })
+      .def("binary",
+           [](KernelBuilder &b, const std::string &op, Value x, Value y) {
+             return b.binary(lookup(kBinary, op, "binary operation"), x, y);
+           })
+      .def("compare",
+           [](KernelBuilder &b, const std::string &op, Value x, Value y) {
+             return b.compare(lookup(kCompare, op, "comparison"), x, y);
+           })
+      .def("neg", [](KernelBuilder &b, Value x) { return b.unary(UnaryOp::Neg, x); })
+      .def("invert",
+           [](KernelBuilder &b, Value x) { return b.unary(UnaryOp::Not, x); })
+      .def("cast",
+           [](KernelBuilder &b, Value x, const std::string &dtype) {
+             return b.cast(x, toDType(dtype));
+           })
+      .def_static("promote",
+                  [](const std::string &a, const std::string &b) {
+                    return std::string(shortName(
+                        KernelBuilder::promote(toDType(a), toDType(b))));
+                  })
+      .def("load", &KernelBuilder::load)
+      .def("store", &KernelBuilder::store)
+      .def("barrier", &KernelBuilder::barrier)
+      .def("simd_barrier", &KernelBuilder::simdBarrier)
+      .def("begin_for", &KernelBuilder::beginFor)
+      .def("end_for", &KernelBuilder::endFor)
+      .def("begin_if",
+           [](KernelBuilder &b, Value cond, const std::vector<std::string> &types,
+              bool withElse) {
+             std::vector<DType> dtypes;
+             for (const std::string &t : types)
+               dtypes.push_back(toDType(t));
+             b.beginIf(cond, dtypes, withElse);
+           })
+      .def("begin_else", &KernelBuilder::beginElse)
+      .def("end_if", &KernelBuilder::endIf)
+      .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)
+      .def(
+          "compile",
+          [](KernelBuilder &b, bool optimize, bool locations) {
+            CompileOptions options;
+            options.optimize = optimize;
+            options.mlirLocations = locations;
+            return b.compile(options);
+          },
+          "optimize"_a = true, "locations"_a = false);
+
+  m.def("dtype_size", [](const std::string &dtype) {
+    return byteWidth(toDType(dtype));
+  });
+  m.def("canonical_dtype", [](const std::string &dtype) {
+    return std::string(shortName(toDType(dtype)));
+  });
+  m.def("msl_dtype_name", [](const std::string &dtype) {
+    return std::string(mslName(toDType(dtype)));
+  });
+}
+
+} // namespace enigma::python

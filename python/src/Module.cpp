@@ -1,0 +1,26 @@
+//===- Module.cpp - enigma._core ------------------------------------------===//
+//
+// C++ exceptions become Python exceptions here: EnigmaError for mistakes in
+// kernels, DispatchError (a ValueError) for bad dispatch arguments,
+// BackendUnavailableError and EnigmaRuntimeError (RuntimeErrors) for
+// toolchains and devices.
+//
+//===----------------------------------------------------------------------===//
+#include "Bindings.h"
+
+#include "enigma/Runtime/Backend.h"
+#include "enigma/Support/Error.h"
+
+namespace nb = nanobind;
+
+NB_MODULE(_core, m) {
+  m.doc() = "Enigma's C++ core: the tracing builder, compiler and runtimes";
+  nb::exception<enigma::EnigmaError>(m, "EnigmaError");
+  nb::exception<enigma::DispatchError>(m, "DispatchError", PyExc_ValueError);
+  auto runtimeError = nb::exception<enigma::RuntimeFailure>(
+      m, "EnigmaRuntimeError", PyExc_RuntimeError);
+  nb::exception<enigma::BackendUnavailable>(m, "BackendUnavailableError",
+                                            runtimeError);
+  enigma::python::bindBuilder(m);
+  enigma::python::bindRuntime(m);
+}

@@ -1,0 +1,83 @@
+// RUN: enigma-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{kernels return nothing; write results to buffers}}
+enigma.kernel @with_result(%a: f32) -> f32 {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'M' must be a rank-1 dynamic buffer, got 'memref<?x?xf32, #enigma.address_space<device>>'}}
+enigma.kernel @rank2(%m: memref<?x?xf32, #enigma.address_space<device>> {enigma.name = "M"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'arg0' must be a rank-1 dynamic buffer, got 'memref<16xf32, #enigma.address_space<device>>'}}
+enigma.kernel @static_size(%m: memref<16xf32, #enigma.address_space<device>>) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'S' must be a rank-1 dynamic buffer}}
+enigma.kernel @strided(%m: memref<?xf32, strided<[2]>, #enigma.address_space<device>> {enigma.name = "S"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'T' must be in the device or constant address space, got threadgroup}}
+enigma.kernel @threadgroup_param(%t: memref<?xf32, #enigma.address_space<threadgroup>> {enigma.name = "T"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'arg1' must be in the device or constant address space, got thread}}
+enigma.kernel @thread_param(%a: i32, %t: memref<?xi32, #enigma.address_space<thread>>) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'D' has unsupported element type 'f64'}}
+enigma.kernel @f64_buffer(%d: memref<?xf64, #enigma.address_space<device>> {enigma.name = "D"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'x' has unsupported scalar type 'f64'}}
+enigma.kernel @f64_scalar(%x: f64 {enigma.name = "x"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'i' has unsupported scalar type 'index'}}
+enigma.kernel @index_scalar(%i: index {enigma.name = "i"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'w' has unsupported element type 'i128'}}
+enigma.kernel @wide_int(%w: memref<?xi128> {enigma.name = "w"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'v' has unsupported element type 'vector<8xf32>'}}
+enigma.kernel @long_vector(%v: memref<?xvector<8xf32>> {enigma.name = "v"}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'u' has unsupported scalar type 'ui32'}}
+enigma.kernel @signed_int(%u: ui32 {enigma.name = "u"}) {
+  enigma.return
+}
