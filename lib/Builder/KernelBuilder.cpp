@@ -1,5 +1,5 @@
 //===- KernelBuilder.cpp - The C++ tracing API ----------------------------===//
-#include "enigma/Builder/KernelBuilder.h"
+#include "BuilderImpl.h"
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 
@@ -15,62 +15,10 @@ using namespace mlir;
 
 namespace enigma {
 
-namespace {
-struct Frame {
-  Operation *op;              // scf.for or scf.if
-  std::vector<DType> carried; // dtypes of carried values / if results
-  bool inElse = false;
-};
-} // namespace
-
-struct KernelBuilder::Impl {
-  explicit Impl(const std::string &name)
-      : kernelName(name), builder(&context), location(UnknownLoc::get(&context)) {
-    context.loadDialect<EnigmaDialect, arith::ArithDialect, math::MathDialect,
-                        memref::MemRefDialect, scf::SCFDialect,
-                        vector::VectorDialect>();
-    module = ModuleOp::create(location);
-    builder.setInsertionPointToEnd(module->getBody());
-    kernel = builder.create<KernelOp>(location, name,
-                                      builder.getFunctionType({}, {}));
-    Block &entry = kernel.getBody().front();
-    builder.setInsertionPointToEnd(&entry);
-    builder.create<ReturnOp>(location);
-    builder.setInsertionPoint(entry.getTerminator());
-  }
-
-  MLIRContext context;
-  std::string kernelName;
-  OpBuilder builder;
-  Location location;
-  OwningOpRef<ModuleOp> module;
-  KernelOp kernel;
-  std::vector<Frame> frames;
-};
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-static Type mlirType(MLIRContext *ctx, DType t) {
-  switch (t) {
-  case DType::F32: return Float32Type::get(ctx);
-  case DType::F16: return Float16Type::get(ctx);
-  case DType::BF16: return BFloat16Type::get(ctx);
-  case DType::Bool: return IntegerType::get(ctx, 1);
-  default: return IntegerType::get(ctx, 8 * byteWidth(t));
-  }
-}
-
-static mlir::Value raw(const Value &v) {
-  return mlir::Value::getFromOpaquePointer(v.handle());
-}
 
 bool queryHasDim(ThreadQuery q) {
   return q <= ThreadQuery::ThreadgroupsPerGrid;
 }
-
-#define ENIGMA_WRAP(b, v, t) Value(b, (v).getAsOpaquePointer(), t)
 
 KernelBuilder::KernelBuilder(const std::string &name)
     : impl(std::make_unique<Impl>(name)) {
@@ -86,14 +34,15 @@ void KernelBuilder::setLocation(const std::string &file, unsigned line) {
   impl->location = FileLineColLoc::get(&impl->context, file, line, 0);
 }
 
-static void checkOwner(const KernelBuilder *b, const Value &v,
-                       const char *what) {
+void checkOwner(const KernelBuilder *b, const Value &v, const char *what) {
   if (!v.valid())
     throw EnigmaError(std::string(what) + ": the value is empty");
   if (v.builder() != b)
     throw EnigmaError(std::string(what) +
                       ": the value belongs to another kernel");
 }
+
+KernelBuilder::Impl &KernelBuilder::internals() { return *impl; }
 
 //===----------------------------------------------------------------------===//
 // Parameters
@@ -126,7 +75,7 @@ Value KernelBuilder::addScalar(const std::string &name, DType dtype) {
   addParam(*impl, name, dtype, mlirType(&impl->context, dtype));
   unsigned index = impl->kernel.getNumArguments() - 1;
   mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
-  return ENIGMA_WRAP(this, arg, dtype);
+  return wrap(this, arg, dtype);
 }
 
 //===----------------------------------------------------------------------===//
@@ -144,7 +93,7 @@ Value KernelBuilder::constant(double value, DType dtype) {
   Type type = mlirType(&impl->context, dtype);
   auto op = impl->builder.create<arith::ConstantOp>(
       impl->location, FloatAttr::get(type, value));
-  return ENIGMA_WRAP(this, op.getResult(), dtype);
+  return wrap(this, op.getResult(), dtype);
 }
 
 Value KernelBuilder::constantInt(int64_t value, DType dtype) {
@@ -169,7 +118,7 @@ Value KernelBuilder::constantInt(int64_t value, DType dtype) {
       impl->location,
       IntegerAttr::get(type, APInt(width, static_cast<uint64_t>(value),
                                    /*isSigned=*/width < 64 && value < 0)));
-  return ENIGMA_WRAP(this, op.getResult(), dtype);
+  return wrap(this, op.getResult(), dtype);
 }
 
 Value KernelBuilder::threadQuery(ThreadQuery query, unsigned dim) {
@@ -204,7 +153,7 @@ Value KernelBuilder::threadQuery(ThreadQuery query, unsigned dim) {
   case ThreadQuery::SimdgroupsPerThreadgroup:
     v = b.create<SimdgroupsPerThreadgroupOp>(loc); break;
   }
-  return ENIGMA_WRAP(this, v, DType::U32);
+  return wrap(this, v, DType::U32);
 }
 
 DType KernelBuilder::promote(DType a, DType b) {
@@ -258,7 +207,7 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
     case BinaryOp::Shl: notFor("'<<'");
     case BinaryOp::Shr: notFor("'>>'");
     }
-    return ENIGMA_WRAP(this, r, t);
+    return wrap(this, r, t);
   }
   if (t == DType::Bool) {
     switch (op) {
@@ -267,7 +216,7 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
     case BinaryOp::Xor: r = bd.create<arith::XOrIOp>(loc, x, y); break;
     default: notFor("arithmetic");
     }
-    return ENIGMA_WRAP(this, r, t);
+    return wrap(this, r, t);
   }
   bool s = isSigned(t);
   switch (op) {
@@ -300,7 +249,7 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
           : bd.create<arith::MaxUIOp>(loc, x, y).getResult();
     break;
   }
-  return ENIGMA_WRAP(this, r, t);
+  return wrap(this, r, t);
 }
 
 Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
@@ -326,7 +275,7 @@ Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
     r = bd.create<arith::CmpIOp>(loc, s ? sp[int(op)] : up[int(op)], raw(a),
                                  raw(b));
   }
-  return ENIGMA_WRAP(this, r, DType::Bool);
+  return wrap(this, r, DType::Bool);
 }
 
 Value KernelBuilder::unary(UnaryOp op, Value a) {
@@ -336,7 +285,7 @@ Value KernelBuilder::unary(UnaryOp op, Value a) {
   DType t = a.dtype();
   if (op == UnaryOp::Neg) {
     if (isFloat(t))
-      return ENIGMA_WRAP(this, bd.create<arith::NegFOp>(loc, raw(a)).getResult(),
+      return wrap(this, bd.create<arith::NegFOp>(loc, raw(a)).getResult(),
                          t);
     if (t == DType::Bool)
       throw EnigmaError("negation is not defined for bool; use ~ or where");
@@ -346,7 +295,7 @@ Value KernelBuilder::unary(UnaryOp op, Value a) {
     throw EnigmaError(std::string("'~' is not defined for ") + shortName(t) +
                       " operands");
   Value ones = constantInt(t == DType::Bool ? 1 : -1, t);
-  return ENIGMA_WRAP(
+  return wrap(
       this, bd.create<arith::XOrIOp>(loc, raw(a), raw(ones)).getResult(), t);
 }
 
@@ -370,7 +319,7 @@ Value KernelBuilder::cast(Value a, DType to) {
           loc, IntegerAttr::get(x.getType(), 0));
       r = bd.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero);
     }
-    return ENIGMA_WRAP(this, r, to);
+    return wrap(this, r, to);
   }
   if (isFloat(from) && isFloat(to)) {
     unsigned fw = x.getType().getIntOrFloatBitWidth(),
@@ -394,7 +343,7 @@ Value KernelBuilder::cast(Value a, DType to) {
     unsigned fw = x.getType().getIntOrFloatBitWidth(),
              tw = toType.getIntOrFloatBitWidth();
     if (fw == tw)
-      return ENIGMA_WRAP(this, x, to); // same bits, new signedness
+      return wrap(this, x, to); // same bits, new signedness
     if (fw < tw)
       r = isSigned(from) && from != DType::Bool
               ? bd.create<arith::ExtSIOp>(loc, toType, x).getResult()
@@ -402,7 +351,7 @@ Value KernelBuilder::cast(Value a, DType to) {
     else
       r = bd.create<arith::TruncIOp>(loc, toType, x);
   }
-  return ENIGMA_WRAP(this, r, to);
+  return wrap(this, r, to);
 }
 
 //===----------------------------------------------------------------------===//
@@ -427,7 +376,7 @@ Value KernelBuilder::load(const Buffer &buffer, Value index) {
           .getAsOpaquePointer());
   auto op = impl->builder.create<memref::LoadOp>(
       impl->location, mem, ValueRange{toIndex(*impl, index)});
-  return ENIGMA_WRAP(this, op.getResult(), buffer.dtype());
+  return wrap(this, op.getResult(), buffer.dtype());
 }
 
 void KernelBuilder::store(const Buffer &buffer, Value index, Value value) {
@@ -496,7 +445,7 @@ std::vector<Value> KernelBuilder::beginFor(Value lo, Value hi, Value step,
   hi = cast(hi, t);
   step = cast(step, t);
   SmallVector<mlir::Value> initValues;
-  Frame frame;
+  BuilderFrame frame;
   for (const Value &v : inits) {
     checkOwner(this, v, "loop-carried value");
     initValues.push_back(raw(v));
@@ -507,9 +456,9 @@ std::vector<Value> KernelBuilder::beginFor(Value lo, Value hi, Value step,
   frame.op = loop;
   impl->frames.push_back(frame);
   enterBlock(impl->builder, loop.getBody());
-  std::vector<Value> out{ENIGMA_WRAP(this, loop.getInductionVar(), t)};
+  std::vector<Value> out{wrap(this, loop.getInductionVar(), t)};
   for (auto [arg, dtype] : llvm::zip(loop.getRegionIterArgs(), frame.carried))
-    out.push_back(ENIGMA_WRAP(this, arg, dtype));
+    out.push_back(wrap(this, arg, dtype));
   return out;
 }
 
@@ -530,7 +479,7 @@ static SmallVector<mlir::Value> yieldValues(KernelBuilder &kb,
 std::vector<Value> KernelBuilder::endFor(const std::vector<Value> &next) {
   if (impl->frames.empty() || !isa<scf::ForOp>(impl->frames.back().op))
     throw EnigmaError("endFor without a matching beginFor");
-  Frame frame = impl->frames.back();
+  BuilderFrame frame = impl->frames.back();
   auto loop = llvm::cast<scf::ForOp>(frame.op);
   SmallVector<mlir::Value> values =
       yieldValues(*this, next, frame.carried, "end of loop body");
@@ -543,7 +492,7 @@ std::vector<Value> KernelBuilder::endFor(const std::vector<Value> &next) {
   impl->builder.setInsertionPointAfter(loop);
   std::vector<Value> out;
   for (auto [r, t] : llvm::zip(loop.getResults(), frame.carried))
-    out.push_back(ENIGMA_WRAP(this, r, t));
+    out.push_back(wrap(this, r, t));
   return out;
 }
 
@@ -560,7 +509,7 @@ void KernelBuilder::beginIf(Value cond, const std::vector<DType> &resultTypes,
     withElse = true; // both branches must yield
   auto ifOp = impl->builder.create<scf::IfOp>(impl->location, types,
                                               raw(cond), withElse);
-  Frame frame{ifOp, resultTypes, false};
+  BuilderFrame frame{ifOp, resultTypes, false};
   impl->frames.push_back(frame);
   enterBlock(impl->builder, &ifOp.getThenRegion().front());
 }
@@ -569,7 +518,7 @@ void KernelBuilder::beginElse(const std::vector<Value> &thenValues) {
   if (impl->frames.empty() || !isa<scf::IfOp>(impl->frames.back().op) ||
       impl->frames.back().inElse)
     throw EnigmaError("else without a matching if");
-  Frame &frame = impl->frames.back();
+  BuilderFrame &frame = impl->frames.back();
   auto ifOp = llvm::cast<scf::IfOp>(frame.op);
   if (ifOp.getElseRegion().empty())
     throw EnigmaError("this if was opened without an else branch");
@@ -587,7 +536,7 @@ void KernelBuilder::beginElse(const std::vector<Value> &thenValues) {
 std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
   if (impl->frames.empty() || !isa<scf::IfOp>(impl->frames.back().op))
     throw EnigmaError("endIf without a matching if");
-  Frame frame = impl->frames.back();
+  BuilderFrame frame = impl->frames.back();
   auto ifOp = llvm::cast<scf::IfOp>(frame.op);
   if (!frame.carried.empty() && !frame.inElse)
     throw EnigmaError("an if with results needs both branches");
@@ -601,7 +550,7 @@ std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
   impl->builder.setInsertionPointAfter(ifOp);
   std::vector<Value> out;
   for (auto [r, t] : llvm::zip(ifOp.getResults(), frame.carried))
-    out.push_back(ENIGMA_WRAP(this, r, t));
+    out.push_back(wrap(this, r, t));
   return out;
 }
 

@@ -36,7 +36,10 @@ public:
       : handler(ctx, [this](Diagnostic &diag) {
           record(diag);
           return success();
-        }) {}
+        }) {
+    // The user wrote Python, not MLIR: do not append the op's generic form.
+    ctx->printOpOnDiagnostic(false);
+  }
 
   std::string text() const { return out; }
 
@@ -44,10 +47,11 @@ private:
   void record(Diagnostic &diag) {
     llvm::raw_string_ostream os(out);
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
-      os << loc.getFilename() << ":" << loc.getLine() << ": ";
+      os << loc.getFilename().getValue() << ":" << loc.getLine() << ": ";
     else if (auto named = llvm::dyn_cast<NameLoc>(diag.getLocation()))
       if (auto inner = llvm::dyn_cast<FileLineColLoc>(named.getChildLoc()))
-        os << inner.getFilename() << ":" << inner.getLine() << ": ";
+        os << inner.getFilename().getValue() << ":" << inner.getLine()
+           << ": ";
     switch (diag.getSeverity()) {
     case DiagnosticSeverity::Error: os << "error: "; break;
     case DiagnosticSeverity::Warning: os << "warning: "; break;

@@ -118,3 +118,30 @@ enigma.kernel @names(
   memref.store %v, %d[%i] : memref<?xf32>
   enigma.return
 }
+
+// Parameter names that would collide after sanitising, or with the
+// emitter's temporaries (t<N>), stay distinct.
+// MSL-LABEL: kernel void enigma_kernel_clashes(
+// MSL-NEXT: device float* a_b {{\[\[}}buffer(0){{\]\]}},
+// MSL-NEXT: device float* a_b_1 {{\[\[}}buffer(1){{\]\]}},
+// MSL-NEXT: device float* a_b_2 {{\[\[}}buffer(2){{\]\]}},
+// MSL-NEXT: constant float& t1_ {{\[\[}}buffer(3){{\]\]}}) {
+// MSL: a_b_2[0ul] = t1_;
+// CPP-LABEL: extern "C" void enigma_kernel_clashes(
+// CPP-NEXT: float *ENIGMA_CPU_RESTRICT a_b = (float *)enigma_args[0];
+// CPP-NEXT: float *ENIGMA_CPU_RESTRICT a_b_1 = (float *)enigma_args[1];
+// CPP-NEXT: float *ENIGMA_CPU_RESTRICT a_b_2 = (float *)enigma_args[2];
+// CPP-NEXT: const float t1_ = *(const float *)enigma_args[3];
+enigma.kernel @clashes(%x: memref<?xf32> {enigma.name = "a-b"}, %y: memref<?xf32> {enigma.name = "a_b"},
+                       %z: memref<?xf32> {enigma.name = "a-b"}, %t: f32 {enigma.name = "t1"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r:2 = scf.for %i = %c0 to %c2 step %c1 iter_args(%p = %t, %q = %t) -> (f32, f32) {
+    scf.yield %q, %p : f32, f32
+  }
+  memref.store %r#0, %x[%c0] : memref<?xf32>
+  memref.store %r#1, %y[%c0] : memref<?xf32>
+  memref.store %t, %z[%c0] : memref<?xf32>
+  enigma.return
+}

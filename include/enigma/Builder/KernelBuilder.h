@@ -67,7 +67,10 @@ enum MemFlagBits : unsigned {
 class Value {
 public:
   Value() = default;
+  /// Element type (of each lane, for vectors).
   DType dtype() const { return type; }
+  /// 1 for scalars, 2..4 for vectors.
+  unsigned lanes() const { return laneCount; }
   KernelBuilder *builder() const { return owner; }
   bool valid() const { return owner != nullptr; }
   /// Opaque handle of the underlying mlir::Value.
@@ -75,11 +78,13 @@ public:
 
 private:
   friend class KernelBuilder;
-  Value(KernelBuilder *owner, void *impl, DType type)
-      : owner(owner), impl(impl), type(type) {}
+  friend struct ValueAccess;
+  Value(KernelBuilder *owner, void *impl, DType type, unsigned lanes = 1)
+      : owner(owner), impl(impl), type(type), laneCount(lanes) {}
   KernelBuilder *owner = nullptr;
   void *impl = nullptr;
   DType type = DType::F32;
+  unsigned laneCount = 1;
 };
 
 class Buffer;
@@ -187,6 +192,8 @@ public:
   KernelArtifact compile(const CompileOptions &options = {});
 
   struct Impl;
+  /// For Enigma's own op families (lib/Builder/*.cpp); not a user API.
+  Impl &internals();
 
 private:
   std::unique_ptr<Impl> impl;

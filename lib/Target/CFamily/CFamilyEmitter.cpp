@@ -382,6 +382,9 @@ static unsigned intWidth(Type type) {
 LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
   handled = true;
   auto S = [&](Value v) {
+    // As a signed number an i1 is 0 or -1 (extsi, sitofp, signed compares).
+    if (v.getType().isInteger(1))
+      return "(-(int)" + expr(v) + ")";
     return "(" + typeName(v.getType(), true) + ")" + expr(v);
   };
   auto result = [&]() { return op->getResult(0); };
@@ -518,7 +521,15 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
       })
       .Case([&](arith::ExtSIOp) { cast(true, false); return success(); })
       .Case([&](arith::ExtUIOp) { cast(false, false); return success(); })
-      .Case([&](arith::TruncIOp) { cast(false, false); return success(); })
+      .Case([&](arith::TruncIOp t) {
+        // Truncation to i1 keeps the lowest bit; a C cast to bool would
+        // test for non-zero.
+        if (t.getType().isInteger(1))
+          define(result(), "(bool)(" + expr(a()) + " & 1)");
+        else
+          cast(false, false);
+        return success();
+      })
       .Case([&](arith::SIToFPOp) { cast(true, false); return success(); })
       .Case([&](arith::UIToFPOp) { cast(false, false); return success(); })
       .Case([&](arith::FPToSIOp) { cast(false, true); return success(); })

@@ -1,0 +1,96 @@
+//===- BuilderImpl.h - KernelBuilder internals for its op families -*- C++ -*-===//
+//
+// KernelBuilder.cpp holds the core (parameters, arithmetic, loads/stores,
+// loops and ifs); each op family (math, vectors, cooperation, ...) adds its
+// functions in its own file on top of these helpers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_LIB_BUILDER_BUILDERIMPL_H
+#define ENIGMA_LIB_BUILDER_BUILDERIMPL_H
+
+#include "enigma/Builder/KernelBuilder.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <vector>
+
+namespace enigma {
+
+/// An open scf.for / scf.if (/ scf.while) being built.
+struct BuilderFrame {
+  mlir::Operation *op;
+  std::vector<DType> carried; // dtypes of carried values / results
+  bool inElse = false;
+};
+
+struct KernelBuilder::Impl {
+  explicit Impl(const std::string &name)
+      : kernelName(name), builder(&context),
+        location(mlir::UnknownLoc::get(&context)) {
+    context.loadDialect<EnigmaDialect, mlir::arith::ArithDialect,
+                        mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                        mlir::scf::SCFDialect, mlir::vector::VectorDialect>();
+    module = mlir::ModuleOp::create(location);
+    builder.setInsertionPointToEnd(module->getBody());
+    kernel = builder.create<KernelOp>(location, name,
+                                      builder.getFunctionType({}, {}));
+    mlir::Block &entry = kernel.getBody().front();
+    builder.setInsertionPointToEnd(&entry);
+    builder.create<ReturnOp>(location);
+    builder.setInsertionPoint(entry.getTerminator());
+  }
+
+  mlir::MLIRContext context;
+  std::string kernelName;
+  mlir::OpBuilder builder;
+  mlir::Location location;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  KernelOp kernel;
+  std::vector<BuilderFrame> frames;
+};
+
+/// The MLIR type of a dtype; a vector type when `lanes` > 1.
+inline mlir::Type mlirType(mlir::MLIRContext *ctx, DType t,
+                           unsigned lanes = 1) {
+  mlir::Type element;
+  switch (t) {
+  case DType::F32: element = mlir::Float32Type::get(ctx); break;
+  case DType::F16: element = mlir::Float16Type::get(ctx); break;
+  case DType::BF16: element = mlir::BFloat16Type::get(ctx); break;
+  case DType::Bool: element = mlir::IntegerType::get(ctx, 1); break;
+  default: element = mlir::IntegerType::get(ctx, 8 * byteWidth(t)); break;
+  }
+  if (lanes > 1)
+    return mlir::VectorType::get({int64_t(lanes)}, element);
+  return element;
+}
+
+/// The mlir::Value behind a traced Value.
+inline mlir::Value raw(const Value &v) {
+  return mlir::Value::getFromOpaquePointer(v.handle());
+}
+
+/// Throws EnigmaError unless `v` is a value of builder `b`.
+void checkOwner(const KernelBuilder *b, const Value &v, const char *what);
+
+/// Wraps an mlir::Value of builder `b` (a friend of Value).
+struct ValueAccess {
+  static Value wrap(KernelBuilder *b, mlir::Value v, DType t,
+                    unsigned lanes = 1) {
+    return Value(b, v.getAsOpaquePointer(), t, lanes);
+  }
+};
+inline Value wrap(KernelBuilder *b, mlir::Value v, DType t) {
+  unsigned lanes = 1;
+  if (auto vec = llvm::dyn_cast<mlir::VectorType>(v.getType()))
+    lanes = vec.getNumElements();
+  return ValueAccess::wrap(b, v, t, lanes);
+}
+
+} // namespace enigma
+
+#endif

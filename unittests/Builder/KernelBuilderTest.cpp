@@ -1,0 +1,127 @@
+//===- KernelBuilderTest.cpp - The C++ tracing API end to end -------------===//
+#include "enigma/Builder/KernelBuilder.h"
+#include "enigma/Runtime/CpuBackend.h"
+#include "enigma/Runtime/Dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace enigma;
+
+namespace {
+
+KernelArtifact vectorAdd() {
+  KernelBuilder k("vector_add");
+  Buffer A = k.addBuffer("A", DType::F32);
+  Buffer B = k.addBuffer("B", DType::F32);
+  Buffer C = k.addBuffer("C", DType::F32);
+  Value tid = k.threadPositionInGrid();
+  C[tid] = A[tid] + B[tid];
+  return k.compile();
+}
+
+std::vector<float> run(const KernelArtifact &art, const std::vector<float> &a,
+                       const std::vector<float> &b, uint32_t threads) {
+  Dispatcher dispatcher(std::make_shared<CpuBackend>());
+  DispatchArgs args;
+  args.inputs = {{a.data(), a.size() * 4, DType::F32, a.size()},
+                 {b.data(), b.size() * 4, DType::F32, b.size()}};
+  args.outputSizes = {a.size() * 4};
+  auto out = dispatcher.execute(art, args, {uint32_t(a.size()), 1, 1},
+                                {threads, 1, 1});
+  std::vector<float> c(a.size());
+  std::memcpy(c.data(), out[0].data(), out[0].size());
+  return c;
+}
+
+TEST(KernelBuilder, SignatureAndSources) {
+  KernelArtifact art = vectorAdd();
+  EXPECT_EQ(art.kernelName, "enigma_kernel_vector_add");
+  ASSERT_EQ(art.params.size(), 3u);
+  EXPECT_EQ(art.params[2].name, "C");
+  EXPECT_EQ(art.params[2].kind, ParamKind::Buffer);
+  EXPECT_NE(art.mslSource.find("kernel void enigma_kernel_vector_add("),
+            std::string::npos);
+  EXPECT_NE(art.mslSource.find("device float* A [[buffer(0)]]"),
+            std::string::npos);
+  EXPECT_NE(art.mlirSource.find("enigma.kernel @vector_add"), std::string::npos);
+}
+
+TEST(KernelBuilder, VectorAddRunsOnCpuWithPartialGroup) {
+  KernelArtifact art = vectorAdd();
+  for (size_t n : {1u, 255u, 257u, 100000u}) {
+    std::mt19937 rng(n);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<float> a(n), b(n);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = dist(rng);
+      b[i] = dist(rng);
+    }
+    std::vector<float> c = run(art, a, b, 256);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(c[i], a[i] + b[i]) << "n=" << n << " i=" << i;
+  }
+}
+
+TEST(KernelBuilder, RejectsMixedTypesInBinary) {
+  KernelBuilder k("mixed");
+  Buffer A = k.addBuffer("A", DType::F32);
+  Value tid = k.threadPositionInGrid();
+  EXPECT_THROW(k.binary(BinaryOp::Add, A[tid], tid), EnigmaError);
+  // The operators promote instead.
+  EXPECT_EQ((Value(A[tid]) + tid).dtype(), DType::F32);
+}
+
+TEST(KernelBuilder, RejectsFloatIndexAndDuplicateNames) {
+  KernelBuilder k("bad");
+  Buffer A = k.addBuffer("A", DType::F32);
+  EXPECT_THROW(k.addBuffer("A", DType::F32), EnigmaError);
+  Value f = k.constant(1.5, DType::F32);
+  EXPECT_THROW(A.load(f), EnigmaError);
+  EXPECT_THROW(k.threadQuery(ThreadQuery::ThreadPositionInGrid, 3),
+               EnigmaError);
+  EXPECT_THROW(k.constantInt(300, DType::U8), EnigmaError);
+}
+
+TEST(KernelBuilder, LoopWithCarriedValue) {
+  // out[tid] = sum_{i < tid} i, through a loop-carried accumulator.
+  KernelBuilder k("prefix");
+  Buffer out = k.addBuffer("out", DType::U32);
+  Value tid = k.threadPositionInGrid();
+  Value zero = k.constantInt(0, DType::U32);
+  Value one = k.constantInt(1, DType::U32);
+  std::vector<Value> body = k.beginFor(zero, tid, one, {zero});
+  std::vector<Value> after = k.endFor({body[1] + body[0]});
+  out[tid] = after[0];
+  KernelArtifact art = k.compile();
+  Dispatcher dispatcher(std::make_shared<CpuBackend>());
+  DispatchArgs args;
+  args.outputSizes = {100 * 4};
+  auto res = dispatcher.execute(art, args, {100, 1, 1}, {32, 1, 1});
+  const uint32_t *v = reinterpret_cast<const uint32_t *>(res[0].data());
+  for (uint32_t i = 0; i < 100; ++i)
+    ASSERT_EQ(v[i], i * (i - 1) / 2 + (i == 0 ? 0 : 0)) << i;
+}
+
+TEST(KernelBuilder, BarrierUnderDivergentIfIsRejected) {
+  KernelBuilder k("divergent");
+  k.addBuffer("A", DType::F32);
+  Value tid = k.threadPositionInGrid();
+  k.setLocation("user.py", 42);
+  k.beginIf(tid < k.constantInt(4, DType::U32));
+  k.barrier();
+  k.endIf();
+  try {
+    k.compile();
+    FAIL() << "expected an EnigmaError";
+  } catch (const EnigmaError &e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("user.py:42"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("depends on the thread's position"), std::string::npos)
+        << msg;
+  }
+}
+
+} // namespace
