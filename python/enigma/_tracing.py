@@ -309,7 +309,8 @@ class KernelDefinition:
     list. The body runs once, at compile time, to trace the kernel."""
 
     def __init__(self, fn):
-        self.fn = fn
+        from ._control import prepare_kernel_function
+        self.fn = prepare_kernel_function(fn)
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn

@@ -7,6 +7,11 @@
 namespace enigma::python {
 void bindBuilder(nanobind::module_ &m);
 void bindRuntime(nanobind::module_ &m);
+// One per op family, each in its own file.
+void bindBuiltins(nanobind::module_ &m);
+void bindVectors(nanobind::module_ &m);
+void bindCooperations(nanobind::module_ &m);
+void bindControls(nanobind::module_ &m);
 } // namespace enigma::python
 
 #endif

@@ -23,4 +23,8 @@ NB_MODULE(_core, m) {
                                             runtimeError);
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
+  enigma::python::bindBuiltins(m);
+  enigma::python::bindVectors(m);
+  enigma::python::bindCooperations(m);
+  enigma::python::bindControls(m);
 }

@@ -1,5 +1,6 @@
 //===- CFamilyEmitter.cpp - The shared C-family walker --------------------===//
 #include "CFamilyEmitter.h"
+#include "Families.h"
 
 #include "enigma/Support/DType.h"
 
@@ -298,6 +299,13 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
     return failure();
   if (handled)
     return success();
+  for (auto family : {emitBuiltinFamily, emitVectorFamily,
+                      emitCooperationFamily, emitControlFamily}) {
+    if (failed(family(*this, op, handled)))
+      return failure();
+    if (handled)
+      return success();
+  }
   return op->emitOpError("cannot be printed as C-family source yet");
 }
 

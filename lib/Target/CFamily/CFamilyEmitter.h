@@ -16,6 +16,7 @@
 #define ENIGMA_LIB_TARGET_CFAMILY_CFAMILYEMITTER_H
 
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Target/Emit.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,6 +35,26 @@ public:
   /// Prints the whole kernel (file header included).
   mlir::LogicalResult emit();
 
+  /// Which flavour this is (op families branch on it where the spelling
+  /// differs between targets).
+  virtual Target target() const = 0;
+
+  // The op families (Families.h) print through the members below.
+  std::string typeName(mlir::Type type, bool asSigned = false);
+  mlir::LogicalResult emitBlock(mlir::Block &block);
+  mlir::LogicalResult emitOp(mlir::Operation *op);
+  virtual std::string expr(mlir::Value value);
+  void alias(mlir::Value value, std::string expression);
+  std::string freshName(mlir::Value value);
+  virtual void define(mlir::Value value, const std::string &rhs);
+  virtual void assign(mlir::Value target, const std::string &rhs);
+  virtual void declareVariable(mlir::Value value, const std::string &init);
+  llvm::raw_ostream &line(); // indented output
+  void indentMore() { indent += 2; }
+  void indentLess() { indent -= 2; }
+  KernelOp getKernel() { return kernel; }
+  llvm::raw_ostream &stream() { return os; }
+
 protected:
   // --- Target hooks -------------------------------------------------------
   virtual void emitFileHeader() = 0;
@@ -46,9 +67,6 @@ protected:
   virtual mlir::LogicalResult emitBarrier(mlir::Operation *op) = 0;
 
   // --- Shared pieces the targets build on -----------------------------------
-  /// Metal spelling of a type; integers in the unsigned form unless
-  /// `asSigned`. Vectors as float4, uint2, ...
-  std::string typeName(mlir::Type type, bool asSigned = false);
   /// The element type spelling of a buffer parameter, from its enigma.dtype
   /// (which keeps signedness), e.g. "int" for an i32 buffer of dtype i32.
   std::string paramElementType(unsigned index);
@@ -58,30 +76,9 @@ protected:
   /// integers are read through their unsigned storage type.
   std::string scalarParamExpr(unsigned index, const std::string &name);
 
-  mlir::LogicalResult emitBlock(mlir::Block &block);
-  mlir::LogicalResult emitOp(mlir::Operation *op);
-
-  /// The expression that reads `value`.
-  virtual std::string expr(mlir::Value value);
   /// Whether index casts are folded into the subscript that uses them (true)
   /// or printed as statements.
   virtual bool foldIndexCasts() const { return true; }
-  /// Binds `value` to an already printed expression (no statement).
-  void alias(mlir::Value value, std::string expression);
-  /// A fresh name v<N> for `value`.
-  std::string freshName(mlir::Value value);
-  /// Prints the definition `T vN = rhs;` of `value`. Targets that keep
-  /// per-thread copies override it.
-  virtual void define(mlir::Value value, const std::string &rhs);
-  /// Prints `target = rhs;` for a carried variable.
-  virtual void assign(mlir::Value target, const std::string &rhs);
-  /// Declares a carried variable (loop-carried value or if result) before
-  /// the construct that updates it.
-  virtual void declareVariable(mlir::Value value, const std::string &init);
-
-  llvm::raw_ostream &line(); // indented output
-  void indentMore() { indent += 2; }
-  void indentLess() { indent -= 2; }
 
   KernelOp kernel;
   llvm::raw_ostream &os;

@@ -8,6 +8,7 @@
 #include "CudaEmitter.h"
 
 #include "../CFamily/CFamilyEmitter.h"
+#include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -25,12 +26,15 @@ class CudaEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
 
+  Target target() const override { return Target::CUDA; }
+
 protected:
   void emitFileHeader() override {
     os << "#include \"enigma_cuda_prelude.cuh\"\n\n";
   }
 
   LogicalResult emitKernelBody() override {
+    emitFileScopeDeclarations(*this);
     os << "extern \"C\" __global__ void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

@@ -16,6 +16,7 @@
 #include "CppEmitter.h"
 
 #include "../CFamily/CFamilyEmitter.h"
+#include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -34,13 +35,16 @@ class CppEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
 
+  Target target() const override { return Target::Cpp; }
+
 protected:
   void emitFileHeader() override {
     os << "#include \"enigma_cpu_prelude.h\"\n\n";
   }
 
   LogicalResult emitKernelBody() override {
-    barrierMode = containsBarrier(kernel);
+    barrierMode = needsGroupLevelSplit(kernel);
+    emitFileScopeDeclarations(*this);
     os << "extern \"C\" void " << kernelFunctionName(kernel)
        << "(void *const *enigma_args, const EnigmaCpuLaunch *enigma_launch, "
           "uint64_t enigma_group_begin, uint64_t enigma_group_end) {\n";
@@ -75,10 +79,17 @@ protected:
              << " = enigma_min_u32(enigma_launch->threads[" << d
              << "], enigma_launch->grid[" << d << "] - enigma_g"
              << dimLetter(d) << " * enigma_launch->threads[" << d << "]);\n";
+    // Threadgroup memory and other per-group state is declared once per
+    // group, outside the thread loops.
+    for (Operation &op : entry.without_terminator())
+      if (op.hasTrait<GroupScope>() && failed(emitOp(&op)))
+        return failure();
     LogicalResult result = success();
     if (!barrierMode) {
       openThreadLoop();
-      result = emitBlock(entry);
+      for (Operation &op : entry.without_terminator())
+        if (!op.hasTrait<GroupScope>() && failed(emitOp(&op)))
+          result = failure();
       closeThreadLoop();
     } else {
       if (failed(planRuns(entry)))
@@ -171,9 +182,26 @@ private:
     line() << "}\n";
   }
 
+  /// Barriers and collectives split the thread loops.
+  static bool isSplitPoint(Operation *op) {
+    return isa<BarrierOp, SimdBarrierOp>(op) || op->hasTrait<Collective>();
+  }
+
+  static bool needsGroupLevelSplit(Operation *root) {
+    bool found = false;
+    root->walk([&](Operation *op) {
+      if (isSplitPoint(op)) {
+        found = true;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return found;
+  }
+
   static bool isGroupLevel(Operation *op) {
-    return isa<BarrierOp, SimdBarrierOp>(op) ||
-           (op->getNumRegions() > 0 && containsBarrier(op));
+    return isSplitPoint(op) ||
+           (op->getNumRegions() > 0 && needsGroupLevelSplit(op));
   }
 
   /// Numbers the runs of every group-level block and marks the values that
@@ -181,14 +209,21 @@ private:
   LogicalResult planRuns(Block &block) {
     int run = nextRun++;
     for (Operation &op : block.without_terminator()) {
+      if (op.hasTrait<GroupScope>()) {
+        runOf[&op] = kGroupScope;
+        continue;
+      }
       if (!isGroupLevel(&op)) {
         runOf[&op] = run;
         continue;
       }
       runOf[&op] = -1;
       run = nextRun++;
-      if (isa<BarrierOp, SimdBarrierOp>(op))
+      if (isSplitPoint(&op)) {
+        for (Value result : op.getResults())
+          markSpilled(result);
         continue;
+      }
       if (!isa<scf::ForOp, scf::IfOp>(op))
         return op.emitOpError("contains a barrier; the CPU backend runs "
                               "barriers only at the top level of a kernel or "
@@ -260,6 +295,8 @@ private:
   LogicalResult emitGroupBlock(Block &block) {
     std::vector<Operation *> run;
     for (Operation &op : block.without_terminator()) {
+      if (runOf[&op] == kGroupScope)
+        continue;
       if (runOf[&op] >= 0) {
         run.push_back(&op);
         continue;
@@ -272,6 +309,9 @@ private:
       } else if (auto b = dyn_cast<SimdBarrierOp>(op)) {
         line() << "// simdgroup_barrier(" << metalMemFlags(b.getFlags())
                << ")\n";
+      } else if (op.hasTrait<Collective>()) {
+        if (failed(emitCollective(&op)))
+          return failure();
       } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         if (failed(emitGroupFor(forOp)))
           return failure();
@@ -280,6 +320,12 @@ private:
       }
     }
     return emitRun(run);
+  }
+
+  /// Prints a collective op between thread loops: it reads its operands
+  /// from every thread's per-thread array and writes its per-thread result.
+  LogicalResult emitCollective(Operation *op) {
+    return op->emitOpError("is not supported by the CPU backend yet");
   }
 
   /// Copies `values` into the per-thread variables `targets`, thread by
@@ -344,6 +390,7 @@ private:
 
   bool barrierMode = false;
   bool inThreadLoop = false;
+  static constexpr int kGroupScope = -2; // printed before the thread loops
   int nextRun = 0;
   llvm::DenseMap<Operation *, int> runOf; // -1: executed once per group
   llvm::DenseSet<Value> spilled;

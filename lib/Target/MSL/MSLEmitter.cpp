@@ -7,6 +7,7 @@
 #include "MSLEmitter.h"
 
 #include "../CFamily/CFamilyEmitter.h"
+#include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -19,6 +20,8 @@ namespace {
 class MSLEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
+
+  Target target() const override { return Target::MSL; }
 
 protected:
   void emitFileHeader() override {
@@ -37,6 +40,7 @@ protected:
       isVectorQuery[name] = queryDim(op).has_value();
     });
 
+    emitFileScopeDeclarations(*this);
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

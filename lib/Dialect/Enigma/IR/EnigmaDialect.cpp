@@ -22,6 +22,8 @@ void EnigmaDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "enigma/Dialect/Enigma/IR/EnigmaAttributes.cpp.inc"
       >();
+  registerMathOps();
+  registerCooperationOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

@@ -9,6 +9,17 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dialect.h"
 
+#include "mlir/IR/OpDefinition.h"
+
+namespace enigma {
+/// Marks ops run once per threadgroup (see EnigmaDialect.td).
+template <typename ConcreteType>
+class GroupScope : public mlir::OpTrait::TraitBase<ConcreteType, GroupScope> {};
+/// Marks ops that combine values across threads (see EnigmaDialect.td).
+template <typename ConcreteType>
+class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {};
+} // namespace enigma
+
 #include "enigma/Dialect/Enigma/IR/EnigmaDialect.h.inc"
 
 #endif

@@ -21,6 +21,22 @@ def Enigma_Dialect : Dialect {
     "::mlir::vector::VectorDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    // Each op family registers its ops and attributes (MathOps.cpp, ...).
+    void registerMathOps();
+    void registerCooperationOps();
+  }];
+}
+
+// Ops executed once per threadgroup rather than per thread (threadgroup
+// memory allocations): the CPU backend prints them before its thread loops.
+def Enigma_GroupScope : NativeOpTrait<"GroupScope"> {
+  let cppNamespace = "::enigma";
+}
+// Ops whose result depends on other threads' operands (simdgroup and quad
+// reductions, shuffles): the CPU backend runs them between thread loops.
+def Enigma_Collective : NativeOpTrait<"Collective"> {
+  let cppNamespace = "::enigma";
 }
 
 class Enigma_Op<string mnemonic, list<Trait> traits = []>

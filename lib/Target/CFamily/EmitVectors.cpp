@@ -1,0 +1,13 @@
+//===- EmitVectors.cpp ------------------------------------------------------===//
+#include "Families.h"
+
+using namespace mlir;
+
+namespace enigma {
+
+LogicalResult emitVectorFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
+  handled = false;
+  return success();
+}
+
+} // namespace enigma

@@ -1,0 +1,36 @@
+//===- Families.h - Op families printed outside the core walker -*- C++ -*-===//
+//
+// CFamilyEmitter::emitOp prints the core ops itself and hands every other op
+// to these functions in turn; each family lives in its own file and sets
+// `handled` when the op is one of its own.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_LIB_TARGET_CFAMILY_FAMILIES_H
+#define ENIGMA_LIB_TARGET_CFAMILY_FAMILIES_H
+
+#include "CFamilyEmitter.h"
+
+namespace enigma {
+
+/// Math, integer, bit, geometry, packing and selection builtins
+/// (EmitBuiltins.cpp).
+mlir::LogicalResult emitBuiltinFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                      bool &handled);
+/// Vector construction, lane access and shuffles (EmitVectors.cpp).
+mlir::LogicalResult emitVectorFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                     bool &handled);
+/// Threadgroup memory, atomics, function constants, simdgroup/quad ops,
+/// simdgroup matrices (EmitCooperation.cpp).
+mlir::LogicalResult emitCooperationFamily(CFamilyEmitter &e,
+                                          mlir::Operation *op, bool &handled);
+/// Control flow beyond scf.for / scf.if, e.g. scf.while (EmitControl.cpp).
+mlir::LogicalResult emitControlFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                      bool &handled);
+
+/// Declarations that must precede the kernel function (Metal function
+/// constants, helper types); printed by every target before the signature.
+void emitFileScopeDeclarations(CFamilyEmitter &e);
+
+} // namespace enigma
+
+#endif

@@ -1,0 +1,3 @@
+"""_cooperation family of the Enigma language."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""_math family of the Enigma language."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""_vectors family of the Enigma language."""
+
+__all__ = []
