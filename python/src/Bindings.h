@@ -11,6 +11,7 @@ void bindRuntime(nanobind::module_ &m);
 void bindBuiltins(nanobind::module_ &m);
 void bindVectors(nanobind::module_ &m);
 void bindCooperations(nanobind::module_ &m);
+void bindSimds(nanobind::module_ &m);
 void bindControls(nanobind::module_ &m);
 } // namespace enigma::python
 

@@ -26,5 +26,6 @@ NB_MODULE(_core, m) {
   enigma::python::bindBuiltins(m);
   enigma::python::bindVectors(m);
   enigma::python::bindCooperations(m);
+  enigma::python::bindSimds(m);
   enigma::python::bindControls(m);
 }

@@ -300,7 +300,8 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
   if (handled)
     return success();
   for (auto family : {emitBuiltinFamily, emitVectorFamily,
-                      emitCooperationFamily, emitControlFamily}) {
+                      emitCooperationFamily, emitSimdFamily,
+                      emitControlFamily}) {
     if (failed(family(*this, op, handled)))
       return failure();
     if (handled)

@@ -19,10 +19,13 @@ mlir::LogicalResult emitBuiltinFamily(CFamilyEmitter &e, mlir::Operation *op,
 /// Vector construction, lane access and shuffles (EmitVectors.cpp).
 mlir::LogicalResult emitVectorFamily(CFamilyEmitter &e, mlir::Operation *op,
                                      bool &handled);
-/// Threadgroup memory, atomics, function constants, simdgroup/quad ops,
-/// simdgroup matrices (EmitCooperation.cpp).
+/// Threadgroup memory, atomics, function constants, matrix types
+/// (EmitCooperation.cpp).
 mlir::LogicalResult emitCooperationFamily(CFamilyEmitter &e,
                                           mlir::Operation *op, bool &handled);
+/// Simdgroup and quad operations, simdgroup matrices (EmitSimd.cpp).
+mlir::LogicalResult emitSimdFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                   bool &handled);
 /// Control flow beyond scf.for / scf.if, e.g. scf.while (EmitControl.cpp).
 mlir::LogicalResult emitControlFamily(CFamilyEmitter &e, mlir::Operation *op,
                                       bool &handled);

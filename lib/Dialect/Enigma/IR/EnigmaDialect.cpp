@@ -24,6 +24,7 @@ void EnigmaDialect::initialize() {
       >();
   registerMathOps();
   registerCooperationOps();
+  registerSimdOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

@@ -25,6 +25,7 @@ def Enigma_Dialect : Dialect {
     // Each op family registers its ops and attributes (MathOps.cpp, ...).
     void registerMathOps();
     void registerCooperationOps();
+    void registerSimdOps();
   }];
 }
 

@@ -1,0 +1,3 @@
+"""_simd family of the Enigma language."""
+
+__all__ = []
