@@ -167,6 +167,7 @@ def _record_sources(artifact):
         return
     import hashlib
     os.makedirs(dump_dir, exist_ok=True)
+    import json
     for text, ext in ((artifact.msl_source, ".metal"),
                       (artifact.cuda_source, ".cu")):
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -174,3 +175,8 @@ def _record_sources(artifact):
         if not os.path.exists(path):
             with open(path, "w") as f:
                 f.write(text)
+            if ext == ".cu":
+                # The function constants the source reads, for the check.
+                with open(path + ".json", "w") as f:
+                    json.dump({"constants": [list(c) for c in
+                                             artifact.constants]}, f)

@@ -146,6 +146,26 @@ void bindRuntime(nb::module_ &m) {
               out.push_back(toBytes(o));
             return out;
           })
+      .def_static(
+          "nvrtc_check",
+          [](const std::string &source, const std::string &arch,
+             const std::vector<std::pair<unsigned, std::string>> &constants) {
+            // Every function constant set to zero of its type: the check is
+            // about whether the source compiles, not about values.
+            ConstantValues values;
+            for (const auto &[index, dtype] : constants) {
+              std::optional<DType> t = parseDType(dtype);
+              if (!t)
+                throw DispatchError("unknown dtype '" + dtype + "'");
+              values[index] = ScalarValue{*t, 0};
+            }
+            nb::gil_scoped_release release;
+            return CudaBackend::compileForCheck(source, arch, values).size();
+          },
+          "source"_a, "arch"_a = "sm_90", "constants"_a =
+              std::vector<std::pair<unsigned, std::string>>{},
+          "Compiles CUDA source with NVRTC only (no GPU needed); returns the "
+          "size of the binary or raises with the NVRTC log.")
       .def("prepare",
            [](Runtime &r, const KernelArtifact &kernel,
               const std::vector<std::pair<ByteArray, std::string>> &inputs,

@@ -108,6 +108,8 @@ class Buffer {
 public:
   Buffer() = default;
   DType dtype() const { return type; }
+  /// Elements per buffer entry: 1, or 2..4 for a vector buffer (vec_width).
+  unsigned lanes() const { return laneCount; }
   unsigned paramIndex() const { return param; }
   Value load(Value index) const;
   void store(Value index, Value value) const;
@@ -115,12 +117,14 @@ public:
 
 private:
   friend class KernelBuilder;
-  Buffer(KernelBuilder *owner, void *impl, DType type, unsigned param)
-      : owner(owner), impl(impl), type(type), param(param) {}
+  Buffer(KernelBuilder *owner, void *impl, DType type, unsigned param,
+         unsigned lanes)
+      : owner(owner), impl(impl), type(type), param(param), laneCount(lanes) {}
   KernelBuilder *owner = nullptr;
   void *impl = nullptr;
   DType type = DType::F32;
   unsigned param = 0;
+  unsigned laneCount = 1;
 };
 
 struct CompileOptions {
@@ -140,7 +144,9 @@ public:
   const std::string &name() const;
 
   // --- Parameters, in declaration order ---------------------------------
-  Buffer addBuffer(const std::string &name, DType dtype);
+  /// A `device T*` buffer; with `lanes` 2..4 a buffer of T vectors
+  /// (`device float4*`), whose loads and stores are vectors.
+  Buffer addBuffer(const std::string &name, DType dtype, unsigned lanes = 1);
   Value addScalar(const std::string &name, DType dtype);
 
   /// Source location attached to the ops created from now on.
@@ -154,12 +160,17 @@ public:
     return threadQuery(ThreadQuery::ThreadPositionInGrid, dim);
   }
 
-  /// Operands must have the same dtype (see promote()).
+  /// Operands must have the same dtype (see promote()). Vectors work lane by
+  /// lane; a scalar operand with a vector one is broadcast, as in Metal.
+  /// Comparisons of vectors give bool vectors.
   Value binary(BinaryOp op, Value a, Value b);
   Value compare(CompareOp op, Value a, Value b);
   Value unary(UnaryOp op, Value a);
-  /// Value conversion to `dtype` (Metal's static cast rules).
+  /// Value conversion to `dtype` (Metal's static cast rules), lane by lane
+  /// for vectors (the lane count is kept).
   Value cast(Value a, DType dtype);
+  /// `scalar` repeated in `lanes` lanes (float4(x)); `lanes` 1 returns it.
+  Value broadcast(Value scalar, unsigned lanes);
   /// The common dtype of two operands, by the rules in docs/language.md.
   static DType promote(DType a, DType b);
 
