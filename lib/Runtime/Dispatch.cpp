@@ -492,6 +492,19 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
   backend->launch(*kernel, *artifact, args, grid, threads);
 }
 
+void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
+  checkUsable();
+  checkLaunchShape(grid, threads,
+                   std::min(kMaxThreadsPerThreadgroup,
+                            backend->maxThreadsPerThreadgroup()));
+  backend->launchAsync(*kernel, *artifact, args, grid, threads);
+}
+
+void PreparedKernel::synchronize() {
+  checkUsable();
+  backend->synchronize();
+}
+
 double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
   checkUsable();
   checkLaunchShape(grid, threads,
@@ -502,6 +515,7 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
 
 std::vector<std::vector<uint8_t>> PreparedKernel::readOutputs() const {
   checkUsable();
+  backend->synchronize(); // queued launches write these buffers
   std::vector<std::vector<uint8_t>> outputs;
   for (size_t param : outputParams) {
     const DeviceBuffer &buffer = *buffers[param];
@@ -515,6 +529,7 @@ std::vector<uint8_t> PreparedKernel::readOutput() const {
   checkUsable();
   if (outputParams.empty())
     throw DispatchError("kernel " + kernelName + " has no output buffer");
+  backend->synchronize(); // queued launches write this buffer
   const DeviceBuffer &buffer = *buffers[outputParams.front()];
   std::vector<uint8_t> bytes(buffer.size());
   backend->download(buffer, bytes.data(), bytes.size());

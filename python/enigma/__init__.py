@@ -28,6 +28,7 @@ from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
 from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
+from . import benchmark, testing  # noqa: F401,E402
 
 DispatchError = _core.DispatchError
 

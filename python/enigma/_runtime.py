@@ -135,6 +135,16 @@ class PreparedKernel:
         return self._core.dispatch_timed(_shape(grid, "grid"),
                                          _shape(threads, "threads"))
 
+    def dispatch_async(self, grid, threads) -> None:
+        """Queues a launch and returns at once (CUDA); other backends run it
+        before returning. Reads and synchronize() wait for queued launches."""
+        self._core.dispatch_async(_shape(grid, "grid"),
+                                  _shape(threads, "threads"))
+
+    def synchronize(self) -> None:
+        """Waits for every launch queued with dispatch_async."""
+        self._core.synchronize()
+
     def read_output(self) -> bytes:
         """The bytes of the (first) output buffer."""
         return self._core.read_output()

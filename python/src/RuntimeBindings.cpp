@@ -108,6 +108,17 @@ void bindRuntime(nb::module_ &m) {
             return p.dispatchTimed(toDim3(grid), toDim3(threads));
           },
           "grid"_a, "threads"_a)
+      .def(
+          "dispatch_async",
+          [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
+            p.dispatchAsync(toDim3(grid), toDim3(threads));
+          },
+          "grid"_a, "threads"_a)
+      .def("synchronize",
+           [](PreparedKernel &p) {
+             nb::gil_scoped_release release;
+             p.synchronize();
+           })
       .def("read_output", [](const PreparedKernel &p) { return toBytes(p.readOutput()); })
       .def("read_outputs",
            [](const PreparedKernel &p) {

@@ -90,6 +90,15 @@ public:
                              const KernelArtifact &artifact,
                              const std::vector<LaunchArg> &args, Dim3 grid,
                              Dim3 threads) = 0;
+  /// Queues the launch and returns without waiting; later launches and
+  /// copies are ordered after it. Backends without queues run it at once.
+  virtual void launchAsync(LoadedKernel &kernel, const KernelArtifact &artifact,
+                           const std::vector<LaunchArg> &args, Dim3 grid,
+                           Dim3 threads) {
+    launch(kernel, artifact, args, grid, threads);
+  }
+  /// Waits until every queued launch has finished.
+  virtual void synchronize() {}
 };
 
 } // namespace enigma

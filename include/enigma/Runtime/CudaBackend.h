@@ -47,9 +47,9 @@ public:
   /// launches issued later are ordered after it.
   void launchAsync(LoadedKernel &kernel, const KernelArtifact &artifact,
                    const std::vector<LaunchArg> &args, Dim3 grid,
-                   Dim3 threads);
+                   Dim3 threads) override;
   /// Waits for everything queued by launchAsync.
-  void synchronize();
+  void synchronize() override;
 
   /// A DeviceBuffer over memory someone else owns (a DLPack tensor, an
   /// object with __cuda_array_interface__), used without copying and never

@@ -92,6 +92,10 @@ public:
   void dispatch(Dim3 grid, Dim3 threads);
   /// Device time of the launch in microseconds.
   double dispatchTimed(Dim3 grid, Dim3 threads);
+  /// Queues a launch without waiting for it (see Backend::launchAsync);
+  /// synchronize() or any read waits for it.
+  void dispatchAsync(Dim3 grid, Dim3 threads);
+  void synchronize();
   /// Bytes of the first output buffer.
   std::vector<uint8_t> readOutput() const;
   /// Bytes of every output buffer, in parameter order.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine in one go: builds the thin Python module against
+# the carried core (gpu-carry/, see gpu_prepare.sh), runs the C++ CUDA tests,
+# the whole Python suite on the CPU and CUDA backends, and the CUDA
+# benchmarks; the benchmark table is printed last. Results go to $OUT (or
+# ./gpu-results).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-results}
+mkdir -p "$out"
+export ENIGMA_CACHE_DIR=/tmp/enigma-cache PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH="$PWD/gpu-carry:${LD_LIBRARY_PATH:-}"
+status=0
+
+echo "== GPU"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+
+echo "== building the Python module against the carried core"
+cmake -S . -B /tmp/gpu-build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DENIGMA_BUILD_CORE=OFF -DENIGMA_PREBUILT_DIR="$PWD/gpu-carry" >/tmp/gpu-cmake.log \
+  || { cat /tmp/gpu-cmake.log; exit 1; }
+ninja -C /tmp/gpu-build _core >/tmp/gpu-ninja.log 2>&1 || { tail -30 /tmp/gpu-ninja.log; exit 1; }
+export ENIGMA_CORE_DIR=/tmp/gpu-build/python/enigma PYTHONPATH="$PWD/python"
+
+echo "== C++ CUDA tests"
+gpu-carry/CudaBackendTest 2>&1 | tail -5 || status=1
+gpu-carry/NvrtcCompileTest --gtest_filter=-*EveryHelper* 2>&1 | tail -3 || status=1
+
+echo "== Python tests on cpu and cuda"
+ENIGMA_TEST_BACKENDS=cpu,cuda python3 -m pytest python/tests -q -p no:cacheprovider \
+  -k "${ENIGMA_TEST_FILTER:-not zz_generated}" 2>&1 | tee "$out/pytest.log" | tail -40 \
+  || status=1
+
+echo "== CUDA benchmarks"
+python3 bench/bench_cuda.py --out "$out" 2>&1 | tee "$out/bench.log" || status=1
+exit $status
