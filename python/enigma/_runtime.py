@@ -245,7 +245,11 @@ class MetalRuntime(_Runtime):
             raise MetalUnavailableError(
                 "this build of Enigma has no Metal backend (it was built "
                 "without Apple's Metal framework); use enigma.CpuRuntime()")
-        super().__init__(metal(dylib_path))
+        try:
+            core = metal(dylib_path)
+        except BackendUnavailableError as e:
+            raise MetalUnavailableError(str(e)) from None
+        super().__init__(core)
 
 
 def best_runtime():

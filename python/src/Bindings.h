@@ -4,9 +4,19 @@
 
 #include <nanobind/nanobind.h>
 
+#include <memory>
+
+namespace enigma {
+class Backend;
+}
+
 namespace enigma::python {
 void bindBuilder(nanobind::module_ &m);
 void bindRuntime(nanobind::module_ &m);
+/// Runtime.metal(dylib_path) where Metal exists; nothing elsewhere.
+void bindMetalRuntime(nanobind::module_ &m);
+/// A Python Runtime object over `backend` (for backends bound elsewhere).
+nanobind::object makeRuntime(std::shared_ptr<enigma::Backend> backend);
 // One per op family, each in its own file.
 void bindBuiltins(nanobind::module_ &m);
 void bindVectors(nanobind::module_ &m);

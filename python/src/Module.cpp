@@ -23,6 +23,7 @@ NB_MODULE(_core, m) {
                                             runtimeError);
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
+  enigma::python::bindMetalRuntime(m);
   enigma::python::bindBuiltins(m);
   enigma::python::bindVectors(m);
   enigma::python::bindCooperations(m);

@@ -91,6 +91,10 @@ nb::bytes toBytes(const std::vector<uint8_t> &data) {
 
 } // namespace
 
+nb::object makeRuntime(std::shared_ptr<Backend> backend) {
+  return nb::cast(new Runtime(std::move(backend)), nb::rv_policy::take_ownership);
+}
+
 void bindRuntime(nb::module_ &m) {
   nb::class_<PreparedKernel>(m, "PreparedKernel",
                              "A kernel bound to device buffers")

@@ -53,11 +53,21 @@ public:
                      const std::vector<LaunchArg> &args, Dim3 grid,
                      Dim3 threads) override;
 
+  /// Commits the launch and returns at once. Launches on the backend's one
+  /// command queue run in order; upload, download and synchronize wait for
+  /// every queued launch first (buffers are shared memory).
+  void launchAsync(LoadedKernel &kernel, const KernelArtifact &artifact,
+                   const std::vector<LaunchArg> &args, Dim3 grid,
+                   Dim3 threads) override;
+  /// Waits for the launches queued by launchAsync; the first that failed is
+  /// reported as a RuntimeFailure.
+  void synchronize() override;
+
   /// The device's name as Metal reports it ("Apple M2", ...).
   const std::string &deviceName() const;
 
-  /// Device, queue and caches; defined in MetalBackend.mm. Shared with the
-  /// buffers and kernels it makes.
+  /// Device, queue, caches and queued launches; defined in MetalBackend.mm.
+  /// Buffers and kernels hold their own Metal objects, so they outlive it.
   struct State;
 
 private:
