@@ -3,6 +3,7 @@
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -63,12 +64,19 @@ static void addParam(KernelBuilder::Impl &impl, const std::string &name,
                              impl.location);
 }
 
-Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype) {
-  Type element = mlirType(&impl->context, dtype);
+Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype,
+                                unsigned lanes) {
+  if (lanes < 1 || lanes > 4)
+    throw EnigmaError("buffer '" + name + "': a vector buffer has 2, 3 or 4 "
+                      "lanes, got " + std::to_string(lanes));
+  if (lanes > 1 && dtype == DType::Bool)
+    throw EnigmaError("buffer '" + name + "': bool vector buffers are not "
+                      "supported");
+  Type element = mlirType(&impl->context, dtype, lanes);
   addParam(*impl, name, dtype, getBufferType(element, AddressSpace::Device));
   unsigned index = impl->kernel.getNumArguments() - 1;
   mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
-  return Buffer(this, arg.getAsOpaquePointer(), dtype, index);
+  return Buffer(this, arg.getAsOpaquePointer(), dtype, index, lanes);
 }
 
 Value KernelBuilder::addScalar(const std::string &name, DType dtype) {
@@ -156,6 +164,38 @@ Value KernelBuilder::threadQuery(ThreadQuery query, unsigned dim) {
   return wrap(this, v, DType::U32);
 }
 
+Value KernelBuilder::broadcast(Value scalar, unsigned lanes) {
+  checkOwner(this, scalar, "broadcast");
+  if (lanes == scalar.lanes())
+    return scalar;
+  if (scalar.lanes() != 1)
+    throw EnigmaError("cannot broadcast a " + std::to_string(scalar.lanes()) +
+                      "-lane vector to " + std::to_string(lanes) + " lanes");
+  if (lanes < 2 || lanes > 4)
+    throw EnigmaError("vectors have 2, 3 or 4 lanes, got " +
+                      std::to_string(lanes));
+  Type type = mlirType(&impl->context, scalar.dtype(), lanes);
+  auto op = impl->builder.create<vector::BroadcastOp>(impl->location, type,
+                                                      raw(scalar));
+  return wrap(this, op.getResult(), scalar.dtype());
+}
+
+/// Gives two operands the same lane count: a scalar next to a vector is
+/// broadcast (Metal's rule); vectors of different lengths are an error.
+static void matchLanes(KernelBuilder &k, Value &a, Value &b,
+                       const char *what) {
+  if (a.lanes() == b.lanes())
+    return;
+  if (a.lanes() == 1)
+    a = k.broadcast(a, b.lanes());
+  else if (b.lanes() == 1)
+    b = k.broadcast(b, a.lanes());
+  else
+    throw EnigmaError(std::string(what) + " of vectors with different lane "
+                      "counts (" + std::to_string(a.lanes()) + " and " +
+                      std::to_string(b.lanes()) + ")");
+}
+
 DType KernelBuilder::promote(DType a, DType b) {
   if (a == b)
     return a;
@@ -181,6 +221,7 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
     throw EnigmaError(std::string("operands have different types (") +
                       shortName(a.dtype()) + " and " + shortName(b.dtype()) +
                       "); convert one with metal_cast");
+  matchLanes(*this, a, b, "binary operation");
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
   mlir::Value x = raw(a), y = raw(b), r;
@@ -259,6 +300,7 @@ Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
     throw EnigmaError(std::string("comparison of different types (") +
                       shortName(a.dtype()) + " and " + shortName(b.dtype()) +
                       "); convert one with metal_cast");
+  matchLanes(*this, a, b, "comparison");
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
   mlir::Value r;
@@ -294,9 +336,8 @@ Value KernelBuilder::unary(UnaryOp op, Value a) {
   if (isFloat(t))
     throw EnigmaError(std::string("'~' is not defined for ") + shortName(t) +
                       " operands");
-  Value ones = constantInt(t == DType::Bool ? 1 : -1, t);
-  return wrap(
-      this, bd.create<arith::XOrIOp>(loc, raw(a), raw(ones)).getResult(), t);
+  // binary() broadcasts the all-ones constant to vectors.
+  return binary(BinaryOp::Xor, a, constantInt(t == DType::Bool ? 1 : -1, t));
 }
 
 Value KernelBuilder::cast(Value a, DType to) {
@@ -306,26 +347,25 @@ Value KernelBuilder::cast(Value a, DType to) {
     return a;
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
-  Type toType = mlirType(&impl->context, to);
+  // Vectors convert lane by lane and keep their lane count.
+  Type toType = mlirType(&impl->context, to, a.lanes());
   mlir::Value x = raw(a), r;
+  auto bits = [](Type t) { return getElementTypeOrSelf(t).getIntOrFloatBitWidth(); };
   if (to == DType::Bool) {
     // Non-zero is true, as in C.
-    if (isFloat(from)) {
-      auto zero = bd.create<arith::ConstantOp>(
-          loc, FloatAttr::get(x.getType(), 0.0));
+    auto zero = bd.create<arith::ConstantOp>(
+        loc, llvm::cast<TypedAttr>(bd.getZeroAttr(x.getType())));
+    if (isFloat(from))
       r = bd.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, zero);
-    } else {
-      auto zero = bd.create<arith::ConstantOp>(
-          loc, IntegerAttr::get(x.getType(), 0));
+    else
       r = bd.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero);
-    }
     return wrap(this, r, to);
   }
   if (isFloat(from) && isFloat(to)) {
-    unsigned fw = x.getType().getIntOrFloatBitWidth(),
-             tw = toType.getIntOrFloatBitWidth();
+    unsigned fw = bits(x.getType()), tw = bits(toType);
     if (fw == tw) { // f16 <-> bf16 through f32
-      x = bd.create<arith::ExtFOp>(loc, bd.getF32Type(), x);
+      x = bd.create<arith::ExtFOp>(
+          loc, mlirType(&impl->context, DType::F32, a.lanes()), x);
       r = bd.create<arith::TruncFOp>(loc, toType, x);
     } else if (fw < tw) {
       r = bd.create<arith::ExtFOp>(loc, toType, x);
@@ -340,8 +380,7 @@ Value KernelBuilder::cast(Value a, DType to) {
             ? bd.create<arith::SIToFPOp>(loc, toType, x).getResult()
             : bd.create<arith::UIToFPOp>(loc, toType, x).getResult();
   } else {
-    unsigned fw = x.getType().getIntOrFloatBitWidth(),
-             tw = toType.getIntOrFloatBitWidth();
+    unsigned fw = bits(x.getType()), tw = bits(toType);
     if (fw == tw)
       return wrap(this, x, to); // same bits, new signedness
     if (fw < tw)
@@ -359,6 +398,9 @@ Value KernelBuilder::cast(Value a, DType to) {
 //===----------------------------------------------------------------------===//
 
 static mlir::Value toIndex(KernelBuilder::Impl &impl, const Value &index) {
+  if (index.lanes() != 1)
+    throw EnigmaError("a buffer index must be a scalar, got a " +
+                      std::to_string(index.lanes()) + "-lane vector");
   if (isFloat(index.dtype()) || index.dtype() == DType::Bool)
     throw EnigmaError(std::string("a buffer index must be an integer, got ") +
                       shortName(index.dtype()));
@@ -382,8 +424,15 @@ Value KernelBuilder::load(const Buffer &buffer, Value index) {
 void KernelBuilder::store(const Buffer &buffer, Value index, Value value) {
   checkOwner(this, index, "buffer store");
   checkOwner(this, value, "buffer store");
-  // Assignment converts the value to the element type, as in C and Metal.
-  value = cast(value, buffer.dtype());
+  // Assignment converts the value to the element type, as in C and Metal;
+  // a scalar stored into a vector buffer fills every lane.
+  if (value.lanes() != buffer.lanes() && value.lanes() != 1)
+    throw EnigmaError("cannot store a " + std::to_string(value.lanes()) +
+                      "-lane vector into a buffer of " +
+                      (buffer.lanes() == 1
+                           ? std::string("scalars")
+                           : std::to_string(buffer.lanes()) + "-lane vectors"));
+  value = broadcast(cast(value, buffer.dtype()), buffer.lanes());
   mlir::Value mem =
       impl->kernel.getBody().front().getArgument(buffer.paramIndex());
   impl->builder.create<memref::StoreOp>(impl->location, raw(value), mem,

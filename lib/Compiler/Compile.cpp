@@ -1,6 +1,7 @@
 //===- Compile.cpp - Verify, optimise, emit -------------------------------===//
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Target/Emit.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -115,6 +116,14 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   KernelArtifact artifact;
   artifact.kernelName = "enigma_kernel_" + kernel.getSymName().str();
   artifact.params = kernelParams(kernel);
+  artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
+  kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
+    if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {
+          return u.index == unsigned(op.getIndex());
+        }))
+      artifact.constants.push_back(
+          {unsigned(op.getIndex()), *parseDType(op.getDtype().str())});
+  });
   artifact.mlirSource = printModule(module, options.mlirLocations);
   auto emitTo = [&](Target target, std::string &out, const char *what) {
     llvm::raw_string_ostream os(out);

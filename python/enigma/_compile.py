@@ -101,12 +101,23 @@ def _build_metallib(msl: str, name: str, work_dir: str | None,
     lib = os.path.join(out_dir, name + ".metallib")
     with open(source, "w") as f:
         f.write(msl)
-    _run_tool(["xcrun", "-sdk", "macosx", "metal", "-c", source, "-o", air],
+    try:
+        return _run_metal_tools(source, air, lib, keep_source or work_dir is not None)
+    except BaseException:
+        if work_dir is None:  # our own temporary folder: leave nothing behind
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+
+
+def _run_metal_tools(source: str, air: str, lib: str, keep_source: bool) -> str:
+    # No fast math: NaN/inf and rounding must match the CPU and CUDA backends.
+    _run_tool(["xcrun", "-sdk", "macosx", "metal", "-fno-fast-math", "-c",
+               source, "-o", air],
               "xcrun metal")
     _run_tool(["xcrun", "-sdk", "macosx", "metallib", air, "-o", lib],
               "xcrun metallib")
     os.remove(air)
-    if not keep_source and work_dir is None:
+    if not keep_source:
         os.remove(source)
     return lib
 
@@ -119,6 +130,11 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     optimised MLIR. ``work_dir`` receives ``<kernel_name>.metal`` and
     ``.mlir``. Where ``xcrun`` exists the MSL is compiled to a .metallib
     unless ``emit_only`` (or ``ENIGMA_EMIT_ONLY=1``).
+
+    ``vec_width=N`` (2 or 4; 0 or 1 is off) makes every float-like buffer
+    (f32, f16, bf16) a buffer of N-lane vectors (``device float4*``): a load
+    gives a vector, a store takes one (or a scalar, filling every lane), and
+    the runtimes size those buffers in vectors, so launch n/N threads.
     """
     if not isinstance(fn, KernelDefinition):
         if callable(fn):
@@ -129,9 +145,11 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if args:
         raise EnigmaError("arguments to enigma.compile are only taken by "
                           "@enigma.jit functions; an @enigma.kernel takes none")
-    if vec_width not in (0, 1):
-        raise EnigmaError("vec_width is not implemented yet")
-    tracer = fn.trace()
+    if (isinstance(vec_width, bool) or not isinstance(vec_width, int) or
+            vec_width not in (0, 1, 2, 4)):
+        raise EnigmaError(f"vec_width must be 2 or 4 (0 or 1 turns it off), "
+                          f"got {vec_width!r}")
+    tracer = fn.trace(vec_width)
     traced = tracer.builder.mlir_text(False)
     if dump_ir:
         print(f"// traced IR of {fn.kernel_name}\n{traced}")
@@ -153,7 +171,8 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if not emit_only and _xcrun_available():
         metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
                                    work_dir, keep_metal_source)
-    params = [Param(p.name, p.kind, as_dtype(p.dtype)) for p in artifact.params]
+    params = [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width)
+              for p in artifact.params]
     _record_sources(artifact)
     return CompiledKernel(artifact, params, traced, metallib, work_dir)
 

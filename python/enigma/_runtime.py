@@ -88,7 +88,16 @@ def _scalar_values(compiled, scalars):
         values = list(scalars)
     else:
         values = [scalars]
-    return [v.item() if isinstance(v, np.generic) else v for v in values]
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    params = [p for p in compiled.params if p.kind == "scalar"]
+    for param, v in zip(params, values):
+        what = f"scalar parameter {param.name} ({param.dtype.name})"
+        if not isinstance(v, (bool, int, float)):
+            raise _core.DispatchError(
+                f"{what} needs a number, got {type(v).__name__}")
+        if isinstance(v, int) and not -2**63 <= v < 2**64:
+            raise _core.DispatchError(f"{what}: {v} does not fit in 64 bits")
+    return values
 
 
 def _constants(constants):

@@ -49,6 +49,16 @@ class Tracer:
         except EnigmaError as e:
             raise EnigmaError(f"{file}:{line}: {e}") from None
 
+    def call_fn(self, function: str, *args):
+        """Like call, for the op families' module-level functions of
+        ``_core`` that take the builder first."""
+        file, line = user_location()
+        self.builder.set_location(file, line)
+        try:
+            return getattr(_core, function)(self.builder, *args)
+        except EnigmaError as e:
+            raise EnigmaError(f"{file}:{line}: {e}") from None
+
 
 def current_tracer(what: str = "this") -> Tracer:
     tracer = getattr(_state, "tracer", None)
@@ -115,9 +125,14 @@ def operands(a, b):
     return a.cast(common), b.cast(common)
 
 
+_LANE_NAMES = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
 class IRValue:
-    """A value inside a kernel being traced. Supports Python's arithmetic,
-    bitwise and comparison operators; comparisons give bool IRValues."""
+    """A value inside a kernel being traced: a scalar, or a vector of 2 to 4
+    lanes (``lanes``; read lanes with ``.x .y .z .w``). Supports Python's
+    arithmetic, bitwise and comparison operators, lane by lane on vectors (a
+    scalar next to a vector is broadcast); comparisons give bool IRValues."""
 
     __slots__ = ("_tracer", "_value")
 
@@ -127,7 +142,28 @@ class IRValue:
 
     @property
     def dtype(self) -> DType:
+        """The element type (of each lane, for vectors)."""
         return as_dtype(self._value.dtype)
+
+    @property
+    def lanes(self) -> int:
+        """1 for a scalar, 2..4 for a vector."""
+        return _core.value_lanes(self._value)
+
+    def _lane(self, name: str) -> "IRValue":
+        lane = _LANE_NAMES[name]
+        if self.lanes == 1:
+            fail(f".{name} reads a lane of a vector, but this value is a "
+                 f"{self.dtype.name} scalar")
+        if lane >= self.lanes:
+            fail(f".{name} is out of range for a {self.lanes}-lane vector")
+        return IRValue(self._tracer,
+                       self._tracer.call_fn("vec_extract", self._value, lane))
+
+    x = property(lambda self: self._lane("x"), doc="Lane 0 of a vector.")
+    y = property(lambda self: self._lane("y"), doc="Lane 1 of a vector.")
+    z = property(lambda self: self._lane("z"), doc="Lane 2 of a vector.")
+    w = property(lambda self: self._lane("w"), doc="Lane 3 of a vector.")
 
     def cast(self, dtype) -> "IRValue":
         dtype = as_dtype(dtype)
@@ -137,6 +173,8 @@ class IRValue:
                        self._tracer.call("cast", self._value, dtype.name))
 
     def __repr__(self) -> str:
+        if self.lanes > 1:
+            return f"IRValue({self.dtype!r} x {self.lanes})"
         return f"IRValue({self.dtype!r})"
 
     def __bool__(self):
@@ -149,7 +187,8 @@ class IRValue:
              "range() or list indexing); use enigma.range / enigma.for_range")
 
     def __iter__(self):
-        fail("a traced scalar value cannot be iterated")
+        fail("a traced value cannot be iterated; read vector lanes with "
+             ".x .y .z .w or enigma.vec_extract")
 
     __hash__ = object.__hash__
 
@@ -212,10 +251,12 @@ class BufferProxy:
     """A buffer parameter inside a kernel body: ``A[i]`` loads, ``A[i] = v``
     stores (converting ``v`` to the element type, as Metal does)."""
 
-    def __init__(self, tracer: Tracer, name: str, dtype: DType, buffer):
+    def __init__(self, tracer: Tracer, name: str, dtype: DType, buffer,
+                 lanes: int = 1):
         self._tracer = tracer
         self.name = name
         self.dtype = dtype
+        self.lanes = lanes  # > 1: a buffer of vectors (vec_width)
         self._buffer = buffer
 
     def _index(self, index) -> IRValue:
@@ -243,7 +284,8 @@ class BufferProxy:
         self._tracer.call("store", self._buffer, idx._value, value._value)
 
     def __repr__(self) -> str:
-        return f"<buffer {self.name}: device {self.dtype.msl}*>"
+        lanes = str(self.lanes) if self.lanes > 1 else ""
+        return f"<buffer {self.name}: device {self.dtype.msl}{lanes}*>"
 
 
 # --------------------------------------------------------------------------
@@ -251,20 +293,23 @@ class BufferProxy:
 # --------------------------------------------------------------------------
 
 class Param:
-    """A kernel parameter: name, kind ("buffer" or "scalar") and dtype."""
+    """A kernel parameter: name, kind ("buffer" or "scalar"), dtype, and
+    vec_width (elements per buffer entry: 1, or N under vec_width=N)."""
 
-    __slots__ = ("name", "kind", "dtype")
+    __slots__ = ("name", "kind", "dtype", "vec_width")
 
-    def __init__(self, name: str, kind: str, dtype: DType):
+    def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1):
         self.name, self.kind, self.dtype = name, kind, dtype
+        self.vec_width = vec_width
 
     def __repr__(self) -> str:
-        return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r})"
+        width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""
+        return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r}{width})"
 
     def __eq__(self, other):
         return (isinstance(other, Param) and
-                (self.name, self.kind, self.dtype) ==
-                (other.name, other.kind, other.dtype))
+                (self.name, self.kind, self.dtype, self.vec_width) ==
+                (other.name, other.kind, other.dtype, other.vec_width))
 
 
 def _resolve_annotation(fn, name, annotation):
@@ -320,7 +365,9 @@ class KernelDefinition:
     def kernel_name(self) -> str:
         return "enigma_kernel_" + self.fn.__name__
 
-    def trace(self) -> Tracer:
+    def trace(self, vec_width: int = 0) -> Tracer:
+        """Runs the body once with proxies. With ``vec_width`` N > 1, float
+        buffers (f32, f16, bf16) hold N-lane vectors."""
         if getattr(_state, "tracer", None) is not None:
             raise EnigmaError(f"kernel '{self.__name__}' is traced inside "
                               "another kernel's body")
@@ -328,8 +375,10 @@ class KernelDefinition:
         args = []
         for p in self.params:
             if p.kind == "buffer":
-                buf = tracer.builder.add_buffer(p.name, p.dtype.name)
-                args.append(BufferProxy(tracer, p.name, p.dtype, buf))
+                lanes = vec_width if vec_width > 1 and p.dtype.is_float else 1
+                buf = _core.add_vector_buffer(tracer.builder, p.name,
+                                              p.dtype.name, lanes)
+                args.append(BufferProxy(tracer, p.name, p.dtype, buf, lanes))
             else:
                 args.append(IRValue(tracer, tracer.builder.add_scalar(
                     p.name, p.dtype.name)))

@@ -1,3 +1,296 @@
-"""_vectors family of the Enigma language."""
+"""Vectors, geometry, packing and quantisation (API.md section 8).
 
-__all__ = []
+Vectors are IRValues with ``lanes`` > 1; their element type is ``dtype``.
+The exact formulas are in docs/reference/vectors.md.
+"""
+
+from __future__ import annotations
+
+from ._dtypes import as_dtype, f32
+from ._tracing import IRValue, _is_number, current_tracer, fail, to_value
+
+__all__ = [
+    "make_vec", "make_float2", "make_float3", "make_float4", "vec_extract",
+    "dot", "length", "distance", "normalize", "cross", "reflect", "refract",
+    "faceforward",
+    "pack_float_to_snorm4x8", "pack_float_to_unorm4x8",
+    "pack_float_to_snorm2x16", "pack_float_to_unorm2x16",
+    "pack_float_to_srgb_unorm4x8", "pack_float_to_unorm10a2",
+    "unpack_snorm4x8_to_float", "unpack_unorm4x8_to_float",
+    "unpack_snorm2x16_to_float", "unpack_unorm2x16_to_float",
+    "unpack_unorm4x8_srgb_to_float", "unpack_unorm10a2_to_float",
+    "pack_uint8x4", "unpack_uint8x4", "pack_int4x2", "unpack_int4x2",
+    "dequantize_int8",
+]
+
+
+def _call(function: str, *args) -> IRValue:
+    tracer = current_tracer(f"enigma.{function}")
+    raw = [a._value if isinstance(a, IRValue) else a for a in args]
+    return IRValue(tracer, tracer.call_fn(function, *raw))
+
+
+def _value(x, what: str) -> IRValue:
+    if not isinstance(x, IRValue):
+        fail(f"{what} takes traced vector values, got {type(x).__name__}")
+    return x
+
+
+# --------------------------------------------------------------------------
+# Construction and lanes
+# --------------------------------------------------------------------------
+
+def make_vec(*components) -> IRValue:
+    """A vector of 2 to 4 scalars of one type: Metal's ``T2(a, b)`` ..
+    ``T4(a, b, c, d)``. Python numbers adopt the type of the traced
+    components (i32 / f32 when all are numbers); traced components of
+    different types are an error (convert with ``metal_cast``).
+
+    ``v = enigma.make_vec(a, b, 0.0, 1.0)  # float4(a, b, 0.0f, 1.0f)``
+    """
+    if not 2 <= len(components) <= 4:
+        fail(f"make_vec takes 2, 3 or 4 components, got {len(components)}")
+    traced = [c for c in components if isinstance(c, IRValue)]
+    for c in components:
+        if not isinstance(c, IRValue) and not _is_number(c):
+            fail(f"make_vec components must be scalars, got "
+                 f"{type(c).__name__}")
+    if traced:
+        dtype = traced[0].dtype
+        for c in traced:
+            if c.lanes != 1:
+                fail(f"make_vec takes scalars, got a {c.lanes}-lane vector")
+            if c.dtype != dtype:
+                fail(f"make_vec components have different types "
+                     f"({dtype.name} and {c.dtype.name}); convert them with "
+                     "metal_cast")
+    elif any(isinstance(c, float) for c in components):
+        dtype = f32
+    else:
+        dtype = as_dtype("i32")
+    return _call("make_vec", [to_value(c, dtype)._value for c in components])
+
+
+def _make_float(n: int, components) -> IRValue:
+    if len(components) == 1:
+        value = to_value(components[0], f32)
+        if value.lanes == 1:
+            return _call("broadcast", value.cast(f32), n)
+        if value.lanes == n:
+            return value.cast(f32)
+        fail(f"make_float{n} of a {value.lanes}-lane vector")
+    if len(components) != n:
+        fail(f"make_float{n} takes {n} components (or one to broadcast), "
+             f"got {len(components)}")
+    return make_vec(*[to_value(c, f32).cast(f32) for c in components])
+
+
+def make_float2(*components) -> IRValue:
+    """Metal ``float2(x, y)``; components are converted to float. One
+    argument is broadcast: ``make_float2(0.0)`` is ``float2(0.0f)``."""
+    return _make_float(2, components)
+
+
+def make_float3(*components) -> IRValue:
+    """Metal ``float3(x, y, z)``; components are converted to float. One
+    argument is broadcast."""
+    return _make_float(3, components)
+
+
+def make_float4(*components) -> IRValue:
+    """Metal ``float4(x, y, z, w)``; components are converted to float. One
+    argument is broadcast."""
+    return _make_float(4, components)
+
+
+def vec_extract(v, lane) -> IRValue:
+    """Lane ``lane`` (a Python int, 0 = ``.x``) of vector ``v``: Metal
+    ``v[lane]``. A lane outside the vector is an error."""
+    v = _value(v, "vec_extract")
+    if isinstance(lane, bool) or not isinstance(lane, int):
+        fail(f"vec_extract needs a constant (Python int) lane, got "
+             f"{type(lane).__name__}")
+    if lane < 0:
+        fail(f"lane {lane} is out of range for a {v.lanes}-lane vector")
+    return _call("vec_extract", v, lane)
+
+
+# --------------------------------------------------------------------------
+# Geometry
+# --------------------------------------------------------------------------
+
+def dot(a, b) -> IRValue:
+    """Metal ``dot(a, b)``: sum of the lane products, a scalar."""
+    return _call("dot", _value(a, "dot"), _value(b, "dot"))
+
+
+def length(v) -> IRValue:
+    """Metal ``length(v)`` = ``sqrt(dot(v, v))``."""
+    return _call("length", _value(v, "length"))
+
+
+def distance(a, b) -> IRValue:
+    """Metal ``distance(a, b)`` = ``length(a - b)``."""
+    return _call("distance", _value(a, "distance"), _value(b, "distance"))
+
+
+def normalize(v) -> IRValue:
+    """Metal ``normalize(v)`` = ``v * rsqrt(dot(v, v))``."""
+    return _call("normalize", _value(v, "normalize"))
+
+
+def cross(a, b) -> IRValue:
+    """Metal ``cross(a, b)`` of two float3 vectors."""
+    return _call("cross", _value(a, "cross"), _value(b, "cross"))
+
+
+def reflect(i, n) -> IRValue:
+    """Metal ``reflect(i, n)`` = ``i - 2 * dot(n, i) * n`` (n normalized)."""
+    return _call("reflect", _value(i, "reflect"), _value(n, "reflect"))
+
+
+def refract(i, n, eta) -> IRValue:
+    """Metal ``refract(i, n, eta)``: with ``k = 1 - eta^2 (1 - dot(n, i)^2)``,
+    zero when ``k < 0``, else ``eta * i - (eta * dot(n, i) + sqrt(k)) * n``."""
+    i = _value(i, "refract")
+    return _call("refract", i, _value(n, "refract"), to_value(eta, i.dtype))
+
+
+def faceforward(n, i, nref) -> IRValue:
+    """Metal ``faceforward(n, i, nref)``: ``n`` if ``dot(nref, i) < 0``,
+    else ``-n``."""
+    return _call("faceforward", _value(n, "faceforward"),
+                 _value(i, "faceforward"), _value(nref, "faceforward"))
+
+
+# --------------------------------------------------------------------------
+# Normalized-integer packing
+# --------------------------------------------------------------------------
+
+def _pack(fmt: str, components) -> IRValue:
+    lanes = 2 if fmt.endswith("2x16") else 4
+    if len(components) == 1:
+        v = _value(components[0], f"pack_float_to_{fmt}")
+    else:
+        v = _make_float(lanes, components)
+    return _call("pack_float", fmt, v)
+
+
+def _unpack(fmt: str, packed) -> IRValue:
+    return _call("unpack_to_float", fmt, to_value(packed, as_dtype("u32")))
+
+
+def pack_float_to_snorm4x8(*v) -> IRValue:
+    """Metal ``pack_float_to_snorm4x8(float4)`` -> uint: each lane clamped to
+    [-1, 1] (NaN -> 0), times 127, rounded to nearest even, lane 0 in the
+    low byte. Takes a float4 or 4 components."""
+    return _pack("snorm4x8", v)
+
+
+def pack_float_to_unorm4x8(*v) -> IRValue:
+    """Metal ``pack_float_to_unorm4x8(float4)`` -> uint: lanes clamped to
+    [0, 1] (NaN -> 0), times 255, rounded to nearest even."""
+    return _pack("unorm4x8", v)
+
+
+def pack_float_to_snorm2x16(*v) -> IRValue:
+    """Metal ``pack_float_to_snorm2x16(float2)`` -> uint (scale 32767)."""
+    return _pack("snorm2x16", v)
+
+
+def pack_float_to_unorm2x16(*v) -> IRValue:
+    """Metal ``pack_float_to_unorm2x16(float2)`` -> uint (scale 65535)."""
+    return _pack("unorm2x16", v)
+
+
+def pack_float_to_srgb_unorm4x8(*v) -> IRValue:
+    """Metal ``pack_float_to_srgb_unorm4x8(float4)``: r, g, b through the
+    linear-to-sRGB curve, alpha linear, then as unorm4x8."""
+    return _pack("srgb_unorm4x8", v)
+
+
+def pack_float_to_unorm10a2(*v) -> IRValue:
+    """Metal ``pack_float_to_unorm10a2(float4)``: r, g, b as 10-bit unorm in
+    bits 0-29, alpha as 2-bit unorm in bits 30-31."""
+    return _pack("unorm10a2", v)
+
+
+def unpack_snorm4x8_to_float(packed) -> IRValue:
+    """Metal ``unpack_snorm4x8_to_float(uint)`` -> float4:
+    ``max(-1, char(byte) / 127)`` per lane, lane 0 from the low byte."""
+    return _unpack("snorm4x8", packed)
+
+
+def unpack_unorm4x8_to_float(packed) -> IRValue:
+    """Metal ``unpack_unorm4x8_to_float(uint)`` -> float4: ``byte / 255``."""
+    return _unpack("unorm4x8", packed)
+
+
+def unpack_snorm2x16_to_float(packed) -> IRValue:
+    """Metal ``unpack_snorm2x16_to_float(uint)`` -> float2:
+    ``max(-1, short(half) / 32767)``."""
+    return _unpack("snorm2x16", packed)
+
+
+def unpack_unorm2x16_to_float(packed) -> IRValue:
+    """Metal ``unpack_unorm2x16_to_float(uint)`` -> float2: ``half / 65535``."""
+    return _unpack("unorm2x16", packed)
+
+
+def unpack_unorm4x8_srgb_to_float(packed) -> IRValue:
+    """Metal ``unpack_unorm4x8_srgb_to_float(uint)`` -> float4: unorm4x8,
+    then r, g, b through the sRGB-to-linear curve; alpha linear."""
+    return _unpack("srgb_unorm4x8", packed)
+
+
+def unpack_unorm10a2_to_float(packed) -> IRValue:
+    """Metal ``unpack_unorm10a2_to_float(uint)`` -> float4."""
+    return _unpack("unorm10a2", packed)
+
+
+# --------------------------------------------------------------------------
+# Quantisation
+# --------------------------------------------------------------------------
+
+def _int_vector(what: str, lanes: int, values) -> IRValue:
+    if len(values) == 1:
+        v = _value(values[0], what)
+        return v
+    if len(values) != lanes:
+        fail(f"{what} takes one {lanes}-lane vector or {lanes} values, got "
+             f"{len(values)} arguments")
+    return make_vec(*values)
+
+
+def pack_uint8x4(*values) -> IRValue:
+    """Four 8-bit lanes -> uint, lane 0 in bits 0-7 (little-endian, as
+    ``as_type<uint>(uchar4)``). Takes a 4-lane integer vector or 4 integer
+    values; each is wrapped to 8 bits."""
+    return _call("pack_uint8x4", _int_vector("pack_uint8x4", 4, values))
+
+
+def unpack_uint8x4(packed) -> IRValue:
+    """uint -> uchar4, the inverse of :func:`pack_uint8x4`."""
+    return _call("unpack_uint8x4", to_value(packed, as_dtype("u32")))
+
+
+def pack_int4x2(*values) -> IRValue:
+    """Two signed 4-bit values -> uchar: lane 0 in the low nibble, lane 1 in
+    the high nibble, each wrapped to 4 bits (two's complement, -8..7). Takes
+    a 2-lane integer vector or 2 integer values."""
+    return _call("pack_int4x2", _int_vector("pack_int4x2", 2, values))
+
+
+def unpack_int4x2(packed) -> IRValue:
+    """uchar -> char2 of the two sign-extended nibbles, low nibble first."""
+    return _call("unpack_int4x2", to_value(packed, as_dtype("u8")))
+
+
+def dequantize_int8(x, scale, zero_point=0) -> IRValue:
+    """``(float(x) - zero_point) * scale`` for integer ``x`` (scalar or
+    vector), computed in scale's float type (f32 for a Python number)."""
+    x = to_value(x)
+    scale = to_value(scale, f32)
+    if not scale.dtype.is_float:
+        fail(f"dequantize_int8: scale must be a float, got {scale.dtype.name}")
+    return _call("dequantize_int8", x, scale, to_value(zero_point, scale.dtype))

@@ -73,7 +73,8 @@ const char *kindName(ParamKind k) {
 
 void bindBuilder(nb::module_ &m) {
   nb::class_<Value>(m, "Value", "A traced SSA value of a kernel")
-      .def_prop_ro("dtype", [](const Value &v) { return shortName(v.dtype()); });
+      .def_prop_ro("dtype", [](const Value &v) { return shortName(v.dtype()); })
+      .def_prop_ro("lanes", &Value::lanes);
 
   nb::class_<Buffer>(m, "Buffer", "A buffer parameter of a kernel")
       .def_prop_ro("dtype", [](const Buffer &b) { return shortName(b.dtype()); })
@@ -93,6 +94,8 @@ void bindBuilder(nb::module_ &m) {
       .def_ro("msl_source", &KernelArtifact::mslSource)
       .def_ro("cuda_source", &KernelArtifact::cudaSource)
       .def_ro("cpp_source", &KernelArtifact::cppSource)
+      .def_ro("threadgroup_memory_bytes",
+              &KernelArtifact::threadgroupMemoryBytes)
       .def_prop_ro("constants", [](const KernelArtifact &a) {
         std::vector<std::pair<unsigned, std::string>> out;
         for (const FunctionConstantUse &c : a.constants)

@@ -16,9 +16,12 @@ namespace nb = nanobind;
 NB_MODULE(_core, m) {
   m.doc() = "Enigma's C++ core: the tracing builder, compiler and runtimes";
   nb::exception<enigma::EnigmaError>(m, "EnigmaError");
-  nb::exception<enigma::DispatchError>(m, "DispatchError", PyExc_ValueError);
   auto runtimeError = nb::exception<enigma::RuntimeFailure>(
       m, "EnigmaRuntimeError", PyExc_RuntimeError);
+  // Dispatch failures are RuntimeErrors (API.md section 3) and, being about
+  // the caller's arguments, ValueErrors too.
+  nb::object dispatchBases = nb::make_tuple(runtimeError, nb::handle(PyExc_ValueError));
+  nb::exception<enigma::DispatchError>(m, "DispatchError", dispatchBases);
   nb::exception<enigma::BackendUnavailable>(m, "BackendUnavailableError",
                                             runtimeError);
   enigma::python::bindBuilder(m);

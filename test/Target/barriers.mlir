@@ -56,7 +56,8 @@ enigma.kernel @flags() {
 // CPP-NEXT: float [[X:v[0-9]+]]{{\[}}1024];
 // CPP-NEXT: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-// CPP-NEXT: for (uint enigma_lx = 0; enigma_lx < enigma_nx; ++enigma_lx) {
+// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
 // CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
 // CPP-NEXT: uint [[BASE:v[0-9]+]] = enigma_gx * enigma_nx;
 // CPP-NEXT: uint [[GID:v[0-9]+]] = [[BASE]] + ((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx);
@@ -66,7 +67,8 @@ enigma.kernel @flags() {
 // CPP-NEXT: // threadgroup_barrier(mem_flags::mem_threadgroup)
 // CPP-NEXT: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-// CPP-NEXT: for (uint enigma_lx = 0; enigma_lx < enigma_nx; ++enigma_lx) {
+// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
 // CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
 // CPP-NEXT: float [[Y:v[0-9]+]] = [[X]][enigma_lid] * 2.0f;
 // CPP-NEXT: b{{\[}}[[I]][enigma_lid]] = [[Y]];

@@ -74,7 +74,7 @@
 // CUDA-NEXT: out[22ul] = ((enigma_group_size(blockIdx.x, blockDim.x, enigma_launch.grid[0]) * enigma_group_size(blockIdx.y, blockDim.y, enigma_launch.grid[1]) * enigma_group_size(blockIdx.z, blockDim.z, enigma_launch.grid[2]) + 31u) >> 5);
 
 // CPP-LABEL: extern "C" void enigma_kernel_queries(
-// CPP: out[0ul] = (enigma_gx * enigma_launch->threads[0] + enigma_lx);
+// CPP: out[0ul] = enigma_tx;
 // CPP-NEXT: out[1ul] = (enigma_gy * enigma_launch->threads[1] + enigma_ly);
 // CPP-NEXT: out[2ul] = (enigma_gz * enigma_launch->threads[2] + enigma_lz);
 // CPP-NEXT: out[3ul] = enigma_lx;

@@ -43,11 +43,13 @@
 // CPP: for (uint64_t enigma_g = enigma_group_begin; enigma_g < enigma_group_end; ++enigma_g) {
 // CPP: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-// CPP-NEXT: for (uint enigma_lx = 0; enigma_lx < enigma_nx; ++enigma_lx) {
-// CPP-NEXT: float [[A:v[0-9]+]] = A[(enigma_gx * enigma_launch->threads[0] + enigma_lx)];
-// CPP-NEXT: float [[B:v[0-9]+]] = B[(enigma_gx * enigma_launch->threads[0] + enigma_lx)];
+// The innermost loop counts the global x position: a unit-stride loop.
+// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
+// CPP-NEXT: float [[A:v[0-9]+]] = A[enigma_tx];
+// CPP-NEXT: float [[B:v[0-9]+]] = B[enigma_tx];
 // CPP-NEXT: float [[C:v[0-9]+]] = [[A]] + [[B]];
-// CPP-NEXT: C[(enigma_gx * enigma_launch->threads[0] + enigma_lx)] = [[C]];
+// CPP-NEXT: C[enigma_tx] = [[C]];
 // CPP-NEXT: }
 // CPP-NEXT: }
 // CPP-NEXT: {{^}}}

@@ -239,6 +239,15 @@ std::string CFamilyEmitter::constant(Attribute value, Type type) {
            constant(dense.getSplatValue<Attribute>(), vec.getElementType()) +
            ")";
   }
+  // A vector with different lanes: float4(a, b, c, d), lane 0 first.
+  if (auto dense = llvm::dyn_cast<DenseElementsAttr>(value)) {
+    auto vec = llvm::cast<VectorType>(type);
+    std::string lanes;
+    for (Attribute lane : dense.getValues<Attribute>())
+      lanes += (lanes.empty() ? "" : ", ") +
+               constant(lane, vec.getElementType());
+    return typeName(type) + "(" + lanes + ")";
+  }
   return "<unsupported constant>";
 }
 
@@ -620,6 +629,14 @@ LogicalResult CFamilyEmitter::emitMath(Operation *op, bool &handled) {
       .Case([&](math::Atan2Op) { return call("atan2"); })
       .Case([&](math::CopySignOp) { return call("copysign"); })
       .Case([&](math::FmaOp) { return call("fma"); })
+      .Case([&](math::AbsIOp a) {
+        // absi reads its operand as signed; abs(INT_MIN) wraps to INT_MIN.
+        Type t = a.getType();
+        define(a.getResult(), "(" + typeName(t) + ")abs((" +
+                                  typeName(t, true) + ")" +
+                                  expr(a.getOperand()) + ")");
+        return success();
+      })
       .Case([&](math::CtPopOp) { return call("popcount"); })
       .Case([&](math::CountLeadingZerosOp) { return call("clz"); })
       .Case([&](math::CountTrailingZerosOp) { return call("ctz"); })

@@ -12,12 +12,27 @@
 // is executed once per group (its condition and bounds are uniform, which the
 // dialect's barrier verifier checks) with thread loops inside it.
 //
+// Simdgroup and quad functions (ops with the Collective trait) split the
+// thread loops the same way: between two thread loops, emitCollective prints
+// one call of enigma_cpu_simd.h that reads the operand's per-thread array and
+// writes the result's, simdgroup by simdgroup. Their verifier only promises
+// that the lanes of one *simdgroup* agree on control flow, so an scf.if /
+// scf.for containing them whose condition or bounds may differ between
+// simdgroups is run once per simdgroup ("simdgroup mode"): an outer loop over
+// the group's simdgroups, the construct evaluated for the simdgroup's first
+// lane, and every thread loop and collective inside restricted to that
+// simdgroup's lanes. That order is a valid Metal schedule because no
+// threadgroup barrier can sit inside such a construct.
+//
 //===----------------------------------------------------------------------===//
 #include "CppEmitter.h"
 
 #include "../CFamily/CFamilyEmitter.h"
 #include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
+
+#include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -84,6 +99,7 @@ protected:
     for (Operation &op : entry.without_terminator())
       if (op.hasTrait<GroupScope>() && failed(emitOp(&op)))
         return failure();
+    line() << "const uint enigma_bx = enigma_gx * enigma_launch->threads[0];\n";
     LogicalResult result = success();
     if (!barrierMode) {
       openThreadLoop();
@@ -94,6 +110,7 @@ protected:
     } else {
       if (failed(planRuns(entry)))
         return failure();
+      line() << "const uint enigma_nt = enigma_nx * enigma_ny * enigma_nz;\n";
       declareSpilledValues();
       result = emitGroupBlock(entry);
     }
@@ -111,6 +128,8 @@ protected:
         "((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx)";
     return llvm::TypeSwitch<Operation *, std::string>(op)
         .Case([&](ThreadPositionInGridOp) {
+          if (d == 0)
+            return std::string("enigma_tx");
           return "(enigma_g" + L + " * enigma_launch->threads[" + D +
                  "] + enigma_l" + L + ")";
         })
@@ -146,7 +165,9 @@ protected:
 
   std::string expr(Value value) override {
     if (spilled.contains(value))
-      return names.lookup(value) + (inThreadLoop ? "[enigma_lid]" : "[0]");
+      return names.lookup(value) +
+             (inThreadLoop ? "[enigma_lid]"
+                           : (sgMode ? "[enigma_sg * 32u]" : "[0]"));
     return CFamilyEmitter::expr(value);
   }
 
@@ -165,15 +186,69 @@ protected:
 
 private:
   void openThreadLoop() {
+    if (sgMode) {
+      // The lanes of simdgroup enigma_sg only.
+      line() << "for (uint enigma_lid = enigma_sg * 32u, enigma_lend = "
+                "enigma_min_u32(enigma_sg * 32u + 32u, enigma_nt); enigma_lid "
+                "< enigma_lend; ++enigma_lid) {\n";
+      indentMore();
+      declareLanePosition("enigma_lid");
+      inThreadLoop = true;
+      return;
+    }
     line() << "for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)\n";
     line() << "for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)\n";
-    line() << "for (uint enigma_lx = 0; enigma_lx < enigma_nx; ++enigma_lx) "
-              "{\n";
+    // The innermost loop counts the global x position so that indexing with
+    // it is a plain unit-stride loop the host compiler can vectorise.
+    line() << "for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + "
+              "enigma_nx; ++enigma_tx) {\n";
     indentMore();
+    line() << "const uint enigma_lx = enigma_tx - enigma_bx;\n";
     if (barrierMode)
       line() << "const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) "
                 "* enigma_nx + enigma_lx;\n";
     inThreadLoop = true;
+  }
+
+  /// enigma_lx/ly/lz (and the grid x position enigma_tx) of the thread with
+  /// linear index `lid`.
+  void declareLanePosition(const char *lid) {
+    line() << "const uint enigma_lx = " << lid << " % enigma_nx;\n";
+    line() << "const uint enigma_ly = (" << lid
+           << " / enigma_nx) % enigma_ny;\n";
+    line() << "const uint enigma_lz = " << lid
+           << " / (enigma_nx * enigma_ny);\n";
+    line() << "const uint enigma_tx = enigma_bx + enigma_lx;\n";
+  }
+
+  /// Whether the condition or bounds of a group-level scf.if / scf.for may
+  /// differ between the simdgroups of a threadgroup.
+  static bool variesBetweenSimdgroups(Operation *op) {
+    if (auto ifOp = dyn_cast<scf::IfOp>(op))
+      return isThreadVarying(ifOp.getCondition(), SyncScope::Threadgroup);
+    if (auto forOp = dyn_cast<scf::ForOp>(op))
+      for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(),
+                          forOp.getStep()})
+        if (isThreadVarying(bound, SyncScope::Threadgroup))
+          return true;
+    return false;
+  }
+
+  /// Runs `op` (an scf.if / scf.for) once per simdgroup (see the file
+  /// comment).
+  LogicalResult emitPerSimdgroup(Operation *op) {
+    line() << "for (uint enigma_sg = 0; enigma_sg < ((enigma_nt + 31u) >> 5); "
+              "++enigma_sg) {\n";
+    indentMore();
+    declareLanePosition("(enigma_sg * 32u)");
+    sgMode = true;
+    LogicalResult result = isa<scf::ForOp>(op)
+                               ? emitGroupFor(cast<scf::ForOp>(op))
+                               : emitGroupIf(cast<scf::IfOp>(op));
+    sgMode = false;
+    indentLess();
+    line() << "}\n";
+    return result;
   }
 
   void closeThreadLoop() {
@@ -268,6 +343,12 @@ private:
   void declareSpilledValues() {
     for (Value v : spilledOrder) {
       std::string name = freshName(v);
+      if (auto mem = llvm::dyn_cast<MemRefType>(v.getType())) {
+        // A register array live across a split: one array per thread.
+        line() << typeName(mem.getElementType()) << " " << name << "["
+               << kMaxThreads << "][" << mem.getNumElements() << "];\n";
+        continue;
+      }
       line() << typeName(v.getType()) << " " << name << "[" << kMaxThreads
              << "];\n";
     }
@@ -312,6 +393,9 @@ private:
       } else if (op.hasTrait<Collective>()) {
         if (failed(emitCollective(&op)))
           return failure();
+      } else if (!sgMode && variesBetweenSimdgroups(&op)) {
+        if (failed(emitPerSimdgroup(&op)))
+          return failure();
       } else if (auto forOp = dyn_cast<scf::ForOp>(op)) {
         if (failed(emitGroupFor(forOp)))
           return failure();
@@ -325,7 +409,51 @@ private:
   /// Prints a collective op between thread loops: it reads its operands
   /// from every thread's per-thread array and writes its per-thread result.
   LogicalResult emitCollective(Operation *op) {
-    return op->emitOpError("is not supported by the CPU backend yet");
+    StringRef fn = op->getName().stripDialect();
+    if (op->getNumResults() != 1 || op->getNumOperands() < 1 ||
+        !(fn.starts_with("simd_") || fn.starts_with("quad_")))
+      return op->emitOpError("is not supported by the CPU backend yet");
+    // Signed min / max read the unsigned storage as the signed type.
+    bool asSigned = op->hasAttr("is_signed");
+    Value x = op->getOperand(0), r = op->getResult(0);
+    auto view = [&](const std::string &array, bool isConst) {
+      if (!asSigned)
+        return array;
+      return "(" + std::string(isConst ? "const " : "") +
+             typeName(x.getType(), true) + " *)" + array;
+    };
+    std::string call = "enigma_cpu_" + fn.str() + "(" +
+                       view(perThreadArray(x), true);
+    if (op->getNumOperands() > 1) {
+      Value lane = op->getOperand(1);
+      Operation *def = lane.getDefiningOp();
+      bool uniform = !spilled.contains(lane) &&
+                     ((def && isa<arith::ConstantOp>(def)) ||
+                      (!def && llvm::isa<BlockArgument>(lane)));
+      call += ", " + (uniform ? "enigma_cpu::Uniform{" + expr(lane) + "}"
+                              : perThreadArray(lane));
+    }
+    call += ", " + view(names.lookup(r), false) + ", enigma_nt, " +
+            (sgMode ? "enigma_sg, enigma_sg + 1u"
+                    : "0u, (enigma_nt + 31u) >> 5") +
+            ");\n";
+    line() << call;
+    return success();
+  }
+
+  /// The name of a per-thread array holding `v`: its own when it is one,
+  /// else a temporary filled by a thread loop (constants, thread queries,
+  /// parameters).
+  std::string perThreadArray(Value v) {
+    if (spilled.contains(v))
+      return names.lookup(v);
+    std::string temp = "t" + std::to_string(nextId++);
+    line() << typeName(v.getType()) << " " << temp << "[" << kMaxThreads
+           << "];\n";
+    openThreadLoop();
+    line() << temp << "[enigma_lid] = " << expr(v) << ";\n";
+    closeThreadLoop();
+    return temp;
   }
 
   /// Copies `values` into the per-thread variables `targets`, thread by
@@ -390,6 +518,7 @@ private:
 
   bool barrierMode = false;
   bool inThreadLoop = false;
+  bool sgMode = false; // inside a per-simdgroup construct (enigma_sg)
   static constexpr int kGroupScope = -2; // printed before the thread loops
   int nextRun = 0;
   llvm::DenseMap<Operation *, int> runOf; // -1: executed once per group

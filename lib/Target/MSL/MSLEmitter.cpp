@@ -2,6 +2,9 @@
 //
 // Thread queries become kernel parameters with Metal's attributes
 // ([[thread_position_in_grid]] ...), declared only when the body uses them.
+// A buffer used by atomics is declared with Metal's atomic type
+// (device atomic_uint*) and read and written through a view
+// (EmitCooperation.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "MSLEmitter.h"
@@ -10,12 +13,26 @@
 #include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 
 namespace enigma {
 namespace {
+
+/// True when an atomic op works on `memref`.
+bool usedByAtomics(mlir::Value memref) {
+  return llvm::any_of(memref.getUsers(), [&](Operation *user) {
+    if (auto o = dyn_cast<AtomicRMWOp>(user)) return o.getMemref() == memref;
+    if (auto o = dyn_cast<AtomicLoadOp>(user)) return o.getMemref() == memref;
+    if (auto o = dyn_cast<AtomicStoreOp>(user)) return o.getMemref() == memref;
+    if (auto o = dyn_cast<AtomicCompareExchangeOp>(user))
+      return o.getMemref() == memref;
+    return false;
+  });
+}
 
 class MSLEmitter : public CFamilyEmitter {
 public:
@@ -44,9 +61,18 @@ protected:
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();
+    std::vector<std::string> views;
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
       std::string name = paramName(i);
-      if (kernel.isBufferParam(i)) {
+      if (kernel.isBufferParam(i) && usedByAtomics(entry.getArgument(i))) {
+        std::string t = paramElementType(i);
+        std::string view = "enigma_view_" + std::to_string(i);
+        os << sep << "device atomic_" << t << "* " << name << " [[buffer("
+           << i << ")]]";
+        views.push_back("const enigma_atomics_device<" + t + ", atomic_" + t +
+                        "> " + view + "{" + name + "};");
+        alias(entry.getArgument(i), view);
+      } else if (kernel.isBufferParam(i)) {
         auto type = llvm::cast<MemRefType>(kernel.getArgumentTypes()[i]);
         const char *space = getAddressSpace(type) == AddressSpace::Constant
                                 ? "constant"
@@ -68,6 +94,8 @@ protected:
     }
     os << ") {\n";
     indentMore();
+    for (const std::string &view : views)
+      line() << view << "\n";
     if (failed(emitBlock(entry)))
       return failure();
     indentLess();

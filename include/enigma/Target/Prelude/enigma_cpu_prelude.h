@@ -12,6 +12,8 @@
 
 #include "enigma_cpu_abi.h"
 #include "metal_host.h"
+#include "enigma_cpu_atomics.h"
+#include "enigma_cpu_simd.h"
 
 using namespace metal;
 

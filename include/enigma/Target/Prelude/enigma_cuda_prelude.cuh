@@ -16,6 +16,15 @@
 
 #include "enigma_cuda_abi.h"
 
+// Threads of this block along one dimension: the edge block of a dispatch
+// is partial (Metal's dispatchThreads), e.g. its threads_per_threadgroup.
+__device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
+                                                          unsigned int dim,
+                                                          unsigned int grid) {
+  unsigned int rest = grid - block * dim;
+  return rest < dim ? rest : dim;
+}
+
 #if (__CUDACC_VER_MAJOR__ < 12) ||                                             \
     (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 8)
 #error "Enigma's CUDA kernels need NVRTC 12.8 or newer (__nv_atomic builtins)"
@@ -50,9 +59,18 @@ __device__ inline float sign(float x) {
   return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : (x == x ? x : 0.0f);
 }
 __device__ inline float saturate(float x) { return fminf(fmaxf(x, 0.0f), 1.0f); }
-/* x - floor(x), never reaching 1.0 (Metal's definition). */
+/* x - floor(x), never reaching 1.0 (Metal's definition), rounded to T
+ * before the clamp so half/bfloat cannot round up to 1.0; NaN stays NaN and
+ * +-inf, +-0 give +-0 (OpenCL's special values, which Metal follows). */
+template <class T> __device__ inline T enigma_fract_as(float x, float below_one) {
+  if (isnan(x))
+    return T(x);
+  if (isinf(x) || x == 0.0f)
+    return T(copysignf(0.0f, x));
+  return T(fminf(float(T(x - floorf(x))), below_one));
+}
 __device__ inline float fract(float x) {
-  return fminf(x - floorf(x), 0x1.fffffep-1f);
+  return enigma_fract_as<float>(x, 0x1.fffffep-1f);
 }
 __device__ inline float step(float edge, float x) { return x < edge ? 0.0f : 1.0f; }
 __device__ inline float clamp(float x, float lo, float hi) {
@@ -89,7 +107,7 @@ template <class T> __device__ inline T clamp(T x, T lo, T hi) {
   ENIGMA_VIA_FLOAT_1(T, abs) ENIGMA_VIA_FLOAT_1(T, ceil)                       \
   ENIGMA_VIA_FLOAT_1(T, floor) ENIGMA_VIA_FLOAT_1(T, round)                    \
   ENIGMA_VIA_FLOAT_1(T, trunc) ENIGMA_VIA_FLOAT_1(T, sign)                     \
-  ENIGMA_VIA_FLOAT_1(T, saturate) ENIGMA_VIA_FLOAT_1(T, fract)                 \
+  ENIGMA_VIA_FLOAT_1(T, saturate)                                              \
   ENIGMA_VIA_FLOAT_1(T, exp) ENIGMA_VIA_FLOAT_1(T, exp2)                       \
   ENIGMA_VIA_FLOAT_1(T, log) ENIGMA_VIA_FLOAT_1(T, log2)                       \
   ENIGMA_VIA_FLOAT_1(T, log10) ENIGMA_VIA_FLOAT_1(T, sin)                      \
@@ -105,13 +123,26 @@ template <class T> __device__ inline T clamp(T x, T lo, T hi) {
   ENIGMA_VIA_FLOAT_3(T, fma) ENIGMA_VIA_FLOAT_3(T, mix)                        \
   ENIGMA_VIA_FLOAT_3(T, smoothstep) ENIGMA_VIA_FLOAT_PRED(T, isnan)            \
   ENIGMA_VIA_FLOAT_PRED(T, isinf) ENIGMA_VIA_FLOAT_PRED(T, isfinite)           \
-  ENIGMA_VIA_FLOAT_PRED(T, signbit) ENIGMA_VIA_FLOAT_PRED(T, isnormal)
+  ENIGMA_VIA_FLOAT_PRED(T, signbit)
 
+/* fract and isnormal depend on the type's own precision and exponent range
+ * (1e-6 is a normal float but a subnormal half). */
 #if ENIGMA_USE_HALF
 ENIGMA_LOW_PRECISION_MATH(half)
+__device__ inline half fract(half x) {
+  return enigma_fract_as<half>(float(x), 0x1.ffcp-1f);
+}
+__device__ inline bool isnormal(half x) {
+  unsigned exponent = (__half_as_ushort(x) >> 10) & 0x1fu;
+  return exponent != 0 && exponent != 0x1fu;
+}
 #endif
 #if ENIGMA_USE_BFLOAT
 ENIGMA_LOW_PRECISION_MATH(bfloat)
+__device__ inline bfloat fract(bfloat x) {
+  return enigma_fract_as<bfloat>(float(x), 0x1.fep-1f);
+}
+__device__ inline bool isnormal(bfloat x) { return isnormal(float(x)); }
 #endif
 #undef ENIGMA_LOW_PRECISION_MATH
 #undef ENIGMA_VIA_FLOAT_1
@@ -401,8 +432,13 @@ __device__ inline T group_scan(T v, Op op, bool inclusive, T identity) {
   return acc;
 }
 
+/* Reads lane `src`; a lane that is not active (does not exist in a partial
+ * threadgroup) would give an undefined value, so the caller keeps its own,
+ * as the CPU backend does. */
 template <uint width, class T> __device__ inline T group_read(T v, uint src) {
-  return read_lane(__activemask(), v, src);
+  uint mask = __activemask();
+  T x = read_lane(mask, v, src);
+  return (mask >> src) & 1u ? x : v;
 }
 } // namespace enigma_detail
 
@@ -451,7 +487,9 @@ ENIGMA_GROUP_REDUCTION(quad, 4)
 #undef ENIGMA_GROUP_REDUCTION
 
 /* Shuffles. Lanes whose source falls outside the group keep their own
- * value, as Metal's shuffle_up / shuffle_down specify. */
+ * value, as Metal's shuffle_up / shuffle_down specify; shuffle / broadcast
+ * read lane `lane % width`, shuffle_xor `me ^ (mask % width)`; a source lane
+ * that is not active leaves the caller's own value (docs/reference/simd.md). */
 template <class T> __device__ inline T simd_shuffle(T v, uint lane) {
   return enigma_detail::group_read<32>(v, lane & 31u);
 }
@@ -470,7 +508,7 @@ template <class T> __device__ inline T simd_shuffle_up(T v, uint delta) {
 }
 template <class T> __device__ inline T simd_shuffle_down(T v, uint delta) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<32>(v, me + delta < 32u ? me + delta : me);
+  return enigma_detail::group_read<32>(v, delta < 32u - me ? me + delta : me);
 }
 template <class T> __device__ inline T quad_shuffle(T v, uint lane) {
   return enigma_detail::group_read<4>(v, (enigma_detail::lane() & ~3u) | (lane & 3u));
@@ -487,7 +525,7 @@ template <class T> __device__ inline T quad_shuffle_up(T v, uint delta) {
 }
 template <class T> __device__ inline T quad_shuffle_down(T v, uint delta) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<4>(v, (me & 3u) + delta < 4u ? me + delta : me);
+  return enigma_detail::group_read<4>(v, delta < 4u - (me & 3u) ? me + delta : me);
 }
 __device__ inline bool simd_any(bool p) { return __any_sync(__activemask(), p); }
 __device__ inline bool simd_all(bool p) { return __all_sync(__activemask(), p); }
@@ -658,5 +696,8 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #undef ENIGMA_WITH_LOAD_ORDER
 #undef ENIGMA_WITH_STORE_ORDER
 #undef ENIGMA_SCOPE
+
+#include "enigma_cuda_vectors.cuh"
+#include "enigma_cuda_math.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

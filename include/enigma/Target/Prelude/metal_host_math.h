@@ -130,19 +130,27 @@ inline bool isnormal(bfloat b) { return isnormal(static_cast<float>(b)); }
 
 // fract(x) = x - floor(x), clamped to the largest value below 1 of the
 // type; for half the clamp must follow the rounding (fract(-2^-20) would
-// otherwise round up to 1.0h).
+// otherwise round up to 1.0h). Special values as in OpenCL, whose fract
+// Metal's follows: NaN stays NaN (fmin would turn it into 0.99...), +-inf
+// and +-0 give +-0.
+namespace detail {
+template <class T> inline T fract_as(float x, float below_one) {
+  if (__builtin_isnan(x))
+    return T(x);
+  if (__builtin_isinf(x) || x == 0.0f)
+    return T(__builtin_copysignf(0.0f, x));
+  return T(__builtin_fminf(static_cast<float>(T(x - __builtin_floorf(x))),
+                           below_one));
+}
+} // namespace detail
 inline float fract(float x) {
-  return __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f);
+  return detail::fract_as<float>(x, 0x1.fffffep-1f);
 }
 inline half fract(half h) {
-  const float x = static_cast<float>(h);
-  return half(__builtin_fminf(
-      static_cast<float>(half(x - __builtin_floorf(x))), 0x1.ffcp-1f));
+  return detail::fract_as<half>(static_cast<float>(h), 0x1.ffcp-1f);
 }
 inline bfloat fract(bfloat b) {
-  const float x = static_cast<float>(b);
-  return bfloat(__builtin_fminf(
-      static_cast<float>(bfloat(x - __builtin_floorf(x))), 0x1.fep-1f));
+  return detail::fract_as<bfloat>(static_cast<float>(b), 0x1.fep-1f);
 }
 
 // Metal's precise:: and fast:: variants are the same functions here.

@@ -1,5 +1,6 @@
 //===- SimdOps.cpp - The simd op family -----------------------------===//
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
+#include "enigma/Dialect/Enigma/IR/Divergence.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -8,6 +9,29 @@
 
 using namespace mlir;
 using namespace enigma;
+
+namespace enigma {
+/// Every simd / quad op: inside a kernel and reached by all lanes of its
+/// simdgroup. Metal leaves a simdgroup function that only some lanes call
+/// undefined, and the CPU backend runs these ops once per group between its
+/// thread loops, which is only right when the lanes agree on getting there.
+LogicalResult verifySimdGroupOp(Operation *op) {
+  if (!op->getParentOfType<KernelOp>())
+    return op->emitOpError("must be inside an enigma.kernel");
+  if (Operation *owner = findDivergentRegionOwner(op, SyncScope::Simdgroup)) {
+    InFlightDiagnostic diag = op->emitOpError(
+        "is under control flow that depends on the thread's lane; every lane "
+        "of the simdgroup must reach it (compute it unconditionally and "
+        "select the result instead)");
+    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    return diag;
+  }
+  if (op->hasAttr("is_signed") &&
+      !isa<IntegerType>(op->getOperand(0).getType()))
+    return op->emitOpError("'is_signed' applies to integer operands only");
+  return success();
+}
+} // namespace enigma
 
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdEnums.cpp.inc"
 #define GET_ATTRDEF_CLASSES

@@ -10,7 +10,8 @@ include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Enigma_KernelOp : Enigma_Op<"kernel", [
-    FunctionOpInterface, IsolatedFromAbove, Symbol, OpAsmOpInterface
+    FunctionOpInterface, IsolatedFromAbove, Symbol, OpAsmOpInterface,
+    AutomaticAllocationScope
   ]> {
   let summary = "A Metal compute kernel";
   let description = [{

@@ -4,10 +4,124 @@
 // builds independently; it includes only the dialect base, never other
 // families' files (TableGen would emit their records again).
 //
+// SIMD-group (32 lanes) and quad-group (4 lanes) reductions, scans and
+// shuffles. Every op's mnemonic is the Metal function it prints as
+// (`enigma.simd_sum` -> `simd_sum(x)`). Lanes are consecutive linear thread
+// indices of the threadgroup: lane = thread_index_in_threadgroup % 32, quad
+// = thread_index_in_threadgroup / 4. Lanes that do not exist (the tail of a
+// partial threadgroup) take no part.
+//
+// All of them carry the Collective trait (the CPU backend runs them between
+// its thread loops) and must be reached by every lane of the simdgroup: the
+// verifier rejects one under control flow that depends on the lane.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_SIMD_OPS_TD
 #define ENIGMA_SIMD_OPS_TD
 
 include "enigma/Dialect/Enigma/IR/EnigmaDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Enigma_SimdArithType : AnyTypeOf<[I8, I16, I32, I64, F16, F32, BF16],
+    "integer or float scalar">;
+def Enigma_SimdBitsType : AnyTypeOf<[I8, I16, I32, I64], "integer scalar">;
+def Enigma_SimdAnyType : AnyTypeOf<[I1, I8, I16, I32, I64, F16, F32, BF16],
+    "bool, integer or float scalar">;
+
+// Shared verifier (SimdOps.cpp): inside a kernel, not under lane-dependent
+// control flow.
+class Enigma_SimdGroupOp<string mnemonic, list<Trait> traits = []>
+    : Enigma_Op<mnemonic, !listconcat(traits, [Enigma_Collective,
+                                               NoMemoryEffect])> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::enigma::verifySimdGroupOp(getOperation());
+    }
+  }];
+}
+
+// x -> one value per lane: a reduction (every lane gets the result) or a
+// scan (each lane gets the prefix up to itself).
+class Enigma_SimdReduceOp<string mnemonic, Type operandType, string what>
+    : Enigma_SimdGroupOp<mnemonic, [AllTypesMatch<["value", "result"]>]> {
+  let summary = mnemonic # "(x): " # what;
+  let description = [{
+    Combines `value` over the active lanes of the lane's group (simdgroup of
+    32 lanes or quad of 4). Reductions give every lane the same result;
+    prefix (scan) ops give each lane the combination of the lanes below it
+    (exclusive) or up to and including it (inclusive), the empty combination
+    being 0 for sums and 1 for products. Integer arithmetic wraps.
+  }];
+  let arguments = (ins operandType:$value);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+// min / max compare integers as signed when `is_signed` is present.
+class Enigma_SimdMinMaxOp<string mnemonic, string what>
+    : Enigma_SimdGroupOp<mnemonic, [AllTypesMatch<["value", "result"]>]> {
+  let summary = mnemonic # "(x): " # what;
+  let description = [{
+    The smallest / largest `value` over the active lanes of the group.
+    Integers compare as signed numbers when `is_signed` is set (the values
+    are signless), else as unsigned numbers.
+  }];
+  let arguments = (ins Enigma_SimdArithType:$value, UnitAttr:$is_signed);
+  let results = (outs Enigma_SimdArithType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+// (x, lane operand) -> the value of another lane.
+class Enigma_SimdShuffleOp<string mnemonic, string what>
+    : Enigma_SimdGroupOp<mnemonic, [AllTypesMatch<["value", "result"]>]> {
+  let summary = mnemonic # "(x, " # what # ")";
+  let description = [{
+    Reads `value` of another lane of the group. `shuffle` / `broadcast`
+    read lane `lane % width`; `shuffle_xor` reads lane `me ^ (mask % width)`;
+    `shuffle_up` reads `me - delta` and `shuffle_down` reads `me + delta`.
+    A lane whose source lane is below 0, past the group's end, or does not
+    exist (partial threadgroup) gets its own `value`.
+  }];
+  let arguments = (ins Enigma_SimdAnyType:$value, I32:$lane);
+  let results = (outs Enigma_SimdAnyType:$result);
+  let assemblyFormat = "$value `,` $lane attr-dict `:` type($value)";
+}
+
+multiclass Enigma_GroupOps<string group> {
+  def SumOp : Enigma_SimdReduceOp<group # "_sum", Enigma_SimdArithType, "sum">;
+  def ProductOp : Enigma_SimdReduceOp<group # "_product", Enigma_SimdArithType,
+                                       "product">;
+  def MinOp : Enigma_SimdMinMaxOp<group # "_min", "minimum">;
+  def MaxOp : Enigma_SimdMinMaxOp<group # "_max", "maximum">;
+  def AndOp : Enigma_SimdReduceOp<group # "_and", Enigma_SimdBitsType,
+                                   "bitwise and">;
+  def OrOp : Enigma_SimdReduceOp<group # "_or", Enigma_SimdBitsType,
+                                  "bitwise or">;
+  def XorOp : Enigma_SimdReduceOp<group # "_xor", Enigma_SimdBitsType,
+                                   "bitwise xor">;
+  def PrefixExclusiveSumOp
+      : Enigma_SimdReduceOp<group # "_prefix_exclusive_sum",
+                            Enigma_SimdArithType, "exclusive prefix sum">;
+  def PrefixInclusiveSumOp
+      : Enigma_SimdReduceOp<group # "_prefix_inclusive_sum",
+                            Enigma_SimdArithType, "inclusive prefix sum">;
+  def PrefixExclusiveProductOp
+      : Enigma_SimdReduceOp<group # "_prefix_exclusive_product",
+                            Enigma_SimdArithType, "exclusive prefix product">;
+  def PrefixInclusiveProductOp
+      : Enigma_SimdReduceOp<group # "_prefix_inclusive_product",
+                            Enigma_SimdArithType, "inclusive prefix product">;
+  def ShuffleOp : Enigma_SimdShuffleOp<group # "_shuffle", "lane">;
+  def ShuffleUpOp : Enigma_SimdShuffleOp<group # "_shuffle_up", "delta">;
+  def ShuffleDownOp : Enigma_SimdShuffleOp<group # "_shuffle_down", "delta">;
+  def ShuffleXorOp : Enigma_SimdShuffleOp<group # "_shuffle_xor", "mask">;
+  def BroadcastOp : Enigma_SimdShuffleOp<group # "_broadcast", "lane">;
+}
+
+// Enigma_SimdSumOp -> C++ class SimdSumOp, mnemonic simd_sum; likewise
+// QuadSumOp and so on.
+defm Enigma_Simd : Enigma_GroupOps<"simd">;
+defm Enigma_Quad : Enigma_GroupOps<"quad">;
 
 #endif

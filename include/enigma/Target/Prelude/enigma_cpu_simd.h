@@ -1,0 +1,194 @@
+//===- enigma_cpu_simd.h - simd / quad functions for the CPU ----*- C++ -*-===//
+//
+// The CPU backend runs a threadgroup's threads in loops and keeps values that
+// cross a simdgroup function in per-thread arrays indexed by the linear
+// thread index. Each function below reads the operand array `x` and writes the
+// result array `r` for the lanes of simdgroups [s0, s1) of a group of `n`
+// threads; lanes at index >= n do not exist and take no part. A simdgroup is
+// 32 consecutive indices, a quad 4. The semantics are Metal's, and the CUDA
+// prelude's (enigma_cuda_prelude.cuh) for partial groups and out-of-range
+// lanes:
+//   - reductions combine the existing lanes in lane order;
+//   - shuffle / broadcast read lane (lane % width), shuffle_xor reads
+//     (me ^ (mask % width)), shuffle_up reads me - delta, shuffle_down
+//     me + delta; a lane whose source is outside the group or does not exist
+//     keeps its own value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_CPU_SIMD_H
+#define ENIGMA_CPU_SIMD_H
+
+#include <stdint.h>
+
+namespace enigma_cpu {
+
+/// A lane operand that is the same for every thread (a constant).
+struct Uniform {
+  uint32_t v;
+  uint32_t operator[](uint32_t) const { return v; }
+};
+
+struct OpAdd { template <class T> T operator()(T a, T b) const { return a + b; } };
+struct OpMul { template <class T> T operator()(T a, T b) const { return a * b; } };
+struct OpMin { template <class T> T operator()(T a, T b) const { return b < a ? b : a; } };
+struct OpMax { template <class T> T operator()(T a, T b) const { return a < b ? b : a; } };
+struct OpAnd { template <class T> T operator()(T a, T b) const { return a & b; } };
+struct OpOr  { template <class T> T operator()(T a, T b) const { return a | b; } };
+struct OpXor { template <class T> T operator()(T a, T b) const { return a ^ b; } };
+
+/// Lanes [b, e) of a group of `width` starting at b.
+template <uint32_t width, class F>
+inline void for_each_group(uint32_t n, uint32_t s0, uint32_t s1, F f) {
+  // s0, s1 count simdgroups (32 lanes); quads nest inside them.
+  uint32_t end = s1 * 32u < n ? s1 * 32u : n;
+  for (uint32_t b = s0 * 32u; b < end; b += width) {
+    uint32_t e = b + width < end ? b + width : end;
+    f(b, e);
+  }
+}
+
+template <uint32_t width, class T, class Op>
+inline void reduce(const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1, Op op) {
+  for_each_group<width>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    T acc = x[b];
+    for (uint32_t i = b + 1; i < e; ++i)
+      acc = op(acc, x[i]);
+    for (uint32_t i = b; i < e; ++i)
+      r[i] = acc;
+  });
+}
+
+template <uint32_t width, bool inclusive, class T, class Op>
+inline void scan(const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1, Op op,
+                 T identity) {
+  for_each_group<width>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    T acc = identity;
+    for (uint32_t i = b; i < e; ++i) {
+      T v = x[i];
+      if (!inclusive)
+        r[i] = acc;
+      acc = op(acc, v);
+      if (inclusive)
+        r[i] = acc;
+    }
+  });
+}
+
+enum class Shuffle { Index, Up, Down, Xor };
+
+template <uint32_t width, Shuffle kind, class T, class L>
+inline void shuffle(const T *x, const L &lane, T *r, uint32_t n, uint32_t s0,
+                    uint32_t s1) {
+  for_each_group<width>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    uint32_t count = e - b;
+    for (uint32_t i = b; i < e; ++i) {
+      uint32_t me = i - b, a = lane[i], src;
+      bool ok;
+      switch (kind) {
+      case Shuffle::Index: src = a & (width - 1); ok = src < count; break;
+      case Shuffle::Xor: src = me ^ (a & (width - 1)); ok = src < count; break;
+      case Shuffle::Up: ok = a <= me; src = me - a; break;
+      default: ok = a < count - me; src = me + a; break;
+      }
+      r[i] = ok ? x[b + src] : x[i];
+    }
+  });
+}
+
+} // namespace enigma_cpu
+
+#define ENIGMA_CPU_GROUP_FUNCTIONS(group, width)                               \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_sum(const T *x, T *r, uint32_t n,           \
+                                       uint32_t s0, uint32_t s1) {             \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpAdd());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_product(const T *x, T *r, uint32_t n,       \
+                                           uint32_t s0, uint32_t s1) {         \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMul());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_min(const T *x, T *r, uint32_t n,           \
+                                       uint32_t s0, uint32_t s1) {             \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMin());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_max(const T *x, T *r, uint32_t n,           \
+                                       uint32_t s0, uint32_t s1) {             \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMax());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_and(const T *x, T *r, uint32_t n,           \
+                                       uint32_t s0, uint32_t s1) {             \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpAnd());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_or(const T *x, T *r, uint32_t n,            \
+                                      uint32_t s0, uint32_t s1) {              \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpOr());            \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_xor(const T *x, T *r, uint32_t n,           \
+                                       uint32_t s0, uint32_t s1) {             \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpXor());           \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_prefix_exclusive_sum(                       \
+      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
+    enigma_cpu::scan<width, false>(x, r, n, s0, s1, enigma_cpu::OpAdd(), T(0)); \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_prefix_inclusive_sum(                       \
+      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
+    enigma_cpu::scan<width, true>(x, r, n, s0, s1, enigma_cpu::OpAdd(), T(0)); \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_prefix_exclusive_product(                   \
+      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
+    enigma_cpu::scan<width, false>(x, r, n, s0, s1, enigma_cpu::OpMul(), T(1)); \
+  }                                                                            \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_prefix_inclusive_product(                   \
+      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
+    enigma_cpu::scan<width, true>(x, r, n, s0, s1, enigma_cpu::OpMul(), T(1)); \
+  }                                                                            \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_shuffle(const T *x, const L &lane, T *r,    \
+                                           uint32_t n, uint32_t s0,            \
+                                           uint32_t s1) {                      \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Index>(x, lane, r, n, s0,  \
+                                                           s1);                \
+  }                                                                            \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_broadcast(const T *x, const L &lane, T *r,  \
+                                             uint32_t n, uint32_t s0,          \
+                                             uint32_t s1) {                    \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Index>(x, lane, r, n, s0,  \
+                                                           s1);                \
+  }                                                                            \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_shuffle_up(const T *x, const L &lane, T *r, \
+                                              uint32_t n, uint32_t s0,         \
+                                              uint32_t s1) {                   \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Up>(x, lane, r, n, s0, s1); \
+  }                                                                            \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_shuffle_down(const T *x, const L &lane,     \
+                                                T *r, uint32_t n, uint32_t s0, \
+                                                uint32_t s1) {                 \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Down>(x, lane, r, n, s0,   \
+                                                          s1);                 \
+  }                                                                            \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_shuffle_xor(const T *x, const L &lane,      \
+                                               T *r, uint32_t n, uint32_t s0,  \
+                                               uint32_t s1) {                  \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Xor>(x, lane, r, n, s0,    \
+                                                         s1);                  \
+  }
+ENIGMA_CPU_GROUP_FUNCTIONS(simd, 32u)
+ENIGMA_CPU_GROUP_FUNCTIONS(quad, 4u)
+#undef ENIGMA_CPU_GROUP_FUNCTIONS
+
+#endif // ENIGMA_CPU_SIMD_H

@@ -1,0 +1,139 @@
+"""threadgroup_alloc: per-group memory shared through barriers (API.md
+section 9), run on each backend under test against numpy references."""
+
+import numpy as np
+import pytest
+
+import enigma
+from conftest import run_kernel
+
+
+def _reduce_kernel(group):
+    @enigma.kernel
+    def group_sum(a: enigma.f32, out: enigma.f32):
+        s = enigma.threadgroup_alloc(enigma.f32, group)
+        lid = enigma.thread_position_in_threadgroup()
+        s[lid] = a[enigma.thread_position_in_grid]
+        enigma.barrier()
+        # Tree reduction unrolled at trace time: read both halves, wait,
+        # then write, so no thread reads a slot another is writing.
+        stride = group // 2
+        while stride > 0:
+            x = s[lid]
+            y = s[(lid + stride) & (group - 1)]
+            enigma.barrier()
+            s[lid] = x + y
+            enigma.barrier()
+            stride //= 2
+        out[enigma.threadgroup_position_in_grid()] = s[0]
+    return group_sum
+
+
+@pytest.mark.parametrize("group,groups", [(256, 1), (256, 7), (64, 13), (2, 5)])
+def test_tree_reduction(runtime, rng, group, groups):
+    a = rng.standard_normal(group * groups).astype(np.float32)
+    compiled = enigma.compile(_reduce_kernel(group))
+    assert f"threadgroup float" in compiled.metal_source
+    assert f"[{group}];" in compiled.metal_source
+    out = run_kernel(runtime, compiled, [a], np.float32, groups,
+                     grid=(group * groups, 1, 1), threads=(group, 1, 1))
+    want = a.astype(np.float64).reshape(groups, group).sum(axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
+@enigma.kernel
+def reverse_groups(a: enigma.i32, out: enigma.i32):
+    s = enigma.threadgroup_alloc("int", 64)
+    lid = enigma.thread_position_in_threadgroup()
+    n = enigma.threads_per_threadgroup()
+    tid = enigma.thread_position_in_grid
+    s[lid] = a[tid]
+    enigma.barrier(enigma.mem_threadgroup)
+    out[tid] = s[n - 1 - lid]
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 64 * 3 + 17, 1000])
+def test_reverse_each_group_partial_last_group(runtime, rng, n):
+    a = rng.integers(-2**31, 2**31, size=n, dtype=np.int32)
+    compiled = enigma.compile(reverse_groups)
+    out = run_kernel(runtime, compiled, [a], np.int32, n, grid=(n, 1, 1),
+                     threads=(64, 1, 1))
+    want = np.concatenate([a[i:i + 64][::-1] for i in range(0, n, 64)])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_two_arrays_of_different_types(runtime, rng):
+    @enigma.kernel
+    def mixed(a: enigma.f32, b: enigma.u16, out: enigma.f32):
+        fs = enigma.threadgroup_alloc(enigma.f32, 32)
+        us = enigma.threadgroup_alloc(enigma.u16, 32)
+        lid = enigma.thread_position_in_threadgroup()
+        tid = enigma.thread_position_in_grid
+        fs[lid] = a[tid]
+        us[lid] = b[tid]
+        enigma.barrier()
+        other = (lid + 1) & 31
+        out[tid] = fs[other] * enigma.metal_cast(us[other], "float") + fs[0]
+
+    n = 96
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.integers(0, 2**16, size=n, dtype=np.uint16)
+    out = run_kernel(runtime, enigma.compile(mixed), [a, b], np.float32, n,
+                     grid=(n, 1, 1), threads=(32, 1, 1))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    idx = np.arange(n)
+    other = (idx // 32) * 32 + (idx + 1) % 32
+    want = a64[other] * b64[other] + a64[(idx // 32) * 32]
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-3)
+
+
+def test_32_kib_limit_is_reported_with_byte_counts():
+    @enigma.kernel
+    def too_much(out: enigma.f32):
+        a = enigma.threadgroup_alloc(enigma.f32, 8192)  # exactly 32 KiB
+        b = enigma.threadgroup_alloc(enigma.u8, 1)  # one byte too many
+        out[0] = a[0]
+
+    with pytest.raises(enigma.EnigmaError) as e:
+        enigma.compile(too_much)
+    message = str(e.value)
+    assert "test_threadgroup_memory.py:" in message
+    assert "32769 bytes" in message and "32768" in message
+    assert "32 KiB" in message
+
+
+def test_exactly_32_kib_compiles():
+    @enigma.kernel
+    def full(out: enigma.f32):
+        a = enigma.threadgroup_alloc(enigma.f32, 4096)
+        b = enigma.threadgroup_alloc(enigma.i32, 4096)
+        a[0] = 1.0
+        out[0] = a[0] + enigma.metal_cast(b[0], "float")
+
+    compiled = enigma.compile(full)
+    assert "threadgroup float" in compiled.metal_source
+
+
+@pytest.mark.parametrize("size", [0, -4, 2.0, "8"])
+def test_bad_size_is_an_enigma_error(size):
+    @enigma.kernel
+    def bad(out: enigma.f32):
+        enigma.threadgroup_alloc(enigma.f32, size)
+
+    with pytest.raises(enigma.EnigmaError, match="test_threadgroup_memory.py"):
+        enigma.compile(bad)
+
+
+def test_constant_index_out_of_range_is_an_enigma_error():
+    @enigma.kernel
+    def bad(out: enigma.f32):
+        s = enigma.threadgroup_alloc(enigma.f32, 4)
+        out[0] = s[4]
+
+    with pytest.raises(enigma.EnigmaError, match="out of range"):
+        enigma.compile(bad)
+
+
+def test_outside_a_kernel_is_an_enigma_error():
+    with pytest.raises(enigma.EnigmaError):
+        enigma.threadgroup_alloc(enigma.f32, 4)

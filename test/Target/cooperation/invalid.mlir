@@ -1,0 +1,64 @@
+// RUN: enigma-opt %s -split-input-file -verify-diagnostics
+
+enigma.kernel @too_big() {
+  %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{threadgroup memory of the kernel is 49152 bytes (this allocation: 32768 bytes), more than Metal's limit of 32768 bytes (32 KiB)}}
+  %b = enigma.threadgroup_alloc : memref<8192xf32, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @in_loop(%n: i32 {enigma.name = "n"}) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  scf.for %k = %c0 to %n step %c1 : i32 {
+    // expected-error @+1 {{must be directly in the kernel body}}
+    %a = enigma.threadgroup_alloc : memref<4xf32, #enigma.address_space<threadgroup>>
+  }
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @wrong_space() {
+  // expected-error @+1 {{result must be in the threadgroup address space}}
+  %a = enigma.threadgroup_alloc : memref<4xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @float_or(%a: memref<?xf32> {enigma.name = "a"}) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  // expected-error @+1 {{atomic or is integer-only}}
+  %o = enigma.atomic_rmw or %a[%c0], %f relaxed : memref<?xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @constant_space(%a: memref<?xi32, #enigma.address_space<constant>> {enigma.name = "a"}) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{atomics need device or threadgroup memory}}
+  %o = enigma.atomic_load %a[%c0] relaxed : memref<?xi32, #enigma.address_space<constant>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @fc_clash() {
+  %a = enigma.function_constant 0 "i32" : i32
+  // expected-error @+1 {{function constant 0 is read with two different dtypes}}
+  %b = enigma.function_constant 0 "u32" : i32
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @fc_type() {
+  // expected-error @+1 {{does not hold dtype f32}}
+  %a = enigma.function_constant 0 "f32" : i32
+  enigma.return
+}
