@@ -16,6 +16,7 @@ from ._builtins import *  # noqa: F401,F403  (thread queries, barriers)
 from ._math import *  # noqa: F401,F403
 from ._vectors import *  # noqa: F401,F403
 from ._cooperation import *  # noqa: F401,F403
+from ._matrix import *  # noqa: F401,F403
 from ._simd import *  # noqa: F401,F403
 from ._control import *  # noqa: F401,F403
 from ._builtins import arch, metal_cast  # noqa: F401
