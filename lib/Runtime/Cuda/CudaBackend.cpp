@@ -1,12 +1,14 @@
 //===- CudaBackend.cpp - Backend over the CUDA driver API -----------------===//
 #include "enigma/Runtime/CudaBackend.h"
+#include "enigma/Cache/ArtifactCache.h"
 
-#include "CubinDiskCache.h"
 #include "CudaDriver.h"
 #include "CudaProgram.h"
 #include "Nvrtc.h"
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 namespace enigma {
@@ -126,10 +128,9 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
                    " predates sm_" + std::to_string(cc);
 }
 
-/// The cubin or PTX for `source`, from the disk cache when an identical
-/// compilation was done before, else from NVRTC (and then stored).
-// This is the one place that touches the cache; it should move to the
-// project-wide ArtifactCache (include/enigma/Cache) once that exists.
+/// The cubin or PTX for `source`, from the project's artifact cache when an
+/// identical compilation was done before (by any process), else from NVRTC
+/// (and then stored).
 NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
                                const NvrtcProgramInput &program,
                                bool &fromCache) {
@@ -141,16 +142,24 @@ NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
     keyParts.push_back(header.first);
     keyParts.push_back(header.second);
   }
-  CubinDiskCache cache = CubinDiskCache::fromEnvironment();
-  std::string key = CubinDiskCache::keyFor(keyParts);
+  static const std::shared_ptr<ArtifactCache> cache =
+      ArtifactCache::fromEnvironment();
+  std::string key = ArtifactCache::makeKey(
+      std::vector<std::string_view>(keyParts.begin(), keyParts.end()));
   bool wantsCubin = program.options.front().find("=sm_") != std::string::npos;
-  if (std::optional<std::string> image = cache.find(key)) {
-    fromCache = true;
-    return NvrtcOutput{std::move(*image), wantsCubin, ""};
+  if (std::optional<std::string> path = cache->lookupPath(key)) {
+    std::ifstream in(*path, std::ios::binary);
+    std::string image((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    if (in.good() || in.eof()) {
+      fromCache = true;
+      return NvrtcOutput{std::move(image), wantsCubin, ""};
+    }
   }
   fromCache = false;
   NvrtcOutput output = nvrtc.compile(program);
-  cache.store(key, output.image);
+  if (cache->enabled())
+    cache->store(key, output.image, wantsCubin ? ".cubin" : ".ptx");
   return output;
 }
 
