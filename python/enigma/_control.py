@@ -1003,9 +1003,12 @@ class _Rewriter:
             live |= _read_first(node.body)
         inner_arms = set(arms)
         if kind == "if":
-            # What one arm assigns and the other reads first is carried too.
+            # What one arm assigns and the other reads first is carried too;
+            # the arms are the `with` blocks on this if_'s own arm names.
             for s in node.body:
-                if isinstance(s, ast.With) and len(s.items) == 1:
+                if (isinstance(s, ast.With) and len(s.items) == 1 and
+                        isinstance(s.items[0].context_expr, ast.Name) and
+                        s.items[0].context_expr.id in bound):
                     live |= _read_first(s.body)
             if isinstance(item.optional_vars, ast.Tuple):
                 inner_arms |= bound

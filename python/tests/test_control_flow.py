@@ -352,3 +352,27 @@ def test_register_tensor_across_barrier(runtime, rng):
     out = run_kernel(runtime, enigma.compile(keep), [x], np.float32, 64,
                      (64, 1, 1), (16, 1, 1))
     np.testing.assert_array_equal(out, x)
+
+
+def test_two_armed_if_nested_in_if(runtime, rng):
+    # Regression: the arm names of an inner two-armed if_ were taken for
+    # variables carried by the outer if_.
+    @enigma.kernel
+    def nested(A: enigma.f32, C: enigma.f32, n: enigma.Scalar(enigma.u32)):
+        i = enigma.thread_position_in_grid
+        with enigma.if_(i < n):
+            with enigma.if_(i == 0) as (first, rest):
+                with first:
+                    C[i] = -1.0
+                with rest:
+                    C[i] = A[i] * 2.0
+
+    size, n = 37, 30
+    a = rng.standard_normal(size).astype(np.float32)
+    out = np.frombuffer(runtime.execute(enigma.compile(nested), [a], size * 4,
+                                        grid=size, threads=16, scalars=[n]),
+                        np.float32)
+    expected = np.zeros(size, np.float32)
+    expected[1:n] = a[1:n] * 2
+    expected[0] = -1
+    np.testing.assert_array_equal(out, expected)
