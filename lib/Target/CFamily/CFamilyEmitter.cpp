@@ -509,6 +509,9 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
       .Case([&](arith::CmpFOp c) {
         using P = arith::CmpFPredicate;
         std::string x = expr(c.getLhs()), y = expr(c.getRhs());
+        // On vectors the logical operators are the element-wise | and &.
+        bool lanes = llvm::isa<VectorType>(c.getLhs().getType());
+        std::string OR = lanes ? " | " : " || ", AND = lanes ? " & " : " && ";
         std::string e;
         switch (c.getPredicate()) {
         case P::AlwaysFalse: e = "false"; break;
@@ -518,23 +521,29 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
         case P::OGE: e = x + " >= " + y; break;
         case P::OLT: e = x + " < " + y; break;
         case P::OLE: e = x + " <= " + y; break;
-        case P::ONE: e = "(" + x + " < " + y + " || " + x + " > " + y + ")"; break;
-        case P::ORD: e = "(!isnan(" + x + ") && !isnan(" + y + "))"; break;
-        case P::UEQ: e = "!(" + x + " < " + y + " || " + x + " > " + y + ")"; break;
+        case P::ONE: e = "(" + x + " < " + y + OR + x + " > " + y + ")"; break;
+        case P::ORD: e = "(!isnan(" + x + ")" + AND + "!isnan(" + y + "))"; break;
+        case P::UEQ: e = "!(" + x + " < " + y + OR + x + " > " + y + ")"; break;
         case P::UGT: e = "!(" + x + " <= " + y + ")"; break;
         case P::UGE: e = "!(" + x + " < " + y + ")"; break;
         case P::ULT: e = "!(" + x + " >= " + y + ")"; break;
         case P::ULE: e = "!(" + x + " > " + y + ")"; break;
         case P::UNE: e = x + " != " + y; break;
-        case P::UNO: e = "(isnan(" + x + ") || isnan(" + y + "))"; break;
+        case P::UNO: e = "(isnan(" + x + ")" + OR + "isnan(" + y + "))"; break;
         }
         define(c.getResult(), e);
         return success();
       })
       .Case([&](arith::SelectOp s) {
-        define(s.getResult(), expr(s.getCondition()) + " ? " +
-                                  expr(s.getTrueValue()) + " : " +
-                                  expr(s.getFalseValue()));
+        // A vector condition picks lane by lane: Metal's select(f, t, c).
+        if (llvm::isa<VectorType>(s.getCondition().getType()))
+          define(s.getResult(), "select(" + expr(s.getFalseValue()) + ", " +
+                                    expr(s.getTrueValue()) + ", " +
+                                    expr(s.getCondition()) + ")");
+        else
+          define(s.getResult(), expr(s.getCondition()) + " ? " +
+                                    expr(s.getTrueValue()) + " : " +
+                                    expr(s.getFalseValue()));
         return success();
       })
       .Case([&](arith::ExtSIOp) { cast(true, false); return success(); })
