@@ -113,4 +113,140 @@ Value simdGroupCall(const std::string &metalName, Value v, Value lane) {
   throw EnigmaError("unknown simdgroup function '" + metalName + "'");
 }
 
+// --- Simdgroup matrices ---------------------------------------------------
+
+void checkSimdgroupMatrixShape(DType elem, int rows, int cols) {
+  if (elem != DType::F32 && elem != DType::F16)
+    throw EnigmaError(std::string("simdgroup matrices hold float or half, "
+                                  "got ") + shortName(elem));
+  if (rows != 8 || cols != 8)
+    throw EnigmaError("simdgroup matrices are 8x8, got " +
+                      std::to_string(rows) + "x" + std::to_string(cols));
+}
+
+namespace {
+struct MatrixMemory {
+  mlir::Value memref;
+  DType dtype;
+  std::string name;
+};
+
+MatrixMemory matrixMemoryOf(KernelBuilder &k, const SimdgroupMatrixMemory &mem,
+                            const char *what) {
+  KernelBuilder::Impl &impl = k.internals();
+  if (mem.buffer) {
+    unsigned i = mem.buffer->paramIndex();
+    if (i >= impl.kernel.getNumArguments() || !impl.kernel.isBufferParam(i))
+      throw EnigmaError(std::string(what) +
+                        ": the buffer belongs to another kernel");
+    if (mem.buffer->lanes() != 1)
+      throw EnigmaError(std::string(what) + ": buffer '" +
+                        impl.kernel.getParamName(i) +
+                        "' is a vector buffer; use a scalar buffer");
+    return {impl.kernel.getBody().front().getArgument(i), mem.buffer->dtype(),
+            "buffer '" + impl.kernel.getParamName(i) + "'"};
+  }
+  if (!mem.array || mem.array->builder() != &k)
+    throw EnigmaError(std::string(what) +
+                      ": the threadgroup array belongs to another kernel");
+  return {mlir::Value::getFromOpaquePointer(mem.array->handle()),
+          mem.array->dtype(), "the threadgroup array"};
+}
+
+Value asUint(KernelBuilder &k, Value v, const char *what, const char *arg) {
+  checkOwner(&k, v, what);
+  if (!isInteger(v.dtype()) || v.lanes() != 1)
+    throw EnigmaError(std::string(what) + ": " + arg +
+                      " must be an integer scalar, got " +
+                      shortName(v.dtype()));
+  return k.cast(v, DType::U32);
+}
+
+void checkMatrix(const SimdgroupMatrix &m, const char *what) {
+  if (!m.value.valid() || m.value.lanes() != 2 ||
+      (m.elem != DType::F32 && m.elem != DType::F16))
+    throw EnigmaError(std::string(what) + ": not a simdgroup matrix");
+}
+
+/// The memory operands of a load / store: memref, offset, elements_per_row.
+std::vector<mlir::Value> memoryOperands(KernelBuilder &k,
+                                        const SimdgroupMatrixMemory &mem,
+                                        DType elem, Value elementsPerRow,
+                                        Value offset, const char *what) {
+  MatrixMemory m = matrixMemoryOf(k, mem, what);
+  if (m.dtype != elem)
+    throw EnigmaError(std::string(what) + ": " + m.name + " holds " +
+                      shortName(m.dtype) + " but the matrix is " +
+                      shortName(elem));
+  Value epr = asUint(k, elementsPerRow, what, "elements_per_row");
+  Value off = offset.valid() ? asUint(k, offset, what, "offset")
+                             : k.constantInt(0, DType::U32);
+  return {m.memref, raw(off), raw(epr)};
+}
+} // namespace
+
+SimdgroupMatrix simdgroupMatrixLoad(KernelBuilder &k, SimdgroupMatrixMemory mem,
+                                    Value elementsPerRow, Value offset,
+                                    DType elem, int rows, int cols) {
+  const char *what = "simdgroup_matrix_load";
+  checkSimdgroupMatrixShape(elem, rows, cols);
+  std::vector<mlir::Value> operands =
+      memoryOperands(k, mem, elem, elementsPerRow, offset, what);
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<SimdgroupMatrixLoadOp>(
+      impl.location, mlirType(&impl.context, elem, 2), operands[0],
+      operands[1], operands[2]);
+  return {wrap(&k, op.getResult(), elem), elem};
+}
+
+void simdgroupMatrixStore(const SimdgroupMatrix &m, SimdgroupMatrixMemory mem,
+                          Value elementsPerRow, Value offset) {
+  const char *what = "simdgroup_matrix_store";
+  checkMatrix(m, what);
+  KernelBuilder &k = *m.value.builder();
+  std::vector<mlir::Value> operands =
+      memoryOperands(k, mem, m.elem, elementsPerRow, offset, what);
+  KernelBuilder::Impl &impl = k.internals();
+  impl.builder.create<SimdgroupMatrixStoreOp>(impl.location, raw(m.value),
+                                              operands[0], operands[1],
+                                              operands[2]);
+}
+
+SimdgroupMatrix simdgroupMultiplyAccumulate(const SimdgroupMatrix &a,
+                                            const SimdgroupMatrix &b,
+                                            const SimdgroupMatrix &c) {
+  const char *what = "simdgroup_multiply_accumulate";
+  checkMatrix(a, what);
+  checkMatrix(b, what);
+  checkMatrix(c, what);
+  KernelBuilder &k = *a.value.builder();
+  if (b.value.builder() != &k || c.value.builder() != &k)
+    throw EnigmaError(std::string(what) +
+                      ": the matrices belong to different kernels");
+  if (a.elem != b.elem || a.elem != c.elem)
+    throw EnigmaError(std::string(what) + ": a, b and c must share one "
+                      "element type, got " + shortName(a.elem) + ", " +
+                      shortName(b.elem) + " and " + shortName(c.elem));
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<SimdgroupMultiplyAccumulateOp>(
+      impl.location, raw(a.value).getType(), raw(a.value), raw(b.value),
+      raw(c.value));
+  return {wrap(&k, op.getResult(), a.elem), a.elem};
+}
+
+SimdgroupMatrix makeFilledSimdgroupMatrix(Value value, DType elem, int rows,
+                                          int cols) {
+  const char *what = "make_filled_simdgroup_matrix";
+  checkSimdgroupMatrixShape(elem, rows, cols);
+  KernelBuilder &k = *value.builder();
+  checkOwner(&k, value, what);
+  if (value.lanes() != 1)
+    throw EnigmaError(std::string(what) + ": the value must be a scalar");
+  Value v = k.cast(value, elem);
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<MakeFilledSimdgroupMatrixOp>(
+      impl.location, mlirType(&impl.context, elem, 2), raw(v));
+  return {wrap(&k, op.getResult(), elem), elem};
+}
+
 } // namespace enigma

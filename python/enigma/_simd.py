@@ -105,3 +105,149 @@ for _group in ("simd", "quad"):
         globals()[f"{_group}_{_op}"] = _shuffle(_group, _op, _arg, _what)
         __all__.append(f"{_group}_{_op}")
 del _group, _op, _what, _arg
+
+
+# --------------------------------------------------------------------------
+# Simdgroup matrices (8x8)
+# --------------------------------------------------------------------------
+
+class SimdgroupMatrix:
+    """An 8x8 ``float`` or ``half`` tile held by the 32 lanes of a
+    simdgroup (Metal's ``simdgroup_float8x8`` / ``simdgroup_half8x8``).
+
+    Each lane holds two elements: lane ``l`` has elements ``2l`` and
+    ``2l + 1`` of the tile in row-major order (row ``l // 4``, columns
+    ``2 * (l % 4)`` and the next). Make one with
+    :func:`simdgroup_matrix_load` or :func:`make_filled_simdgroup_matrix`;
+    it is not an arithmetic value. Matrices are not carried through
+    ``enigma.range`` loops: store the accumulator and load it again (or
+    unroll with ``range_constexpr``)."""
+
+    def __init__(self, tracer, value, elem):
+        self._tracer = tracer
+        self._value = value
+        self.elem = elem
+        self.rows = self.cols = 8
+
+    def __repr__(self) -> str:
+        return f"<simdgroup_{self.elem.msl}8x8>"
+
+
+def _matrix_call(what, function, *args):
+    tracer = current_tracer(what)
+    file, line = user_location()
+    tracer.builder.set_location(file, line)
+    try:
+        return getattr(_core, function)(tracer.builder, *args)
+    except EnigmaError as e:
+        message = str(e)
+        if message.startswith(f"{file}:{line}:"):
+            raise
+        raise EnigmaError(f"{file}:{line}: {message}") from None
+
+
+def _matrix_elem(elem, rows, cols, what):
+    from ._tracing import fail
+    try:
+        dtype = as_dtype(elem)
+    except (EnigmaError, ValueError, TypeError, KeyError) as e:
+        fail(f"{what}: {e}")
+    for n, v in (("rows", rows), ("cols", cols)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            fail(f"{what}: {n} must be a Python int, got {type(v).__name__}")
+    try:
+        _core.simd_matrix_check_shape(dtype.name, rows, cols)
+    except EnigmaError as e:
+        fail(f"{what}: {e}")
+    return dtype
+
+
+def _matrix_memory(buf, what):
+    from ._cooperation import ThreadgroupTensor
+    from ._tracing import BufferProxy, fail
+    if isinstance(buf, BufferProxy):
+        return buf._buffer
+    if isinstance(buf, ThreadgroupTensor):
+        return buf._array
+    fail(f"{what} works on a buffer parameter or a threadgroup_alloc tensor, "
+         f"got {type(buf).__name__}")
+
+
+def _matrix_index(x, what, name):
+    from ._tracing import fail
+    if isinstance(x, bool) or not isinstance(x, (int, IRValue)):
+        fail(f"{what}: {name} must be an integer, got {type(x).__name__}")
+    if isinstance(x, int) and not 0 <= x < 2**32:
+        fail(f"{what}: {name} {x} is out of range")
+    return to_value(x, _U32)._value
+
+
+def simdgroup_matrix_load(buf, elements_per_row, elem="float", rows=8, cols=8,
+                          *, offset=0) -> SimdgroupMatrix:
+    """``simdgroup_load(m, buf + offset, elements_per_row)``: the 8x8 tile
+    whose element (0, 0) is ``buf[offset]``, rows ``elements_per_row``
+    elements apart. ``buf`` is a buffer parameter or threadgroup tensor of
+    dtype ``elem`` (``"float"`` or ``"half"``). Every lane of the simdgroup
+    must reach the call with the same ``offset`` and ``elements_per_row``."""
+    what = "simdgroup_matrix_load"
+    dtype = _matrix_elem(elem, rows, cols, what)
+    mem = _matrix_memory(buf, what)
+    epr = _matrix_index(elements_per_row, what, "elements_per_row")
+    off = _matrix_index(offset, what, "offset")
+    tracer = current_tracer(what)
+    value = _matrix_call(what, "simd_matrix_load", mem, epr, off, dtype.name,
+                         rows, cols)
+    return SimdgroupMatrix(tracer, value, dtype)
+
+
+def _check_matrix(m, what, name="m"):
+    from ._tracing import fail
+    if not isinstance(m, SimdgroupMatrix):
+        fail(f"{what}: {name} must be a simdgroup matrix, got "
+             f"{type(m).__name__}")
+    return m
+
+
+def simdgroup_matrix_store(m, buf, elements_per_row, *, offset=0) -> None:
+    """``simdgroup_store(m, buf + offset, elements_per_row)``: writes the
+    tile to ``buf[offset + row * elements_per_row + col]``."""
+    what = "simdgroup_matrix_store"
+    _check_matrix(m, what)
+    mem = _matrix_memory(buf, what)
+    epr = _matrix_index(elements_per_row, what, "elements_per_row")
+    off = _matrix_index(offset, what, "offset")
+    _matrix_call(what, "simd_matrix_store", m._value, m.elem.name, mem, epr,
+                 off)
+
+
+def simdgroup_multiply_accumulate(a, b, c) -> SimdgroupMatrix:
+    """``simdgroup_multiply_accumulate(d, a, b, c)``: returns ``a @ b + c``
+    (all three of one element type)."""
+    from ._tracing import fail
+    what = "simdgroup_multiply_accumulate"
+    for name, m in (("a", a), ("b", b), ("c", c)):
+        _check_matrix(m, what, name)
+    if not (a.elem == b.elem == c.elem):
+        fail(f"{what}: a, b and c must share one element type, got "
+             f"{a.elem.msl}, {b.elem.msl} and {c.elem.msl}")
+    tracer = current_tracer(what)
+    value = _matrix_call(what, "simd_matrix_mma", a._value, b._value,
+                         c._value, a.elem.name)
+    return SimdgroupMatrix(tracer, value, a.elem)
+
+
+def make_filled_simdgroup_matrix(value, elem="float", rows=8,
+                                 cols=8) -> SimdgroupMatrix:
+    """``make_filled_simdgroup_matrix<elem, 8, 8>(value)``: a tile with every
+    element ``value`` (the same in every lane of the simdgroup)."""
+    what = "make_filled_simdgroup_matrix"
+    dtype = _matrix_elem(elem, rows, cols, what)
+    tracer = current_tracer(what)
+    v = to_value(value, dtype)
+    result = _matrix_call(what, "simd_matrix_fill", v._value, dtype.name,
+                          rows, cols)
+    return SimdgroupMatrix(tracer, result, dtype)
+
+
+__all__ += ["SimdgroupMatrix", "simdgroup_matrix_load", "simdgroup_matrix_store",
+            "simdgroup_multiply_accumulate", "make_filled_simdgroup_matrix"]

@@ -410,6 +410,9 @@ private:
   /// from every thread's per-thread array and writes its per-thread result.
   LogicalResult emitCollective(Operation *op) {
     StringRef fn = op->getName().stripDialect();
+    if (isa<SimdgroupMatrixLoadOp, SimdgroupMatrixStoreOp,
+            SimdgroupMultiplyAccumulateOp, MakeFilledSimdgroupMatrixOp>(op))
+      return emitSimdgroupMatrix(op);
     if (op->getNumResults() != 1 || op->getNumOperands() < 1 ||
         !(fn.starts_with("simd_") || fn.starts_with("quad_")))
       return op->emitOpError("is not supported by the CPU backend yet");
@@ -438,6 +441,45 @@ private:
                     : "0u, (enigma_nt + 31u) >> 5") +
             ");\n";
     line() << call;
+    return success();
+  }
+
+  /// A simdgroup matrix op: a call of enigma_cpu_simd.h over the per-thread
+  /// float2 / half2 arrays (lane l holds elements 2l, 2l+1 of the tile),
+  /// simdgroup by simdgroup. Offsets and row strides are read from the
+  /// first lane of each simdgroup.
+  LogicalResult emitSimdgroupMatrix(Operation *op) {
+    std::string groups = sgMode ? "enigma_nt, enigma_sg, enigma_sg + 1u"
+                                : "enigma_nt, 0u, (enigma_nt + 31u) >> 5";
+    std::string fn = "enigma_cpu::" + op->getName().stripDialect().str();
+    auto uniformOrArray = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      bool uniform = !spilled.contains(v) &&
+                     ((def && isa<arith::ConstantOp>(def)) ||
+                      (!def && llvm::isa<BlockArgument>(v)));
+      return uniform ? "enigma_cpu::Uniform{" + expr(v) + "}"
+                     : perThreadArray(v);
+    };
+    std::string args;
+    if (auto load = dyn_cast<SimdgroupMatrixLoadOp>(op)) {
+      args = expr(load.getMemref()) + ", " + uniformOrArray(load.getOffset()) +
+             ", " + uniformOrArray(load.getElementsPerRow()) + ", " +
+             names.lookup(load.getResult());
+    } else if (auto store = dyn_cast<SimdgroupMatrixStoreOp>(op)) {
+      args = perThreadArray(store.getValue()) + ", " +
+             expr(store.getMemref()) + ", " +
+             uniformOrArray(store.getOffset()) + ", " +
+             uniformOrArray(store.getElementsPerRow());
+    } else if (auto mma = dyn_cast<SimdgroupMultiplyAccumulateOp>(op)) {
+      args = perThreadArray(mma.getA()) + ", " + perThreadArray(mma.getB()) +
+             ", " + perThreadArray(mma.getC()) + ", " +
+             names.lookup(mma.getResult());
+    } else {
+      auto fill = cast<MakeFilledSimdgroupMatrixOp>(op);
+      args = perThreadArray(fill.getValue()) + ", " +
+             names.lookup(fill.getResult());
+    }
+    line() << fn << "(" << args << ", " << groups << ");\n";
     return success();
   }
 

@@ -95,6 +95,83 @@ inline void shuffle(const T *x, const L &lane, T *r, uint32_t n, uint32_t s0,
   });
 }
 
+// --- Simdgroup matrices (8x8) ------------------------------------------------
+//
+// A matrix is held by the 32 lanes of a simdgroup: the per-thread array entry
+// of lane l (a float2 / half2, type M below) holds elements 2l and 2l+1 of
+// the tile in row-major order, i.e. row l / 4, columns 2 * (l % 4) and the
+// next. Every function works on all 32 entries of each simdgroup in
+// [s0, s1), the lanes of a partial simdgroup that do not exist included
+// (the arrays have room for them), so a tile is always complete. Offsets and
+// row strides (`off`, `epr`: a per-thread array or Uniform) are read from the
+// simdgroup's first lane.
+
+template <class M, class T, class L0, class L1>
+inline void simdgroup_matrix_load(const T *src, const L0 &off, const L1 &epr,
+                                  M *r, uint32_t, uint32_t s0, uint32_t s1) {
+  for (uint32_t s = s0; s < s1; ++s) {
+    uint32_t b = s * 32u;
+    const T *tile = src + (uint64_t)off[b];
+    uint64_t stride = epr[b];
+    for (uint32_t l = 0; l < 32u; ++l)
+      for (uint32_t j = 0; j < 2u; ++j)
+        r[b + l][j] = tile[(l / 4u) * stride + (l % 4u) * 2u + j];
+  }
+}
+
+template <class M, class T, class L0, class L1>
+inline void simdgroup_matrix_store(const M *m, T *dst, const L0 &off,
+                                   const L1 &epr, uint32_t, uint32_t s0,
+                                   uint32_t s1) {
+  for (uint32_t s = s0; s < s1; ++s) {
+    uint32_t b = s * 32u;
+    T *tile = dst + (uint64_t)off[b];
+    uint64_t stride = epr[b];
+    for (uint32_t l = 0; l < 32u; ++l)
+      for (uint32_t j = 0; j < 2u; ++j)
+        tile[(l / 4u) * stride + (l % 4u) * 2u + j] = m[b + l][j];
+  }
+}
+
+/// r = a * b + c; sums in float, rounded once to the element type.
+template <class M>
+inline void simdgroup_multiply_accumulate(const M *a, const M *bm, const M *c,
+                                          M *r, uint32_t, uint32_t s0,
+                                          uint32_t s1) {
+  typedef typename M::value_type T;
+  for (uint32_t s = s0; s < s1; ++s) {
+    uint32_t b = s * 32u;
+    float A[64], B[64], C[64];
+    for (uint32_t l = 0; l < 32u; ++l)
+      for (uint32_t j = 0; j < 2u; ++j) {
+        A[2u * l + j] = float(a[b + l][j]);
+        B[2u * l + j] = float(bm[b + l][j]);
+        C[2u * l + j] = float(c[b + l][j]);
+      }
+    for (uint32_t i = 0; i < 8u; ++i)
+      for (uint32_t j = 0; j < 8u; ++j) {
+        float acc = 0.0f;
+        for (uint32_t k = 0; k < 8u; ++k)
+          acc += A[i * 8u + k] * B[k * 8u + j];
+        r[b + i * 4u + j / 2u][j % 2u] = T(acc + C[i * 8u + j]);
+      }
+  }
+}
+
+template <class M, class T>
+inline void make_filled_simdgroup_matrix(const T *value, M *r, uint32_t,
+                                         uint32_t s0, uint32_t s1) {
+  typedef typename M::value_type E;
+  for (uint32_t s = s0; s < s1; ++s) {
+    uint32_t b = s * 32u;
+    E v = E(value[b]);
+    for (uint32_t l = 0; l < 32u; ++l) {
+      r[b + l][0] = v;
+      r[b + l][1] = v;
+    }
+  }
+}
+
 } // namespace enigma_cpu
 
 #define ENIGMA_CPU_GROUP_FUNCTIONS(group, width)                               \

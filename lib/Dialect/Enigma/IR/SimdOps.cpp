@@ -31,6 +31,35 @@ LogicalResult verifySimdGroupOp(Operation *op) {
     return op->emitOpError("'is_signed' applies to integer operands only");
   return success();
 }
+
+/// The simdgroup matrix ops: the simd functions' rules, and one element type
+/// for the memory, the matrices and the fill value.
+LogicalResult verifySimdgroupMatrixOp(Operation *op) {
+  if (failed(verifySimdGroupOp(op)))
+    return failure();
+  Type element;
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types) {
+    Type e;
+    if (auto mem = llvm::dyn_cast<MemRefType>(t))
+      e = mem.getElementType();
+    else if (auto vec = llvm::dyn_cast<VectorType>(t))
+      e = vec.getElementType();
+    else if (llvm::isa<FloatType>(t))
+      e = t;
+    else
+      continue; // offset, elements_per_row
+    if (!element)
+      element = e;
+    else if (e != element)
+      return op->emitOpError("mixes element types ")
+             << element << " and " << e
+             << "; a simdgroup matrix, its memory and its fill value share "
+                "one element type";
+  }
+  return success();
+}
 } // namespace enigma
 
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdEnums.cpp.inc"

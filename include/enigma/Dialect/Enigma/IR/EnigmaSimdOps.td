@@ -124,4 +124,85 @@ multiclass Enigma_GroupOps<string group> {
 defm Enigma_Simd : Enigma_GroupOps<"simd">;
 defm Enigma_Quad : Enigma_GroupOps<"quad">;
 
+//===----------------------------------------------------------------------===//
+// Simdgroup matrices (8x8, float or half)
+//
+// A matrix is held collectively by the 32 lanes of a simdgroup. In the IR it
+// is a vector<2xT> per lane: lane l holds elements 2l and 2l+1 of the 8x8
+// tile in row-major order (row l / 4, columns 2 * (l % 4) and the next one).
+// MSL prints Metal's simdgroup_float8x8 / simdgroup_half8x8 and functions;
+// CUDA and the CPU work on the per-lane pairs (docs/reference/simd.md).
+//===----------------------------------------------------------------------===//
+
+def Enigma_SimdgroupMatrixType : VectorOfLengthAndType<[2], [F32, F16]>;
+def Enigma_SimdgroupMatrixMemRef : MemRefRankOf<[F32, F16], [1]>;
+
+// Shared verifier (SimdOps.cpp): that of the simd functions, plus matching
+// element types.
+class Enigma_SimdgroupMatrixOp<string mnemonic, list<Trait> traits = []>
+    : Enigma_Op<mnemonic, !listconcat(traits, [Enigma_Collective])> {
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::enigma::verifySimdgroupMatrixOp(getOperation());
+    }
+  }];
+}
+
+def Enigma_SimdgroupMatrixLoadOp
+    : Enigma_SimdgroupMatrixOp<"simdgroup_matrix_load"> {
+  let summary = "simdgroup_load(m, memref + offset, elements_per_row)";
+  let description = [{
+    Loads the 8x8 tile whose element (0, 0) is `memref[offset]` and whose
+    rows are `elements_per_row` elements apart. `offset` and
+    `elements_per_row` must be the same in every lane of the simdgroup.
+  }];
+  let arguments = (ins Arg<Enigma_SimdgroupMatrixMemRef, "", [MemRead]>:$memref,
+                       I32:$offset, I32:$elements_per_row);
+  let results = (outs Enigma_SimdgroupMatrixType:$result);
+  let assemblyFormat = [{
+    $memref `[` $offset `]` `,` $elements_per_row attr-dict `:` type($memref)
+    `->` type($result)
+  }];
+}
+
+def Enigma_SimdgroupMatrixStoreOp
+    : Enigma_SimdgroupMatrixOp<"simdgroup_matrix_store"> {
+  let summary = "simdgroup_store(m, memref + offset, elements_per_row)";
+  let description = [{
+    Stores the 8x8 tile to `memref[offset + row * elements_per_row + col]`.
+  }];
+  let arguments = (ins Enigma_SimdgroupMatrixType:$value,
+                       Arg<Enigma_SimdgroupMatrixMemRef, "", [MemWrite]>:$memref,
+                       I32:$offset, I32:$elements_per_row);
+  let assemblyFormat = [{
+    $value `,` $memref `[` $offset `]` `,` $elements_per_row attr-dict `:`
+    type($value) `,` type($memref)
+  }];
+}
+
+def Enigma_SimdgroupMultiplyAccumulateOp
+    : Enigma_SimdgroupMatrixOp<"simdgroup_multiply_accumulate", [
+        NoMemoryEffect, AllTypesMatch<["a", "b", "c", "result"]>]> {
+  let summary = "simdgroup_multiply_accumulate(d, a, b, c): d = a * b + c";
+  let arguments = (ins Enigma_SimdgroupMatrixType:$a,
+                       Enigma_SimdgroupMatrixType:$b,
+                       Enigma_SimdgroupMatrixType:$c);
+  let results = (outs Enigma_SimdgroupMatrixType:$result);
+  let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($result)";
+}
+
+def Enigma_MakeFilledSimdgroupMatrixOp
+    : Enigma_SimdgroupMatrixOp<"make_filled_simdgroup_matrix", [
+        NoMemoryEffect]> {
+  let summary = "make_filled_simdgroup_matrix<T, 8, 8>(value)";
+  let description = [{
+    A tile with every element `value`, which must be the same in every lane
+    of the simdgroup.
+  }];
+  let arguments = (ins AnyTypeOf<[F32, F16]>:$value);
+  let results = (outs Enigma_SimdgroupMatrixType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+}
+
 #endif
