@@ -3,6 +3,7 @@
 
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/Transforms/Passes.h"
 #include "enigma/Target/Emit.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -20,6 +21,7 @@ void registerAllPasses() {
   mlir::registerTransformsPasses();
   mlir::arith::registerArithPasses();
   registerEnigmaPipelines();
+  registerEnigmaTransformPasses();
 }
 
 void registerAllTranslations() { registerEnigmaTranslations(); }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine in one go: builds the thin Python module against
 # the carried core (gpu-carry/, see gpu_prepare.sh), runs the C++ CUDA tests,
-# the whole Python suite on the CPU and CUDA backends, and the CUDA
-# benchmarks; the benchmark table is printed last. Results go to $OUT (or
+# the whole Python suite on the CPU and CUDA backends, differential fuzzing
+# on CUDA, and the CUDA benchmarks; the benchmark table is printed last. Results go to $OUT (or
 # ./gpu-results).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +29,11 @@ echo "== Python tests on cpu and cuda"
 ENIGMA_TEST_BACKENDS=cpu,cuda python3 -m pytest python/tests -q -p no:cacheprovider \
   -k "${ENIGMA_TEST_FILTER:-not zz_generated}" 2>&1 | tee "$out/pytest.log" | tail -40 \
   || status=1
+
+echo "== differential fuzzing on CUDA (random kernels vs the numpy interpreter)"
+timeout 150 python3 tools/fuzz/run_fuzz.py --backend cuda --count "${ENIGMA_FUZZ_COUNT:-3000}" \
+  --seed "${ENIGMA_FUZZ_SEED:-900000}" --jobs 12 --out "$out/fuzz" 2>&1 \
+  | tee "$out/fuzz.log" | tail -15 || status=1
 
 echo "== CUDA benchmarks"
 python3 bench/bench_cuda.py --out "$out" 2>&1 | tee "$out/bench.log" || status=1

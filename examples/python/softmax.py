@@ -2,13 +2,18 @@
 
     python examples/python/softmax.py [rows] [cols]
 
-One threadgroup per row, three strided passes over the row:
+One threadgroup per row, two strided passes over the row:
 
-1. the row maximum ``m`` (per-thread max, ``simd_max``, then the simdgroup
-   maxima through threadgroup memory and a barrier);
-2. ``e = exp(x - m)``, written to ``y``, and its sum ``s`` (the same
-   reduction with ``simd_sum``);
-3. ``y = e * (1 / s)``, each thread rescaling the elements it wrote.
+1. each thread keeps a running maximum ``m_t`` of its elements and the sum
+   ``s_t`` of ``exp(x - m_t)``, rescaling the sum whenever the maximum
+   grows ("online softmax"); the threadgroup then reduces the maxima to the
+   row maximum ``m`` (``simd_max``, then the simdgroup maxima through
+   threadgroup memory and a barrier) and the rescaled sums
+   ``s_t * exp(m_t - m)`` to the row sum ``s`` (the same with ``simd_sum``);
+2. ``y = exp(x - m) * (1 / s)``.
+
+The row is read twice (the second time mostly from cache) and written once,
+the fewest bytes a softmax can move.
 
 When the row length is a multiple of 4 the kernel is compiled with
 ``vec_width=4``: every load and store moves a ``float4``.
@@ -54,6 +59,13 @@ def _add(a, b):
     return a + b
 
 
+def _finite_or_zero(m):
+    """The shift used in exp(x - m): a maximum of -inf (no element yet, or
+    only -inf elements) becomes 0, so exp(-inf - shift) is 0 rather than
+    exp(NaN)."""
+    return enigma.where(m, 0.0, m == float("-inf"))
+
+
 @functools.lru_cache(maxsize=None)
 def make_kernel(vec: int = 1):
     """Softmax reading ``vec`` floats per load: 1, or 4 when compiled with
@@ -71,28 +83,24 @@ def make_kernel(vec: int = 1):
         max_scratch = enigma.threadgroup_alloc(enigma.f32, 32)
         sum_scratch = enigma.threadgroup_alloc(enigma.f32, 32)
 
-        # Pass 1: row maximum.
+        # Pass 1: running maximum and rescaled sum of exponentials.
         with enigma.for_range(tid, cols, step, dtype="uint",
-                              init=[float("-inf")]) as (i, mx):
-            mx[0] = enigma.fmax(mx[0], _lanes(x[base + i], vec, enigma.fmax))
-        row_max = _group_reduce(mx[0], max_scratch, enigma.simd_max,
+                              init=[float("-inf"), 0.0]) as (i, st):
+            v = x[base + i]
+            new_max = enigma.fmax(st[0], _lanes(v, vec, enigma.fmax))
+            shift = _finite_or_zero(new_max)
+            st[1] = (st[1] * enigma.exp(st[0] - shift)
+                     + _lanes(enigma.exp(v - shift), vec, _add))
+            st[0] = new_max
+        row_max = _group_reduce(st[0], max_scratch, enigma.simd_max,
                                 enigma.fmax, float("-inf"))
-
-        # Pass 2: e = exp(x - max), written to y and summed.
-        zero = 0.0 if vec == 1 else enigma.make_float4(0.0)
-        with enigma.for_range(tid, cols, step, dtype="uint",
-                              init=[zero]) as (i, acc):
-            e = enigma.exp(x[base + i] - row_max)
-            y[base + i] = e
-            acc[0] = acc[0] + e
-        row_sum = _group_reduce(_lanes(acc[0], vec, _add), sum_scratch,
-                                enigma.simd_sum, _add, 0.0)
+        mine = st[1] * enigma.exp(st[0] - _finite_or_zero(row_max))
+        row_sum = _group_reduce(mine, sum_scratch, enigma.simd_sum, _add, 0.0)
         inv = 1.0 / row_sum
 
-        # Pass 3: scale this thread's own outputs (no barrier needed: each
-        # thread rereads only what it wrote).
+        # Pass 2: the outputs.
         with enigma.for_range(tid, cols, step, dtype="uint") as i:
-            y[base + i] = y[base + i] * inv
+            y[base + i] = enigma.exp(x[base + i] - row_max) * inv
 
     return softmax
 

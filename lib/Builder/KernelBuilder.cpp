@@ -33,6 +33,13 @@ const std::string &KernelBuilder::name() const { return impl->kernelName; }
 
 void KernelBuilder::setLocation(const std::string &file, unsigned line) {
   impl->location = FileLineColLoc::get(&impl->context, file, line, 0);
+  // The kernel and its terminator exist before any location is known; the
+  // first one given (the front ends pass the def line) becomes theirs, so
+  // errors about the kernel itself name the user's file too.
+  if (llvm::isa<UnknownLoc>(impl->kernel.getLoc())) {
+    impl->kernel->setLoc(impl->location);
+    impl->kernel.getBody().front().getTerminator()->setLoc(impl->location);
+  }
 }
 
 void checkOwner(const KernelBuilder *b, const Value &v, const char *what) {
@@ -611,8 +618,9 @@ std::string KernelBuilder::mlirText(bool withLocations) const {
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
-  if (withLocations)
-    flags.enableDebugInfo(true, true);
+  if (withLocations) // inline loc("file.py":line:0), as compileKernel prints
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+        .useLocalScope();
   flags.assumeVerified();
   impl->module->print(os, flags);
   return text;

@@ -7,6 +7,8 @@
 //   v1/tmp/                       temporaries and scratch directories
 // Objects are immutable once renamed into place; a key file is replaced
 // atomically, so a reader always sees a consistent (key -> hash) pair.
+// Temporaries older than a day (left by a process that crashed or was
+// killed mid-write) are removed when a cache is opened.
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Cache/ArtifactCache.h"
@@ -14,6 +16,7 @@
 #include "Sha256.h"
 
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -158,6 +161,22 @@ std::optional<EntryRecord> parseEntryRecord(const std::string &text) {
   return EntryRecord{hash, std::stoull(size), suffix};
 }
 
+/// Removes what a crashed or killed process left in `tmpDir`: entries not
+/// modified for `maxAge`. Best effort: another process may be removing the
+/// same entry, and a live writer touches its files far more often.
+void removeStaleTemporaries(const fs::path &tmpDir,
+                            std::chrono::seconds maxAge) {
+  std::error_code error;
+  const auto cutoff = fs::file_time_type::clock::now() - maxAge;
+  for (fs::directory_iterator it(tmpDir, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code ignored;
+    fs::file_time_type modified = fs::last_write_time(it->path(), ignored);
+    if (!ignored && modified < cutoff)
+      fs::remove_all(it->path(), ignored);
+  }
+}
+
 bool isTruthy(const char *value) {
   if (!value)
     return false;
@@ -200,6 +219,7 @@ std::shared_ptr<ArtifactCache> ArtifactCache::open(const std::string &directory)
     // Creating directories may succeed on a read-only mount that already
     // has them; only a real write proves the cache usable.
     fs::remove(writeTempFile(base / "tmp", "probe"));
+    removeStaleTemporaries(base / "tmp", std::chrono::hours(24));
   } catch (const std::exception &error) {
     warnOnce("cannot use the cache directory '" + directory + "' (" +
              error.what() + "); compiled kernels will not be cached");

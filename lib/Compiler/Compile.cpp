@@ -2,6 +2,8 @@
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Target/Emit.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/Transforms/GridIndexBounds.h"
+#include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -30,6 +32,51 @@ void registerEnigmaPipelines() {
 }
 
 namespace {
+/// The first file:line inside `loc`: passes fuse the locations of the ops
+/// they merge and fold, and the user's line is somewhere inside.
+FileLineColLoc userLine(Location loc) {
+  FileLineColLoc found;
+  loc->walk([&](Location inner) {
+    if (auto file = llvm::dyn_cast<FileLineColLoc>(inner)) {
+      found = file;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
+/// How a user of the Python or C++ front end knows the op named `name`.
+std::string describeOp(llvm::StringRef name) {
+  if (name == "scf.while")
+    return "the enigma.while_ loop";
+  if (name == "scf.for")
+    return "the loop (enigma.range / enigma.for_range)";
+  if (name == "scf.if")
+    return "the enigma.if_ block";
+  if (name == "enigma.kernel")
+    return "the kernel";
+  if (name == "memref.load")
+    return "a load (memref.load)";
+  if (name == "memref.store")
+    return "a store (memref.store)";
+  if (name.starts_with("enigma."))
+    return name.str() + "()";
+  return "the operation " + name.str();
+}
+
+/// "'scf.while' op contains a barrier" -> "the enigma.while_ loop contains
+/// a barrier": MLIR names ops by dialect, the user wrote Python.
+std::string inPlainWords(const std::string &message) {
+  if (message.empty() || message.front() != '\'')
+    return message;
+  size_t close = message.find("' op", 1);
+  if (close == std::string::npos)
+    return message;
+  return describeOp(llvm::StringRef(message).slice(1, close)) +
+         message.substr(close + 4);
+}
+
 /// Collects diagnostics as "file:line: error: message" lines.
 class DiagnosticCollector {
 public:
@@ -47,19 +94,15 @@ public:
 private:
   void record(Diagnostic &diag) {
     llvm::raw_string_ostream os(out);
-    if (auto loc = llvm::dyn_cast<FileLineColLoc>(diag.getLocation()))
+    if (FileLineColLoc loc = userLine(diag.getLocation()))
       os << loc.getFilename().getValue() << ":" << loc.getLine() << ": ";
-    else if (auto named = llvm::dyn_cast<NameLoc>(diag.getLocation()))
-      if (auto inner = llvm::dyn_cast<FileLineColLoc>(named.getChildLoc()))
-        os << inner.getFilename().getValue() << ":" << inner.getLine()
-           << ": ";
     switch (diag.getSeverity()) {
     case DiagnosticSeverity::Error: os << "error: "; break;
     case DiagnosticSeverity::Warning: os << "warning: "; break;
     case DiagnosticSeverity::Note: os << "note: "; break;
     case DiagnosticSeverity::Remark: os << "remark: "; break;
     }
-    os << diag.str() << "\n";
+    os << inPlainWords(diag.str()) << "\n";
     for (Diagnostic &note : diag.getNotes())
       record(note);
   }
@@ -72,8 +115,11 @@ std::string printModule(ModuleOp module, bool withLocations) {
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
+  // Each op's loc("file.py":line:0) printed on its own line (no #loc
+  // aliases at the end), still parseable by enigma-opt.
   if (withLocations)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+        .useLocalScope();
   module->print(os, flags);
   return text;
 }
@@ -98,6 +144,61 @@ std::vector<KernelParam> kernelParams(KernelOp kernel) {
   return params;
 }
 
+namespace {
+/// Moves the parameters the bounds-check pass appended from
+/// `artifact.params` to `artifact.boundsCheckParams`, and copies its site
+/// table.
+void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
+  std::vector<KernelParam> all = kernelParams(kernel);
+  size_t userParams = 0;
+  while (userParams < all.size() &&
+         !kernel.getArgAttr(unsigned(userParams), "enigma.bounds_size_of") &&
+         !kernel.getArgAttr(unsigned(userParams), "enigma.bounds_record"))
+    ++userParams;
+  artifact.params.assign(all.begin(), all.begin() + userParams);
+  for (size_t i = userParams; i < all.size(); ++i) {
+    BoundsCheckParam hidden;
+    hidden.param = all[i];
+    if (auto of = kernel.getArgAttrOfType<IntegerAttr>(unsigned(i),
+                                                       "enigma.bounds_size_of"))
+      hidden.sizeOfParam = int(of.getInt());
+    artifact.boundsCheckParams.push_back(hidden);
+  }
+  auto sites = kernel->getAttrOfType<ArrayAttr>("enigma.bounds_sites");
+  if (!sites)
+    return;
+  for (Attribute entry : sites) {
+    auto dict = llvm::cast<DictionaryAttr>(entry);
+    BoundsCheckSite site;
+    site.access = dict.getAs<StringAttr>("access").str();
+    site.buffer = dict.getAs<StringAttr>("buffer").str();
+    site.location = dict.getAs<StringAttr>("location").str();
+    site.extent = unsigned(dict.getAs<IntegerAttr>("extent").getInt());
+    site.param = int(dict.getAs<IntegerAttr>("param").getInt());
+    site.staticSize = uint64_t(dict.getAs<IntegerAttr>("size").getInt());
+    artifact.boundsCheckSites.push_back(std::move(site));
+  }
+}
+
+std::vector<GridIndexBound> gridIndexBounds(KernelOp kernel) {
+  std::vector<GridIndexBound> bounds;
+  for (const GridAffineAccess &access : findGridAffineAccesses(kernel)) {
+    GridIndexBound bound;
+    bound.param = access.param;
+    std::copy(std::begin(access.coefficient), std::end(access.coefficient),
+              bound.coefficient);
+    bound.offset = access.offset;
+    bound.extent = access.extent;
+    bound.valueBits = access.valueBits;
+    bound.signedIndex = access.signedIndex;
+    bound.access = access.access;
+    bound.location = access.location;
+    bounds.push_back(std::move(bound));
+  }
+  return bounds;
+}
+} // namespace
+
 KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
                              const CompileOptions &options) {
   DiagnosticCollector diagnostics(module.getContext());
@@ -116,6 +217,16 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   KernelArtifact artifact;
   artifact.kernelName = "enigma_kernel_" + kernel.getSymName().str();
   artifact.params = kernelParams(kernel);
+  if (options.boundsCheck) {
+    PassManager pm(module.getContext());
+    pm.addPass(createBoundsCheckPass());
+    if (failed(pm.run(module)))
+      fail("bounds-check insertion");
+    splitBoundsCheckParams(kernel, artifact);
+  } else {
+    // Bounds-checked mode reports violations itself, with the thread.
+    artifact.gridIndexBounds = gridIndexBounds(kernel);
+  }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
     if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {

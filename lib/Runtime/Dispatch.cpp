@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace enigma {
@@ -208,6 +209,9 @@ struct Dispatcher::Binding {
     size_t index = 0; // into inputs, or the output's position
     size_t bytes = 0; // buffer size (inputs and outputs)
     ScalarValue scalar;
+    /// The caller's device memory bound in place (into DispatchArgs, which
+    /// outlives the binding), or null for a buffer the runtime allocates.
+    const ArrayArg *device = nullptr;
   };
   std::vector<Slot> slots; // one per parameter
   ConstantValues constants;
@@ -241,7 +245,7 @@ size_t entryBytes(const KernelParam &param) {
 }
 
 void checkInput(const KernelArtifact &kernel, const KernelParam &param,
-                size_t inputIndex, const HostArray &input) {
+                size_t inputIndex, const ArrayArg &input) {
   std::string label = "kernel " + kernel.kernelName + ": input " +
                       std::to_string(inputIndex) + " (" + param.name + ")";
   if (input.dtype != param.dtype)
@@ -258,8 +262,27 @@ void checkInput(const KernelArtifact &kernel, const KernelParam &param,
                         " bytes, not a whole number of " +
                         std::to_string(entryBytes(param)) +
                         "-byte entries of parameter " + describeParam(param));
-  if (input.bytes > 0 && !input.data)
+  if (input.bytes > 0 && !input.data && !input.onDevice)
     throw DispatchError(label + " has no data");
+}
+
+void checkOutputArray(const KernelArtifact &kernel, const KernelParam &param,
+                      size_t outputIndex, const ArrayArg &output) {
+  std::string label = "kernel " + kernel.kernelName + ": output " +
+                      std::to_string(outputIndex) + " (" + param.name + ")";
+  if (!output.onDevice)
+    throw DispatchError(label + " must be a device array; outputs in host "
+                        "memory are returned by the runtime (give their "
+                        "size instead)");
+  if (output.dtype != param.dtype)
+    throw DispatchError(label + " has dtype " + numpyName(output.dtype) +
+                        " but parameter " + param.name + " is " +
+                        shortName(param.dtype));
+  if (output.bytes == 0 || output.bytes % entryBytes(param) != 0)
+    throw DispatchError(label + " holds " + std::to_string(output.bytes) +
+                        " bytes, not a non-zero whole number of " +
+                        std::to_string(entryBytes(param)) +
+                        "-byte entries of parameter " + describeParam(param));
 }
 
 void checkOutputSize(const KernelArtifact &kernel, const KernelParam &param,
@@ -272,6 +295,41 @@ void checkOutputSize(const KernelArtifact &kernel, const KernelParam &param,
     throw DispatchError(label + " has size " + std::to_string(bytes) +
                         " bytes, not a multiple of its " +
                         std::to_string(entryBytes(param)) + "-byte element");
+}
+
+/// The outputs are described either by sizes (one per output, or one for
+/// all) or by one device array per output.
+void checkOutputCount(const KernelArtifact &kernel,
+                      const std::vector<size_t> &bufferParams,
+                      const std::vector<size_t> &outputParams,
+                      const DispatchArgs &args) {
+  const std::string prefix = "kernel " + kernel.kernelName;
+  const std::vector<size_t> &sizes = args.outputSizes;
+  if (!args.outputArrays.empty()) {
+    if (!sizes.empty())
+      throw DispatchError(prefix + ": give output arrays or output sizes, "
+                                   "not both");
+    if (args.outputArrays.size() != outputParams.size())
+      throw DispatchError(prefix + " has " +
+                          plural(outputParams.size(), "output") + " (" +
+                          describeParams(kernel, outputParams) + ") but " +
+                          plural(args.outputArrays.size(), "output array") +
+                          " were given");
+    return;
+  }
+  if (outputParams.empty() && !sizes.empty())
+    throw DispatchError(prefix + " has no output buffer (the inputs feed " +
+                        describeParams(kernel, bufferParams) + ") but " +
+                        plural(sizes.size(), "output size") + " were given");
+  if (!outputParams.empty() && sizes.empty())
+    throw DispatchError(prefix + ": missing output size for " +
+                        describeParams(kernel, outputParams));
+  if (sizes.size() > 1 && sizes.size() != outputParams.size())
+    throw DispatchError(prefix + " has " +
+                        plural(outputParams.size(), "output") + " (" +
+                        describeParams(kernel, outputParams) + ") but " +
+                        plural(sizes.size(), "output size") +
+                        " were given; give one per output, or one for all");
 }
 
 ConstantValues bindConstants(const KernelArtifact &kernel,
@@ -323,19 +381,8 @@ Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
   std::vector<size_t> outputParams(bufferParams.begin() + args.inputs.size(),
                                    bufferParams.end());
   const std::vector<size_t> &sizes = args.outputSizes;
-  if (outputParams.empty() && !sizes.empty())
-    throw DispatchError(prefix + " has no output buffer (the inputs feed " +
-                        describeParams(kernel, bufferParams) + ") but " +
-                        plural(sizes.size(), "output size") + " were given");
-  if (!outputParams.empty() && sizes.empty())
-    throw DispatchError(prefix + ": missing output size for " +
-                        describeParams(kernel, outputParams));
-  if (sizes.size() > 1 && sizes.size() != outputParams.size())
-    throw DispatchError(prefix + " has " +
-                        plural(outputParams.size(), "output") + " (" +
-                        describeParams(kernel, outputParams) + ") but " +
-                        plural(sizes.size(), "output size") +
-                        " were given; give one per output, or one for all");
+  const std::vector<ArrayArg> &outputArrays = args.outputArrays;
+  checkOutputCount(kernel, bufferParams, outputParams, args);
 
   Binding binding;
   binding.slots.resize(params.size());
@@ -352,17 +399,24 @@ Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
       slot.scalar = convertNumber(args.scalars[nextScalar++], param.dtype,
                                   "scalar parameter " + describeParam(param));
     } else if (nextBuffer < args.inputs.size()) {
-      const HostArray &input = args.inputs[nextBuffer];
+      const ArrayArg &input = args.inputs[nextBuffer];
       checkInput(kernel, param, nextBuffer, input);
       slot.source = Binding::Source::Input;
       slot.index = nextBuffer++;
       slot.bytes = input.bytes;
+      slot.device = input.onDevice ? &input : nullptr;
     } else {
       size_t output = nextBuffer++ - args.inputs.size();
       slot.source = Binding::Source::Output;
       slot.index = output;
-      slot.bytes = sizes.size() == 1 ? sizes[0] : sizes[output];
-      checkOutputSize(kernel, param, slot.bytes);
+      if (!outputArrays.empty()) {
+        checkOutputArray(kernel, param, output, outputArrays[output]);
+        slot.bytes = outputArrays[output].bytes;
+        slot.device = &outputArrays[output];
+      } else {
+        slot.bytes = sizes.size() == 1 ? sizes[0] : sizes[output];
+        checkOutputSize(kernel, param, slot.bytes);
+      }
     }
   }
   binding.constants = bindConstants(kernel, args.constants);
@@ -419,7 +473,10 @@ void Dispatcher::materialize(const KernelArtifact &kernel,
       launchArgs[i].scalar = slot.scalar;
       continue;
     }
-    buffers[i] = device->allocate(slot.bytes); // zero-filled
+    buffers[i] = slot.device
+                     ? device->wrapDeviceMemory(slot.device->deviceAddress,
+                                                slot.bytes)
+                     : device->allocate(slot.bytes); // zero-filled
     launchArgs[i].buffer = buffers[i].get();
   }
 }
@@ -429,25 +486,44 @@ Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
                     Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads, maxThreadsPerThreadgroup());
   Binding binding = bind(kernel, args);
+  // Bounds-checked mode: the kernel is launched with its hidden parameters.
+  std::shared_ptr<const KernelArtifact> checked =
+      BoundsCheckLaunch::needed(kernel)
+          ? BoundsCheckLaunch::launchedArtifact(kernel)
+          : nullptr;
+  const KernelArtifact &launched = checked ? *checked : kernel;
   std::shared_ptr<LoadedKernel> loadedKernel =
-      loadKernel(kernel, binding.constants);
+      loadKernel(launched, binding.constants);
 
   std::vector<std::shared_ptr<DeviceBuffer>> buffers;
   std::vector<LaunchArg> launchArgs;
   materialize(kernel, binding, buffers, launchArgs);
+  checkGridIndexBounds(kernel, buffers, grid);
+  std::optional<BoundsCheckLaunch> boundsCheck;
+  if (checked) {
+    boundsCheck.emplace(*device, checked, buffers);
+    boundsCheck->appendArgs(launchArgs);
+  }
   for (size_t i = 0; i < binding.slots.size(); ++i) {
     const Binding::Slot &slot = binding.slots[i];
-    if (slot.source == Binding::Source::Input && slot.bytes > 0)
+    if (slot.source == Binding::Source::Input && slot.bytes > 0 &&
+        !slot.device)
       device->upload(*buffers[i], args.inputs[slot.index].data, slot.bytes);
   }
 
-  device->launch(*loadedKernel, kernel, launchArgs, grid, threads);
+  device->launch(*loadedKernel, launched, launchArgs, grid, threads);
+  if (boundsCheck)
+    boundsCheck->check(*device);
 
   std::vector<std::vector<uint8_t>> outputs;
   for (size_t i = 0; i < binding.slots.size(); ++i) {
     const Binding::Slot &slot = binding.slots[i];
     if (slot.source != Binding::Source::Output)
       continue;
+    if (slot.device) { // written in place; nothing to return
+      outputs.emplace_back();
+      continue;
+    }
     outputs.emplace_back(slot.bytes);
     device->download(*buffers[i], outputs.back().data(), slot.bytes);
   }
@@ -458,18 +534,26 @@ PreparedKernel Dispatcher::prepare(const KernelArtifact &kernel,
                                    const DispatchArgs &args) {
   Binding binding = bind(kernel, args);
   PreparedKernel prepared;
-  prepared.kernel = loadKernel(kernel, binding.constants);
+  prepared.artifact = BoundsCheckLaunch::needed(kernel)
+                          ? BoundsCheckLaunch::launchedArtifact(kernel)
+                          : std::make_shared<const KernelArtifact>(kernel);
+  prepared.kernel = loadKernel(*prepared.artifact, binding.constants);
   materialize(kernel, binding, prepared.buffers, prepared.args);
+  if (BoundsCheckLaunch::needed(kernel)) {
+    prepared.boundsCheck = std::make_shared<BoundsCheckLaunch>(
+        *device, prepared.artifact, prepared.buffers);
+    prepared.boundsCheck->appendArgs(prepared.args);
+  }
   for (size_t i = 0; i < binding.slots.size(); ++i) {
     const Binding::Slot &slot = binding.slots[i];
-    if (slot.source == Binding::Source::Input && slot.bytes > 0)
+    if (slot.source == Binding::Source::Input && slot.bytes > 0 &&
+        !slot.device)
       device->upload(*prepared.buffers[i], args.inputs[slot.index].data,
                      slot.bytes);
     if (slot.source == Binding::Source::Output)
       prepared.outputParams.push_back(i);
   }
   prepared.backend = device;
-  prepared.artifact = std::make_shared<const KernelArtifact>(kernel);
   prepared.kernelName = kernel.kernelName;
   return prepared;
 }
@@ -489,7 +573,10 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
+  checkGridIndexBounds(*artifact, buffers, grid);
   backend->launch(*kernel, *artifact, args, grid, threads);
+  if (boundsCheck)
+    boundsCheck->check(*backend);
 }
 
 void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
@@ -497,12 +584,15 @@ void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
+  checkGridIndexBounds(*artifact, buffers, grid);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
 
 void PreparedKernel::synchronize() {
   checkUsable();
   backend->synchronize();
+  if (boundsCheck) // violations of the launches queued until now
+    boundsCheck->check(*backend);
 }
 
 double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
@@ -510,7 +600,11 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
-  return backend->launchTimed(*kernel, *artifact, args, grid, threads);
+  checkGridIndexBounds(*artifact, buffers, grid);
+  double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
+  if (boundsCheck)
+    boundsCheck->check(*backend);
+  return micros;
 }
 
 std::vector<std::vector<uint8_t>> PreparedKernel::readOutputs() const {
@@ -542,6 +636,7 @@ void PreparedKernel::release() {
   outputParams.clear();
   kernel.reset();
   artifact.reset();
+  boundsCheck.reset();
   backend.reset();
 }
 

@@ -19,8 +19,12 @@ from ._cooperation import *  # noqa: F401,F403
 from ._matrix import *  # noqa: F401,F403
 from ._simd import *  # noqa: F401,F403
 from ._control import *  # noqa: F401,F403
+from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
+from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._builtins import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
+from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
+from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,
     Scalar, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32, i8, i16, i32,
@@ -32,6 +36,7 @@ from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F4
 from . import benchmark, testing  # noqa: F401,E402
 
 DispatchError = _core.DispatchError
+BoundsCheckError = _core.BoundsCheckError
 
 __version__ = "0.1.0"
 

@@ -55,6 +55,12 @@ class CompiledKernel:
         return self._artifact.cpp_source
 
     @property
+    def bounds_checked(self) -> bool:
+        """True when compiled in bounds-checked mode (``bounds_check=True``
+        or ``ENIGMA_BOUNDS_CHECK=1``) with at least one access checked."""
+        return bool(self._artifact.bounds_check_sites)
+
+    @property
     def has_metallib(self) -> bool:
         return self.metallib_path is not None and os.path.exists(
             self.metallib_path)
@@ -123,11 +129,15 @@ def _run_metal_tools(source: str, air: str, lib: str, keep_source: bool) -> str:
 
 
 def compile(fn, *args, keep_metal_source=False, dump_ir=False,
-            dump_mlir=False, work_dir=None, vec_width=0, emit_only=None):
+            dump_mlir=False, work_dir=None, vec_width=0, emit_only=None,
+            bounds_check=None):
     """Traces ``fn`` (an ``@enigma.kernel``) and compiles it for every target.
 
     ``dump_ir`` prints the traced IR (before optimisation), ``dump_mlir`` the
-    optimised MLIR. ``work_dir`` receives ``<kernel_name>.metal`` and
+    optimised MLIR; ``dump_mlir="locations"`` prints it with every op's
+    source location (``loc("file.py":line:0)``, the user's line that
+    created it), and ``mlir_source`` and ``traced_ir`` (the IR ``dump_ir``
+    prints) then carry them too. ``work_dir`` receives ``<kernel_name>.metal`` and
     ``.mlir``. Where ``xcrun`` exists the MSL is compiled to a .metallib
     unless ``emit_only`` (or ``ENIGMA_EMIT_ONLY=1``).
 
@@ -135,7 +145,20 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     (f32, f16, bf16) a buffer of N-lane vectors (``device float4*``): a load
     gives a vector, a store takes one (or a scalar, filling every lane), and
     the runtimes size those buffers in vectors, so launch n/N threads.
+
+    ``bounds_check=True`` (or env ``ENIGMA_BOUNDS_CHECK=1`` when left None)
+    compiles in bounds-checked mode: every buffer and threadgroup access
+    checks its index, an out-of-bounds access does not happen (a load gives
+    zero), and the first one is raised after the dispatch as an
+    ``enigma.BoundsCheckError`` (an ``EnigmaRuntimeError``) naming the buffer, index, size, thread and
+    source line (docs/runtimes.md, "Bounds-checked mode").
     """
+    from ._jit import JitFunction, compile_jit
+    if isinstance(fn, JitFunction):
+        return compile_jit(fn, args, keep_metal_source=keep_metal_source,
+                           dump_ir=dump_ir, dump_mlir=dump_mlir,
+                           work_dir=work_dir, vec_width=vec_width,
+                           emit_only=emit_only, bounds_check=bounds_check)
     if not isinstance(fn, KernelDefinition):
         if callable(fn):
             raise EnigmaError(
@@ -149,12 +172,18 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
             vec_width not in (0, 1, 2, 4)):
         raise EnigmaError(f"vec_width must be 2 or 4 (0 or 1 turns it off), "
                           f"got {vec_width!r}")
+    if dump_mlir not in (False, True, None, "locations"):
+        raise EnigmaError(f"dump_mlir must be True, False or \"locations\", "
+                          f"got {dump_mlir!r}")
+    if bounds_check is None:
+        bounds_check = os.environ.get("ENIGMA_BOUNDS_CHECK", "") not in ("", "0")
     tracer = fn.trace(vec_width)
-    traced = tracer.builder.mlir_text(False)
+    traced = tracer.builder.mlir_text(dump_mlir == "locations")
     if dump_ir:
         print(f"// traced IR of {fn.kernel_name}\n{traced}")
     try:
-        artifact = tracer.builder.compile(True, False)
+        artifact = tracer.builder.compile(True, dump_mlir == "locations",
+                                          bool(bounds_check))
     except EnigmaError as e:
         raise EnigmaError(str(e)) from None
     if dump_mlir:

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from . import _core
+from . import _core, _interop
 from ._compile import CompiledKernel
 from ._dtypes import as_dtype
 
@@ -24,14 +24,22 @@ class MetalUnavailableError(BackendUnavailableError):
     """Metal cannot run on this machine (not macOS, or no Metal device)."""
 
 
+def _is_int(value) -> bool:
+    """An int or numpy integer; bools and floats (even 8.0) are not."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _shape(value, what: str):
-    if isinstance(value, numbers.Integral):
-        value = (int(value),)
+    if _is_int(value):
+        value = (value,)
     try:
-        dims = tuple(int(v) for v in value)
+        items = tuple(value)
     except TypeError:
+        items = None
+    if items is None or not all(_is_int(v) for v in items):
         raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, "
-                        f"got {value!r}") from None
+                        f"got {value!r}")
+    dims = tuple(int(v) for v in items)
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"{what} must have 1 to 3 dimensions, got {value!r}")
     for d in dims:
@@ -53,11 +61,17 @@ def _as_bytes(value, param, position: int):
         raw = np.frombuffer(value, dtype=np.uint8)
         dtype = param.dtype.name if param is not None else "u8"
         return raw, dtype
+    if value is None:  # numpy would read None as one NaN
+        raise TypeError(f"{label} is None; give a numpy array, a list of "
+                        "numbers or bytes")
     if not isinstance(value, np.ndarray):
-        if param is None:
-            value = np.asarray(value)
-        else:
-            value = np.asarray(value, dtype=param.dtype.numpy_dtype)
+        try:
+            value = np.asarray(value, dtype=None if param is None
+                               else param.dtype.numpy_dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{label} cannot be read as an array"
+                            f"{'' if param is None else ' of ' + param.dtype.name}"
+                            f" ({type(value).__name__}: {e})") from None
     dtype = as_dtype(value.dtype, strict=False)
     if dtype is None:
         expected = f" but parameter {param.name} is {param.dtype.name}" \
@@ -101,8 +115,14 @@ def _scalar_values(compiled, scalars):
 
 
 def _constants(constants):
+    if constants is not None and not isinstance(constants, dict):
+        raise TypeError("constants must be a dict {index: (type_name, "
+                        f"value)}}, got {type(constants).__name__}")
     out = {}
     for index, spec in (constants or {}).items():
+        if not _is_int(index):
+            raise TypeError("constants index must be an int (the index given "
+                            f"to function_constant), got {index!r}")
         if not (isinstance(spec, tuple) and len(spec) == 2):
             raise TypeError(f"constants[{index}] must be (type_name, value), "
                             f"got {spec!r}")
@@ -113,12 +133,46 @@ def _constants(constants):
     return out
 
 
+def _byte_count(value, what: str) -> int:
+    if not _is_int(value):
+        raise TypeError(f"{what} must be an int number of bytes, got "
+                        f"{value!r}")
+    if value < 0:
+        raise ValueError(f"{what} must not be negative, got {value}")
+    return int(value)
+
+
 def _output_sizes(output_size, output_sizes):
     if output_sizes is not None:
-        return [int(s) for s in output_sizes]
+        if not isinstance(output_sizes, (list, tuple)):
+            raise TypeError("output_sizes must be a list of byte counts, got "
+                            f"{type(output_sizes).__name__}")
+        return [_byte_count(s, f"output_sizes[{k}]")
+                for k, s in enumerate(output_sizes)]
     if output_size is not None:
-        return [int(output_size)]
+        return [_byte_count(output_size, "output_size")]
     return []
+
+
+def _launch_or_default(compiled, grid, threads):
+    """A jit kernel's own launch where the caller gives neither shape."""
+    if grid is None and threads is None and \
+            getattr(compiled, "block", None) is not None:
+        from ._jit import dispatch_shape
+        return dispatch_shape(compiled)
+    return ((1, 1, 1) if grid is None else grid,
+            (1, 1, 1) if threads is None else threads)
+
+
+def _device_arrays(inputs, outputs):
+    """The device arrays among inputs and outputs (kept alive by prepared
+    kernels that bind them)."""
+    if outputs is None:
+        outputs = []
+    elif not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    return [v for v in [*(inputs or []), *outputs]
+            if _interop.is_device_array(v)]
 
 
 def _artifact(compiled):
@@ -132,8 +186,13 @@ class PreparedKernel:
     """A kernel bound to device buffers by ``Runtime.prepare``, for repeated
     dispatches without re-uploading inputs."""
 
-    def __init__(self, core):
+    def __init__(self, core, keep_alive=()):
         self._core = core
+        # Device arrays bound in place must outlive the prepared kernel.
+        self._keep_alive = tuple(keep_alive)
+        # The launch-overhead path goes straight to C++, which parses the
+        # shapes itself (see dispatch_async below for the documentation).
+        self.dispatch_async = core.dispatch_async
 
     def dispatch(self, grid, threads) -> None:
         """Runs the kernel once and waits for it."""
@@ -163,8 +222,10 @@ class PreparedKernel:
         return self._core.read_outputs()
 
     def release(self) -> None:
-        """Frees the device buffers; the kernel cannot be used afterwards."""
+        """Frees the device buffers; the kernel cannot be used afterwards.
+        Device arrays bound in place are the caller's and stay untouched."""
         self._core.release()
+        self._keep_alive = ()
 
 
 class _Runtime:
@@ -178,44 +239,110 @@ class _Runtime:
         return self._core.name
 
     def _bind(self, compiled, inputs, scalars, output_size, output_sizes,
-              constants):
+              constants, outputs):
         artifact = _artifact(compiled)
         if inputs is None:
             inputs = []
         if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
             raise TypeError("inputs must be a list of arrays")
         buffers = _buffer_params(compiled)
-        converted = [
-            _as_bytes(v, buffers[i] if i < len(buffers) else None, i)
-            for i, v in enumerate(inputs)]
+        converted = []
+        for i, value in enumerate(inputs):
+            param = buffers[i] if i < len(buffers) else None
+            label = (f"input {i} ({param.name})" if param is not None
+                     else f"input {i}")
+            if _interop.is_device_array(value):
+                converted.append(self._device_input(value, label))
+            else:
+                converted.append(_as_bytes(value, param, i))
+        output_arrays = self._device_outputs(outputs, buffers[len(inputs):],
+                                             output_size, output_sizes)
         return (artifact, converted, _scalar_values(compiled, scalars),
-                _output_sizes(output_size, output_sizes), _constants(constants))
+                _output_sizes(output_size, output_sizes), output_arrays,
+                _constants(constants))
 
-    def execute(self, compiled, inputs, output_size=None, grid=(1, 1, 1),
-                threads=(1, 1, 1), *, scalars=None, output_sizes=None,
-                constants=None):
+    def _device_input(self, value, label):
+        array = self._describe_device_array(value, label)
+        return (array.address, array.nbytes), array.dtype
+
+    def _describe_device_array(self, value, label):
+        if self.name != "cuda":
+            raise _core.DispatchError(
+                f"{label} is an array in CUDA memory, but the {self.name} "
+                "runtime works on host memory: copy it to the host first "
+                "(e.g. tensor.cpu() or cupy.asnumpy), or use CudaRuntime")
+        return _interop.describe(value, label, self)
+
+    def _device_outputs(self, outputs, output_params, output_size,
+                        output_sizes):
+        if outputs is None:
+            return []
+        if output_size is not None or output_sizes is not None:
+            raise _core.DispatchError("give outputs= or output_size / "
+                                      "output_sizes, not both")
+        if not isinstance(outputs, (list, tuple)):
+            outputs = [outputs]
+        described = []
+        for k, value in enumerate(outputs):
+            param = output_params[k] if k < len(output_params) else None
+            label = (f"output {k} ({param.name})" if param is not None
+                     else f"output {k}")
+            if not _interop.is_device_array(value):
+                raise _core.DispatchError(
+                    f"{label}: outputs= takes device arrays (PyTorch, CuPy, "
+                    f"JAX... on CUDA), written in place; got "
+                    f"{type(value).__name__}. For host results give "
+                    "output_size and use the returned bytes")
+            array = self._describe_device_array(value, label)
+            if array.readonly:
+                raise _core.DispatchError(f"{label} is read-only")
+            described.append((array.address, array.nbytes, array.dtype))
+        return described
+
+    def execute(self, compiled, inputs, output_size=None, grid=None,
+                threads=None, *, scalars=None, output_sizes=None,
+                constants=None, outputs=None):
         """Runs ``compiled`` once. Inputs bind to the leading buffer
         parameters, scalars to the scalar parameters, and every remaining
         buffer parameter is an output of ``output_size`` bytes (or
         ``output_sizes[k]``), zero-filled before the launch. Returns the
         output's bytes, or a list of bytes with several outputs or when
-        ``output_sizes`` is given."""
-        artifact, ins, sc, sizes, consts = self._bind(
-            compiled, inputs, scalars, output_size, output_sizes, constants)
-        outputs = self._core.execute(artifact, ins, sc, sizes,
+        ``output_sizes`` is given.
+
+        Device arrays (PyTorch/CuPy/JAX... in CUDA memory) are bound in
+        place on CudaRuntime: as inputs without a copy, and through
+        ``outputs=[array, ...]`` (one per output, instead of sizes) as
+        outputs the kernel writes directly, which are not cleared first;
+        ``execute`` then returns ``outputs`` as given.
+
+        ``grid``/``threads`` default to the launch recorded by an
+        ``@enigma.jit`` kernel (``grid * block`` threads in groups of
+        ``block``), and to ``(1, 1, 1)`` for other kernels."""
+        grid, threads = _launch_or_default(compiled, grid, threads)
+        artifact, ins, sc, sizes, outs, consts = self._bind(
+            compiled, inputs, scalars, output_size, output_sizes, constants,
+            outputs)
+        results = self._core.execute(artifact, ins, sc, sizes, outs,
                                      _shape(grid, "grid"),
                                      _shape(threads, "threads"), consts)
-        if output_sizes is None and len(outputs) == 1:
-            return outputs[0]
-        return outputs
+        if outputs is not None:
+            return outputs
+        if output_sizes is None and len(results) == 1:
+            return results[0]
+        return results
 
     def prepare(self, compiled, inputs, output_size=None, *, scalars=None,
-                output_sizes=None, constants=None) -> PreparedKernel:
-        """Binds and uploads once; returns a PreparedKernel."""
-        artifact, ins, sc, sizes, consts = self._bind(
-            compiled, inputs, scalars, output_size, output_sizes, constants)
+                output_sizes=None, constants=None, outputs=None) -> PreparedKernel:
+        """Binds and uploads once; returns a PreparedKernel. Device arrays
+        are bound in place as in ``execute`` (``outputs=`` included) and
+        must stay alive while the prepared kernel is used (it keeps a
+        reference)."""
+        artifact, ins, sc, sizes, outs, consts = self._bind(
+            compiled, inputs, scalars, output_size, output_sizes, constants,
+            outputs)
         return PreparedKernel(self._core.prepare(artifact, ins, sc, sizes,
-                                                 consts))
+                                                 outs, consts),
+                              _device_arrays(inputs, outputs))
 
     def __repr__(self) -> str:
         return f"<enigma.{type(self).__name__}>"
@@ -236,6 +363,14 @@ class CudaRuntime(_Runtime):
 
     def __init__(self, device: int = 0):
         super().__init__(_core.Runtime.cuda(int(device)))
+        self.device = int(device)
+
+    @property
+    def stream(self) -> int:
+        """The CUstream handle this runtime queues launches on, for ordering
+        work of other libraries with it (e.g.
+        ``torch.cuda.ExternalStream(rt.stream)``)."""
+        return self._core.stream
 
 
 class MetalRuntime(_Runtime):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import sys
+import sysconfig
 import threading
 
 from . import _core
@@ -38,6 +40,8 @@ class Tracer:
     def __init__(self, name: str):
         self.builder = _core.KernelBuilder(name)
         self.name = name
+        # Buffer proxies by parameter index, for enigma.Tensor (_tensor.py).
+        self.buffers = {}
 
     def call(self, method: str, *args):
         """Calls a builder method with the user's source location attached,
@@ -73,6 +77,70 @@ def fail(message: str):
     """Raises EnigmaError prefixed with the user's file:line."""
     file, line = user_location()
     raise EnigmaError(f"{file}:{line}: {message}")
+
+
+# A message that already names a place ("file.py:12: ...") on some line.
+_LOCATED_MESSAGE = re.compile(r"^\S[^\n]*?:\d+: ", re.M)
+# Python's own message for a call with the wrong arguments: "sqrt() takes ..."
+_WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
+                         r"got multiple)")
+
+
+def _innermost_user_frame(tb):
+    """(file, line) of the deepest traceback entry in the user's code (not
+    the enigma package, not Python's standard library), or None."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    found = None
+    while tb is not None:
+        filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not filename.startswith((_PACKAGE_DIR, stdlib)):
+            found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _located_error(error: BaseException):
+    """The error a kernel body raised, as an EnigmaError naming the user's
+    file:line, or None to let it through unchanged. EnigmaErrors raised
+    without a place (e.g. a bad dtype name) get the innermost user line; a
+    wrong-arity call of an enigma function becomes an EnigmaError too."""
+    message = str(error)
+    if isinstance(error, EnigmaError):
+        if _LOCATED_MESSAGE.search(message):
+            return None
+    else:
+        match = _WRONG_CALL.match(message)
+        import enigma
+        if match is None or not callable(getattr(enigma, match.group(1),
+                                                 None)):
+            return None
+        # The call failed at the user's call site, not inside enigma.
+        tb = error.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(
+                _PACKAGE_DIR):
+            return None
+    where = _innermost_user_frame(error.__traceback__)
+    if where is None:
+        return None
+    return EnigmaError(f"{where[0]}:{where[1]}: {message}")
+
+
+def _return_line(fn) -> int:
+    """Line of the first ``return <value>`` in ``fn``'s source (the def line
+    when the source cannot be read)."""
+    import ast
+    import textwrap
+    first = fn.__code__.co_firstlineno
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return first
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            return first + node.lineno - 1
+    return first
 
 
 # --------------------------------------------------------------------------
@@ -326,7 +394,14 @@ def _resolve_annotation(fn, name, annotation):
 def _kernel_params(fn) -> list[Param]:
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
     params = []
-    for p in inspect.signature(fn).parameters.values():
+    signature = inspect.signature(fn).parameters.values()
+    # A kernel with only unannotated parameters is launched from @enigma.jit
+    # with Tensors, layouts and ints (python/enigma/_jit.py).
+    if signature and all(p.annotation is inspect.Parameter.empty and
+                         p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                         for p in signature):
+        return [Param(p.name, "jit", None) for p in signature]
+    for p in signature:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise EnigmaError(f"{where}: kernel '{fn.__name__}' cannot take "
                               f"*args or **kwargs ('{p.name}')")
@@ -372,6 +447,36 @@ class KernelDefinition:
             raise EnigmaError(f"kernel '{self.__name__}' is traced inside "
                               "another kernel's body")
         tracer = Tracer(self.fn.__name__)
+        # The kernel op carries the def line (errors about the kernel itself).
+        code = self.__wrapped__.__code__
+        tracer.builder.set_location(code.co_filename, code.co_firstlineno)
+        args = self._bind_arguments(tracer, vec_width)
+        _state.tracer = tracer
+        try:
+            result = self.fn(*args)
+        except (EnigmaError, TypeError) as e:
+            located = _located_error(e)
+            if located is None:
+                raise
+            raise located from None
+        finally:
+            _state.tracer = None
+        if result is not None:
+            raise EnigmaError(
+                f"{code.co_filename}:{_return_line(self.__wrapped__)}: "
+                f"kernel '{self.__name__}' returned a value; kernels write "
+                "their results into buffers and return nothing")
+        return tracer
+
+    def _bind_arguments(self, tracer: Tracer, vec_width: int) -> list:
+        """The body's arguments: proxies of new parameters. Also records
+        the buffers by parameter index for enigma.Tensor."""
+        if any(p.kind == "jit" for p in self.params):
+            raise EnigmaError(
+                f"kernel '{self.__name__}' has unannotated parameters, so it "
+                "takes Tensors and layouts: launch it from an @enigma.jit "
+                "function and compile that, or annotate buffers (A: "
+                "enigma.f32) and scalars (n: enigma.Scalar(enigma.u32))")
         args = []
         for p in self.params:
             if p.kind == "buffer":
@@ -382,24 +487,19 @@ class KernelDefinition:
             else:
                 args.append(IRValue(tracer, tracer.builder.add_scalar(
                     p.name, p.dtype.name)))
-        _state.tracer = tracer
-        try:
-            result = self.fn(*args)
-        finally:
-            _state.tracer = None
-        if result is not None:
-            raise EnigmaError(
-                f"kernel '{self.__name__}' returned a value; kernels write "
-                "their results into buffers and return nothing")
-        return tracer
+        tracer.buffers = {i: a for i, a in enumerate(args)
+                          if isinstance(a, BufferProxy)}
+        return args
 
     def __call__(self, *args, **kwargs):
-        raise EnigmaError(
-            f"kernel '{self.__name__}' is not called directly: compile it "
-            "with enigma.compile and run it with a runtime's execute()")
+        # Inside an @enigma.jit function this records a launch; elsewhere
+        # it is an error.
+        from ._jit import kernel_call
+        return kernel_call(self, args, kwargs)
 
     def __repr__(self) -> str:
         sig = ", ".join(f"{p.name}: {p.dtype.name}" if p.kind == "buffer"
+                        else p.name if p.kind == "jit"
                         else f"{p.name}: Scalar({p.dtype.name})"
                         for p in self.params)
         return f"<enigma kernel {self.__name__}({sig})>"

@@ -9,6 +9,7 @@
 #include "enigma/Builder/KernelBuilder.h"
 
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -96,6 +97,22 @@ void bindBuilder(nb::module_ &m) {
       .def_ro("cpp_source", &KernelArtifact::cppSource)
       .def_ro("threadgroup_memory_bytes",
               &KernelArtifact::threadgroupMemoryBytes)
+      // Bounds-checked mode: (access, buffer, "file:line") per checked site.
+      .def_prop_ro("bounds_check_sites",
+                   [](const KernelArtifact &a) {
+                     std::vector<std::tuple<std::string, std::string,
+                                            std::string>> out;
+                     for (const BoundsCheckSite &s : a.boundsCheckSites)
+                       out.emplace_back(s.access, s.buffer, s.location);
+                     return out;
+                   })
+      // Accesses checked before dispatch: (parameter, access, "file:line").
+      .def_prop_ro("grid_index_bounds", [](const KernelArtifact &a) {
+        std::vector<std::tuple<unsigned, std::string, std::string>> out;
+        for (const GridIndexBound &g : a.gridIndexBounds)
+          out.emplace_back(g.param, g.access, g.location);
+        return out;
+      })
       .def_prop_ro("constants", [](const KernelArtifact &a) {
         std::vector<std::pair<unsigned, std::string>> out;
         for (const FunctionConstantUse &c : a.constants)
@@ -167,13 +184,16 @@ void bindBuilder(nb::module_ &m) {
       .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)
       .def(
           "compile",
-          [](KernelBuilder &b, bool optimize, bool locations) {
+          [](KernelBuilder &b, bool optimize, bool locations,
+             bool boundsCheck) {
             CompileOptions options;
             options.optimize = optimize;
             options.mlirLocations = locations;
+            options.boundsCheck = boundsCheck;
             return b.compile(options);
           },
-          "optimize"_a = true, "locations"_a = false);
+          "optimize"_a = true, "locations"_a = false,
+          "bounds_check"_a = false);
 
   m.def("dtype_size", [](const std::string &dtype) {
     return byteWidth(toDType(dtype));

@@ -9,6 +9,7 @@
 #include "Bindings.h"
 
 #include "enigma/Runtime/Backend.h"
+#include "enigma/Runtime/BoundsCheck.h"
 #include "enigma/Support/Error.h"
 
 namespace nb = nanobind;
@@ -24,6 +25,7 @@ NB_MODULE(_core, m) {
   nb::exception<enigma::DispatchError>(m, "DispatchError", dispatchBases);
   nb::exception<enigma::BackendUnavailable>(m, "BackendUnavailableError",
                                             runtimeError);
+  nb::exception<enigma::BoundsViolation>(m, "BoundsCheckError", runtimeError);
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindMetalRuntime(m);
@@ -32,4 +34,6 @@ NB_MODULE(_core, m) {
   enigma::python::bindCooperations(m);
   enigma::python::bindSimds(m);
   enigma::python::bindControls(m);
+  enigma::python::bindLayouts(m);
+  enigma::python::bindTensors(m);
 }

@@ -51,6 +51,39 @@ HostNumber toNumber(nb::handle value, const std::string &what) {
                       nb::cast<std::string>(nb::str(value.type())));
 }
 
+/// One input as the Python layer hands it over: a uint8 view of host bytes,
+/// or (for a device array) an (address, byte count) tuple; and its dtype.
+using InputSpec = std::pair<nb::object, std::string>;
+/// An output array on the device: address, byte count, dtype.
+using OutputSpec = std::tuple<uint64_t, size_t, std::string>;
+using ConstantSpecs = std::map<unsigned, std::pair<std::string, nb::object>>;
+
+DType dtypeNamed(const std::string &name, const char *what) {
+  std::optional<DType> t = parseDType(name);
+  if (!t)
+    throw DispatchError(std::string("unknown ") + what + " dtype '" + name +
+                        "'");
+  return *t;
+}
+
+ArrayArg toArrayArg(const InputSpec &input) {
+  ArrayArg a;
+  a.dtype = dtypeNamed(input.second, "input");
+  if (nb::isinstance<nb::tuple>(input.first)) {
+    auto [address, bytes] =
+        nb::cast<std::pair<uint64_t, size_t>>(input.first);
+    a.onDevice = true;
+    a.deviceAddress = address;
+    a.bytes = bytes;
+  } else {
+    auto array = nb::cast<ByteArray>(input.first);
+    a.data = array.data();
+    a.bytes = array.size();
+  }
+  a.elements = a.bytes / byteWidth(a.dtype);
+  return a;
+}
+
 /// The Python-facing runtime: one Backend behind the shared Dispatcher.
 struct Runtime {
   std::shared_ptr<Backend> backend;
@@ -59,31 +92,75 @@ struct Runtime {
   explicit Runtime(std::shared_ptr<Backend> b)
       : backend(std::move(b)), dispatcher(std::make_unique<Dispatcher>(backend)) {}
 
-  static DispatchArgs args(const std::vector<std::pair<ByteArray, std::string>> &inputs,
+  CudaBackend &cuda() const {
+    auto *cuda = dynamic_cast<CudaBackend *>(backend.get());
+    if (!cuda)
+      throw DispatchError("the " + backend->name() +
+                          " runtime has no CUDA stream");
+    return *cuda;
+  }
+
+  static DispatchArgs args(const std::vector<InputSpec> &inputs,
                            const std::vector<nb::object> &scalars,
                            const std::vector<size_t> &outputSizes,
-                           const std::map<unsigned, std::pair<std::string, nb::object>> &constants) {
+                           const std::vector<OutputSpec> &outputArrays,
+                           const ConstantSpecs &constants) {
     DispatchArgs a;
-    for (const auto &[array, dtype] : inputs) {
-      std::optional<DType> t = parseDType(dtype);
-      if (!t)
-        throw DispatchError("unknown input dtype '" + dtype + "'");
-      HostArray h;
-      h.data = array.data();
-      h.bytes = array.size();
-      h.dtype = *t;
-      h.elements = array.size() / byteWidth(*t);
-      a.inputs.push_back(h);
-    }
+    for (const InputSpec &input : inputs)
+      a.inputs.push_back(toArrayArg(input));
     for (size_t i = 0; i < scalars.size(); ++i)
       a.scalars.push_back(toNumber(scalars[i], "scalar " + std::to_string(i)));
     a.outputSizes = outputSizes;
+    for (const auto &[address, bytes, dtype] : outputArrays) {
+      ArrayArg out;
+      out.dtype = dtypeNamed(dtype, "output");
+      out.onDevice = true;
+      out.deviceAddress = address;
+      out.bytes = bytes;
+      out.elements = bytes / byteWidth(out.dtype);
+      a.outputArrays.push_back(out);
+    }
     for (const auto &[index, c] : constants)
       a.constants[index] = ConstantArg(
           c.first, toNumber(c.second, "function constant " + std::to_string(index)));
     return a;
   }
 };
+
+/// grid/threads for the launch paths that must stay cheap: a tuple of one
+/// to three Python ints is read directly; anything else goes through the
+/// Python layer's checks (enigma._runtime._shape), which also words errors.
+Dim3 launchShape(nb::handle value, const char *what) {
+  PyObject *object = value.ptr();
+  if (PyTuple_CheckExact(object)) {
+    Py_ssize_t n = PyTuple_GET_SIZE(object);
+    uint32_t dims[3] = {1, 1, 1};
+    bool plain = n >= 1 && n <= 3;
+    for (Py_ssize_t i = 0; plain && i < n; ++i) {
+      PyObject *item = PyTuple_GET_ITEM(object, i);
+      if (!PyLong_CheckExact(item)) {
+        plain = false;
+        break;
+      }
+      unsigned long long d = PyLong_AsUnsignedLongLong(item);
+      if (PyErr_Occurred()) { // negative or huge: let _shape word it
+        PyErr_Clear();
+        plain = false;
+        break;
+      }
+      if (d >= (1ull << 32)) {
+        plain = false;
+        break;
+      }
+      dims[i] = uint32_t(d);
+    }
+    if (plain)
+      return {dims[0], dims[1], dims[2]};
+  }
+  nb::object shape =
+      nb::module_::import_("enigma._runtime").attr("_shape")(value, what);
+  return toDim3(nb::cast<Shape>(shape));
+}
 
 nb::bytes toBytes(const std::vector<uint8_t> &data) {
   return nb::bytes(reinterpret_cast<const char *>(data.data()), data.size());
@@ -114,10 +191,16 @@ void bindRuntime(nb::module_ &m) {
           "grid"_a, "threads"_a)
       .def(
           "dispatch_async",
-          [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
-            p.dispatchAsync(toDim3(grid), toDim3(threads));
+          // The launch-overhead path: no GIL release (the call only queues)
+          // and shapes parsed here rather than in Python.
+          [](PreparedKernel &p, nb::handle grid, nb::handle threads) {
+            p.dispatchAsync(launchShape(grid, "grid"),
+                            launchShape(threads, "threads"));
           },
-          "grid"_a, "threads"_a)
+          "grid"_a, "threads"_a,
+          "Queues a launch and returns at once (CUDA); other backends run "
+          "it before returning. Reads and synchronize() wait for queued "
+          "launches.")
       .def("synchronize",
            [](PreparedKernel &p) {
              nb::gil_scoped_release release;
@@ -145,12 +228,13 @@ void bindRuntime(nb::module_ &m) {
       .def(
           "execute",
           [](Runtime &r, const KernelArtifact &kernel,
-             const std::vector<std::pair<ByteArray, std::string>> &inputs,
+             const std::vector<InputSpec> &inputs,
              const std::vector<nb::object> &scalars,
-             const std::vector<size_t> &outputSizes, const Shape &grid,
-             const Shape &threads,
-             const std::map<unsigned, std::pair<std::string, nb::object>> &constants) {
-            DispatchArgs a = Runtime::args(inputs, scalars, outputSizes, constants);
+             const std::vector<size_t> &outputSizes,
+             const std::vector<OutputSpec> &outputArrays, const Shape &grid,
+             const Shape &threads, const ConstantSpecs &constants) {
+            DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
+                                           outputArrays, constants);
             std::vector<std::vector<uint8_t>> outputs;
             {
               nb::gil_scoped_release release;
@@ -183,13 +267,45 @@ void bindRuntime(nb::module_ &m) {
           "size of the binary or raises with the NVRTC log.")
       .def("prepare",
            [](Runtime &r, const KernelArtifact &kernel,
-              const std::vector<std::pair<ByteArray, std::string>> &inputs,
+              const std::vector<InputSpec> &inputs,
               const std::vector<nb::object> &scalars,
               const std::vector<size_t> &outputSizes,
-              const std::map<unsigned, std::pair<std::string, nb::object>> &constants) {
-             DispatchArgs a = Runtime::args(inputs, scalars, outputSizes, constants);
+              const std::vector<OutputSpec> &outputArrays,
+              const ConstantSpecs &constants) {
+             DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
+                                            outputArrays, constants);
              return r.dispatcher->prepare(kernel, a);
-           });
+           })
+      .def_prop_ro(
+          "stream",
+          [](const Runtime &r) { return r.cuda().streamHandle(); },
+          "The CUstream handle launches are queued on (CUDA only).")
+      .def(
+          "wait_for_stream",
+          [](Runtime &r, uint64_t stream) { r.cuda().waitForStream(stream); },
+          "stream"_a,
+          "Orders later launches after the work queued so far on a caller's "
+          "CUDA stream (CUDA only).")
+      .def_static(
+          "dlpack_info",
+          [](nb::ndarray<nb::ro> array) {
+            // (address, bytes, dtype code, bits, lanes, device type, device
+            // id, C-contiguous): what binding a DLPack array needs.
+            size_t itemBits = size_t(array.dtype().bits) * array.dtype().lanes;
+            bool contiguous = true;
+            int64_t expected = 1;
+            for (size_t i = array.ndim(); i-- > 0;) {
+              if (array.shape(i) != 1 && array.stride(i) != expected)
+                contiguous = false;
+              expected *= int64_t(array.shape(i));
+            }
+            return nb::make_tuple(
+                uint64_t(reinterpret_cast<uintptr_t>(array.data())),
+                array.size() * itemBits / 8, int(array.dtype().code),
+                int(array.dtype().bits), int(array.dtype().lanes),
+                array.device_type(), array.device_id(), contiguous);
+          },
+          "array"_a, "Describes a DLPack array or capsule (any device).");
 }
 
 } // namespace enigma::python

@@ -1,6 +1,8 @@
 """Bad input gives a clear error, never a crash (issue 2), and the
 PreparedKernel surface of API.md section 4."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -383,3 +385,242 @@ def test_prepared_kernel_validates_launch_and_binding(runtime, add, rng):
         prepared.dispatch_timed((8, 1, 1), (2048, 1, 1))
     prepared.release()
     prepared.release()  # releasing twice is harmless
+
+
+# --------------------------------------------------------------------------
+# Every argument checked before the launch (issue 6, item 3). Each case is
+# also a row of the table in docs/reliability.md (tools/reliability_table.py).
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def with_constants(A: enigma.f32, C: enigma.f32):
+    tid = enigma.thread_position_in_grid
+    scale = enigma.function_constant("float", 0)
+    shift = enigma.function_constant("uchar", 1)
+    C[tid] = A[tid] * scale + enigma.metal_cast(shift, enigma.f32)
+
+
+@enigma.kernel
+def typed_scalars(A: enigma.f32, h: enigma.Scalar(enigma.f16),
+                  flag: enigma.Scalar(enigma.b1), i: enigma.Scalar(enigma.i32),
+                  C: enigma.f32):
+    tid = enigma.thread_position_in_grid
+    C[tid] = enigma.where(A[tid], enigma.metal_cast(h, enigma.f32) +
+                          enigma.metal_cast(i, enigma.f32), flag)
+
+
+_COMPILED = {}
+
+
+def compiled(name: str):
+    """The module's kernels, compiled once (also for the table tool)."""
+    if name not in _COMPILED:
+        kernels = {"add": (vector_add, 0), "add4": (vector_add, 4),
+                   "constants": (with_constants, 0),
+                   "scalars": (typed_scalars, 0)}
+        fn, width = kernels[name]
+        _COMPILED[name] = enigma.compile(fn, emit_only=True, vec_width=width)
+    return _COMPILED[name]
+
+
+class DispatchMistake:
+    """A wrong launch argument: what it is, the call, the exception and a
+    regular expression its message must match."""
+
+    def __init__(self, description, call, error, pattern):
+        self.description, self.call = description, call
+        self.error, self.pattern = error, pattern
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+_ONES = np.ones(8, np.float32)
+_GOOD_CONSTANTS = {0: ("float", 2.0), 1: ("uchar", 3)}
+
+
+def _add(rt, **kw):
+    args = dict(output_size=32, grid=8, threads=8)
+    args.update(kw)
+    inputs = args.pop("inputs", [_ONES, _ONES])
+    return rt.execute(compiled(args.pop("kernel", "add")), inputs, **args)
+
+
+def _constants(rt, constants):
+    return rt.execute(compiled("constants"), [_ONES], output_size=32, grid=8,
+                      threads=8, constants=constants)
+
+
+def _scalars(rt, scalars):
+    return rt.execute(compiled("scalars"), [_ONES], output_size=32, grid=8,
+                      threads=8, scalars=scalars)
+
+
+DISPATCH_MISTAKES = [
+    DispatchMistake("a float64 array for an f32 buffer",
+                    lambda rt: _add(rt, inputs=[_ONES.astype(np.float64), _ONES]),
+                    (enigma.DispatchError, TypeError),
+                    r"input 0 \(A\) has (numpy )?dtype float64 but parameter A is f32"),
+    DispatchMistake("an int32 array for an f32 buffer",
+                    lambda rt: _add(rt, inputs=[_ONES, _ONES.astype(np.int32)]),
+                    (enigma.DispatchError, TypeError),
+                    r"input 1 \(B\) has (numpy )?dtype int32 but parameter B is f32"),
+    DispatchMistake("raw bytes that are not whole f32 elements",
+                    lambda rt: _add(rt, inputs=[b"\0" * 6, _ONES]),
+                    enigma.DispatchError, r"input 0 \(A\)"),
+    DispatchMistake("None as an input",
+                    lambda rt: _add(rt, inputs=[None, _ONES]),
+                    (TypeError, enigma.DispatchError), r"input 0 \(A\)"),
+    DispatchMistake("a vec_width=4 buffer fed 6 floats",
+                    lambda rt: _add(rt, kernel="add4",
+                                    inputs=[np.ones(6, np.float32), _ONES],
+                                    grid=2, threads=2),
+                    enigma.DispatchError,
+                    r"input 0 \(A\) holds 24 bytes, not a whole number of "
+                    r"16-byte entries"),
+    DispatchMistake("a grid with a float dimension",
+                    lambda rt: _add(rt, grid=(8.5, 1, 1)), TypeError,
+                    r"grid must be .*ints.*8\.5"),
+    DispatchMistake("threads with a float dimension",
+                    lambda rt: _add(rt, threads=(4.0,)), TypeError,
+                    r"threads must be .*ints.*4\.0"),
+    DispatchMistake("a grid given as strings",
+                    lambda rt: _add(rt, grid=("8",)), TypeError,
+                    r"grid must be .*ints"),
+    DispatchMistake("True as a grid", lambda rt: _add(rt, grid=True),
+                    TypeError, r"grid must be .*ints.*True"),
+    DispatchMistake("a zero in the grid", lambda rt: _add(rt, grid=(8, 0, 1)),
+                    enigma.DispatchError, r"grid \(8, 0, 1\) has a zero dimension"),
+    DispatchMistake("a threadgroup of 2048 threads",
+                    lambda rt: _add(rt, threads=(64, 32, 1)),
+                    enigma.DispatchError,
+                    r"threads \(64, 32, 1\) is 2048 threads .* maximum of 1024"),
+    DispatchMistake("a grid dimension of 2^32",
+                    lambda rt: _add(rt, grid=(2**32, 1, 1)), ValueError,
+                    r"grid .* outside 0\.\.2\^32-1"),
+    DispatchMistake("an output size that is a float",
+                    lambda rt: _add(rt, output_size=32.5), TypeError,
+                    r"output_size must be an int.*32\.5"),
+    DispatchMistake("a negative output size",
+                    lambda rt: _add(rt, output_size=-32), ValueError,
+                    r"output_size .*-32"),
+    DispatchMistake("an output size of 0", lambda rt: _add(rt, output_size=0),
+                    enigma.DispatchError, r"output C \(f32\) has size 0"),
+    DispatchMistake("an output size not a multiple of the element",
+                    lambda rt: _add(rt, output_size=30), enigma.DispatchError,
+                    r"C \(f32\) has size 30 bytes, not a multiple of its 4"),
+    DispatchMistake("no function constants for a kernel that uses two",
+                    lambda rt: _constants(rt, None), enigma.DispatchError,
+                    r"uses function constant 0 \(f32\) but no value was given"),
+    DispatchMistake("a function constant missing",
+                    lambda rt: _constants(rt, {0: ("float", 1.0)}),
+                    enigma.DispatchError,
+                    r"uses function constant 1 \(u8\) but no value was given"),
+    DispatchMistake("a function constant of the wrong type",
+                    lambda rt: _constants(rt, {0: ("float", 1.0),
+                                               1: ("uint", 3)}),
+                    enigma.DispatchError,
+                    r"declares function constant 1 \(u8\) but it was given as u32"),
+    DispatchMistake("a function constant of an unknown type",
+                    lambda rt: _constants(rt, {0: ("complex", 1.0),
+                                               1: ("uchar", 3)}),
+                    enigma.DispatchError,
+                    r"function constant 0 \(f32\): unknown dtype 'complex'"),
+    DispatchMistake("a function constant value out of range",
+                    lambda rt: _constants(rt, {0: ("float", 1.0),
+                                               1: ("uchar", 300)}),
+                    enigma.DispatchError,
+                    r"function constant 1 \(u8\) cannot take 300: out of range"),
+    DispatchMistake("a float for an integer function constant",
+                    lambda rt: _constants(rt, {0: ("float", 1.0),
+                                               1: ("uchar", 1.5)}),
+                    enigma.DispatchError,
+                    r"function constant 1 \(u8\) cannot take 1\.5"),
+    DispatchMistake("a function constant that is not (type, value)",
+                    lambda rt: _constants(rt, {0: 1.0, 1: ("uchar", 1)}),
+                    TypeError, r"constants\[0\] must be \(type_name, value\)"),
+    DispatchMistake("a function constant index that is not an int",
+                    lambda rt: _constants(rt, {"a": ("float", 1.0),
+                                               1: ("uchar", 1)}),
+                    TypeError, r"constants index must be an int.*'a'"),
+    DispatchMistake("an f16 scalar out of half's range",
+                    lambda rt: _scalars(rt, [1e6, True, 1]),
+                    enigma.DispatchError,
+                    r"scalar parameter h \(f16\) cannot take 1000000\.0: "
+                    r"out of range for f16"),
+    DispatchMistake("2 for a bool scalar",
+                    lambda rt: _scalars(rt, [1.0, 2, 1]), enigma.DispatchError,
+                    r"scalar parameter flag \(b1\) cannot take 2"),
+    DispatchMistake("a float for an i32 scalar",
+                    lambda rt: _scalars(rt, [1.0, True, 2.0]),
+                    enigma.DispatchError,
+                    r"scalar parameter i \(i32\) cannot take 2\.0: a float "
+                    r"is not an integer"),
+    DispatchMistake("2^31 for an i32 scalar",
+                    lambda rt: _scalars(rt, [1.0, True, 2**31]),
+                    enigma.DispatchError,
+                    r"scalar parameter i \(i32\) cannot take 2147483648: out "
+                    r"of range for i32"),
+    DispatchMistake("a string for a scalar",
+                    lambda rt: _scalars(rt, [1.0, True, "2"]),
+                    enigma.DispatchError,
+                    r"scalar parameter i \(i32\) needs a number, got str"),
+]
+
+
+@pytest.mark.parametrize("case", DISPATCH_MISTAKES, ids=repr)
+def test_wrong_launch_argument_is_named(runtime, case):
+    with pytest.raises(case.error) as info:
+        case.call(runtime)
+    assert re.search(case.pattern, str(info.value)), str(info.value)
+
+
+@pytest.mark.parametrize("grid,threads", [
+    (np.int64(8), np.uint32(8)), ((np.int32(8), 1), [8]), ((8, 1, 1), (8,))])
+def test_numpy_and_list_shapes_are_accepted(runtime, rng, grid, threads):
+    a, b = inputs(rng, 8)
+    out = np.frombuffer(runtime.execute(compiled("add"), [a, b], output_size=32,
+                                        grid=grid, threads=threads), np.float32)
+    np.testing.assert_array_equal(out, a + b)
+
+
+def test_prepared_dispatch_rejects_a_float_grid(runtime, rng):
+    a, b = inputs(rng, 8)
+    prepared = runtime.prepare(compiled("add"), [a, b], output_size=32)
+    try:
+        with pytest.raises(TypeError, match="grid must be"):
+            prepared.dispatch((8.0, 1, 1), (8, 1, 1))
+        with pytest.raises(TypeError, match="threads must be"):
+            prepared.dispatch_timed(8, 2.5)
+    finally:
+        prepared.release()
+
+
+def test_function_constants_reach_the_kernel(runtime, rng):
+    # The valid counterpart of the constant mistakes above.
+    a = rng.standard_normal(8).astype(np.float32)
+    raw = runtime.execute(compiled("constants"), [a], output_size=32, grid=8,
+                          threads=8, constants=_GOOD_CONSTANTS)
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32),
+                                  a * np.float32(2) + np.float32(3))
+
+
+def test_typed_scalars_reach_the_kernel(runtime, rng):
+    a = rng.standard_normal(8).astype(np.float32)
+    for flag in (True, False):
+        raw = runtime.execute(compiled("scalars"), [a], output_size=32, grid=8,
+                              threads=8, scalars=[0.5, flag, -7])
+        want = np.full(8, -6.5, np.float32) if flag else a
+        np.testing.assert_array_equal(np.frombuffer(raw, np.float32), want)
+
+
+def test_float64_inputs_are_rejected_not_converted(runtime):
+    # Decision (docs/runtimes.md, docs/reliability.md): a numpy array whose
+    # dtype differs from the parameter's is an error naming the parameter,
+    # never a silent conversion; Python lists are converted (they have no
+    # dtype of their own).
+    with pytest.raises((enigma.DispatchError, TypeError),
+                       match="float64 but parameter A is f32"):
+        _add(runtime, inputs=[np.arange(8.0), _ONES])
+    out = np.frombuffer(_add(runtime, inputs=[[0.5] * 8, _ONES]), np.float32)
+    np.testing.assert_array_equal(out, np.full(8, 1.5, np.float32))

@@ -135,6 +135,21 @@ def test_softmax_is_stable_for_large_values(runtime, rng):
     np.testing.assert_allclose(y.sum(axis=1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.parametrize("vec", [1, 4])
+def test_softmax_with_negative_infinity(runtime, rng, vec):
+    """Masked entries (-inf) give 0; a thread that sees only -inf must not
+    turn the row's sum into NaN (the online rescaling's exp(-inf - -inf))."""
+    ex = _load("softmax")
+    x = (3 * rng.standard_normal((6, 1000))).astype(np.float32)
+    x[0, :] = -np.inf
+    x[0, 517] = 1.5            # one live entry: softmax 1 there
+    x[1, ::3] = -np.inf
+    x[2, :600] = -np.inf       # whole threads see only -inf
+    y = ex.run(runtime, x, vec=vec)
+    ex.check_output(y, x)
+    assert y[0, 517] == 1.0 and np.count_nonzero(y[0]) == 1
+
+
 def test_softmax_prepared(runtime, rng):
     ex = _load("softmax")
     x = rng.standard_normal((33, 513)).astype(np.float32)

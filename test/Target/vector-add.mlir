@@ -28,7 +28,7 @@
 // CUDA-NEXT: float* C,
 // CUDA-NEXT: const EnigmaCudaLaunch enigma_launch) {
 // Threads past the grid do not exist in Metal's model.
-// CUDA-NEXT: if ((blockIdx.x * blockDim.x + threadIdx.x) >= enigma_launch.grid[0] || {{.*}} >= enigma_launch.grid[1] || {{.*}} >= enigma_launch.grid[2]) return;
+// CUDA-NEXT: if ((blockIdx.x * blockDim.x + threadIdx.x) >= enigma_launch.grid[0] || (enigma_launch.partial_yz && ({{.*}} >= enigma_launch.grid[1] || {{.*}} >= enigma_launch.grid[2]))) return;
 // CUDA-NEXT: float [[A:v[0-9]+]] = A[(blockIdx.x * blockDim.x + threadIdx.x)];
 // CUDA-NEXT: float [[B:v[0-9]+]] = B[(blockIdx.x * blockDim.x + threadIdx.x)];
 // CUDA-NEXT: float [[C:v[0-9]+]] = [[A]] + [[B]];

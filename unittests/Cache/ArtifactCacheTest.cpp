@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -259,4 +260,23 @@ TEST(ArtifactCacheTest, ConcurrentWritersAndReadersSeeWholeEntries) {
     thread.join();
   EXPECT_EQ(badReads, 0);
   EXPECT_GT(goodReads, 0);
+}
+
+TEST(ArtifactCacheTest, OpeningRemovesTemporariesLeftByCrashes) {
+  TempDir dir;
+  ASSERT_TRUE(ArtifactCache::open(dir.path)->enabled());
+  fs::path tmp = fs::path(dir.path) / "v1" / "tmp";
+  // A crashed writer's file and scratch directory, two days old, and a
+  // live writer's fresh file.
+  std::ofstream(tmp / "file-stale") << "half";
+  fs::create_directories(tmp / "work-stale" / "nested");
+  std::ofstream(tmp / "file-live") << "busy";
+  auto twoDaysAgo = fs::file_time_type::clock::now() - std::chrono::hours(48);
+  fs::last_write_time(tmp / "file-stale", twoDaysAgo);
+  fs::last_write_time(tmp / "work-stale", twoDaysAgo);
+
+  ASSERT_TRUE(ArtifactCache::open(dir.path)->enabled());
+  EXPECT_FALSE(fs::exists(tmp / "file-stale"));
+  EXPECT_FALSE(fs::exists(tmp / "work-stale"));
+  EXPECT_TRUE(fs::exists(tmp / "file-live"));
 }

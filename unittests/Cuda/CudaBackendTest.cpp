@@ -123,7 +123,9 @@ TEST(CudaBackendTest, ScalarsFunctionConstantsAndExternalBuffers) {
   auto bufA = backend->allocate(n * 4), bufC = backend->allocate(n * 4);
   backend->upload(*bufA, a.data(), n * 4);
   // The output goes through a wrapped (not owned) view of bufC.
-  auto view = backend->wrapExternal(CudaBackend::devicePointer(*bufC), n * 4);
+  auto view = backend->wrapDeviceMemory(CudaBackend::devicePointer(*bufC), n * 4);
+  // An address that is not device memory is refused before any launch.
+  EXPECT_THROW(backend->wrapDeviceMemory(0x1000, 4), DispatchError);
   float factor = 3.0f;
   uint32_t factorBits;
   std::memcpy(&factorBits, &factor, 4);

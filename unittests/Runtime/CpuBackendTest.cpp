@@ -91,8 +91,8 @@ KERNEL(enigma_kernel_vadd) {
 )");
 }
 
-template <typename T> HostArray hostArray(const std::vector<T> &values, DType dtype) {
-  return HostArray{values.data(), values.size() * sizeof(T), dtype,
+template <typename T> ArrayArg hostArray(const std::vector<T> &values, DType dtype) {
+  return ArrayArg{values.data(), values.size() * sizeof(T), dtype,
                    values.size()};
 }
 
@@ -279,7 +279,7 @@ KERNEL(enigma_kernel_touch) {
 }
 )");
   DispatchArgs args;
-  args.inputs = {HostArray{nullptr, 0, DType::F32, 0}};
+  args.inputs = {ArrayArg{nullptr, 0, DType::F32, 0}};
   args.outputSizes = {4};
   auto outputs = dispatcher.execute(kernel, args, {1, 1, 1}, {1, 1, 1});
   EXPECT_EQ(as<uint32_t>(outputs[0])[0], 42u);

@@ -88,8 +88,8 @@ KernelArtifact makeKernel(std::vector<KernelParam> params) {
   return kernel;
 }
 
-template <typename T> HostArray hostArray(const std::vector<T> &values, DType dtype) {
-  return HostArray{values.data(), values.size() * sizeof(T), dtype,
+template <typename T> ArrayArg hostArray(const std::vector<T> &values, DType dtype) {
+  return ArrayArg{values.data(), values.size() * sizeof(T), dtype,
                    values.size()};
 }
 
@@ -318,14 +318,14 @@ TEST_F(DispatchTest, InputDtypeMustMatchTheParameter) {
 TEST_F(DispatchTest, InputMustDescribeItsBytes) {
   KernelArtifact kernel = makeKernel({buffer("A", DType::F32, 4)});
   DispatchArgs args;
-  args.inputs = {HostArray{a.data(), 12, DType::F32, 4}};
+  args.inputs = {ArrayArg{a.data(), 12, DType::F32, 4}};
   EXPECT_NE(dispatchError([&] { run(kernel, args); }).find("holds 12 bytes"),
             std::string::npos);
   std::vector<float> three{1, 2, 3};
   args.inputs = {hostArray(three, DType::F32)};
   EXPECT_NE(dispatchError([&] { run(kernel, args); }).find("16-byte entries"),
             std::string::npos);
-  args.inputs = {HostArray{nullptr, 0, DType::F32, 0}}; // empty is fine
+  args.inputs = {ArrayArg{nullptr, 0, DType::F32, 0}}; // empty is fine
   EXPECT_EQ(dispatchError([&] { run(kernel, args); }), "");
 }
 

@@ -132,6 +132,9 @@ struct CompileOptions {
   bool optimize = true;
   /// Print source locations in CompiledKernel::mlirSource.
   bool mlirLocations = false;
+  /// Bounds-checked mode: every buffer and threadgroup access checks its
+  /// index; the first violation is reported after the dispatch.
+  bool boundsCheck = false;
 };
 
 class KernelBuilder {

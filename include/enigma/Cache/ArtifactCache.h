@@ -5,7 +5,8 @@
 // file names the SHA-256 of its object, and every read checks that hash, so a
 // truncated or corrupted entry is noticed, removed and rebuilt. Every write
 // goes to a temporary file in the cache and is renamed into place, so
-// concurrent processes never see half-written entries.
+// concurrent processes never see half-written entries. Temporaries older
+// than a day (left by crashed processes) are removed when a cache is opened.
 //
 // Location: $ENIGMA_CACHE_DIR, else $XDG_CACHE_HOME/enigma, else
 // ~/.cache/enigma. ENIGMA_DISABLE_CACHE=1 turns the cache off; so does a

@@ -78,6 +78,17 @@ public:
   load(const KernelArtifact &kernel, const ConstantValues &constants) = 0;
   /// A zero-filled buffer of `bytes` bytes (bytes may be 0).
   virtual std::shared_ptr<DeviceBuffer> allocate(size_t bytes) = 0;
+  /// A buffer over `bytes` bytes of memory the caller already holds on this
+  /// backend's device at `address` (zero-copy interop); the caller keeps it
+  /// alive. Backends without device memory of their own refuse.
+  virtual std::shared_ptr<DeviceBuffer> wrapDeviceMemory(uint64_t address,
+                                                         size_t bytes) {
+    (void)address;
+    (void)bytes;
+    throw DispatchError("the " + name() +
+                        " runtime cannot bind device memory; pass host "
+                        "arrays (numpy) instead");
+  }
   virtual void upload(DeviceBuffer &dst, const void *src, size_t bytes) = 0;
   virtual void download(const DeviceBuffer &src, void *dst, size_t bytes) = 0;
   /// Runs the kernel over `grid` threads in groups of `threads` (Metal

@@ -53,9 +53,17 @@ public:
 
   /// A DeviceBuffer over memory someone else owns (a DLPack tensor, an
   /// object with __cuda_array_interface__), used without copying and never
-  /// freed by Enigma. The pointer must belong to this backend's device.
-  std::shared_ptr<DeviceBuffer> wrapExternal(uint64_t devicePointer,
-                                             size_t bytes);
+  /// freed by Enigma. Throws DispatchError unless the address is memory of
+  /// this backend's device.
+  std::shared_ptr<DeviceBuffer> wrapDeviceMemory(uint64_t address,
+                                                 size_t bytes) override;
+  /// Orders work queued on this backend after everything queued so far on
+  /// the caller's `stream` (a CUstream handle of the same device), without
+  /// blocking the host.
+  void waitForStream(uint64_t stream);
+  /// The CUstream this backend queues on, for interop (DLPack's stream
+  /// argument).
+  uint64_t streamHandle() const;
   /// The raw device address of a buffer made by this backend.
   static uint64_t devicePointer(const DeviceBuffer &buffer);
 

@@ -8,8 +8,9 @@
 //
 // Binding: parameters are walked in declaration order. A scalar parameter
 // takes the next scalar. A buffer parameter takes the next input while inputs
-// remain; every buffer parameter after that is an output. Outputs start
-// zero-filled. `outputSizes` (bytes) has one entry per output, or a single
+// remain; every buffer parameter after that is an output. Outputs the
+// runtime allocates start zero-filled; outputs given as device arrays are
+// used as they are. `outputSizes` (bytes) has one entry per output, or a single
 // entry that applies to every output.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@
 #define ENIGMA_RUNTIME_DISPATCH_H
 
 #include "enigma/Runtime/Backend.h"
+#include "enigma/Runtime/BoundsCheck.h"
 
 #include <cstdint>
 #include <map>
@@ -38,12 +40,18 @@ inline constexpr uint64_t kMaxThreadsPerThreadgroup = 1024;
 /// integer alternative.
 using HostNumber = std::variant<double, int64_t, uint64_t, bool>;
 
-/// A contiguous host array handed to a kernel as an input buffer.
-struct HostArray {
+/// A contiguous array handed to a kernel for a buffer parameter: host memory
+/// at `data` (copied to the device), or, with `onDevice`, memory that already
+/// lives on the backend's device at `deviceAddress` (a CUDA allocation of
+/// PyTorch, CuPy, JAX...), bound as is: no copies, and the kernel's writes
+/// land in the caller's memory.
+struct ArrayArg {
   const void *data = nullptr;
   size_t bytes = 0;
   DType dtype = DType::F32;
   size_t elements = 0; // scalar elements; bytes == elements * byteWidth
+  bool onDevice = false;
+  uint64_t deviceAddress = 0;
 };
 
 /// A function constant value: a dtype in any spelling parseDType accepts
@@ -62,9 +70,12 @@ using ConstantArgs = std::map<unsigned, ConstantArg>;
 
 /// Everything a dispatch binds besides the launch shape.
 struct DispatchArgs {
-  std::vector<HostArray> inputs;
+  std::vector<ArrayArg> inputs;
   std::vector<HostNumber> scalars; // one per Scalar parameter, in order
   std::vector<size_t> outputSizes; // bytes; one per output, or one for all
+  /// Instead of outputSizes: device memory for every output, written in
+  /// place and not cleared first (as a bound existing Metal buffer is not).
+  std::vector<ArrayArg> outputArrays;
   ConstantArgs constants;
 };
 
@@ -115,6 +126,8 @@ private:
   std::vector<LaunchArg> args;
   std::vector<size_t> outputParams; // parameter indices of the outputs
   std::string kernelName;           // kept for messages after release()
+  /// Bounds-checked mode: the hidden arguments and the violation record.
+  std::shared_ptr<BoundsCheckLaunch> boundsCheck;
 };
 
 class [[gnu::visibility("default")]] Dispatcher {

@@ -33,6 +33,43 @@ struct FunctionConstantUse {
   DType dtype = DType::I32;
 };
 
+/// Bounds-checked mode (CompileOptions::boundsCheck; docs/design/
+/// bounds-check.md): one checked access of the kernel, by site id.
+struct BoundsCheckSite {
+  std::string access;   // "load", "store", "atomic_rmw", ...
+  std::string buffer;   // the parameter's name, or "threadgroup array ..."
+  std::string location; // the user's "file:line", or "" when unknown
+  unsigned extent = 1;  // elements the access touches from its index
+  int param = -1;       // the buffer parameter, or -1 for a threadgroup array
+  uint64_t staticSize = 0; // elements of the threadgroup array
+};
+
+/// The parameters the bounds-check pass appends after `params` and what
+/// the Dispatcher binds to them: the element count of a user buffer
+/// (`sizeOfParam` >= 0) or the violation record (`sizeOfParam` == -1).
+struct BoundsCheckParam {
+  KernelParam param;
+  int sizeOfParam = -1;
+};
+
+/// An access every thread makes unconditionally at an index that is an
+/// affine function of thread_position_in_grid:
+///   index = sum(coefficient[d] * position[d]) + offset, touching `extent`
+/// elements. The Dispatcher checks the largest such index against the
+/// bound buffer before launching. The index is computed in `valueBits`
+/// wide integers (and read as signed when `signedIndex`); a dispatch for
+/// which it would wrap is not judged.
+struct GridIndexBound {
+  unsigned param = 0;
+  uint64_t coefficient[3] = {0, 0, 0};
+  uint64_t offset = 0;
+  unsigned extent = 1;
+  unsigned valueBits = 64;
+  bool signedIndex = false;
+  std::string access;   // "load", "store", ...
+  std::string location; // "file:line" or ""
+};
+
 struct KernelArtifact {
   std::string kernelName; // "enigma_kernel_<python name>"
   std::vector<KernelParam> params;
@@ -43,6 +80,12 @@ struct KernelArtifact {
   std::string cppSource; // host C++ for CpuRuntime
   /// Bytes of threadgroup memory the kernel allocates statically.
   uint64_t threadgroupMemoryBytes = 0;
+  /// Bounds-checked mode: hidden parameters after `params` (empty when the
+  /// mode is off or nothing is checked) and the table of checked accesses.
+  std::vector<BoundsCheckParam> boundsCheckParams;
+  std::vector<BoundsCheckSite> boundsCheckSites;
+  /// Pre-dispatch out-of-bounds detection (without bounds-checked mode).
+  std::vector<GridIndexBound> gridIndexBounds;
 };
 
 } // namespace enigma

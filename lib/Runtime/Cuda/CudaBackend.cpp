@@ -20,6 +20,8 @@ struct CudaBackend::State {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   CUevent start = nullptr, end = nullptr;
+  CUevent handoff = nullptr; // orders our stream after a caller's stream
+  int ordinal = 0;
   std::string deviceName;
   int computeCapability = 0; // 90 for sm_90
   uint64_t maxThreads = 1024;
@@ -36,6 +38,8 @@ struct CudaBackend::State {
       api.cuEventDestroy(start);
     if (end)
       api.cuEventDestroy(end);
+    if (handoff)
+      api.cuEventDestroy(handoff);
     if (stream)
       api.cuStreamDestroy(stream);
     api.cuDevicePrimaryCtxRelease(device);
@@ -187,12 +191,14 @@ CUmodule loadModule(const CudaBackend::State &state, const std::string &image,
 struct LaunchArguments {
   struct Launch {
     unsigned grid[3];
+    unsigned partialYZ;
   } launch; // same layout as EnigmaCudaLaunch in enigma_cuda_abi.h
   std::vector<uint64_t> slots;
   std::vector<void *> pointers;
 
   LaunchArguments(const KernelArtifact &artifact,
-                  const std::vector<LaunchArg> &args, Dim3 grid) {
+                  const std::vector<LaunchArg> &args, Dim3 grid,
+                  Dim3 threads) {
     if (args.size() != artifact.params.size())
       throw DispatchError(artifact.kernelName + " takes " +
                           std::to_string(artifact.params.size()) +
@@ -210,10 +216,21 @@ struct LaunchArguments {
       }
       pointers.push_back(&slots[i]);
     }
-    launch = {{grid.x, grid.y, grid.z}};
+    bool partialYZ = grid.y % threads.y != 0 || grid.z % threads.z != 0;
+    launch = {{grid.x, grid.y, grid.z}, partialYZ ? 1u : 0u};
     pointers.push_back(&launch);
   }
 };
+
+std::string toHex(uint64_t value) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  do {
+    text.insert(text.begin(), digits[value & 15]);
+    value >>= 4;
+  } while (value);
+  return text;
+}
 
 unsigned blocksFor(uint32_t threadsInGrid, uint32_t threadsPerBlock) {
   return unsigned((uint64_t(threadsInGrid) + threadsPerBlock - 1) /
@@ -241,6 +258,7 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
                              " does not exist (this machine has " +
                              std::to_string(count) + ")");
   s.check(api.cuDeviceGet(&s.device, deviceOrdinal), "cuDeviceGet");
+  s.ordinal = deviceOrdinal;
 
   char name[256] = {0};
   api.cuDeviceGetName(name, sizeof name - 1, s.device);
@@ -270,6 +288,7 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
   s.check(api.cuStreamCreate(&s.stream, 0), "cuStreamCreate");
   s.check(api.cuEventCreate(&s.start, kEventDefault), "cuEventCreate");
   s.check(api.cuEventCreate(&s.end, kEventDefault), "cuEventCreate");
+  s.check(api.cuEventCreate(&s.handoff, kEventDisableTiming), "cuEventCreate");
   state = std::move(created);
 }
 
@@ -343,12 +362,41 @@ std::shared_ptr<DeviceBuffer> CudaBackend::allocate(size_t bytes) {
   return buffer;
 }
 
-std::shared_ptr<DeviceBuffer> CudaBackend::wrapExternal(uint64_t devicePointer,
-                                                        size_t bytes) {
-  if (devicePointer == 0 && bytes != 0)
-    throw DispatchError("cannot wrap a null device pointer");
-  return std::make_shared<CudaBuffer>(state, CUdeviceptr(devicePointer),
-                                      bytes, false);
+std::shared_ptr<DeviceBuffer>
+CudaBackend::wrapDeviceMemory(uint64_t address, size_t bytes) {
+  if (bytes == 0) // an empty array may have no address at all
+    return allocate(0);
+  if (address == 0)
+    throw DispatchError("a device array of " + std::to_string(bytes) +
+                        " bytes has a null address");
+  // A pointer of another device (or host memory) would only fail later, as
+  // an illegal address inside the kernel; say it now.
+  state->makeCurrent();
+  int ordinal = -1;
+  CUresult result = state->api.cuPointerGetAttribute(
+      &ordinal, kPointerAttributeDeviceOrdinal, CUdeviceptr(address));
+  if (result != kCudaSuccess)
+    throw DispatchError("address 0x" + toHex(address) +
+                        " is not CUDA memory (" +
+                        describeResult(state->api, result) + ")");
+  if (ordinal != state->ordinal)
+    throw DispatchError("the array lives on CUDA device " +
+                        std::to_string(ordinal) + " but this runtime uses "
+                        "device " + std::to_string(state->ordinal));
+  return std::make_shared<CudaBuffer>(state, CUdeviceptr(address), bytes,
+                                      false);
+}
+
+void CudaBackend::waitForStream(uint64_t stream) {
+  state->makeCurrent();
+  state->check(state->api.cuEventRecord(state->handoff, CUstream(stream)),
+               "cuEventRecord on the caller's stream");
+  state->check(state->api.cuStreamWaitEvent(state->stream, state->handoff, 0),
+               "cuStreamWaitEvent");
+}
+
+uint64_t CudaBackend::streamHandle() const {
+  return uint64_t(reinterpret_cast<uintptr_t>(state->stream));
 }
 
 uint64_t CudaBackend::devicePointer(const DeviceBuffer &buffer) {
@@ -392,7 +440,7 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
     throw DispatchError("threadgroup of " + std::to_string(threads.volume()) +
                         " threads exceeds the device limit of " +
                         std::to_string(state->maxThreads));
-  LaunchArguments arguments(artifact, args, grid);
+  LaunchArguments arguments(artifact, args, grid, threads);
   if (grid.volume() == 0)
     return; // an empty dispatch runs nothing, as on Metal
 

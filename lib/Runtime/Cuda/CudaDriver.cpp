@@ -38,6 +38,8 @@ std::string bindDriver(const SharedLibrary &lib, DriverApi &api) {
   bindSymbol(lib, api.cuStreamCreate, "cuStreamCreate", missing);
   bindSymbol(lib, api.cuStreamDestroy, "cuStreamDestroy_v2", missing);
   bindSymbol(lib, api.cuStreamSynchronize, "cuStreamSynchronize", missing);
+  bindSymbol(lib, api.cuStreamWaitEvent, "cuStreamWaitEvent", missing);
+  bindSymbol(lib, api.cuPointerGetAttribute, "cuPointerGetAttribute", missing);
   bindSymbol(lib, api.cuEventCreate, "cuEventCreate", missing);
   bindSymbol(lib, api.cuEventDestroy, "cuEventDestroy_v2", missing);
   bindSymbol(lib, api.cuEventRecord, "cuEventRecord", missing);

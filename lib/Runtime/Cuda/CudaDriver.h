@@ -31,6 +31,8 @@ inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
+inline constexpr unsigned kEventDisableTiming = 0x2;
+inline constexpr int kPointerAttributeDeviceOrdinal = 9;
 inline constexpr int kJitErrorLogBuffer = 5;
 inline constexpr int kJitErrorLogBufferSizeBytes = 6;
 
@@ -76,6 +78,10 @@ struct DriverApi {
   CUresult (*cuEventSynchronize)(CUevent event);
   CUresult (*cuEventElapsedTime)(float *milliseconds, CUevent start,
                                  CUevent end);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event,
+                                unsigned flags);
+  CUresult (*cuPointerGetAttribute)(void *data, int attribute,
+                                    CUdeviceptr pointer);
 };
 
 /// The driver, loaded once per process. Throws BackendUnavailable naming

@@ -310,7 +310,7 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
     return success();
   for (auto family : {emitBuiltinFamily, emitVectorFamily,
                       emitCooperationFamily, emitSimdFamily,
-                      emitControlFamily}) {
+                      emitControlFamily, emitVectorMemoryFamily}) {
     if (failed(family(*this, op, handled)))
       return failure();
     if (handled)

@@ -26,6 +26,9 @@ mlir::LogicalResult emitCooperationFamily(CFamilyEmitter &e,
 /// Simdgroup and quad operations, simdgroup matrices (EmitSimd.cpp).
 mlir::LogicalResult emitSimdFamily(CFamilyEmitter &e, mlir::Operation *op,
                                    bool &handled);
+/// Vector loads and stores of scalar memory (EmitVectorMemory.cpp).
+mlir::LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e,
+                                           mlir::Operation *op, bool &handled);
 /// Control flow beyond scf.for / scf.if, e.g. scf.while (EmitControl.cpp).
 mlir::LogicalResult emitControlFamily(CFamilyEmitter &e, mlir::Operation *op,
                                       bool &handled);

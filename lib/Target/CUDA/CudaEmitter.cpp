@@ -53,8 +53,9 @@ protected:
     indentMore();
     // Threads past the end of the grid do not exist in Metal's model.
     line() << "if (" << globalId(0) << " >= enigma_launch.grid[0] || "
-           << globalId(1) << " >= enigma_launch.grid[1] || " << globalId(2)
-           << " >= enigma_launch.grid[2]) return;\n";
+           << "(enigma_launch.partial_yz && (" << globalId(1)
+           << " >= enigma_launch.grid[1] || " << globalId(2)
+           << " >= enigma_launch.grid[2]))) return;\n";
     if (failed(emitBlock(entry)))
       return failure();
     indentLess();

@@ -302,8 +302,9 @@ private:
       if (!isa<scf::ForOp, scf::IfOp>(op))
         return op.emitOpError("contains a barrier; the CPU backend runs "
                               "barriers only at the top level of a kernel or "
-                              "inside scf.for / scf.if with uniform bounds "
-                              "and conditions");
+                              "inside enigma.range / for_range loops and "
+                              "enigma.if_ blocks with uniform bounds and "
+                              "conditions (not in enigma.while_)");
       for (Region &region : op.getRegions())
         for (Block &nested : region)
           if (failed(planRuns(nested)))

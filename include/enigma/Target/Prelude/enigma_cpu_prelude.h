@@ -14,6 +14,7 @@
 #include "metal_host.h"
 #include "enigma_cpu_atomics.h"
 #include "enigma_cpu_simd.h"
+#include "enigma_cpu_vector_memory.h"
 
 using namespace metal;
 

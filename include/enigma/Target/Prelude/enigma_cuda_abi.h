@@ -14,6 +14,11 @@
 
 typedef struct EnigmaCudaLaunch {
   unsigned int grid[3]; /* threads in the whole dispatch, per dimension */
+  /* Non-zero when grid[1] or grid[2] is not a whole number of blocks: only
+   * then can a thread lie outside the grid along y or z, so the common 1-D
+   * dispatch skips those checks (they cost measurable time in streaming
+   * kernels). */
+  unsigned int partial_yz;
 } EnigmaCudaLaunch;
 
 #endif

@@ -1,0 +1,29 @@
+//===- Passes.h - Transformations of enigma kernels --------------*- C++ -*-===//
+#ifndef ENIGMA_DIALECT_ENIGMA_TRANSFORMS_PASSES_H
+#define ENIGMA_DIALECT_ENIGMA_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace enigma {
+
+/// `enigma-bounds-check` (bounds-checked mode, docs/design/bounds-check.md):
+/// wraps every access to a kernel buffer or threadgroup array in a check of
+/// its index against the real size. An access that fails does not happen
+/// (a load gives zero) and the first one is written to a hidden record
+/// buffer (enigma/Support/BoundsRecord.h). Appends to each kernel:
+///  - per checked buffer a u64 scalar parameter with its element count,
+///    marked `enigma.bounds_size_of = <parameter index>`;
+///  - the record, a u32 buffer marked `enigma.bounds_record`;
+/// and sets the kernel attribute `enigma.bounds_sites`: one dictionary per
+/// check (site id = position) with `access`, `buffer`, `location`, `extent`,
+/// `param` (-1 for a threadgroup array) and `size` (the array's static size).
+std::unique_ptr<mlir::Pass> createBoundsCheckPass();
+
+/// Registers the passes above with the MLIR pass registry (enigma-opt).
+void registerEnigmaTransformPasses();
+
+} // namespace enigma
+
+#endif

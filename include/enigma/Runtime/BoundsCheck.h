@@ -1,0 +1,70 @@
+//===- BoundsCheck.h - Out-of-bounds detection at dispatch -------*- C++ -*-===//
+//
+// The runtime half of out-of-bounds detection (docs/design/bounds-check.md),
+// used by the Dispatcher on every backend:
+//  - before a launch, checkGridIndexBounds refuses a grid for which an
+//    unconditional, grid-affine access (KernelArtifact::gridIndexBounds)
+//    would leave its buffer;
+//  - in bounds-checked mode, BoundsCheckLaunch binds the hidden parameters
+//    the bounds-check pass added (element counts, the violation record) and
+//    turns a recorded violation into a BoundsViolation after the launch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_RUNTIME_BOUNDSCHECK_H
+#define ENIGMA_RUNTIME_BOUNDSCHECK_H
+
+#include "enigma/Runtime/Backend.h"
+
+#include <memory>
+#include <vector>
+
+namespace enigma {
+
+/// A kernel compiled in bounds-checked mode accessed memory out of bounds.
+/// The message names the buffer, index, size, thread and source line.
+struct BoundsViolation : RuntimeFailure {
+  using RuntimeFailure::RuntimeFailure;
+};
+
+/// Throws DispatchError when, on `grid`, an access the compiler proved every
+/// thread makes would reach past the end of its buffer. `buffers` holds the
+/// bound buffer of each parameter (null for scalars).
+[[gnu::visibility("default")]] void
+checkGridIndexBounds(const KernelArtifact &kernel,
+                     const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
+                     Dim3 grid);
+
+/// The hidden arguments of one bounds-checked binding.
+class [[gnu::visibility("default")]] BoundsCheckLaunch {
+public:
+  /// True when `kernel` was compiled in bounds-checked mode.
+  static bool needed(const KernelArtifact &kernel) {
+    return !kernel.boundsCheckParams.empty();
+  }
+  /// `kernel` as the backends load and launch it: every parameter,
+  /// the hidden ones included.
+  static std::shared_ptr<const KernelArtifact>
+  launchedArtifact(const KernelArtifact &kernel);
+
+  /// Allocates the record. `launched` is launchedArtifact()'s result;
+  /// `buffers` as for checkGridIndexBounds.
+  BoundsCheckLaunch(Backend &backend,
+                    std::shared_ptr<const KernelArtifact> launched,
+                    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers);
+
+  /// Appends the hidden arguments to the user's launch arguments.
+  void appendArgs(std::vector<LaunchArg> &args) const;
+
+  /// After a (finished) launch: throws BoundsViolation if one was recorded,
+  /// clearing the record first so that the next launch starts clean.
+  void check(Backend &backend) const;
+
+private:
+  std::shared_ptr<const KernelArtifact> kernel;
+  std::vector<LaunchArg> hidden;
+  std::shared_ptr<DeviceBuffer> record;
+};
+
+} // namespace enigma
+
+#endif

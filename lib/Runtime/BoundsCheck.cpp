@@ -1,0 +1,171 @@
+//===- BoundsCheck.cpp - Out-of-bounds detection at dispatch --------------===//
+#include "enigma/Runtime/BoundsCheck.h"
+
+#include "enigma/Support/BoundsRecord.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace enigma {
+
+namespace {
+namespace rec = bounds_record;
+
+size_t entryBytes(const KernelParam &param) {
+  return byteWidth(param.dtype) * std::max(1u, param.vecWidth);
+}
+
+/// "C (f32)" / "C (f32x4)".
+std::string describeBuffer(const KernelParam &param) {
+  std::string type = shortName(param.dtype);
+  if (param.vecWidth > 1)
+    type += "x" + std::to_string(param.vecWidth);
+  return param.name + " (" + type + ")";
+}
+
+std::string where(const std::string &location) {
+  return location.empty() ? "" : " at " + location;
+}
+
+std::string formatUint128(unsigned __int128 value) {
+  if (value == 0)
+    return "0";
+  std::string digits;
+  for (; value; value /= 10)
+    digits.insert(digits.begin(), char('0' + int(value % 10)));
+  return digits;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Before the launch
+//===----------------------------------------------------------------------===//
+
+void checkGridIndexBounds(
+    const KernelArtifact &kernel,
+    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid) {
+  const uint64_t extent[3] = {grid.x, grid.y, grid.z};
+  for (const GridIndexBound &bound : kernel.gridIndexBounds) {
+    if (bound.param >= kernel.params.size() || bound.param >= buffers.size() ||
+        !buffers[bound.param])
+      continue;
+    const KernelParam &param = kernel.params[bound.param];
+    // The index of the last thread along every dimension that feeds it.
+    unsigned __int128 computed = bound.offset;
+    uint64_t thread[3] = {0, 0, 0};
+    for (int d = 0; d < 3; ++d) {
+      if (bound.coefficient[d] == 0)
+        continue;
+      thread[d] = extent[d] - 1;
+      computed += (unsigned __int128)bound.coefficient[d] * thread[d];
+    }
+    // Where the kernel's integers would wrap, it does not compute this
+    // index: leave such a dispatch to the kernel.
+    unsigned bits = bound.valueBits - (bound.signedIndex ? 1 : 0);
+    if (bits < 128 && (computed >> bits) != 0)
+      continue;
+    unsigned __int128 last = computed + bound.extent - 1;
+    size_t bytes = buffers[bound.param]->size();
+    uint64_t entries = bytes / entryBytes(param);
+    if (last < entries)
+      continue;
+    std::string index = formatUint128(computed);
+    if (bound.extent > 1)
+      index = "[" + index + ", " + formatUint128(computed + bound.extent) +
+              ")";
+    throw DispatchError(
+        "kernel " + kernel.kernelName + ": the " + bound.access + " of " +
+        param.name + where(bound.location) + " reaches index " + index +
+        " for thread (" + std::to_string(thread[0]) + ", " +
+        std::to_string(thread[1]) + ", " + std::to_string(thread[2]) +
+        ") of grid (" + std::to_string(grid.x) + ", " +
+        std::to_string(grid.y) + ", " + std::to_string(grid.z) + "), but " +
+        describeBuffer(param) + " has " + std::to_string(entries) +
+        " elements (" + std::to_string(bytes) +
+        " bytes); nothing was run. Give the buffer at least " +
+        formatUint128((last + 1) * entryBytes(param)) +
+        " bytes (for an output: output_size), launch a smaller grid, or "
+        "guard the access with `with enigma.if_(...)`");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Bounds-checked mode
+//===----------------------------------------------------------------------===//
+
+std::shared_ptr<const KernelArtifact>
+BoundsCheckLaunch::launchedArtifact(const KernelArtifact &kernel) {
+  auto launched = std::make_shared<KernelArtifact>(kernel);
+  for (const BoundsCheckParam &hidden : kernel.boundsCheckParams)
+    launched->params.push_back(hidden.param);
+  return launched;
+}
+
+BoundsCheckLaunch::BoundsCheckLaunch(
+    Backend &backend, std::shared_ptr<const KernelArtifact> launched,
+    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers)
+    : kernel(std::move(launched)) {
+  const KernelArtifact &kernel = *this->kernel;
+  record = backend.allocate(rec::kWords * sizeof(uint32_t)); // zero-filled
+  for (const BoundsCheckParam &param : kernel.boundsCheckParams) {
+    LaunchArg arg;
+    if (param.sizeOfParam < 0) {
+      arg.buffer = record.get();
+    } else {
+      auto index = size_t(param.sizeOfParam);
+      if (index >= buffers.size() || !buffers[index] ||
+          index >= kernel.params.size())
+        throw RuntimeFailure("kernel " + kernel.kernelName +
+                             ": bounds check of a parameter that has no "
+                             "buffer");
+      arg.scalar = ScalarValue{DType::U64, buffers[index]->size() /
+                                               entryBytes(kernel.params[index])};
+    }
+    hidden.push_back(arg);
+  }
+}
+
+void BoundsCheckLaunch::appendArgs(std::vector<LaunchArg> &args) const {
+  args.insert(args.end(), hidden.begin(), hidden.end());
+}
+
+void BoundsCheckLaunch::check(Backend &backend) const {
+  uint32_t words[rec::kWords] = {};
+  backend.download(*record, words, sizeof words);
+  if (words[rec::kClaim] == 0)
+    return;
+  const uint32_t clean[rec::kWords] = {};
+  backend.upload(*record, clean, sizeof clean);
+
+  const std::vector<BoundsCheckSite> &sites = kernel->boundsCheckSites;
+  uint32_t site = words[rec::kSite] - 1;
+  if (words[rec::kSite] == 0 || site >= sites.size())
+    throw BoundsViolation("kernel " + kernel->kernelName +
+                          " accessed memory out of bounds (the record of "
+                          "the first violation is incomplete)");
+  const BoundsCheckSite &s = sites[site];
+  auto index = int64_t(uint64_t(words[rec::kIndexLow]) |
+                       uint64_t(words[rec::kIndexHigh]) << 32);
+  uint64_t size = s.staticSize;
+  for (size_t h = 0; h < kernel->boundsCheckParams.size(); ++h)
+    if (s.param >= 0 && kernel->boundsCheckParams[h].sizeOfParam == s.param)
+      size = hidden[h].scalar.bits;
+  std::string what = s.extent > 1 ? "elements [" + std::to_string(index) +
+                                        ", " +
+                                        std::to_string(index + s.extent) + ")"
+                                  : "index " + std::to_string(index);
+  uint32_t count = words[rec::kCount];
+  throw BoundsViolation(
+      "kernel " + kernel->kernelName + ": out-of-bounds " + s.access +
+      where(s.location) + ": " + what + " of " + s.buffer + ", which has " +
+      std::to_string(size) + " elements, by thread (" + std::to_string(words[rec::kThreadX]) +
+      ", " + std::to_string(words[rec::kThreadY]) + ", " +
+      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
+      (count > 1 ? " (the first of " + std::to_string(count) +
+                       " out-of-bounds accesses)"
+                 : "") +
+      "; the access was skipped");
+}
+
+} // namespace enigma

@@ -1,0 +1,269 @@
+"""``@enigma.jit``: host functions that do layout algebra on Tensors and
+launch one kernel (API.md section 3; docs/design/jit-and-tensors.md).
+
+    @enigma.jit
+    def add(A, B, C):
+        tiler, tv = enigma.make_layout_tv(thr, val)
+        gA = enigma.tensor_zipped_divide(A, tiler)
+        ...
+        add_kernel(gA, gB, gC, tv).launch(grid=[tiles, 1, 1], block=[128, 1, 1])
+
+    compiled = enigma.compile(add, A, B, C)   # A, B, C: enigma.Tensor
+    compiled.grid, compiled.block             # as passed to launch()
+
+``enigma.compile`` runs the host function once with the given Tensors; the
+kernel call inside it records its arguments and ``.launch`` its grid
+(threadgroups, CuTe's convention) and block (threads per threadgroup).
+The launched kernel is then traced: every Tensor argument (and every
+Tensor given to compile) becomes a buffer parameter, in ``buffer_index``
+order; layouts, ints and other Python values are compile-time constants.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+from ._tensor import IdentityTensor, Tensor
+from ._tracing import (BufferProxy, EnigmaError, KernelDefinition, Param,
+                       user_location)
+from . import _core
+
+_state = threading.local()
+
+
+class JitFunction:
+    """What ``@enigma.jit`` returns: a host function to compile with
+    ``enigma.compile(fn, *tensors)``."""
+
+    def __init__(self, fn):
+        if not callable(fn):
+            raise EnigmaError(f"@enigma.jit decorates a function, got {fn!r}")
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        raise EnigmaError(
+            f"@enigma.jit function '{self.fn.__name__}' is not called "
+            "directly: compile it with enigma.compile(fn, *tensors) and run "
+            "the result with a runtime's execute()")
+
+    def __repr__(self) -> str:
+        return f"<enigma jit function {self.fn.__name__}>"
+
+
+def jit(fn) -> JitFunction:
+    """Decorator: ``fn`` is host code that builds Tensors and layouts and
+    launches exactly one ``@enigma.kernel`` with
+    ``kernel(args...).launch(grid=[gx, gy, gz], block=[bx, by, bz])``."""
+    return JitFunction(fn)
+
+
+def _dims(value, what: str, where: str) -> tuple:
+    """A launch shape as a 3-tuple of positive ints."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
+    if not isinstance(value, (list, tuple)) or not 1 <= len(value) <= 3:
+        raise EnigmaError(f"{where}: launch {what} must be a list of 1 to 3 "
+                          f"ints, got {value!r}")
+    dims = []
+    for d in value:
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise EnigmaError(f"{where}: launch {what} {value!r} must hold "
+                              "positive ints (compile-time values)")
+        dims.append(int(d))
+    return tuple(dims) + (1,) * (3 - len(dims))
+
+
+class KernelLaunch:
+    """A kernel call recorded inside an ``@enigma.jit`` function; its
+    :meth:`launch` picks the grid and block."""
+
+    def __init__(self, kernel: KernelDefinition, arguments: list,
+                 session: "_Session", where: str):
+        self.kernel = kernel
+        self.arguments = arguments
+        self._session = session
+        self._where = where
+
+    def launch(self, grid, block) -> None:
+        """Launches ``grid`` threadgroups of ``block`` threads (each a list
+        of 1 to 3 ints, CuTe's convention: ``grid`` counts threadgroups, not
+        threads)."""
+        file, line = user_location()
+        where = f"{file}:{line}"
+        session = getattr(_state, "session", None)
+        if session is not self._session:
+            raise EnigmaError(
+                f"{where}: launch() outside the @enigma.jit function that "
+                f"called kernel '{self.kernel.__name__}'; a kernel is launched "
+                "only while enigma.compile runs that function")
+        grid, block = _dims(grid, "grid", where), _dims(block, "block", where)
+        if block[0] * block[1] * block[2] > 1024:
+            raise EnigmaError(f"{where}: block {list(block)} has more than "
+                              "1024 threads per threadgroup")
+        if session.launch is not None:
+            raise EnigmaError(
+                f"{where}: a second kernel launch in @enigma.jit function "
+                f"'{session.name}' (the first was at {session.launch[3]}); a "
+                "jit function launches exactly one kernel")
+        session.launch = (self, grid, block, where)
+
+
+class _Session:
+    """One run of a jit function's host code."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.calls = []    # KernelLaunch objects created
+        self.launch = None  # (KernelLaunch, grid, block, where)
+
+
+def kernel_call(kernel: KernelDefinition, args, kwargs) -> KernelLaunch:
+    """``kernel(args...)`` inside a jit function (KernelDefinition.__call__
+    comes here)."""
+    session = getattr(_state, "session", None)
+    if session is None:
+        raise EnigmaError(
+            f"kernel '{kernel.__name__}' is not called directly: compile it "
+            "with enigma.compile and run it with a runtime's execute(), or "
+            "launch it from an @enigma.jit function with "
+            f"{kernel.__name__}(...).launch(grid=..., block=...)")
+    file, line = user_location()
+    where = f"{file}:{line}"
+    if any(p.kind != "jit" for p in kernel.params):
+        raise EnigmaError(
+            f"{where}: kernel '{kernel.__name__}' has annotated parameters; "
+            "a kernel launched from @enigma.jit takes Tensors, layouts and "
+            "ints as unannotated parameters")
+    try:
+        bound = inspect.signature(kernel.__wrapped__).bind(*args, **kwargs)
+    except TypeError as e:
+        raise EnigmaError(f"{where}: kernel '{kernel.__name__}': {e}") from None
+    bound.apply_defaults()
+    call = KernelLaunch(kernel, list(bound.arguments.values()), session,
+                        where)
+    session.calls.append(call)
+    return call
+
+
+def _tensors_in(values) -> list:
+    """Tensors among ``values`` (looking into lists and tuples)."""
+    found = []
+    for v in values:
+        if isinstance(v, IdentityTensor):
+            continue
+        if isinstance(v, Tensor):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(_tensors_in(v))
+    return found
+
+
+def _buffer_params(tensors, where: str) -> list:
+    """One buffer Param per buffer_index, indices 0..n-1."""
+    by_index = {}
+    for t in tensors:
+        seen = by_index.setdefault(t.buffer_index, t)
+        if (seen.name, seen.dtype) != (t.name, t.dtype):
+            raise EnigmaError(
+                f"{where}: buffer {t.buffer_index} is viewed as tensor "
+                f"{seen.name!r} ({seen.dtype.name}) and as {t.name!r} "
+                f"({t.dtype.name}); views of one buffer share name and type")
+    indices = sorted(by_index)
+    if indices != list(range(len(indices))):
+        raise EnigmaError(
+            f"{where}: the tensors use buffer indices {indices}; they must be "
+            f"0 to {len(indices) - 1} without gaps (each is a kernel "
+            "parameter, bound in that order)")
+    return [Param(by_index[i].name, "buffer", by_index[i].dtype)
+            for i in indices]
+
+
+class _LaunchedKernel(KernelDefinition):
+    """The kernel of a launch, traced with its recorded arguments: Tensors
+    bind to buffer parameters, everything else is passed as it is."""
+
+    def __init__(self, launch: KernelLaunch, params):
+        kernel = launch.kernel
+        self.fn = kernel.fn
+        self.__name__ = kernel.__name__
+        self.__doc__ = kernel.__doc__
+        self.__wrapped__ = kernel.__wrapped__
+        self.params = params
+        self._arguments = launch.arguments
+
+    def _bind_arguments(self, tracer, vec_width):
+        if vec_width > 1:
+            raise EnigmaError("vec_width does not apply to @enigma.jit "
+                              "kernels: Tensor.load()/store() choose vector "
+                              "accesses themselves")
+        tracer.buffers = {}
+        for index, p in enumerate(self.params):
+            buf = _core.add_vector_buffer(tracer.builder, p.name,
+                                          p.dtype.name, 1)
+            tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
+        return list(self._arguments)
+
+
+def compile_jit(jit_fn: JitFunction, args, **options):
+    """``enigma.compile(jit_fn, *args, **options)``: runs the host code,
+    traces the launched kernel, returns a CompiledKernel with ``grid`` and
+    ``block``."""
+    from ._compile import compile as compile_kernel
+    fn = jit_fn.fn
+    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    try:
+        inspect.signature(fn).bind(*args)
+    except TypeError as e:
+        names = ", ".join(inspect.signature(fn).parameters)
+        raise EnigmaError(
+            f"{where}: enigma.compile(@enigma.jit '{fn.__name__}', ...) got "
+            f"{len(args)} argument(s) for parameters ({names}): {e}; pass "
+            "the Tensors (and other values) the function takes") from None
+    if options.get("vec_width", 0) not in (0, 1):
+        raise EnigmaError("vec_width does not apply to @enigma.jit kernels: "
+                          "Tensor.load()/store() choose vector accesses "
+                          "themselves")
+    if getattr(_state, "session", None) is not None:
+        raise EnigmaError(f"{where}: @enigma.jit function '{fn.__name__}' is "
+                          "compiled inside another jit function")
+    session = _Session(fn.__name__)
+    _state.session = session
+    try:
+        result = fn(*args)
+    finally:
+        _state.session = None
+    if result is not None:
+        raise EnigmaError(f"{where}: @enigma.jit function '{fn.__name__}' "
+                          "returned a value; it launches a kernel and "
+                          "returns nothing")
+    if session.launch is None:
+        called = (f" (kernel '{session.calls[0].kernel.__name__}' was called "
+                  f"at {session.calls[0]._where} but never launched)"
+                  if session.calls else "")
+        raise EnigmaError(
+            f"{where}: @enigma.jit function '{fn.__name__}' launched no "
+            f"kernel{called}; call kernel(...).launch(grid=[...], "
+            "block=[...]) exactly once")
+    launch, grid, block, launch_where = session.launch
+    params = _buffer_params(_tensors_in(list(args) + launch.arguments),
+                            launch_where)
+    compiled = compile_kernel(_LaunchedKernel(launch, params), **options)
+    compiled.grid, compiled.block = grid, block
+    return compiled
+
+
+def dispatch_shape(compiled):
+    """``(grid, threads)`` for a runtime's ``execute`` / ``dispatch`` from
+    a jit-compiled kernel: ``grid`` in threads (Metal's dispatchThreads,
+    ``grid * block``) and ``threads`` = ``block``."""
+    if getattr(compiled, "grid", None) is None or compiled.block is None:
+        raise EnigmaError("dispatch_shape needs a kernel compiled from an "
+                          "@enigma.jit function (it carries grid and block)")
+    grid = tuple(g * b for g, b in zip(compiled.grid, compiled.block))
+    return grid, tuple(compiled.block)
+
+
+__all__ = ["jit", "JitFunction", "KernelLaunch", "dispatch_shape"]

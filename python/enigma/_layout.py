@@ -1,0 +1,745 @@
+"""CuTe's layout algebra (API.md section 11).
+
+A :class:`Layout` is a function from coordinates to offsets given by a
+hierarchical shape and stride (nested tuples of ints), column-major
+(colexicographic) by default: ``Layout((4, 8))`` is ``(4,8):(1,4)``.
+
+The algebra on layouts (composition, complement, divide, product, ...) runs
+in the C++ core (include/enigma/Layout). Evaluating a layout at a coordinate
+runs here, with generic arithmetic, so the same call works on Python ints
+(giving an int) and inside a traced kernel on ``uint`` IRValues (giving an
+IRValue built from the fewest ops: strides of 1 are not multiplied, modes of
+extent 1 or stride 0 add nothing).
+
+Every mistake (incompatible shapes, non-divisible divides, coordinates out
+of range or of the wrong rank) raises :class:`enigma.EnigmaError` naming the
+caller's file:line.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import _core
+from ._tracing import EnigmaError, IRValue, user_location
+
+__all__ = [
+    "Layout", "IdentityLayout", "Swizzle", "SwizzledLayout",
+    "make_layout", "make_ordered_layout", "make_identity_layout",
+    "size", "coalesce", "complement", "composition", "right_inverse",
+    "logical_divide", "zipped_divide", "tiled_divide",
+    "logical_product", "blocked_product", "raked_product",
+    "recast_layout", "make_layout_tv", "swizzle",
+    "product", "repeat_like", "select",
+]
+
+
+# --------------------------------------------------------------------------
+# Errors and argument checking
+# --------------------------------------------------------------------------
+
+def _fail(message: str):
+    file, line = user_location()
+    raise EnigmaError(f"{file}:{line}: {message}")
+
+
+def _core_call(function, *args):
+    """Runs one C++ algebra function; its errors name the user's line."""
+    try:
+        return function(*args)
+    except EnigmaError as e:
+        _fail(str(e))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+# The core computes in int64; keeping inputs well inside it leaves room for
+# the products the algebra forms.
+_INT_LIMIT = 1 << 48
+
+
+def _small_int(x, what: str) -> int:
+    x = int(x)
+    if not -_INT_LIMIT < x < _INT_LIMIT:
+        _fail(f"{what} {x} is too large for a layout (|x| < 2**48)")
+    return x
+
+
+def _int_tuple(x, what: str):
+    """x as nested tuples of Python ints (lists and numpy ints accepted)."""
+    if _is_int(x):
+        return _small_int(x, what)
+    if isinstance(x, (tuple, list)):
+        return tuple(_int_tuple(e, what) for e in x)
+    _fail(f"{what} must be an int or a (nested) tuple of ints, got {x!r}")
+
+
+# --------------------------------------------------------------------------
+# Tuple helpers
+# --------------------------------------------------------------------------
+
+def product(t) -> int:
+    """The product of every integer in the (nested) tuple ``t``:
+    ``product(((2, 2), 8)) == 32``; ``product(())`` is 1."""
+    t = _int_tuple(t, "product's argument")
+    if isinstance(t, int):
+        return t
+    result = 1
+    for e in t:
+        result *= product(e)
+    return result
+
+
+def repeat_like(t, value):
+    """A tuple shaped like ``t`` with every integer replaced by ``value``:
+    ``repeat_like((4, (2, 3)), 0) == (0, (0, 0))``."""
+    t = _int_tuple(t, "repeat_like's first argument")
+    if isinstance(t, int):
+        return value
+    return tuple(repeat_like(e, value) for e in t)
+
+
+def select(x, modes):
+    """The chosen top-level modes of a tuple or a :class:`Layout`, in the
+    given order: ``select((5, 6, 7), [2, 0]) == (7, 5)``."""
+    modes = [int(m) for m in modes]
+    if isinstance(x, Layout):
+        return Layout._of(select(x.shape, modes), select(x.stride, modes))
+    t = _int_tuple(x, "select's first argument")
+    t = (t,) if isinstance(t, int) else t
+    for m in modes:
+        if not 0 <= m < len(t):
+            _fail(f"select: mode {m} is out of range for {_str(t)} of rank "
+                  f"{len(t)}")
+    return tuple(t[m] for m in modes)
+
+
+def _str(t) -> str:
+    if isinstance(t, tuple):
+        return "(" + ",".join(_str(e) for e in t) + ")"
+    return str(t)
+
+
+def _rank(t) -> int:
+    return 1 if isinstance(t, int) else len(t)
+
+
+def _depth(t) -> int:
+    if isinstance(t, int):
+        return 0
+    return 1 + max((_depth(e) for e in t), default=0)
+
+
+def _leaves(t):
+    if isinstance(t, int):
+        yield t
+    else:
+        for e in t:
+            yield from _leaves(e)
+
+
+def _mode(t, i: int):
+    if isinstance(t, int):
+        return t
+    return t[i]
+
+
+# --------------------------------------------------------------------------
+# Evaluation with ints or traced values
+# --------------------------------------------------------------------------
+
+def _check_coord_leaf(c, what="coordinate"):
+    """An int, or a scalar integer IRValue of a traced kernel."""
+    if _is_int(c):
+        return int(c)
+    if isinstance(c, IRValue):
+        if c.lanes != 1 or c.dtype.is_float or c.dtype.name == "b1":
+            _fail(f"a layout {what} must be a scalar integer, got {c!r}")
+        return c
+    _fail(f"a layout {what} must be an int, a tuple of ints or a traced "
+          f"integer value, got {c!r}")
+
+
+def _offset_terms(coord, shape, stride, terms):
+    """Appends to ``terms`` the products coordinate * stride of every leaf
+    mode that contributes (CuTe's crd2idx)."""
+    if isinstance(coord, (tuple, list)):
+        if isinstance(shape, int) or len(coord) != len(shape):
+            _fail(f"coordinate {_coord_str(coord)} has rank {len(coord)} "
+                  f"but the shape {_str(shape)} has rank {_rank(shape)}")
+        for c, s, d in zip(coord, shape, stride):
+            _offset_terms(c, s, d, terms)
+        return
+    c = _check_coord_leaf(coord)
+    extent = product(shape)
+    if isinstance(c, int) and not 0 <= c < extent:
+        _fail(f"coordinate {c} is out of range [0, {extent}) of shape "
+              f"{_str(shape)}")
+    if isinstance(shape, int):
+        if shape != 1 and stride != 0:
+            terms.append(c if stride == 1 else c * stride)
+        return
+    if isinstance(c, int):
+        for s, d in zip(shape, stride):
+            mode_size = product(s)
+            _offset_terms(c % mode_size, s, d, terms)
+            c //= mode_size
+        return
+    # A traced 1-D index into a nested mode: colexicographic decomposition
+    # over the leaves; the last contributing leaf needs no modulo.
+    extents, strides = list(_leaves(shape)), list(_leaves(stride))
+    live = [k for k, (s, d) in enumerate(zip(extents, strides))
+            if s != 1 and d != 0]
+    prefix = 1
+    for k, (s, d) in enumerate(zip(extents, strides)):
+        if k in live:
+            leaf = c if prefix == 1 else c // prefix
+            if k != live[-1] or prefix * s < extent:
+                leaf = leaf % s
+            terms.append(leaf if d == 1 else leaf * d)
+        prefix *= s
+
+
+def _coord_str(coord) -> str:
+    if isinstance(coord, (tuple, list)):
+        return "(" + ",".join(_coord_str(c) for c in coord) + ")"
+    return str(coord) if _is_int(coord) else repr(coord)
+
+
+def _sum_terms(terms):
+    """Sums ints at Python time and traced values as ops; an int when every
+    term is an int."""
+    constant, traced = 0, None
+    for t in terms:
+        if isinstance(t, int):
+            constant += t
+        else:
+            traced = t if traced is None else traced + t
+    if traced is None:
+        return constant
+    return traced + constant if constant else traced
+
+
+def _evaluate(shape, stride, coord):
+    terms = []
+    _offset_terms(coord, shape, stride, terms)
+    return _sum_terms(terms)
+
+
+def _index_to_coord(index, shape):
+    """The coordinate of 1-D ``index`` in ``shape`` (CuTe's idx2crd, the
+    last mode unbounded), with ints or traced values."""
+    if isinstance(shape, int):
+        return index
+    coord, prefix = [], 1
+    for i, mode in enumerate(shape):
+        mode_size = product(mode)
+        part = index if prefix == 1 else index // prefix
+        if i != len(shape) - 1 and mode_size != 1:
+            part = part % mode_size
+        elif mode_size == 1 and i != len(shape) - 1:
+            part = 0
+        coord.append(_index_to_coord(part, mode))
+        prefix *= mode_size
+    return tuple(coord)
+
+
+def _coord_args(args):
+    if len(args) == 1:
+        return args[0]
+    if not args:
+        _fail("a layout is called with a coordinate, e.g. L(3) or L((1, 2))")
+    return tuple(args)
+
+
+# --------------------------------------------------------------------------
+# Layout
+# --------------------------------------------------------------------------
+
+class Layout:
+    """A CuTe layout: ``shape`` and ``stride`` are congruent nested tuples of
+    ints (or ints); ``stride`` defaults to compact column-major. Extents are
+    >= 1 and strides >= 0.
+
+    ``L(coord)`` gives the offset of a coordinate: an int (a 1-D
+    colexicographic index), a tuple with one entry per mode (each an int or a
+    nested tuple), or the modes as separate arguments ``L(i, j)``. Entries may
+    be traced integer values inside a kernel; the result is then traced too.
+
+    >>> Layout((4, 8))
+    (4,8):(1,4)
+    >>> Layout(((2, 2), 8), ((1, 4), 2))((1, 3))
+    7
+    """
+
+    __slots__ = ("_shape", "_stride")
+
+    def __init__(self, shape, stride=None):
+        shape = _int_tuple(shape, "a layout shape")
+        if stride is not None:
+            stride = _int_tuple(stride, "a layout stride")
+        self._shape, self._stride = _core_call(_core.layout_make, shape, stride)
+
+    @classmethod
+    def _of(cls, shape, stride) -> "Layout":
+        """A layout from an already checked (shape, stride)."""
+        layout = object.__new__(cls)
+        layout._shape, layout._stride = shape, stride
+        return layout
+
+    @classmethod
+    def _from_core(cls, pair) -> "Layout":
+        return cls._of(pair[0], pair[1])
+
+    def _pair(self):
+        return (self._shape, self._stride)
+
+    @property
+    def shape(self):
+        """The shape: an int or a nested tuple of ints."""
+        return self._shape
+
+    @property
+    def stride(self):
+        """The stride, congruent to the shape."""
+        return self._stride
+
+    def size(self, mode=None) -> int:
+        """Number of coordinates (the product of the shape), or of top-level
+        mode ``mode``."""
+        if mode is None:
+            return product(self._shape)
+        return product(self._shape_mode(mode))
+
+    def rank(self) -> int:
+        """Number of top-level modes (1 for an integral shape)."""
+        return _rank(self._shape)
+
+    def depth(self) -> int:
+        """Nesting depth of the shape (0 for an integral shape)."""
+        return _depth(self._shape)
+
+    def cosize(self) -> int:
+        """One past the largest offset: ``L(size - 1) + 1``."""
+        return _core_call(_core.layout_cosize, self._pair())
+
+    def mode(self, i: int) -> "Layout":
+        """Top-level mode ``i`` as a layout of its own."""
+        return Layout._of(self._shape_mode(i), _mode(self._stride, int(i)))
+
+    def _shape_mode(self, i):
+        if not _is_int(i) or not 0 <= i < self.rank():
+            _fail(f"mode {i!r} is out of range for the layout {self} of rank "
+                  f"{self.rank()}")
+        return _mode(self._shape, int(i))
+
+    def __call__(self, *coord):
+        return _evaluate(self._shape, self._stride, _coord_args(coord))
+
+    def __eq__(self, other):
+        return (isinstance(other, Layout) and type(other) is type(self)
+                and self._pair() == other._pair())
+
+    def __hash__(self):
+        return hash(self._pair())
+
+    def __str__(self):
+        return f"{_str(self._shape)}:{_str(self._stride)}"
+
+    __repr__ = __str__
+
+
+class IdentityLayout:
+    """A layout whose value is the coordinate itself (CuTe's identity layout,
+    strides ``1@0, 1@1, ...``): ``make_identity_layout((4, 8))((1, 2)) ==
+    (1, 2)``. Composing, dividing or tiling it keeps that meaning: the
+    result maps its coordinates to coordinates of the original shape.
+
+    Internally it is ``idx2crd(coord_shape) o layout`` where ``layout``
+    starts as the compact layout of ``coord_shape``; the algebra acts on
+    ``layout``."""
+
+    __slots__ = ("coord_shape", "layout")
+
+    def __init__(self, coord_shape, layout: Layout | None = None):
+        self.coord_shape = _int_tuple(coord_shape, "an identity layout shape")
+        self.layout = Layout(self.coord_shape) if layout is None else layout
+
+    @property
+    def shape(self):
+        """The shape of the coordinates this layout takes."""
+        return self.layout.shape
+
+    def size(self, mode=None) -> int:
+        """As :meth:`Layout.size`."""
+        return self.layout.size(mode)
+
+    def rank(self) -> int:
+        """As :meth:`Layout.rank`."""
+        return self.layout.rank()
+
+    def depth(self) -> int:
+        """As :meth:`Layout.depth`."""
+        return self.layout.depth()
+
+    def __call__(self, *coord):
+        """The coordinate of ``coord_shape`` (a tuple congruent to it, or an
+        int for an integral shape) that ``coord`` maps to."""
+        return _index_to_coord(self.layout(*coord), self.coord_shape)
+
+    def __eq__(self, other):
+        return (isinstance(other, IdentityLayout)
+                and other.coord_shape == self.coord_shape
+                and other.layout == self.layout)
+
+    def __hash__(self):
+        return hash((self.coord_shape, self.layout))
+
+    def __str__(self):
+        if self.layout == Layout(self.coord_shape):
+            return f"{_str(self.coord_shape)}:{_basis_str(self.coord_shape)}"
+        return f"idx2crd{_str(self.coord_shape)} o {self.layout}"
+
+    __repr__ = __str__
+
+
+def _basis_str(shape) -> str:
+    """CuTe's scaled-basis strides of an identity layout: ((1@0,2@0),1@1)."""
+    if isinstance(shape, int):
+        return "1@0"
+    parts = []
+    for i, mode in enumerate(shape):
+        prefix = [1]
+
+        def strides(m):
+            if isinstance(m, int):
+                s = prefix[0]
+                prefix[0] *= m
+                return f"{s}@{i}"
+            return "(" + ",".join(strides(e) for e in m) + ")"
+        parts.append(strides(mode))
+    return "(" + ",".join(parts) + ")"
+
+
+# --------------------------------------------------------------------------
+# Swizzles
+# --------------------------------------------------------------------------
+
+class Swizzle:
+    """CuTe's ``Swizzle<B,M,S>``: XORs the ``bits`` bits found ``shift`` bits
+    above bit ``base`` into the ``bits`` bits at ``base``:
+    ``x ^ ((x & yyy_mask) >> shift)`` (a negative shift moves bits up). Needs
+    ``bits, base >= 0`` and ``|shift| >= bits``. Callable on ints and on
+    traced integer values.
+
+    >>> Swizzle(3, 4, 3)(0b1010000000)
+    720
+    """
+
+    __slots__ = ("bits", "base", "shift", "yyy_mask", "zzz_mask")
+
+    def __init__(self, bits: int, base: int, shift: int):
+        for name, v in (("bits", bits), ("base", base), ("shift", shift)):
+            if not _is_int(v) or not -64 < v < 64:
+                _fail(f"Swizzle {name} must be an int in (-64, 64), got {v!r}")
+        self.bits, self.base, self.shift = int(bits), int(base), int(shift)
+        self.yyy_mask, self.zzz_mask = _core_call(
+            _core.swizzle_masks, self.bits, self.base, self.shift)
+
+    def __call__(self, offset):
+        offset = _check_coord_leaf(offset, "offset")
+        if self.bits == 0:
+            return offset
+        read = offset & self.yyy_mask
+        moved = read >> self.shift if self.shift >= 0 else read << -self.shift
+        return offset ^ moved
+
+    def __eq__(self, other):
+        return (isinstance(other, Swizzle)
+                and (self.bits, self.base, self.shift)
+                == (other.bits, other.base, other.shift))
+
+    def __hash__(self):
+        return hash((self.bits, self.base, self.shift))
+
+    def __str__(self):
+        return f"Sw<{self.bits},{self.base},{self.shift}>"
+
+    __repr__ = __str__
+
+
+class SwizzledLayout:
+    """CuTe's ``ComposedLayout`` of a swizzle, an offset and a layout:
+    ``coord -> swizzle(offset + layout(coord))``. Composition, division and
+    products act on ``layout``; the swizzle stays outermost."""
+
+    __slots__ = ("swizzle", "offset", "layout")
+
+    def __init__(self, swizzle: Swizzle, offset: int, layout: Layout):
+        if not isinstance(swizzle, Swizzle):
+            _fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
+        if not isinstance(layout, Layout):
+            _fail(f"SwizzledLayout needs a Layout, got {layout!r}")
+        if not _is_int(offset) or offset < 0:
+            _fail(f"SwizzledLayout offset must be an int >= 0, got {offset!r}")
+        self.swizzle, self.offset, self.layout = swizzle, int(offset), layout
+
+    @property
+    def shape(self):
+        """The inner layout's shape."""
+        return self.layout.shape
+
+    def size(self, mode=None) -> int:
+        """As :meth:`Layout.size`."""
+        return self.layout.size(mode)
+
+    def rank(self) -> int:
+        """As :meth:`Layout.rank`."""
+        return self.layout.rank()
+
+    def depth(self) -> int:
+        """As :meth:`Layout.depth`."""
+        return self.layout.depth()
+
+    def cosize(self) -> int:
+        """One past the largest offset over all coordinates (computed by
+        evaluating every coordinate, since the swizzle permutes offsets)."""
+        return max(self(i) for i in range(self.size())) + 1
+
+    def __call__(self, *coord):
+        inner = self.layout(*coord)
+        return self.swizzle(inner + self.offset if self.offset else inner)
+
+    def __eq__(self, other):
+        return (isinstance(other, SwizzledLayout)
+                and (self.swizzle, self.offset, self.layout)
+                == (other.swizzle, other.offset, other.layout))
+
+    def __hash__(self):
+        return hash((self.swizzle, self.offset, self.layout))
+
+    def __str__(self):
+        return f"{self.swizzle} o {self.offset} o {self.layout}"
+
+    __repr__ = __str__
+
+
+def swizzle(layout, bits: int, base: int, shift: int, offset: int = 0):
+    """``SwizzledLayout(Swizzle(bits, base, shift), offset, layout)``: the
+    layout followed by CuTe's ``Swizzle<bits,base,shift>``. ``layout`` may be
+    a Layout or a shape (made compact column-major).
+
+    >>> swizzle(Layout((8, 64), (64, 1)), 3, 4, 3)
+    Sw<3,4,3> o 0 o (8,64):(64,1)
+    """
+    return SwizzledLayout(Swizzle(bits, base, shift), offset,
+                          _as_layout(layout, "swizzle's layout"))
+
+
+# --------------------------------------------------------------------------
+# Construction
+# --------------------------------------------------------------------------
+
+def _as_layout(x, what: str) -> Layout:
+    if isinstance(x, Layout):
+        return x
+    if _is_int(x) or isinstance(x, (tuple, list)):
+        return Layout(x)
+    _fail(f"{what} must be a Layout or a shape, got {x!r}")
+
+
+def make_layout(*args, stride=None):
+    """``make_layout(shape, stride=None)`` is ``Layout(shape, stride)``;
+    ``make_layout(a, b, ...)`` with Layouts is the layout whose modes are
+    ``a, b, ...``: ``make_layout(Layout(4, 2), Layout(8, 8))`` is
+    ``(4,8):(2,8)`` (a single layout is returned as it is)."""
+    if args and all(isinstance(a, Layout) for a in args):
+        if stride is not None:
+            _fail("make_layout of layouts takes no stride")
+        if len(args) == 1:
+            return args[0]
+        return Layout._of(tuple(a.shape for a in args),
+                          tuple(a.stride for a in args))
+    if len(args) == 2 and stride is None:
+        return Layout(args[0], args[1])
+    if len(args) != 1:
+        _fail("make_layout takes a shape (and optionally a stride), or "
+              "Layouts to concatenate")
+    return Layout(args[0], stride)
+
+
+def make_ordered_layout(shape, order) -> Layout:
+    """A compact layout of ``shape`` whose modes get strides in increasing
+    ``order`` (ties keep mode order): ``make_ordered_layout((4, 8), (1, 0))``
+    is the row-major ``(4,8):(8,1)``."""
+    shape = _int_tuple(shape, "make_ordered_layout's shape")
+    order = _int_tuple(order, "make_ordered_layout's order")
+    return Layout._from_core(_core_call(_core.layout_ordered, shape, order))
+
+
+def make_identity_layout(shape) -> IdentityLayout:
+    """The layout mapping each coordinate of ``shape`` to itself (see
+    :class:`IdentityLayout`): ``make_identity_layout((4, 8))(5) == (1, 1)``."""
+    return IdentityLayout(shape)
+
+
+def size(x, mode=None) -> int:
+    """Size of a layout (of any kind) or of a shape tuple, or of its top-level
+    mode ``mode``: ``size((4, 8)) == 32``, ``size(Layout((4, 8)), 1) == 8``."""
+    if isinstance(x, (Layout, IdentityLayout, SwizzledLayout)):
+        return x.size(mode)
+    t = _int_tuple(x, "size's argument")
+    if mode is None:
+        return product(t)
+    if not _is_int(mode) or not 0 <= mode < _rank(t):
+        _fail(f"mode {mode!r} is out of range for {_str(t)}")
+    return product(_mode(t, int(mode)))
+
+
+# --------------------------------------------------------------------------
+# The algebra (in the C++ core)
+# --------------------------------------------------------------------------
+
+def _tiler(t):
+    """A tiler in the core's form: (shape, stride) for a layout, a list for
+    a by-mode tuple. An int n means the layout n:1."""
+    if isinstance(t, Layout):
+        return t._pair()
+    if _is_int(t):
+        return (int(t), 1)
+    if isinstance(t, (tuple, list)):
+        return [_tiler(e) for e in t]
+    _fail(f"a tiler must be a Layout, an int or a tuple of them, got {t!r}")
+
+
+def _layout_arg(x, what: str) -> Layout:
+    if not isinstance(x, Layout):
+        _fail(f"{what} must be a Layout, got {x!r}")
+    return x
+
+
+def _tiled(function, a, tiler, name: str):
+    """Applies a (layout, tiler) function to any kind of layout; identity and
+    swizzled layouts keep their outer function."""
+    if isinstance(a, IdentityLayout):
+        return IdentityLayout(a.coord_shape, _tiled(function, a.layout, tiler, name))
+    if isinstance(a, SwizzledLayout):
+        return SwizzledLayout(a.swizzle, a.offset,
+                              _tiled(function, a.layout, tiler, name))
+    a = _layout_arg(a, f"{name}'s first argument")
+    return Layout._from_core(_core_call(function, a._pair(), _tiler(tiler)))
+
+
+def coalesce(layout: Layout, profile=None) -> Layout:
+    """The same function with the fewest modes: ``coalesce(Layout((2, (1,
+    6)), (1, (6, 2))))`` is ``12:1``. With ``profile`` (a tuple), coalesces
+    each top-level mode on its own and keeps the profile's rank."""
+    layout = _layout_arg(layout, "coalesce's argument")
+    if profile is not None:
+        profile = _int_tuple(profile, "coalesce's profile")
+    return Layout._from_core(_core_call(_core.layout_coalesce, layout._pair(),
+                                        profile))
+
+
+def complement(layout: Layout, cosize=None) -> Layout:
+    """The layout of the offsets below ``cosize`` (default:
+    ``layout.cosize()``) that ``layout`` misses, so that
+    ``make_layout(layout, complement(layout, n))`` is a bijection onto at
+    least ``n`` offsets: ``complement(Layout(4, 1), 24)`` is ``6:4``."""
+    layout = _layout_arg(layout, "complement's argument")
+    if cosize is not None and not _is_int(cosize):
+        _fail(f"complement's cosize must be an int, got {cosize!r}")
+    return Layout._from_core(_core_call(
+        _core.layout_complement, layout._pair(),
+        None if cosize is None else _small_int(cosize, "complement's cosize")))
+
+
+def composition(a, b):
+    """``a o b``: ``composition(a, b)(c) == a(b(c))``, shaped like ``b``. ``b``
+    is a Layout, an int ``n`` (``n:1``) or a tuple of those applied mode by
+    mode (a by-mode tiler). ``a`` may be a Layout, an IdentityLayout, a
+    SwizzledLayout, or a Swizzle (giving a SwizzledLayout)."""
+    if isinstance(a, Swizzle):
+        return SwizzledLayout(a, 0, _as_layout(b, "composition's second argument"))
+    return _tiled(_core.layout_composition, a, b, "composition")
+
+
+def right_inverse(layout: Layout) -> Layout:
+    """A layout ``R`` with ``layout(R(i)) == i`` for ``i`` below
+    ``size(R)``, the longest contiguous run of offsets from 0."""
+    layout = _layout_arg(layout, "right_inverse's argument")
+    return Layout._from_core(_core_call(_core.layout_right_inverse,
+                                        layout._pair()))
+
+
+def logical_divide(layout, tiler):
+    """``layout o (tiler, complement(tiler, size(layout)))``: mode 0 walks a
+    tile, mode 1 the tiles. A by-mode tiler divides each mode:
+    ``logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2))`` is
+    ``((2,2),(2,3)):((4,1),(2,8))``."""
+    return _tiled(_core.layout_logical_divide, layout, tiler, "logical_divide")
+
+
+def zipped_divide(layout, tiler):
+    """:func:`logical_divide` with the tile modes gathered in mode 0 and the
+    rest in mode 1: ``((tile modes), (rest modes))``."""
+    return _tiled(_core.layout_zipped_divide, layout, tiler, "zipped_divide")
+
+
+def tiled_divide(layout, tiler):
+    """:func:`zipped_divide` with the rest modes unpacked:
+    ``((tile modes), rest0, rest1, ...)``."""
+    return _tiled(_core.layout_tiled_divide, layout, tiler, "tiled_divide")
+
+
+def _product(function, a, b, name):
+    a = _as_layout(a, f"{name}'s first argument")
+    b = _as_layout(b, f"{name}'s second argument")
+    return Layout._from_core(_core_call(function, a._pair(), b._pair()))
+
+
+def logical_product(a, b) -> Layout:
+    """``(a, complement(a, size(a) * cosize(b)) o b)``: ``b`` copies of ``a``."""
+    return _product(_core.layout_logical_product, a, b, "logical_product")
+
+
+def blocked_product(a, b) -> Layout:
+    """Tiles of ``a`` arranged by ``b``, mode by mode ``(a_i, b_i)``:
+    ``blocked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3)))`` is
+    ``((2,3),(5,4)):((5,10),(1,30))``."""
+    return _product(_core.layout_blocked_product, a, b, "blocked_product")
+
+
+def raked_product(a, b) -> Layout:
+    """Like :func:`blocked_product` with each mode ``(b_i, a_i)``: the
+    elements of ``a`` are interleaved across the tiles."""
+    return _product(_core.layout_raked_product, a, b, "raked_product")
+
+
+def recast_layout(new_bits: int, old_bits: int, layout: Layout) -> Layout:
+    """The layout of the same memory read as ``new_bits``-bit elements
+    instead of ``old_bits``-bit ones (CuTe's recast_layout):
+    ``recast_layout(8, 32, Layout((4, 8)))`` is ``(16,8):(1,16)``."""
+    for name, v in (("new_bits", new_bits), ("old_bits", old_bits)):
+        if not _is_int(v):
+            _fail(f"recast_layout's {name} must be an int, got {v!r}")
+    layout = _layout_arg(layout, "recast_layout's layout")
+    return Layout._from_core(_core_call(
+        _core.layout_recast, _small_int(new_bits, "new_bits"),
+        _small_int(old_bits, "old_bits"), layout._pair()))
+
+
+def make_layout_tv(thr_layout, val_layout):
+    """CuTe DSL's make_layout_tv: ``(tiler, tv_layout)`` where ``tiler`` is
+    the tile shape (per mode, thread extent times value extent) and
+    ``tv_layout`` maps ``(thread_index, value_index)`` to the index of that
+    element in the column-major tile. Thread ``t`` is the thread whose
+    ``thr_layout`` value is ``t``; likewise for values.
+    ``make_layout_tv(Layout((4, 32), (32, 1)), Layout((4, 4), (4, 1)))[0]``
+    is ``(16, 128)``."""
+    thr = _as_layout(thr_layout, "make_layout_tv's thread layout")
+    val = _as_layout(val_layout, "make_layout_tv's value layout")
+    tiler, tv = _core_call(_core.layout_tv, thr._pair(), val._pair())
+    return tiler, Layout._from_core(tv)

@@ -1,0 +1,592 @@
+"""Tensors: a buffer parameter of a kernel seen through a layout (API.md
+section 11; docs/reference/tensor.md).
+
+A :class:`Tensor` is a plain description (buffer parameter, element type,
+layout, base offset) that host code (an ``@enigma.jit`` function) can
+divide and compose with the layout algebra, and that a kernel body indexes,
+slices, and reads or writes whole with :meth:`Tensor.load` /
+:meth:`Tensor.store`. Offsets are computed here with CuTe's rules
+(``crd2idx``): fixed coordinates fold into Python ints at trace time, traced
+coordinates (IRValues) become integer ops in the kernel.
+
+``load()`` / ``store()`` move 2 or 4 elements per access (a ``float4``,
+``half4``, ...) wherever the layout makes them contiguous and the offset is
+provably a multiple of the width: static offsets are checked directly, a
+traced base offset through ``_core.known_power_of_two_divisor``, which reads
+how the offset was built (``block * 512 + thread * 4`` is a multiple of 4).
+Together with buffer bases aligned to at least 16 bytes (every runtime
+allocates so) that makes each vector access aligned to its own size.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from . import _core
+from ._dtypes import DType, as_dtype
+from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
+                       fail, to_value)
+
+# Static-size limit of load()/store(): they unroll one access per element
+# (or per vector), so a tensor meant for them is a per-thread fragment.
+MAX_FRAGMENT_ELEMENTS = 1024
+# Vector accesses move at most 16 bytes (a float4): the alignment every
+# backend guarantees for buffer bases.
+_MAX_VECTOR_BYTES = 16
+
+
+# --------------------------------------------------------------------------
+# Nested integer tuples (CuTe's IntTuple), as the layout module shapes them
+# --------------------------------------------------------------------------
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _is_scalar_coord(x) -> bool:
+    return _is_int(x) or isinstance(x, IRValue)
+
+
+def _size(shape) -> int:
+    if isinstance(shape, tuple):
+        return math.prod(_size(s) for s in shape)
+    return int(shape)
+
+
+def _add(a, b):
+    if _is_int(a) and a == 0:
+        return b
+    if _is_int(b) and b == 0:
+        return a
+    return a + b
+
+
+def _mul(a, b):
+    """a * b for an int or IRValue ``a`` and an int ``b``."""
+    if _is_int(a):
+        return a * b
+    if b == 1:
+        return a
+    if b == 0:
+        return 0
+    return a * b
+
+
+def _crd2idx(coord, shape, stride):
+    """The offset of ``coord`` in the layout ``shape:stride`` (CuTe's
+    crd2idx). A scalar coordinate into a nested mode is split
+    colexicographically (first sub-mode fastest); the last sub-mode takes
+    the remaining quotient unreduced, as in CuTe."""
+    if isinstance(shape, tuple):
+        if isinstance(coord, tuple):
+            if len(coord) != len(shape):
+                fail(f"coordinate {_show(coord)} has {len(coord)} modes but "
+                     f"the shape {shape} has {len(shape)}")
+            total = 0
+            for c, s, d in zip(coord, shape, stride):
+                total = _add(total, _crd2idx(c, s, d))
+            return total
+        total, rest = 0, coord
+        for k, (s, d) in enumerate(zip(shape, stride)):
+            if k == len(shape) - 1:
+                total = _add(total, _crd2idx(rest, s, d))
+            else:
+                n = _size(s)
+                total = _add(total, _crd2idx(_mod(rest, n), s, d))
+                rest = _div(rest, n)
+        return total
+    if isinstance(coord, tuple):
+        fail(f"coordinate {_show(coord)} is nested deeper than the shape "
+             f"{shape}")
+    return _mul(coord, stride)
+
+
+def _div(a, n: int):
+    if n == 1:
+        return a
+    return a // n
+
+
+def _mod(a, n: int):
+    if n == 1:
+        return 0
+    return a % n
+
+
+def _idx2crd(index, shape):
+    """The coordinate of linear ``index`` in ``shape``, colexicographic (the
+    inverse of the compact column-major layout), nested like ``shape``."""
+    if isinstance(shape, tuple):
+        out, rest = [], index
+        for k, s in enumerate(shape):
+            if k == len(shape) - 1:
+                out.append(_idx2crd(rest, s))
+            else:
+                n = _size(s)
+                out.append(_idx2crd(_mod(rest, n), s))
+                rest = _div(rest, n)
+        return tuple(out)
+    return index
+
+
+def _show(coord) -> str:
+    if isinstance(coord, tuple):
+        return "(" + ", ".join(_show(c) for c in coord) + (
+            ",)" if len(coord) == 1 else ")")
+    if isinstance(coord, IRValue):
+        return "<traced>"
+    return repr(coord)
+
+
+def _has_none(coord) -> bool:
+    if coord is None:
+        return True
+    if isinstance(coord, tuple):
+        return any(_has_none(c) for c in coord)
+    return False
+
+
+def _check_coord(coord):
+    if isinstance(coord, tuple):
+        for c in coord:
+            _check_coord(c)
+    elif coord is not None and not _is_scalar_coord(coord):
+        fail(f"a tensor coordinate is an int, a traced integer, None (keep "
+             f"the mode) or a tuple of those; got {type(coord).__name__}")
+    elif isinstance(coord, IRValue) and (coord.dtype.is_float or
+                                         coord.lanes != 1):
+        fail(f"a tensor coordinate must be an integer, got a {coord!r}")
+
+
+def _slice(coord, shape, stride, kept):
+    """Offset of the fixed part of ``coord``; appends the (shape, stride) of
+    every mode given None to ``kept``."""
+    if coord is None:
+        kept.append((shape, stride))
+        return 0
+    if isinstance(coord, tuple):
+        if not isinstance(shape, tuple) or len(coord) != len(shape):
+            fail(f"slice {_show(coord)} does not match the shape {shape}")
+        total = 0
+        for c, s, d in zip(coord, shape, stride):
+            total = _add(total, _slice(c, s, d, kept))
+        return total
+    return _crd2idx(coord, shape, stride)
+
+
+def _power_of_two_divisor(offset) -> int:
+    """The largest power of two ``offset`` is known to be a multiple of."""
+    if _is_int(offset):
+        if offset == 0:
+            return 1 << 31
+        return offset & -offset
+    return int(_core.known_power_of_two_divisor(offset._tracer.builder,
+                                                offset._value))
+
+
+def _index_value(offset) -> IRValue:
+    if isinstance(offset, IRValue):
+        return offset
+    if offset < 0:
+        fail(f"a tensor element lies before the start of its buffer "
+             f"(offset {offset})")
+    return to_value(offset, as_dtype("u32" if offset < 2**32 else "u64"))
+
+
+def _layout_module():
+    from . import _layout
+    return _layout
+
+
+def _make_layout(shape, stride):
+    return _layout_module().Layout(shape, stride)
+
+
+# --------------------------------------------------------------------------
+# Fragments: the values load() returns
+# --------------------------------------------------------------------------
+
+class Fragment:
+    """The elements of a tensor read by :meth:`Tensor.load`, in the tensor's
+    logical order (colexicographic over its shape). Index it, iterate it, or
+    compute with it element by element: ``a + b``, ``a * 2.0``, ``-a``,
+    ``a.astype(enigma.f16)``; a Fragment (or a list of values, or one value)
+    is what :meth:`Tensor.store` writes."""
+
+    __slots__ = ("values", "shape")
+
+    def __init__(self, values, shape=None):
+        self.values = list(values)
+        self.shape = shape if shape is not None else len(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __repr__(self) -> str:
+        return f"Fragment({len(self.values)} values, shape={self.shape})"
+
+    def astype(self, dtype) -> "Fragment":
+        """Every element converted to ``dtype`` (Metal's conversion rules)."""
+        dtype = as_dtype(dtype)
+        return Fragment([to_value(v, dtype).cast(dtype) for v in self.values],
+                        self.shape)
+
+    def _map(self, other, op):
+        if isinstance(other, Fragment):
+            if len(other) != len(self):
+                fail(f"element-wise operation on fragments of {len(self)} "
+                     f"and {len(other)} values")
+            pairs = zip(self.values, other.values)
+        else:
+            pairs = ((v, other) for v in self.values)
+        return Fragment([op(a, b) for a, b in pairs], self.shape)
+
+    def __add__(self, o): return self._map(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._map(o, lambda a, b: b + a)
+    def __sub__(self, o): return self._map(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._map(o, lambda a, b: b - a)
+    def __mul__(self, o): return self._map(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._map(o, lambda a, b: b * a)
+    def __truediv__(self, o): return self._map(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._map(o, lambda a, b: b / a)
+
+    def __neg__(self):
+        return Fragment([-v for v in self.values], self.shape)
+
+
+# --------------------------------------------------------------------------
+# Tensor
+# --------------------------------------------------------------------------
+
+class Tensor:
+    """A view of buffer parameter ``buffer_index`` of a kernel through
+    ``layout``: element ``c`` lives at ``buffer[base_offset + layout(c)]``.
+
+    ``metal_dtype`` is the element type (``enigma.f32``, ``"float"``, ...);
+    ``base_offset`` an int, or inside a kernel a traced integer. In host code
+    (an ``@enigma.jit`` function) a Tensor is divided and composed with the
+    layout algebra; passed to a kernel it becomes a buffer parameter. Inside
+    a kernel body:
+
+    * ``t[c]`` with every mode fixed reads one element, ``t[c] = v`` writes
+      one (``c`` an int, a traced integer or a tuple of those; a single
+      integer into a multi-mode tensor is a linear, colexicographic index);
+    * ``t[None, i]`` keeps the modes given ``None`` and fixes the others: a
+      Tensor whose base offset has grown;
+    * ``t.load()`` / ``t.store(v)`` move every element, vectorised where the
+      layout allows (see the module docs).
+    """
+
+    def __init__(self, name, buffer_index, metal_dtype, layout, base_offset=0):
+        if not isinstance(name, str) or not name:
+            raise EnigmaError(f"Tensor: name must be a non-empty string, got "
+                              f"{name!r}")
+        if not _is_int(buffer_index) or buffer_index < 0:
+            raise EnigmaError(f"Tensor {name!r}: buffer_index must be an int "
+                              f">= 0, got {buffer_index!r}")
+        dtype = as_dtype(metal_dtype, strict=False)
+        if dtype is None:
+            raise EnigmaError(f"Tensor {name!r}: {metal_dtype!r} is not an "
+                              "element type (use enigma.f32, \"float\", ...)")
+        if not isinstance(layout, _layout_module().Layout):
+            # Offsets come from shape and stride alone: a swizzle or an
+            # identity layout's basis strides would be silently ignored.
+            raise EnigmaError(f"Tensor {name!r}: layout must be an "
+                              f"enigma.Layout (shape:stride), got "
+                              f"{type(layout).__name__}")
+        if isinstance(base_offset, IRValue):
+            if base_offset.dtype.is_float or base_offset.lanes != 1:
+                raise EnigmaError(f"Tensor {name!r}: base_offset must be an "
+                                  f"integer, got {base_offset!r}")
+        elif not _is_int(base_offset) or base_offset < 0:
+            raise EnigmaError(f"Tensor {name!r}: base_offset must be an int "
+                              f">= 0 or a traced integer, got {base_offset!r}")
+        self.name = name
+        self.buffer_index = int(buffer_index)
+        self.dtype: DType = dtype
+        self.layout = layout
+        self.base_offset = base_offset
+
+    # --- description -----------------------------------------------------
+    @property
+    def metal_dtype(self) -> str:
+        """The Metal spelling of the element type (``"float"``)."""
+        return self.dtype.msl
+
+    @property
+    def shape(self):
+        """The layout's shape (a nested tuple of ints, or an int)."""
+        return self.layout.shape
+
+    @property
+    def stride(self):
+        """The layout's stride, nested like :attr:`shape`."""
+        return self.layout.stride
+
+    def size(self, mode=None) -> int:
+        """The number of elements, or of mode ``mode`` (an int)."""
+        shape = self.shape
+        if mode is None:
+            return _size(shape)
+        modes = shape if isinstance(shape, tuple) else (shape,)
+        if not _is_int(mode) or not 0 <= mode < len(modes):
+            raise EnigmaError(f"Tensor {self.name!r}: mode {mode!r} is out of "
+                              f"range for shape {shape}")
+        return _size(modes[mode])
+
+    def __repr__(self) -> str:
+        base = ("<traced>" if isinstance(self.base_offset, IRValue)
+                else self.base_offset)
+        return (f"Tensor({self.name!r}, buffer {self.buffer_index}, "
+                f"{self.dtype.name}, {self.shape}:{self.stride}, "
+                f"base_offset={base})")
+
+    def _with(self, layout, base_offset) -> "Tensor":
+        """The same buffer through another layout and offset."""
+        t = object.__new__(type(self))
+        t.__dict__.update(self.__dict__)
+        t.layout, t.base_offset = layout, base_offset
+        return t
+
+    # --- indexing ----------------------------------------------------------
+    def _offset(self, coord):
+        return _add(self.base_offset,
+                    _crd2idx(coord, self.shape, self.stride))
+
+    def __getitem__(self, coord):
+        _check_coord(coord)
+        if _has_none(coord):
+            return self._slice(coord)
+        return self._read(self._offset(coord))
+
+    def __setitem__(self, coord, value):
+        _check_coord(coord)
+        if _has_none(coord):
+            fail(f"tensor {self.name}: assignment needs every mode fixed; "
+                 "to write a slice use t[...].store(values)")
+        self._write(self._offset(coord), value)
+
+    def _slice(self, coord) -> "Tensor":
+        shape, stride = self.shape, self.stride
+        if coord is None:
+            return self._with(self.layout, self.base_offset)
+        if not isinstance(coord, tuple):
+            coord = (coord,)
+        if not isinstance(shape, tuple):
+            shape, stride = (shape,), (stride,)
+        if len(coord) != len(shape):
+            fail(f"tensor {self.name}: slice {_show(coord)} has {len(coord)} "
+                 f"modes but the shape {self.shape} has {len(shape)}")
+        kept = []
+        offset = _slice(coord, shape, stride, kept)
+        if len(kept) == 1:
+            layout = _make_layout(kept[0][0], kept[0][1])
+        else:
+            layout = _make_layout(tuple(s for s, _ in kept),
+                                  tuple(d for _, d in kept))
+        return self._with(layout, _add(self.base_offset, offset))
+
+    # --- memory ------------------------------------------------------------
+    def _buffer(self) -> BufferProxy:
+        tracer = current_tracer(f"reading or writing tensor {self.name}")
+        proxy = getattr(tracer, "buffers", {}).get(self.buffer_index)
+        if proxy is None:
+            fail(f"tensor {self.name} views buffer parameter "
+                 f"{self.buffer_index}, which the kernel being traced does "
+                 "not have (or which is not a buffer)")
+        if proxy.dtype != self.dtype:
+            fail(f"tensor {self.name} has element type {self.dtype.name} but "
+                 f"buffer parameter {self.buffer_index} ({proxy.name}) holds "
+                 f"{proxy.dtype.name}")
+        if proxy.lanes != 1:
+            fail(f"tensor {self.name}: buffer {proxy.name} holds vectors "
+                 "(vec_width); tensors view scalar buffers")
+        return proxy
+
+    def _read(self, offset):
+        return self._buffer()[_index_value(offset)]
+
+    def _write(self, offset, value):
+        self._buffer()[_index_value(offset)] = value
+
+    def _element_offsets(self, what: str) -> list:
+        n = self.size()
+        if n > MAX_FRAGMENT_ELEMENTS:
+            fail(f"tensor {self.name}.{what}() would unroll {n} element "
+                 f"accesses; it is meant for per-thread fragments of at most "
+                 f"{MAX_FRAGMENT_ELEMENTS} elements (slice the tensor first)")
+        return [_crd2idx(i, self.shape, self.stride) for i in range(n)]
+
+    def _widths(self):
+        if self.dtype.name == "b1":
+            return ()
+        return tuple(w for w in (4, 2)
+                     if w * self.dtype.itemsize <= _MAX_VECTOR_BYTES)
+
+    def _accesses(self, offsets, for_store: bool):
+        """The memory accesses that cover ``offsets`` (static, per logical
+        element): a list of (offset, width, lanes) where ``lanes[j]`` lists
+        the logical elements at ``offset + j``. A group of 4 (else 2)
+        elements becomes one vector access when all of its offsets are in
+        the fragment, in whatever logical order, and the group's offset is a
+        provable multiple of the width. A store whose elements overlap
+        (a stride-0 mode) stays scalar, in logical order, so the last
+        write wins as in the scalar code."""
+        at = {}
+        for i, off in enumerate(offsets):
+            at.setdefault(off, []).append(i)
+        if for_store and len(at) != len(offsets):
+            return [(off, 1, [[i]]) for i, off in enumerate(offsets)]
+        base_divisor = _power_of_two_divisor(self.base_offset)
+        accesses, covered = [], set()
+        for off in offsets:  # logical order of first use
+            if off in covered:
+                continue
+            width = 1
+            for w in self._widths():
+                start = off - off % w
+                group = range(start, start + w)
+                if (base_divisor % w == 0 and
+                        all(o in at and o not in covered for o in group)):
+                    width = w
+                    break
+            start = off - off % width
+            accesses.append((start, width,
+                             [at[o] for o in range(start, start + width)]))
+            covered.update(range(start, start + width))
+        return accesses
+
+    def load(self) -> Fragment:
+        """Reads every element (in logical order) into a :class:`Fragment`,
+        with 2- or 4-wide vector loads where possible."""
+        offsets = self._element_offsets("load")
+        buf = self._buffer()
+        tracer = current_tracer("Tensor.load")
+        values = [None] * len(offsets)
+        for off, width, lanes in self._accesses(offsets, for_store=False):
+            index = _index_value(_add(self.base_offset, off))
+            if width == 1:
+                lane_values = [buf[index]]
+            else:
+                vec = tracer.call_fn("vector_load", buf._buffer, index._value,
+                                     width)
+                lane_values = [IRValue(tracer, tracer.call_fn(
+                    "vec_extract", vec, j)) for j in range(width)]
+            for value, elements in zip(lane_values, lanes):
+                for i in elements:
+                    values[i] = value
+        return Fragment(values, self.shape)
+
+    def store(self, values) -> None:
+        """Writes every element: ``values`` is a Fragment or a list of
+        :meth:`size` values in logical order, or one value for all (a vector
+        IRValue of ``size`` lanes gives its lanes). Values convert to the
+        element type. Vector stores where possible, as in :meth:`load`."""
+        offsets = self._element_offsets("store")
+        n = len(offsets)
+        if isinstance(values, Fragment):
+            values = values.values
+        elif isinstance(values, IRValue) and values.lanes > 1:
+            if values.lanes != n:
+                fail(f"tensor {self.name}.store(): a {values.lanes}-lane "
+                     f"vector for {n} elements")
+            values = [values._lane(name) for name in "xyzw"[:n]]
+        elif not isinstance(values, (list, tuple)):
+            values = [values] * n
+        if len(values) != n:
+            fail(f"tensor {self.name}.store(): {len(values)} values for "
+                 f"{n} elements")
+        buf = self._buffer()
+        tracer = current_tracer("Tensor.store")
+        converted = [to_value(v, self.dtype).cast(self.dtype) for v in values]
+        for off, width, lanes in self._accesses(offsets, for_store=True):
+            index = _index_value(_add(self.base_offset, off))
+            if width == 1:
+                buf[index] = converted[lanes[0][0]]
+                continue
+            vec = tracer.call_fn("make_vec",
+                                 [converted[elements[0]]._value
+                                  for elements in lanes])
+            tracer.call_fn("vector_store", buf._buffer, index._value, vec)
+
+
+class IdentityTensor(Tensor):
+    """What :func:`make_identity_tensor` returns: element ``c`` is the
+    coordinate of ``c`` in the original shape (a tuple, nested like it),
+    which survives slicing, division and composition. Read-only; for
+    predication (``with enigma.if_(crd[0] < M): ...``)."""
+
+    def __init__(self, shape):
+        layout = _layout_module().make_layout(shape)
+        super().__init__("identity", 0, "i32", layout)
+        self.coordinate_shape = shape
+
+    def _decode(self, offset):
+        return _idx2crd(offset, self.coordinate_shape)
+
+    def _read(self, offset):
+        return self._decode(offset)
+
+    def _write(self, offset, value):
+        fail("an identity tensor is read-only: its elements are coordinates")
+
+    def load(self) -> list:
+        """Every element's coordinate, in logical order."""
+        offsets = self._element_offsets("load")
+        return [self._decode(_add(self.base_offset, o)) for o in offsets]
+
+    def store(self, values) -> None:
+        """Always an error: an identity tensor holds coordinates."""
+        fail("an identity tensor is read-only: its elements are coordinates")
+
+    def __repr__(self) -> str:
+        return (f"IdentityTensor({self.coordinate_shape}, "
+                f"{self.shape}:{self.stride})")
+
+
+# --------------------------------------------------------------------------
+# Algebra on tensors
+# --------------------------------------------------------------------------
+
+def _check_tensor(t, what):
+    if not isinstance(t, Tensor):
+        raise EnigmaError(f"{what} expects an enigma.Tensor, got "
+                          f"{type(t).__name__}")
+
+
+def tensor_composition(tensor, layout) -> Tensor:
+    """``tensor`` seen through ``composition(tensor.layout, layout)``: the
+    element at ``c`` is the old element ``layout(c)``."""
+    _check_tensor(tensor, "tensor_composition")
+    composed = _layout_module().composition(tensor.layout, layout)
+    return tensor._with(composed, tensor.base_offset)
+
+
+def tensor_zipped_divide(tensor, tiler) -> Tensor:
+    """``tensor`` seen through ``zipped_divide(tensor.layout, tiler)``: mode
+    0 walks inside one tile, mode 1 picks the tile, so ``t[None, k]`` is
+    tile ``k``."""
+    _check_tensor(tensor, "tensor_zipped_divide")
+    divided = _layout_module().zipped_divide(tensor.layout, tiler)
+    return tensor._with(divided, tensor.base_offset)
+
+
+def make_identity_tensor(shape) -> IdentityTensor:
+    """A tensor of shape ``shape`` whose element at each coordinate is that
+    coordinate; divide and slice it like a data tensor to learn which
+    coordinates a thread touches (for bounds checks)."""
+    if not (_is_int(shape) or isinstance(shape, tuple)):
+        raise EnigmaError(f"make_identity_tensor: shape must be an int or a "
+                          f"tuple of ints, got {shape!r}")
+    return IdentityTensor(shape)
+
+
+__all__ = ["Tensor", "Fragment", "IdentityTensor", "tensor_composition",
+           "tensor_zipped_divide", "make_identity_tensor"]

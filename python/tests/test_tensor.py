@@ -1,0 +1,522 @@
+"""enigma.Tensor (API.md section 11): views of buffer parameters through
+layouts, slicing, element access, vectorised load()/store(), the identity
+tensor. References are numpy (float64 where arithmetic happens) or offsets
+derived by hand from the layouts; outputs start zero-filled, so each test
+also checks that no element outside the view was written."""
+
+import numpy as np
+import pytest
+
+import enigma
+
+from conftest import run_kernel
+
+
+def row_major(rows, cols):
+    return enigma.make_layout((rows, cols), stride=(cols, 1))
+
+
+def sources(compiled):
+    return {"msl": compiled.metal_source, "cuda": compiled.cuda_source,
+            "cpp": compiled.cpp_source}
+
+
+def vector_accesses(compiled, type_name):
+    """How many vector loads and stores of `type_name` MSL and CUDA print,
+    and how many vector loads the host C++ prints (its stores do not name
+    the type)."""
+    s = sources(compiled)
+    return {
+        "msl": s["msl"].count(f"*(device {type_name}*)"),
+        "cuda": s["cuda"].count(f"*({type_name}*)"),
+        "cpp_loads": s["cpp"].count(f"enigma_vector_load<{type_name}>"),
+    }
+
+
+# --------------------------------------------------------------------------
+# Host-side description
+# --------------------------------------------------------------------------
+
+def test_description():
+    t = enigma.Tensor("A", 0, enigma.f32, row_major(3, 5))
+    assert t.name == "A" and t.buffer_index == 0
+    assert t.dtype == enigma.f32 and t.metal_dtype == "float"
+    assert t.shape == (3, 5) and t.stride == (5, 1)
+    assert t.size() == 15 and t.size(0) == 3 and t.size(1) == 5
+    assert t.base_offset == 0
+    assert enigma.Tensor("B", 1, "half", row_major(2, 2)).dtype == enigma.f16
+
+
+def test_static_slices_move_the_base_offset():
+    # (3, 5):(5, 1), row 2 -> offset 10, columns kept with stride 1.
+    t = enigma.Tensor("A", 0, enigma.f32, row_major(3, 5), base_offset=7)
+    row = t[2, None]
+    assert row.base_offset == 7 + 10
+    assert row.shape == 5 and row.stride == 1
+    col = t[(None, 3)]
+    assert col.base_offset == 7 + 3 and col.shape == 3 and col.stride == 5
+    assert t[None].shape == t.shape
+
+
+def test_nested_slice_keeps_the_sub_modes():
+    layout = enigma.make_layout(((2, 3), 4), stride=((1, 2), 6))
+    t = enigma.Tensor("A", 0, enigma.f32, layout)
+    s = t[(None, 1), None]
+    assert s.base_offset == 2
+    assert enigma.size(s.layout) == 8
+    assert [s.layout(i) for i in range(8)] == [0, 1, 6, 7, 12, 13, 18, 19]
+
+
+def test_zipped_divide_and_composition_follow_the_layouts():
+    A = enigma.Tensor("A", 0, enigma.f32, row_major(8, 16))
+    tiler = (4, 8)  # a shape: tiles mode by mode
+    g = enigma.tensor_zipped_divide(A, tiler)
+    assert g.size() == 128 and g.size(0) == 32 and g.size(1) == 4
+    expected = enigma.zipped_divide(A.layout, tiler)
+    assert g.shape == expected.shape and g.stride == expected.stride
+    # (A o B)(i) = A(B(i)): B picks A's linear indices 0, 1, 8, 9.
+    c = enigma.tensor_composition(A, enigma.make_layout((2, 2), stride=(1, 8)))
+    assert [c.layout(i) for i in range(4)] == [0, 16, 1, 17]
+    assert c.base_offset == 0 and c.buffer_index == 0
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(name=""), "name"),
+    (dict(buffer_index=-1), "buffer_index"),
+    (dict(metal_dtype="quad"), "not an element type"),
+    (dict(layout=(4, 4)), "enigma.Layout"),
+    (dict(base_offset=-3), "base_offset"),
+    (dict(layout=enigma.swizzle(enigma.make_layout((8, 8)), 2, 0, 3)),
+     "enigma.Layout"),
+])
+def test_constructor_rejects(bad, match):
+    args = dict(name="A", buffer_index=0, metal_dtype=enigma.f32,
+                layout=row_major(2, 2), base_offset=0)
+    args.update(bad)
+    with pytest.raises(enigma.EnigmaError, match=match):
+        enigma.Tensor(**args)
+
+
+def test_size_of_a_missing_mode():
+    with pytest.raises(enigma.EnigmaError, match="mode 2"):
+        enigma.Tensor("A", 0, enigma.f32, row_major(2, 2)).size(2)
+
+
+# --------------------------------------------------------------------------
+# Element access in a kernel
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 5), (16, 33)])
+def test_transpose_through_two_layouts(runtime, rng, rows, cols):
+    # B (cols x rows, row-major) = A^T, A read through a column-major view.
+    @enigma.kernel
+    def transpose(A: enigma.f32, B: enigma.f32):
+        i = enigma.thread_position_in_grid_xyz("x")
+        j = enigma.thread_position_in_grid_xyz("y")
+        a = enigma.Tensor("A", 0, enigma.f32, row_major(rows, cols))
+        b = enigma.Tensor("B", 1, enigma.f32, row_major(cols, rows))
+        b[j, i] = a[(i, j)] * 2.0
+
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(transpose), [a], np.float32,
+                     rows * cols, grid=(rows, cols, 1), threads=(4, 4, 1))
+    np.testing.assert_array_equal(out.reshape(cols, rows), (a * 2).T)
+
+
+def test_linear_index_into_two_modes(runtime, rng):
+    # A single integer into (4, 6):(6, 1) is colexicographic: i -> (i % 4,
+    # i // 4) -> offset 6 * (i % 4) + i // 4.
+    @enigma.kernel
+    def gather(A: enigma.f32, B: enigma.f32):
+        i = enigma.thread_position_in_grid
+        B[i] = enigma.Tensor("A", 0, enigma.f32, row_major(4, 6))[i]
+
+    a = rng.standard_normal(24).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(gather), [a], np.float32, 24,
+                     grid=(24, 1, 1), threads=(8, 1, 1))
+    i = np.arange(24)
+    np.testing.assert_array_equal(out, a[6 * (i % 4) + i // 4])
+
+
+def test_traced_slice_of_a_row(runtime, rng):
+    # Row r of a (5, 7) matrix, selected by the threadgroup, copied reversed.
+    @enigma.kernel
+    def reverse_rows(A: enigma.f32, B: enigma.f32):
+        r = enigma.threadgroup_position_in_grid("x")
+        c = enigma.thread_position_in_threadgroup("x")
+        src = enigma.Tensor("A", 0, enigma.f32, row_major(5, 7))[r, None]
+        dst = enigma.Tensor("B", 1, enigma.f32, row_major(5, 7))[r, None]
+        dst[6 - c] = src[c]
+
+    a = rng.standard_normal((5, 7)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(reverse_rows), [a], np.float32,
+                     35, grid=(35, 1, 1), threads=(7, 1, 1))
+    np.testing.assert_array_equal(out.reshape(5, 7), a[:, ::-1])
+
+
+# --------------------------------------------------------------------------
+# load() / store(): vectorised where provable
+# --------------------------------------------------------------------------
+
+def _copy_kernel(frag_layout, per_thread, dtype=enigma.f32, scale=None):
+    """Thread t copies the fragment at base t * per_thread, viewed through
+    frag_layout, from A to B (times `scale` when given)."""
+
+    @enigma.kernel
+    def copy(A: dtype, B: dtype):
+        t = enigma.thread_position_in_grid
+        base = t * per_thread
+        src = enigma.Tensor("A", 0, dtype, frag_layout, base_offset=base)
+        dst = enigma.Tensor("B", 1, dtype, frag_layout, base_offset=base)
+        values = src.load()
+        dst.store(values if scale is None else values * scale)
+
+    return copy
+
+
+@pytest.mark.parametrize("threads", [1, 5, 64])
+def test_contiguous_fragment_uses_float4(runtime, rng, threads):
+    k = _copy_kernel(enigma.make_layout(8), 8, scale=3.0)
+    compiled = enigma.compile(k)
+    # 8 floats: two float4 loads and two float4 stores on every target.
+    assert vector_accesses(compiled, "float4") == {"msl": 4, "cuda": 4,
+                                                   "cpp_loads": 2}
+    a = rng.standard_normal(8 * threads).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 8 * threads,
+                     grid=(threads, 1, 1), threads=(32, 1, 1))
+    np.testing.assert_array_equal(out, a * np.float32(3.0))
+
+
+def test_base_multiple_of_two_only_gives_float2(runtime, rng):
+    k = _copy_kernel(enigma.make_layout(4), 6)
+    compiled = enigma.compile(k)
+    assert vector_accesses(compiled, "float4")["cpp_loads"] == 0
+    assert vector_accesses(compiled, "float2") == {"msl": 4, "cuda": 4,
+                                                   "cpp_loads": 2}
+    a = rng.standard_normal(6 * 9).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 6 * 9,
+                     grid=(9, 1, 1), threads=(4, 1, 1)).reshape(9, 6)
+    np.testing.assert_array_equal(out[:, :4], a.reshape(9, 6)[:, :4])
+    assert not out[:, 4:].any()  # never written
+
+
+@pytest.mark.parametrize("layout_args,per_thread", [
+    (((4,), (2,)), 8),   # strided: elements are not contiguous
+    (((4,), (1,)), 5),   # contiguous but the base is only a multiple of 1
+])
+def test_unprovable_fragments_stay_scalar(runtime, rng, layout_args,
+                                          per_thread):
+    shape, stride = layout_args
+    layout = enigma.make_layout(shape, stride=stride)
+    compiled = enigma.compile(_copy_kernel(layout, per_thread))
+    for t in ("float4", "float2"):
+        assert vector_accesses(compiled, t) == {"msl": 0, "cuda": 0,
+                                                "cpp_loads": 0}
+    threads = 7
+    n = per_thread * threads
+    a = rng.standard_normal(n).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, n,
+                     grid=(threads, 1, 1), threads=(4, 1, 1))
+    idx = np.array([per_thread * t + layout(i) for t in range(threads)
+                    for i in range(4)])
+    expected = np.zeros(n, np.float32)
+    expected[idx] = a[idx]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_static_misaligned_base_stays_scalar():
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        src = enigma.Tensor("A", 0, enigma.f32, enigma.make_layout(4),
+                            base_offset=1)
+        enigma.Tensor("B", 1, enigma.f32, enigma.make_layout(4),
+                      base_offset=4).store(src.load())
+
+    counts = vector_accesses(enigma.compile(k), "float4")
+    # The load (base 1) is scalar, the store (base 4) one float4.
+    assert counts == {"msl": 1, "cuda": 1, "cpp_loads": 0}
+
+
+def test_row_major_tile_rows_vectorise(runtime, rng):
+    # Each thread owns a 2 x 4 block of a row-major (8, 16) matrix: two
+    # float4 rows, 16 apart.
+    @enigma.kernel
+    def blocks(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        M = enigma.Tensor("A", 0, enigma.f32, row_major(8, 16))
+        N = enigma.Tensor("B", 1, enigma.f32, row_major(8, 16))
+        tiles = (2, 4)
+        src = enigma.tensor_zipped_divide(M, tiles)[None, t]
+        dst = enigma.tensor_zipped_divide(N, tiles)[None, t]
+        dst.store(src.load() + 1.0)
+
+    compiled = enigma.compile(blocks)
+    assert vector_accesses(compiled, "float4")["cpp_loads"] == 2
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 128,
+                     grid=(16, 1, 1), threads=(16, 1, 1))
+    np.testing.assert_array_equal(out.reshape(8, 16), a + np.float32(1))
+
+
+@pytest.mark.parametrize("dtype,np_dtype,vec", [
+    (enigma.f16, np.float16, "half4"),
+    (enigma.i32, np.int32, "uint4"),
+    (enigma.u8, np.uint8, "uchar4"),
+    (enigma.i16, np.int16, "ushort4"),
+])
+def test_other_element_types(runtime, rng, dtype, np_dtype, vec):
+    compiled = enigma.compile(_copy_kernel(enigma.make_layout(4), 4, dtype))
+    assert vector_accesses(compiled, vec) == {"msl": 2, "cuda": 2,
+                                              "cpp_loads": 1}
+    n = 4 * 33
+    if np.issubdtype(np_dtype, np.integer):
+        info = np.iinfo(np_dtype)
+        a = rng.integers(info.min, info.max, size=n, endpoint=True,
+                         dtype=np_dtype)
+    else:
+        a = rng.standard_normal(n).astype(np_dtype)
+    out = run_kernel(runtime, compiled, [a], np_dtype, n, grid=(33, 1, 1),
+                     threads=(32, 1, 1))
+    np.testing.assert_array_equal(out, a)
+
+
+def test_eight_byte_elements_move_at_most_sixteen_bytes(runtime, rng):
+    compiled = enigma.compile(_copy_kernel(enigma.make_layout(4), 4,
+                                           enigma.i64))
+    assert vector_accesses(compiled, "ulong4")["cpp_loads"] == 0
+    assert vector_accesses(compiled, "ulong2") == {"msl": 4, "cuda": 4,
+                                                   "cpp_loads": 2}
+    a = rng.integers(-2**62, 2**62, size=40, dtype=np.int64)
+    out = run_kernel(runtime, compiled, [a], np.int64, 40, grid=(10, 1, 1),
+                     threads=(4, 1, 1))
+    np.testing.assert_array_equal(out, a)
+
+
+def test_store_converts_and_broadcasts(runtime):
+    @enigma.kernel
+    def fill(B: enigma.i32):
+        t = enigma.thread_position_in_grid
+        dst = enigma.Tensor("B", 0, enigma.i32, enigma.make_layout(4),
+                            base_offset=t * 4)
+        dst.store(t)  # one value for all four elements, converted to i32
+
+    out = run_kernel(runtime, enigma.compile(fill), [], np.int32,
+                     20, grid=(5, 1, 1), threads=(5, 1, 1))
+    np.testing.assert_array_equal(out, np.repeat(np.arange(5), 4))
+
+
+def test_fragment_values_cross_a_barrier(runtime, rng):
+    # The loaded float4 lives across a barrier (the CPU flavour splits its
+    # thread loop there): each thread writes its neighbour's fragment.
+    @enigma.kernel
+    def rotate(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_index_in_threadgroup()
+        stage = enigma.threadgroup_alloc(enigma.f32, 4 * 64)
+        frag = enigma.Tensor("A", 0, enigma.f32, enigma.make_layout(4),
+                             base_offset=t * 4).load()
+        for i in range(4):
+            stage[t * 4 + i] = frag[i] * 2.0
+        enigma.barrier()
+        n = enigma.threads_per_threadgroup("x")
+        src = ((t + 1) % n) * 4
+        out = enigma.Tensor("B", 1, enigma.f32, enigma.make_layout(4),
+                            base_offset=t * 4)
+        out.store([stage[src + i] + frag[i] for i in range(4)])
+
+    compiled = enigma.compile(rotate)
+    assert vector_accesses(compiled, "float4")["cpp_loads"] >= 1
+    a = rng.standard_normal(4 * 64).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 256,
+                     grid=(64, 1, 1), threads=(64, 1, 1))
+    frags = a.reshape(64, 4).astype(np.float64)
+    expected = (np.roll(frags, -1, axis=0) * 2 + frags).astype(np.float32)
+    np.testing.assert_allclose(out.reshape(64, 4), expected, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# Identity tensors
+# --------------------------------------------------------------------------
+
+def test_identity_tensor_static_coordinates():
+    c = enigma.make_identity_tensor((4, 4))
+    assert c.shape == (4, 4)
+    tiles = enigma.tensor_zipped_divide(c, (2, 2))
+    assert tiles[None, 3].load() == [(2, 2), (3, 2), (2, 3), (3, 3)]
+
+
+def test_identity_tensor_predicates_a_partial_tile(runtime, rng):
+    # A 5 x 6 matrix in 4 x 4 tiles: threads outside the matrix skip.
+    rows, cols = 5, 6
+
+    @enigma.kernel
+    def masked_copy(A: enigma.f32, B: enigma.f32):
+        tile = enigma.threadgroup_position_in_grid("x")
+        t = enigma.thread_position_in_threadgroup("x")
+        tiler = (4, 4)
+        coords = enigma.tensor_zipped_divide(
+            enigma.make_identity_tensor((8, 8)), tiler)[None, tile]
+        r, c = coords[t]
+        src = enigma.Tensor("A", 0, enigma.f32, row_major(rows, cols))
+        dst = enigma.Tensor("B", 1, enigma.f32, row_major(rows, cols))
+        with enigma.if_((r < rows) & (c < cols)):
+            dst[r, c] = src[r, c] + 10.0
+
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(masked_copy), [a], np.float32,
+                     rows * cols, grid=(4 * 16, 1, 1), threads=(16, 1, 1))
+    np.testing.assert_array_equal(out.reshape(rows, cols),
+                                  a + np.float32(10))
+
+
+def test_identity_tensor_is_read_only():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        enigma.make_identity_tensor((4,))[0] = 1
+
+    with pytest.raises(enigma.EnigmaError, match="read-only"):
+        enigma.compile(k)
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+def _trace_error(body, match):
+    @enigma.kernel
+    def k(A: enigma.f32, n: enigma.Scalar(enigma.u32)):
+        body()
+
+    with pytest.raises(enigma.EnigmaError, match=match) as info:
+        enigma.compile(k)
+    assert "test_tensor.py:" in str(info.value)
+
+
+def test_tensor_on_a_missing_buffer():
+    _trace_error(lambda: enigma.Tensor("X", 5, enigma.f32,
+                                       enigma.make_layout(4))[0],
+                 "buffer parameter 5")
+
+
+def test_tensor_on_a_scalar_parameter():
+    _trace_error(lambda: enigma.Tensor("n", 1, enigma.u32,
+                                       enigma.make_layout(4))[0],
+                 "buffer parameter 1")
+
+
+def test_tensor_dtype_mismatch():
+    _trace_error(lambda: enigma.Tensor("A", 0, enigma.i32,
+                                       enigma.make_layout(4))[0],
+                 "element type i32.*holds f32")
+
+
+def test_assigning_a_slice():
+    def body():
+        enigma.Tensor("A", 0, enigma.f32, row_major(2, 2))[None, 0] = 1.0
+    _trace_error(body, "every mode fixed")
+
+
+def test_store_count_mismatch():
+    def body():
+        enigma.Tensor("A", 0, enigma.f32, enigma.make_layout(4)).store(
+            [1.0, 2.0])
+    _trace_error(body, "2 values for 4 elements")
+
+
+def test_load_of_a_huge_tensor():
+    _trace_error(lambda: enigma.Tensor("A", 0, enigma.f32,
+                                       enigma.make_layout(4096)).load(),
+                 "per-thread fragments")
+
+
+def test_wrong_number_of_modes():
+    _trace_error(lambda: enigma.Tensor("A", 0, enigma.f32,
+                                       row_major(2, 2))[0, 0, 0],
+                 "3 modes")
+
+
+def test_float_coordinate():
+    _trace_error(lambda: enigma.Tensor("A", 0, enigma.f32,
+                                       enigma.make_layout(4))[1.5],
+                 "coordinate")
+
+
+def test_element_access_outside_a_kernel():
+    with pytest.raises(enigma.EnigmaError, match="inside an @enigma.kernel"):
+        enigma.Tensor("A", 0, enigma.f32, enigma.make_layout(4))[0]
+
+
+# --------------------------------------------------------------------------
+# The builder calls underneath (enigma._core)
+# --------------------------------------------------------------------------
+
+def _with_builder(check, annotation=enigma.f32):
+    """Runs check(builder, buffer, tid) inside a traced kernel body."""
+    from enigma._tracing import current_tracer
+
+    @enigma.kernel
+    def k(A: annotation):
+        tracer = current_tracer()
+        check(tracer.builder, tracer.buffers[0]._buffer,
+              enigma.thread_position_in_grid)
+
+    return enigma.compile(k, emit_only=True)
+
+
+def test_known_power_of_two_divisor():
+    seen = {}
+
+    def check(builder, buf, tid):
+        d = lambda v: enigma._core.known_power_of_two_divisor(builder,
+                                                              v._value)
+        seen.update(tid=d(tid), times4=d(tid * 4), plus2=d(tid * 4 + 2),
+                    shifted=d((tid * 8) << 1), masked=d(tid & 0xFFF0),
+                    sum=d(tid * 16 + tid * 64), cast=d((tid * 8).cast("i64")),
+                    divided=d((tid * 8) // 2), zero=d(tid * 0))
+
+    _with_builder(check)
+    assert seen == dict(tid=1, times4=4, plus2=2, shifted=16, masked=16,
+                        sum=16, cast=8, divided=1, zero=2**31)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda b, buf, i: enigma._core.vector_load(b, buf, i._value, 3),
+     "2 or 4"),
+    (lambda b, buf, i: enigma._core.vector_store(b, buf, i._value,
+                                                 (i * 1.0)._value),
+     "2 or 4"),
+])
+def test_vector_access_errors(call, match):
+    with pytest.raises(enigma.EnigmaError, match=match):
+        _with_builder(call)
+
+
+def test_no_vector_access_of_bool_memory():
+    with pytest.raises(enigma.EnigmaError, match="bool"):
+        _with_builder(lambda b, buf, i: enigma._core.vector_load(
+            b, buf, i._value, 2), annotation=enigma.b1)
+
+
+def test_no_vector_access_of_vector_buffers():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        from enigma._tracing import current_tracer
+        tracer = current_tracer()
+        enigma._core.vector_load(tracer.builder, tracer.buffers[0]._buffer,
+                                 enigma.thread_position_in_grid._value, 4)
+
+    with pytest.raises(enigma.EnigmaError, match="vec_width"):
+        enigma.compile(k, vec_width=4, emit_only=True)
+
+
+def test_no_vector_access_of_atomic_memory():
+    # In MSL such a buffer has an atomic type: the printer refuses.
+    @enigma.kernel
+    def k(A: enigma.u32):
+        t = enigma.thread_position_in_grid
+        enigma.atomic_fetch_add(A, 0, 1)
+        v = enigma.Tensor("A", 0, enigma.u32, enigma.make_layout(4),
+                          base_offset=t * 4 + 4)
+        v.store(v.load())
+
+    with pytest.raises(enigma.EnigmaError, match="atomics"):
+        enigma.compile(k, emit_only=True)
