@@ -862,6 +862,42 @@ def _read_first(stmts) -> set:
     return {n for n, k in first.items() if k == "load"}
 
 
+def _read_before_write(stmts) -> set:
+    """Names that may be read in `stmts` before they are surely written. A
+    write inside a nested block (an if_ arm, a loop body, a Python
+    if/for/while/with/try) may not run, so it hides no later read."""
+    written, exposed = set(), set()
+    for s in stmts:
+        blocks = [b for b in (getattr(s, f, None) for f in
+                              ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and b and isinstance(b[0], ast.stmt)]
+        if isinstance(s, ast.Try):
+            blocks += [h.body for h in s.handlers]
+        if not blocks or isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                        ast.ClassDef)):
+            for name, kind in _events([s]):
+                if kind == "load" and name not in written:
+                    exposed.add(name)
+                elif kind == "store":
+                    written.add(name)
+            continue
+        header, bound = [], set()
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            header = [i.context_expr for i in s.items]
+            bound = set().union(*(_target_names(i.optional_vars) for i in s.items))
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            header, bound = [s.iter], _target_names(s.target)
+        elif isinstance(s, (ast.While, ast.If)):
+            header = [s.test]
+        for h in header:
+            exposed |= {n for n, k in _events([ast.Expr(h)]) if k == "load"} - written
+        for b in blocks:
+            exposed |= _read_before_write(b) - written - bound
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            written |= bound  # `as` names are bound before the body runs
+    return exposed
+
+
 def _stored(stmts) -> set:
     return {n for n, k in _events(stmts) if k == "store"}
 
@@ -998,9 +1034,9 @@ class _Rewriter:
         item = node.items[0]
         bound = _target_names(item.optional_vars)
         assigned = _stored(node.body) - bound
-        live = _read_first(after)
+        live = _read_before_write(after)
         if kind == "loop":
-            live |= _read_first(node.body)
+            live |= _read_before_write(node.body)
         inner_arms = set(arms)
         if kind == "if":
             # What one arm assigns and the other reads first is carried too;
@@ -1009,7 +1045,7 @@ class _Rewriter:
                 if (isinstance(s, ast.With) and len(s.items) == 1 and
                         isinstance(s.items[0].context_expr, ast.Name) and
                         s.items[0].context_expr.id in bound):
-                    live |= _read_first(s.body)
+                    live |= _read_before_write(s.body)
             if isinstance(item.optional_vars, ast.Tuple):
                 inner_arms |= bound
         own = [] if kind == "arm" else \

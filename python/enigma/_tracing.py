@@ -151,7 +151,13 @@ def _constant(tracer: Tracer, value, dtype: DType) -> "IRValue":
     if dtype.is_float:
         return IRValue(tracer, tracer.call("constant_float", float(value),
                                            dtype.name))
-    return IRValue(tracer, tracer.call("constant_int", int(value), dtype.name))
+    value = int(value)
+    if dtype.itemsize == 8 and not dtype.is_signed and \
+            (1 << 63) <= value < (1 << 64):
+        value -= 1 << 64  # the same 64 bits: constant_int takes an int64
+    if not -(1 << 63) <= value < (1 << 63):
+        fail(f"the number {value} does not fit in {dtype.name}")
+    return IRValue(tracer, tracer.call("constant_int", value, dtype.name))
 
 
 def _is_number(x) -> bool:

@@ -1,0 +1,83 @@
+"""Differential fuzzing as a regression test (tools/fuzz/README.md).
+
+Every reproducer kept in tools/fuzz/corpus/*.json (failures the fuzzer found,
+reduced) must now agree with the numpy interpreter, and a fresh batch of
+random programs must too. The batch's seed is printed and named in the
+failure message; replay one program with
+``python3 tools/fuzz/run_fuzz.py --seed <seed> --count 1 --out /tmp/f``.
+"""
+
+import glob
+import json
+import os
+import secrets
+import sys
+import time
+
+import pytest
+
+import enigma
+
+_FUZZ_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                         "tools", "fuzz")
+sys.path.insert(0, _FUZZ_DIR)
+
+import harness  # noqa: E402
+import kernelgen  # noqa: E402
+
+CORPUS = sorted(glob.glob(os.path.join(_FUZZ_DIR, "corpus", "*.json")))
+FRESH_PROGRAMS = 40
+# Each program is one host C++ compile on the CPU backend (about a second
+# on an idle core, several on a loaded machine): stop early past this budget
+# (after at least one program of every category) to keep the test short.
+FRESH_BUDGET_S = 45.0
+
+
+def _exact_arith(runtime):
+    # The CPU backend rounds every float operation; GPUs may contract
+    # a*b+c into an fma, which the interpreter then allows for.
+    return isinstance(runtime, enigma.CpuRuntime)
+
+
+def test_corpus_is_not_empty():
+    assert CORPUS, "tools/fuzz/corpus/ holds the fuzzer's regression programs"
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[os.path.basename(p) for p in CORPUS])
+def test_corpus_program(runtime, path):
+    with open(path) as f:
+        record = json.load(f)
+    outcome = harness.check(record["program"], runtime, _exact_arith(runtime))
+    known = record.get("known_bug")
+    if known in kernelgen.AVOID_KNOWN_BUGS:
+        # not fixed yet: expected to fail; passing means the fix landed
+        if outcome.status == "ok" and runtime.name != "cpu":
+            return  # the bug shows on the CPU backend; other backends may hide it
+        if outcome.status == "ok":
+            pytest.fail(f"{known} is fixed: drop it from kernelgen.AVOID_KNOWN_BUGS "
+                        "and the xfail mark in test_fuzz_regressions.py")
+        pytest.xfail(f"known Enigma bug {known}: {record.get('why', '')}")
+    assert outcome.status == "ok", (
+        f"{os.path.basename(path)} ({record.get('why', record['status'])}): "
+        f"{outcome}\n{kernelgen.to_source(record['program'])}")
+
+
+def test_fresh_random_programs(runtime):
+    first = int(os.environ.get("ENIGMA_TEST_SEED", secrets.randbits(31)))
+    print(f"fuzz seeds {first}..{first + FRESH_PROGRAMS - 1}")
+    failures = []
+    start = time.monotonic()
+    for k in range(FRESH_PROGRAMS):
+        if k >= len(kernelgen.CATEGORIES) and time.monotonic() - start > FRESH_BUDGET_S:
+            print(f"time budget reached after {k} programs")
+            break
+        seed = first + k
+        category = kernelgen.CATEGORIES[k % len(kernelgen.CATEGORIES)]
+        program = kernelgen.generate(seed, category)
+        outcome = harness.check(program, runtime, _exact_arith(runtime))
+        if outcome.status != "ok":
+            failures.append(f"seed {seed} ({category}): {outcome}")
+    assert not failures, (
+        f"{len(failures)} of {FRESH_PROGRAMS} random programs failed (first seed "
+        f"{first}; replay with tools/fuzz/run_fuzz.py --seed SEED --count 1 "
+        f"--category CATEGORY):\n" + "\n".join(failures))

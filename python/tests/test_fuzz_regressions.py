@@ -1,0 +1,157 @@
+"""Focused regressions for Enigma bugs found by the differential fuzzer
+(tools/fuzz). Each test names its corpus entry in tools/fuzz/corpus/.
+
+A test marked ``xfail(strict=True)`` documents a bug that is not fixed yet:
+it fails today (so the suite stays green) and turns into an error the moment
+the fix lands, as a reminder to drop the mark and the entry in
+kernelgen.AVOID_KNOWN_BUGS.
+"""
+
+import numpy as np
+import pytest
+
+import enigma
+
+U64_MAX = (1 << 64) - 1
+
+
+@enigma.kernel
+def _sub_u64_max(A: enigma.u64, B: enigma.u64):
+    t = enigma.thread_position_in_grid
+    B[t] = A[t] - 18446744073709551615  # u64 arithmetic: A - (2^64 - 1) == A + 1
+
+
+@enigma.kernel
+def _and_high_bit(A: enigma.u64, B: enigma.u64):
+    t = enigma.thread_position_in_grid
+    B[t] = A[t] & 0x8000000000000000
+
+
+def test_u64_literal_at_or_above_2_pow_63(runtime, rng):
+    """docs/language.md: an int literal adopts the other operand's type and
+    may be any value of it read as signed or unsigned; for u64 that is up to
+    2**64 - 1."""
+    n = 257
+    a = rng.integers(0, U64_MAX, n, dtype=np.uint64, endpoint=True)
+    a[:3] = [0, U64_MAX, 1 << 63]
+    for kernel, reference in ((_sub_u64_max, a + np.uint64(1)),
+                              (_and_high_bit, a & np.uint64(1 << 63))):
+        compiled = enigma.compile(kernel)
+        raw = runtime.execute(compiled, [a], output_size=(n + 3) * 8,
+                              grid=(n, 1, 1), threads=(64, 1, 1))
+        out = np.frombuffer(raw, np.uint64)
+        assert np.array_equal(out[:n], reference)
+        assert not out[n:].any()
+
+
+def test_literal_too_large_for_any_type_is_an_enigma_error():
+    """A literal that fits no reading of the type is an EnigmaError naming the
+    user's line (docs/language.md), also beyond 64 bits."""
+
+    @enigma.kernel
+    def too_big(A: enigma.u8, B: enigma.u8):
+        t = enigma.thread_position_in_grid
+        B[t] = A[t] + 2**70
+
+    with pytest.raises(enigma.EnigmaError, match=r"test_fuzz_regressions\.py:\d+"):
+        enigma.compile(too_big)
+
+
+# --------------------------------------------------------------------------
+# if_carry_liveness (corpus: if_carry_liveness.json; fuzz seed 700, control)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def _if_then_if(A: enigma.i32, B: enigma.i32):
+    t = enigma.thread_position_in_grid
+    x = A[t]
+    acc = x
+    with enigma.if_(x > 3):
+        acc = acc + 1
+    with enigma.if_(x > 100):
+        acc = x * 2          # assigned, not read first
+    B[t] = acc
+
+
+@enigma.kernel
+def _if_then_empty_loop(A: enigma.i32, B: enigma.i32):
+    t = enigma.thread_position_in_grid
+    x = A[t]
+    acc = x
+    with enigma.if_(x > 3):
+        acc = acc + 1
+    for i in enigma.range(0, 0):   # never runs: acc keeps the if_'s value
+        acc = 5
+    B[t] = acc
+
+
+@enigma.kernel
+def _if_then_while(A: enigma.i32, B: enigma.i32):
+    t = enigma.thread_position_in_grid
+    x = A[t]
+    acc = x
+    n = enigma.metal_cast(x, "u32") & 3
+    with enigma.if_(x > 3):
+        acc = acc + 1
+    with enigma.while_(lambda: n > 0):
+        acc = 7
+        n = n - 1
+    B[t] = acc
+
+
+@pytest.mark.parametrize("which", ["if_then_if", "if_then_empty_loop",
+                                   "if_then_while"])
+def test_if_carries_variable_reassigned_in_a_later_block(runtime, rng, which):
+    """docs/reference/control-flow.md: a variable assigned in an if_ arm and
+    read after the statement is a result of the branch. A store inside a
+    later if_ or loop may not run, so the read after it still sees the
+    first if_'s value."""
+    n = 300
+    a = rng.integers(-200, 200, n, dtype=np.int32)
+    after_first = a + (a > 3)
+    kernel, reference = {
+        "if_then_if": (_if_then_if, np.where(a > 100, a * 2, after_first)),
+        "if_then_empty_loop": (_if_then_empty_loop, after_first),
+        "if_then_while": (_if_then_while,
+                          np.where((a.view(np.uint32) & 3) > 0, 7, after_first)),
+    }[which]
+    raw = runtime.execute(enigma.compile(kernel), [a], output_size=(n + 3) * 4,
+                          grid=(n, 1, 1), threads=(64, 1, 1))
+    out = np.frombuffer(raw, np.int32)
+    assert np.array_equal(out[:n], reference)
+    assert not out[n:].any()
+
+
+# --------------------------------------------------------------------------
+# carried_type_mid_block (corpus: carried_type_mid_block.json; fuzz seed
+# 400322, control)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def _carried_half_read_in_arm(A: enigma.f16, B: enigma.f32, C: enigma.f32):
+    t = enigma.thread_position_in_grid
+    h = A[t]                     # a carried f16
+    y = B[t] * 0.0
+    with enigma.if_(t >= 0):
+        h = h + B[t]             # f16 + f32 is f32; h stays an f16
+        y = y + h                # must read the f16 value
+    C[t] = y
+
+
+@pytest.mark.xfail(strict=True, reason="a carried f16 reassigned from an f32 "
+                   "value is read unrounded until the end of the if_ arm "
+                   "(corpus: carried_type_mid_block.json)")
+def test_carried_value_converts_at_assignment(runtime, rng):
+    """docs/reference/control-flow.md: a carried value keeps the type of its
+    initial value and float widths convert as in C, i.e. at the assignment,
+    so the next read in the same arm sees the f16 value."""
+    n = 512
+    a = rng.uniform(-4, 4, n).astype(np.float16)
+    b = rng.uniform(-4, 4, n).astype(np.float32)
+    raw = runtime.execute(enigma.compile(_carried_half_read_in_arm), [a, b],
+                          output_size=(n + 3) * 4, grid=(n, 1, 1),
+                          threads=(64, 1, 1))
+    out = np.frombuffer(raw, np.float32)
+    reference = (a.astype(np.float32) + b).astype(np.float16).astype(np.float32)
+    assert np.array_equal(out[:n], reference)
+    assert not out[n:].any()
