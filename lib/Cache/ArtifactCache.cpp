@@ -364,17 +364,26 @@ ArtifactCache::ensureFileSet(const std::vector<NamedText> &files) {
     fs::path temp = makeUniqueDirectory(tempDirectory(), "files");
     for (const NamedText &file : files)
       fs::rename(writeTempFile(temp, file.text), temp / std::string(file.name));
-    std::error_code error;
-    if (fs::exists(dir))
-      fs::remove_all(dir, error); // damaged: it did not hold the files
-    fs::rename(temp, dir, error);
-    if (error) {
-      // Usually another process won the race with identical content.
-      fs::remove_all(temp, error);
-      if (!directoryHolds(dir, files))
-        throw std::runtime_error("cannot create " + dir.string());
+    // A set directory only ever appears whole (a renamed temp directory),
+    // so one in place that does not hold the files is damaged. Processes
+    // racing here must not delete a set another one just completed: the
+    // damaged one is first moved aside, which only one of them manages.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      std::error_code error;
+      fs::rename(temp, dir, error);
+      if (!error)
+        return dir.string();
+      if (directoryHolds(dir, files)) { // another process won the race
+        fs::remove_all(temp, error);
+        return dir.string();
+      }
+      fs::path aside = makeUniqueDirectory(tempDirectory(), "damaged");
+      fs::rename(dir, aside / "set", error);
+      fs::remove_all(aside, error);
     }
-    return dir.string();
+    std::error_code ignored;
+    fs::remove_all(temp, ignored);
+    throw std::runtime_error("cannot create " + dir.string());
   } catch (const std::exception &error) {
     warnOnce(std::string("could not write headers into the cache (") +
              error.what() + ")");

@@ -233,6 +233,32 @@ TEST(ArtifactCacheTest, FileSetsAreSharedAndRepaired) {
   EXPECT_NE(cache->ensureFileSet(changed), where);
 }
 
+// Found on a 16-core machine: a process that found the set missing deleted
+// the one another process had just completed, so a third could not create
+// it. Every racer must end up with the whole set, and no warning.
+TEST(ArtifactCacheTest, ConcurrentFileSetCreationAlwaysSucceeds) {
+  TempDir dir;
+  for (int round = 0; round < 20; ++round) {
+    // NamedText views its text: keep the strings alive.
+    const std::string a = "int a" + std::to_string(round) + ";";
+    const std::string b(20000, char('a' + round % 26));
+    std::vector<ArtifactCache::NamedText> files = {{"a.h", a}, {"b.h", b}};
+    std::vector<std::optional<std::string>> results(16);
+    std::vector<std::thread> racers;
+    for (size_t i = 0; i < results.size(); ++i)
+      racers.emplace_back([&, i] {
+        results[i] = ArtifactCache::open(dir.path)->ensureFileSet(files);
+      });
+    for (std::thread &racer : racers)
+      racer.join();
+    for (const std::optional<std::string> &where : results) {
+      ASSERT_TRUE(where) << "round " << round;
+      EXPECT_EQ(readAll(*where + "/a.h"), a);
+      EXPECT_EQ(readAll(*where + "/b.h"), b);
+    }
+  }
+}
+
 TEST(ArtifactCacheTest, ConcurrentWritersAndReadersSeeWholeEntries) {
   TempDir dir;
   std::string key = ArtifactCache::makeKey({"contended"});
