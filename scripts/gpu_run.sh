@@ -25,8 +25,8 @@ echo "== C++ CUDA tests"
 gpu-carry/CudaBackendTest 2>&1 | tail -5 || status=1
 gpu-carry/NvrtcCompileTest --gtest_filter=-*EveryHelper* 2>&1 | tail -3 || status=1
 
-echo "== Python tests on cpu and cuda"
-ENIGMA_TEST_BACKENDS=cpu,cuda python3 -m pytest python/tests -q -p no:cacheprovider \
+echo "== Python tests on ${ENIGMA_GPU_TEST_BACKENDS:-cpu,cuda}"
+ENIGMA_TEST_BACKENDS=${ENIGMA_GPU_TEST_BACKENDS:-cpu,cuda} python3 -m pytest python/tests -q -p no:cacheprovider \
   -k "${ENIGMA_TEST_FILTER:-not zz_generated}" 2>&1 | tee "$out/pytest.log" | tail -40 \
   || status=1
 

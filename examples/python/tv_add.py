@@ -31,8 +31,12 @@ def tv_add_kernel(gA, gB, gC, tv_layout):
     ``bid``."""
     tid, _, _ = enigma.arch.thread_idx()
     bid, _, _ = enigma.arch.block_idx()
-    # This threadgroup's tile, then this thread's values of it.
-    tiles = [g[None, bid] for g in (gA, gB, gC)]
+    # This threadgroup's tile, visited row by row: the matrices are
+    # row-major, so consecutive threadgroups read neighbouring memory (a
+    # plain g[None, bid] would walk the tile grid column-major).
+    tiles_n = gA.shape[1][1]
+    tile = (bid // tiles_n, bid % tiles_n)
+    tiles = [g[None, tile] for g in (gA, gB, gC)]
     frgA, frgB, frgC = (enigma.tensor_composition(t, tv_layout)[tid, None]
                         for t in tiles)
     frgC.store(frgA.load() + frgB.load())
