@@ -26,6 +26,8 @@ import harness  # noqa: E402
 import kernelgen  # noqa: E402
 
 CORPUS = sorted(glob.glob(os.path.join(_FUZZ_DIR, "corpus", "*.json")))
+# Open bugs that show on one backend only: bug -> backend (docs/reliability.md).
+BACKEND_BUGS = {"cuda_partial_simdgroup": "cuda"}
 FRESH_PROGRAMS = 40
 # Each program is one host C++ compile on the CPU backend (about a second
 # on an idle core, several on a loaded machine): stop early past this budget
@@ -49,7 +51,13 @@ def test_corpus_program(runtime, path):
         record = json.load(f)
     outcome = harness.check(record["program"], runtime, _exact_arith(runtime))
     known = record.get("known_bug")
-    if known in kernelgen.AVOID_KNOWN_BUGS:
+    if known in BACKEND_BUGS:
+        # open on one backend only: there it is expected to fail (not
+        # strictly: the symptom depends on warp scheduling); elsewhere it
+        # must pass like any corpus program
+        if runtime.name == BACKEND_BUGS[known] and outcome.status != "ok":
+            pytest.xfail(f"known Enigma bug {known}: {record.get('why', '')}")
+    elif known in kernelgen.AVOID_KNOWN_BUGS:
         # not fixed yet: expected to fail; passing means the fix landed
         if outcome.status == "ok" and runtime.name != "cpu":
             return  # the bug shows on the CPU backend; other backends may hide it
