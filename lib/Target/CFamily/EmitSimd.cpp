@@ -3,7 +3,8 @@
 // simd_* / quad_* ops print as the Metal function their mnemonic names:
 // `float v5 = simd_sum(v4);`. CUDA reads the same through the prelude's
 // warp emulation (enigma_cuda_prelude.cuh). Integers are held unsigned, so
-// a signed min / max converts its operand and result. The CPU flavour never
+// a signed min / max converts its operand and result; CUDA adds the mask of
+// existing lanes as a last argument. The CPU flavour never
 // gets here: CppEmitter::emitCollective prints these ops between its thread
 // loops. Simdgroup matrices print as Metal's simdgroup_float8x8 and its
 // functions in MSL, and as per-lane pairs (float2 / half2) in CUDA.
@@ -117,6 +118,10 @@ LogicalResult emitSimdFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                            e.expr(operand)
                      : e.expr(operand);
   }
+  // CUDA passes the lanes that exist (computed at kernel entry; see
+  // enigma_existing_lanes in the CUDA prelude).
+  if (e.target() == Target::CUDA)
+    args += ", enigma_lanes";
   std::string call = fn.str() + "(" + args + ")";
   if (asSigned)
     call = "(" + e.typeName(result.getType()) + ")" + call;

@@ -51,6 +51,11 @@ protected:
     }
     os << sep << "const EnigmaCudaLaunch enigma_launch) {\n";
     indentMore();
+    // Simd functions need the lanes that exist, known only while every
+    // thread of the warp is still here.
+    if (usesSimdFunctions(kernel))
+      line() << "const EnigmaLanes enigma_lanes = "
+                "enigma_existing_lanes(enigma_launch);\n";
     // Threads past the end of the grid do not exist in Metal's model.
     line() << "if (" << globalId(0) << " >= enigma_launch.grid[0] || "
            << "(enigma_launch.partial_yz && (" << globalId(1)
@@ -61,6 +66,22 @@ protected:
     indentLess();
     os << "}\n";
     return success();
+  }
+
+  /// Whether the kernel calls a simd_* / quad_* function (simdgroup
+  /// matrices work on whole warps and take no lane mask).
+  static bool usesSimdFunctions(KernelOp kernel) {
+    return kernel
+        .walk([](Operation *op) {
+          if (!op->hasTrait<Collective>() || !op->getDialect() ||
+              op->getDialect()->getNamespace() != "enigma")
+            return WalkResult::advance();
+          StringRef name = op->getName().stripDialect();
+          return name.starts_with("simd_") || name.starts_with("quad_")
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
   }
 
   static std::string globalId(unsigned d) {

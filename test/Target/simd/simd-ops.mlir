@@ -40,9 +40,10 @@
 // MSL-NEXT: float {{v[0-9]+}} = quad_broadcast([[X]], 3u);
 
 // CUDA-LABEL: void enigma_kernel_reductions(
-// CUDA: float {{v[0-9]+}} = simd_sum(
+// CUDA: const EnigmaLanes enigma_lanes = enigma_existing_lanes(enigma_launch);
+// CUDA: float {{v[0-9]+}} = simd_sum({{v[0-9]+}}, enigma_lanes);
 // CUDA: uint {{v[0-9]+}} = (uint)simd_min((int)
-// CUDA: float {{v[0-9]+}} = quad_broadcast({{v[0-9]+}}, 3u);
+// CUDA: float {{v[0-9]+}} = quad_broadcast({{v[0-9]+}}, 3u, enigma_lanes);
 
 // On the CPU every op is a call between thread loops that reads and writes
 // per-thread arrays, simdgroup by simdgroup over the whole group.

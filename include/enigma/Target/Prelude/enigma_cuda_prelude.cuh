@@ -348,9 +348,46 @@ __device__ inline void simdgroup_barrier(mem_flags flags) {
 }
 
 /*===--- SIMD-group (warp) and quad-group functions ----------------------------===*
- * Metal's functions act on the active lanes. With the whole warp active
- * (the common case) they use shuffles in log steps; otherwise every active
- * lane folds the active lanes in lane order, which is slower but exact. */
+ * Metal's functions act on the lanes that exist: a simdgroup of the edge
+ * threadgroup may be partial. With the whole warp there (the common case)
+ * they use shuffles in log steps; otherwise every lane folds the existing
+ * lanes in lane order, which is slower but exact.
+ *
+ * Which lanes exist is computed from the launch (enigma_existing_lanes, at
+ * kernel entry) and passed to every call as the trailing EnigmaLanes: under
+ * independent thread scheduling __activemask() only gives the lanes that
+ * happen to execute together, which can be fewer. Calls without it (hand-
+ * written code) fall back to __activemask(). */
+
+struct EnigmaLanes {
+  unsigned int mask;
+};
+
+/* The lanes of the calling thread's warp that lie inside the dispatch. */
+__device__ inline EnigmaLanes enigma_existing_lanes(const EnigmaCudaLaunch &launch) {
+  unsigned int total = blockDim.x * blockDim.y * blockDim.z;
+  unsigned int base = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & ~31u;
+  unsigned int launched = total - base >= 32u ? 0xffffffffu : (1u << (total - base)) - 1u;
+  bool whole = (unsigned long long)(blockIdx.x + 1) * blockDim.x <= launch.grid[0] &&
+               (unsigned long long)(blockIdx.y + 1) * blockDim.y <= launch.grid[1] &&
+               (unsigned long long)(blockIdx.z + 1) * blockDim.z <= launch.grid[2];
+  if (whole)
+    return EnigmaLanes{launched};
+  unsigned int mask = 0;
+  for (unsigned int l = 0; l < 32u && base + l < total; ++l) {
+    unsigned int t = base + l;
+    unsigned int x = t % blockDim.x, y = (t / blockDim.x) % blockDim.y,
+                 z = t / (blockDim.x * blockDim.y);
+    if (blockIdx.x * blockDim.x + x < launch.grid[0] &&
+        blockIdx.y * blockDim.y + y < launch.grid[1] &&
+        blockIdx.z * blockDim.z + z < launch.grid[2])
+      mask |= 1u << l;
+  }
+  return EnigmaLanes{mask};
+}
+__device__ inline EnigmaLanes enigma_active_lanes() {
+  return EnigmaLanes{__activemask()};
+}
 
 namespace enigma_detail {
 __device__ inline uint lane() { return enigma_thread_index_in_simdgroup(); }
@@ -382,8 +419,7 @@ struct op_xor { template <class T> __device__ T operator()(T a, T b) const { ret
 
 /* Reduction over the active lanes of a group of `width` lanes (32 or 4). */
 template <uint width, class T, class Op>
-__device__ inline T group_reduce(T v, Op op) {
-  uint mask = __activemask();
+__device__ inline T group_reduce(T v, Op op, uint mask) {
   uint me = lane();
   uint base = me & ~(width - 1);
   uint group = width == 32 ? mask : (mask >> base) & ((1u << width) - 1);
@@ -405,8 +441,8 @@ __device__ inline T group_reduce(T v, Op op) {
 /* Inclusive scan over the active lanes; exclusive shifts it by one active
  * lane, lane 0 getting `identity`. */
 template <uint width, class T, class Op>
-__device__ inline T group_scan(T v, Op op, bool inclusive, T identity) {
-  uint mask = __activemask();
+__device__ inline T group_scan(T v, Op op, bool inclusive, T identity,
+                               uint mask) {
   uint me = lane();
   uint base = me & ~(width - 1);
   uint local = me - base;
@@ -435,100 +471,109 @@ __device__ inline T group_scan(T v, Op op, bool inclusive, T identity) {
 /* Reads lane `src`; a lane that is not active (does not exist in a partial
  * threadgroup) would give an undefined value, so the caller keeps its own,
  * as the CPU backend does. */
-template <uint width, class T> __device__ inline T group_read(T v, uint src) {
-  uint mask = __activemask();
+template <uint width, class T>
+__device__ inline T group_read(T v, uint src, uint mask) {
   T x = read_lane(mask, v, src);
   return (mask >> src) & 1u ? x : v;
 }
 } // namespace enigma_detail
 
-#define ENIGMA_GROUP_REDUCTION(prefix, width)                                  \
-  template <class T> __device__ inline T prefix##_sum(T v) {                   \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_add());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_product(T v) {               \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_mul());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_min(T v) {                   \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_min());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_max(T v) {                   \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_max());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_and(T v) {                   \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_and());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_or(T v) {                    \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_or());      \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_xor(T v) {                   \
-    return enigma_detail::group_reduce<width>(v, enigma_detail::op_xor());     \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_prefix_inclusive_sum(T v) {  \
-    return enigma_detail::group_scan<width>(v, enigma_detail::op_add(), true,  \
-                                            T(0));                             \
-  }                                                                            \
-  template <class T> __device__ inline T prefix##_prefix_exclusive_sum(T v) {  \
-    return enigma_detail::group_scan<width>(v, enigma_detail::op_add(), false, \
-                                            T(0));                             \
-  }                                                                            \
-  template <class T>                                                           \
-  __device__ inline T prefix##_prefix_inclusive_product(T v) {                 \
-    return enigma_detail::group_scan<width>(v, enigma_detail::op_mul(), true,  \
-                                            T(1));                             \
-  }                                                                            \
-  template <class T>                                                           \
-  __device__ inline T prefix##_prefix_exclusive_product(T v) {                 \
-    return enigma_detail::group_scan<width>(v, enigma_detail::op_mul(), false, \
-                                            T(1));                             \
+#define ENIGMA_LANES_ARG EnigmaLanes lanes = enigma_active_lanes()
+#define ENIGMA_REDUCE(prefix, width, name, op)                                 \
+  template <class T> __device__ inline T prefix##_##name(T v, ENIGMA_LANES_ARG) { \
+    return enigma_detail::group_reduce<width>(v, enigma_detail::op(),         \
+                                              lanes.mask);                     \
   }
+#define ENIGMA_SCAN(prefix, width, name, op, inclusive, identity)             \
+  template <class T> __device__ inline T prefix##_##name(T v, ENIGMA_LANES_ARG) { \
+    return enigma_detail::group_scan<width>(v, enigma_detail::op(), inclusive, \
+                                            T(identity), lanes.mask);          \
+  }
+#define ENIGMA_GROUP_REDUCTION(prefix, width)                                  \
+  ENIGMA_REDUCE(prefix, width, sum, op_add)                                    \
+  ENIGMA_REDUCE(prefix, width, product, op_mul)                                \
+  ENIGMA_REDUCE(prefix, width, min, op_min)                                    \
+  ENIGMA_REDUCE(prefix, width, max, op_max)                                    \
+  ENIGMA_REDUCE(prefix, width, and, op_and)                                    \
+  ENIGMA_REDUCE(prefix, width, or, op_or)                                      \
+  ENIGMA_REDUCE(prefix, width, xor, op_xor)                                    \
+  ENIGMA_SCAN(prefix, width, prefix_inclusive_sum, op_add, true, 0)            \
+  ENIGMA_SCAN(prefix, width, prefix_exclusive_sum, op_add, false, 0)           \
+  ENIGMA_SCAN(prefix, width, prefix_inclusive_product, op_mul, true, 1)        \
+  ENIGMA_SCAN(prefix, width, prefix_exclusive_product, op_mul, false, 1)
 ENIGMA_GROUP_REDUCTION(simd, 32)
 ENIGMA_GROUP_REDUCTION(quad, 4)
 #undef ENIGMA_GROUP_REDUCTION
+#undef ENIGMA_REDUCE
+#undef ENIGMA_SCAN
 
 /* Shuffles. Lanes whose source falls outside the group keep their own
  * value, as Metal's shuffle_up / shuffle_down specify; shuffle / broadcast
  * read lane `lane % width`, shuffle_xor `me ^ (mask % width)`; a source lane
  * that is not active leaves the caller's own value (docs/reference/simd.md). */
-template <class T> __device__ inline T simd_shuffle(T v, uint lane) {
-  return enigma_detail::group_read<32>(v, lane & 31u);
+template <class T>
+__device__ inline T simd_shuffle(T v, uint lane, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<32>(v, lane & 31u, lanes.mask);
 }
-template <class T> __device__ inline T simd_broadcast(T v, uint lane) {
-  return enigma_detail::group_read<32>(v, lane & 31u);
+template <class T>
+__device__ inline T simd_broadcast(T v, uint lane, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<32>(v, lane & 31u, lanes.mask);
 }
-template <class T> __device__ inline T simd_broadcast_first(T v) {
-  return enigma_detail::group_read<32>(v, uint(__ffs(__activemask()) - 1));
+template <class T>
+__device__ inline T simd_broadcast_first(T v, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<32>(v, uint(__ffs(lanes.mask) - 1),
+                                       lanes.mask);
 }
-template <class T> __device__ inline T simd_shuffle_xor(T v, uint mask) {
-  return enigma_detail::group_read<32>(v, enigma_detail::lane() ^ (mask & 31u));
+template <class T>
+__device__ inline T simd_shuffle_xor(T v, uint mask, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<32>(v, enigma_detail::lane() ^ (mask & 31u),
+                                       lanes.mask);
 }
-template <class T> __device__ inline T simd_shuffle_up(T v, uint delta) {
+template <class T>
+__device__ inline T simd_shuffle_up(T v, uint delta, ENIGMA_LANES_ARG) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<32>(v, me >= delta ? me - delta : me);
+  return enigma_detail::group_read<32>(v, me >= delta ? me - delta : me,
+                                       lanes.mask);
 }
-template <class T> __device__ inline T simd_shuffle_down(T v, uint delta) {
+template <class T>
+__device__ inline T simd_shuffle_down(T v, uint delta, ENIGMA_LANES_ARG) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<32>(v, delta < 32u - me ? me + delta : me);
+  return enigma_detail::group_read<32>(v, delta < 32u - me ? me + delta : me,
+                                       lanes.mask);
 }
-template <class T> __device__ inline T quad_shuffle(T v, uint lane) {
-  return enigma_detail::group_read<4>(v, (enigma_detail::lane() & ~3u) | (lane & 3u));
+template <class T>
+__device__ inline T quad_shuffle(T v, uint lane, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<4>(
+      v, (enigma_detail::lane() & ~3u) | (lane & 3u), lanes.mask);
 }
-template <class T> __device__ inline T quad_broadcast(T v, uint lane) {
-  return quad_shuffle(v, lane);
+template <class T>
+__device__ inline T quad_broadcast(T v, uint lane, ENIGMA_LANES_ARG) {
+  return quad_shuffle(v, lane, lanes);
 }
-template <class T> __device__ inline T quad_shuffle_xor(T v, uint mask) {
-  return enigma_detail::group_read<4>(v, enigma_detail::lane() ^ (mask & 3u));
+template <class T>
+__device__ inline T quad_shuffle_xor(T v, uint mask, ENIGMA_LANES_ARG) {
+  return enigma_detail::group_read<4>(v, enigma_detail::lane() ^ (mask & 3u),
+                                      lanes.mask);
 }
-template <class T> __device__ inline T quad_shuffle_up(T v, uint delta) {
+template <class T>
+__device__ inline T quad_shuffle_up(T v, uint delta, ENIGMA_LANES_ARG) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<4>(v, (me & 3u) >= delta ? me - delta : me);
+  return enigma_detail::group_read<4>(v, (me & 3u) >= delta ? me - delta : me,
+                                      lanes.mask);
 }
-template <class T> __device__ inline T quad_shuffle_down(T v, uint delta) {
+template <class T>
+__device__ inline T quad_shuffle_down(T v, uint delta, ENIGMA_LANES_ARG) {
   uint me = enigma_detail::lane();
-  return enigma_detail::group_read<4>(v, delta < 4u - (me & 3u) ? me + delta : me);
+  return enigma_detail::group_read<4>(
+      v, delta < 4u - (me & 3u) ? me + delta : me, lanes.mask);
 }
-__device__ inline bool simd_any(bool p) { return __any_sync(__activemask(), p); }
-__device__ inline bool simd_all(bool p) { return __all_sync(__activemask(), p); }
+__device__ inline bool simd_any(bool p, ENIGMA_LANES_ARG) {
+  return __any_sync(lanes.mask, p);
+}
+__device__ inline bool simd_all(bool p, ENIGMA_LANES_ARG) {
+  return __all_sync(lanes.mask, p);
+}
+#undef ENIGMA_LANES_ARG
 
 /*===--- Atomics with Metal's names and memory orders -------------------------===*
  * Buffers are plain pointers in CUDA, so atomic_int & co. are the plain
