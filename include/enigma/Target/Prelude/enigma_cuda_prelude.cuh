@@ -417,37 +417,41 @@ struct op_and { template <class T> __device__ T operator()(T a, T b) const { ret
 struct op_or  { template <class T> __device__ T operator()(T a, T b) const { return a | b; } };
 struct op_xor { template <class T> __device__ T operator()(T a, T b) const { return a ^ b; } };
 
-/* Reduction over the active lanes of a group of `width` lanes (32 or 4). */
+/* Reduction over the existing lanes (`mask`) of a group of `width` lanes
+ * (32 or 4). __shfl_sync needs every lane of its mask to run the same
+ * shuffles, so the choice of path depends only on the warp-wide mask: a
+ * full warp uses log steps; a partial one reads every lane of the group in
+ * order (the same shuffles on every lane) and folds the existing ones. */
 template <uint width, class T, class Op>
 __device__ inline T group_reduce(T v, Op op, uint mask) {
   uint me = lane();
-  uint base = me & ~(width - 1);
-  uint group = width == 32 ? mask : (mask >> base) & ((1u << width) - 1);
-  if (group == (width == 32 ? 0xffffffffu : (1u << width) - 1)) {
+  if (mask == 0xffffffffu) {
     for (uint offset = width / 2; offset > 0; offset >>= 1)
       v = op(v, read_lane(mask, v, me ^ offset));
     return v;
   }
+  uint base = me & ~(width - 1);
   T acc = v;
   bool first = true;
-  for (uint rest = group; rest; rest &= rest - 1) {
-    T x = read_lane(mask, v, base + __ffs(rest) - 1);
-    acc = first ? x : op(acc, x);
-    first = false;
+  for (uint j = 0; j < width; ++j) {
+    T x = read_lane(mask, v, base + j);
+    if ((mask >> (base + j)) & 1u) {
+      acc = first ? x : op(acc, x);
+      first = false;
+    }
   }
   return acc;
 }
 
-/* Inclusive scan over the active lanes; exclusive shifts it by one active
- * lane, lane 0 getting `identity`. */
+/* Inclusive scan over the existing lanes; exclusive shifts it by one
+ * existing lane, the first getting `identity`. Same paths as group_reduce. */
 template <uint width, class T, class Op>
 __device__ inline T group_scan(T v, Op op, bool inclusive, T identity,
                                uint mask) {
   uint me = lane();
   uint base = me & ~(width - 1);
   uint local = me - base;
-  uint group = width == 32 ? mask : (mask >> base) & ((1u << width) - 1);
-  if (group == (width == 32 ? 0xffffffffu : (1u << width) - 1)) {
+  if (mask == 0xffffffffu) {
     for (uint offset = 1; offset < width; offset <<= 1) {
       T y = read_lane(mask, v, local >= offset ? me - offset : me);
       if (local >= offset)
@@ -459,10 +463,9 @@ __device__ inline T group_scan(T v, Op op, bool inclusive, T identity,
     return local > 0 ? previous : identity;
   }
   T acc = identity;
-  for (uint rest = group; rest; rest &= rest - 1) {
-    uint src = __ffs(rest) - 1;
-    T x = read_lane(mask, v, base + src);
-    if (src < local || (inclusive && src == local))
+  for (uint j = 0; j < width; ++j) {
+    T x = read_lane(mask, v, base + j);
+    if (((mask >> (base + j)) & 1u) && (j < local || (inclusive && j == local)))
       acc = op(acc, x);
   }
   return acc;
