@@ -1012,6 +1012,10 @@ class _Rewriter:
                               ast.ClassDef)):
                 out.append(s)
                 continue
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                out.append(s)
+                out += self.convert_carried(s, outer)
+                continue
             if isinstance(s, ast.With):
                 kind = self.kind(s, arms)
                 if kind is not None:
@@ -1029,6 +1033,36 @@ class _Rewriter:
                     h.body = self.track(h.body, after, outer, arms)
             out.append(s)
         return out
+
+    def convert_carried(self, s, tracked):
+        """After an assignment to carried variables inside a construct:
+        converts them to their carried type at once (as C converts at the
+        assignment), so later reads in the same block see that value."""
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        names = sorted(set().union(*(_target_names(t) for t in targets))
+                       & set(tracked))
+        if not names:
+            return []
+        self.changed = True
+        publish = ast.Expr(ast.Call(
+            func=ast.Attribute(value=ast.Name(_CTL, ast.Load()),
+                               attr="publish", ctx=ast.Load()),
+            args=[ast.Call(func=ast.Name("locals", ast.Load()), args=[],
+                           keywords=[]),
+                  ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
+            keywords=[]))
+        reload = ast.Assign(
+            targets=[ast.Tuple([ast.Name(n, ast.Store()) for n in names],
+                               ast.Store())],
+            value=ast.Call(
+                func=ast.Attribute(value=ast.Name(_CTL, ast.Load()),
+                                   attr="reload", ctx=ast.Load()),
+                args=[ast.Call(func=ast.Name("locals", ast.Load()), args=[],
+                               keywords=[]),
+                      ast.Tuple([ast.Constant(n) for n in names],
+                                ast.Load())],
+                keywords=[]))
+        return [_place(publish, s), _place(reload, s)]
 
     def wrap(self, node, kind, after, outer, arms):
         item = node.items[0]

@@ -46,12 +46,6 @@ CATEGORIES = ("arith", "math", "control", "threadgroup", "simd", "atomic")
 # finding new ones; each has a corpus entry and a test in
 # python/tests/test_fuzz_regressions.py. Remove an entry once it is fixed.
 AVOID_KNOWN_BUGS = {
-    # Inside an if_ arm or loop body, a carried f16/bf16 (or narrower int)
-    # variable reassigned from a wider value keeps the wide value until the
-    # end of the block: `h = h + f; y = y + h` reads h unrounded (docs say
-    # carried values convert as in C). kernelgen then reads no carried
-    # variable after reassigning it in the same block.
-    "carried_type_mid_block",
 }
 
 MAX_OUTPUTS = 10  # output buffers per kernel (Metal allows 31 buffers)
