@@ -133,9 +133,25 @@ def convert(val: Val, to: str) -> Val:
         e[bad] = INF  # undefined in Metal
         return Val(to, ints, e)
     if is_int(t):
-        return Val(to, round_float(to, np.array([float(x) for x in v])), e)
+        bits = _PRECISION[to][0]
+        exact = np.array([float(_round_int(int(x), bits)) for x in v])
+        return Val(to, round_float(to, exact), e)
     out = round_float(to, v)
     return Val(to, out, e + (np.where(e > 0, ulp(to, out), 0.0)))
+
+
+def _round_int(x, bits):
+    """x rounded to `bits` significant bits, ties to even: exact in float64,
+    so that the conversion to the target type rounds once (float(x) first
+    would round twice above 2**53)."""
+    drop = abs(x).bit_length() - bits
+    if drop <= 0:
+        return x
+    q, r = divmod(abs(x), 1 << drop)
+    half = 1 << (drop - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    return (q << drop) * (-1 if x < 0 else 1)
 
 
 def _jumps(val, fn, e):
@@ -229,7 +245,10 @@ STEP_F64 = {"ceil": np.ceil, "floor": np.floor, "trunc": np.trunc,
 def float_call(fn, args):
     t = args[0].t
     if fn in UNARY_F64:
-        return float_op(t, UNARY_F64[fn], args, MATH_ULPS[fn])
+        r = float_op(t, UNARY_F64[fn], args, MATH_ULPS[fn])
+        if fn in ("sin", "cos", "tan"):
+            _periodic_bound(fn, args[0], r)
+        return r
     if fn in STEP_F64:
         f = STEP_F64[fn]
         r = float_op(t, f, args)
@@ -238,7 +257,8 @@ def float_call(fn, args):
     if fn == "abs":
         return float_op(t, np.abs, args)
     if fn == "saturate":
-        return float_op(t, lambda x: np.fmin(np.fmax(x, 0.0), 1.0), args)
+        r = float_op(t, lambda x: np.fmin(np.fmax(x, 0.0), 1.0), args)
+        return _zero_sign_free(r, args + [Val(t, np.zeros(len(r.v)))])
     if fn == "fract":
         below_one = 1.0 - ulp(t, 0.75)
         r = float_op(t, lambda x: x - np.floor(x), args)
@@ -249,11 +269,17 @@ def float_call(fn, args):
         r.e = _jumps(args[0], np.floor, r.e)
         return r
     if fn in ("fmin", "fmax"):
-        return float_op(t, np.fmin if fn == "fmin" else np.fmax, args)
+        r = float_op(t, np.fmin if fn == "fmin" else np.fmax, args)
+        return _zero_sign_free(r, args)
     if fn == "pow":
         return float_op(t, np.power, args, MATH_ULPS["pow"])
     if fn == "atan2":
-        return float_op(t, np.arctan2, args, MATH_ULPS["atan2"])
+        r = float_op(t, np.arctan2, args, MATH_ULPS["atan2"])
+        y, x = args
+        # the branch cut: y's sign decides +-pi where x < 0
+        cut = (y.e > 0) & (np.abs(y.v) <= y.e) & (x.v - x.e < 0)
+        r.e = np.where(cut, INF, r.e)
+        return r
     if fn == "fmod":
         r = float_op(t, np.fmod, args)
         r.e = np.where((args[0].e > 0) | (args[1].e > 0), INF, r.e)
@@ -266,7 +292,8 @@ def float_call(fn, args):
         r.e = np.where(np.isnan(args[1].v), INF, r.e)  # NaN's sign bit varies
         return _discontinuous(r, args, lambda x, y: np.signbit(y))
     if fn == "clamp":
-        return float_op(t, lambda x, lo, hi: np.fmin(np.fmax(x, lo), hi), args)
+        r = float_op(t, lambda x, lo, hi: np.fmin(np.fmax(x, lo), hi), args)
+        return _zero_sign_free(r, args)
     if fn == "fma":
         return float_op(t, lambda a, b, c: a * b + c, args, MATH_ULPS["fma"])
     if fn == "mix":
@@ -286,6 +313,38 @@ def float_call(fn, args):
         r.e = np.where(~(e0 < e1), INF, r.e)  # undefined in Metal
         return r
     raise InterpretError(f"unknown float function {fn}")
+
+
+def _zero_sign_free(r, args):
+    """fmin/fmax (and the clamps built from them) of -0 and +0 may return
+    either zero (docs/reference/math.md): such a zero result gets the
+    smallest tolerance there is, so that whatever depends on its sign
+    (signbit, atan2, division) is not held to one choice."""
+    zeros = [(a.v == 0.0) for a in args]
+    signs = [np.signbit(a.v) for a in args]
+    mixed = np.zeros(len(r.v), bool)
+    for z1, s1 in zip(zeros, signs):
+        for z2, s2 in zip(zeros, signs):
+            mixed |= z1 & z2 & (s1 != s2)
+    r.e = np.where(mixed & (r.v == 0.0), np.maximum(r.e, ulp(r.t, 0.0)), r.e)
+    return r
+
+
+def _periodic_bound(fn, x, r):
+    """The corners of x's tolerance interval say nothing once it spans a
+    peak or a period: sin and cos move by at most the input's error (slope
+    1); tan is undetermined when the interval holds a pole."""
+    e = x.e
+    risky = e > 0
+    if not risky.any():
+        return
+    with np.errstate(all="ignore"):
+        if fn == "tan":
+            lo = np.floor((x.v - e) / np.pi - 0.5)
+            hi = np.floor((x.v + e) / np.pi - 0.5)
+            r.e = np.where(risky & ~(lo == hi), INF, r.e)
+        else:
+            r.e = np.where(risky, np.maximum(r.e, np.minimum(e, 2.0) + ulp(r.t, 1.0)), r.e)
 
 
 def _discontinuous(r, args, jump):
@@ -558,14 +617,19 @@ class Machine:
             fns = {"+": np.add, "-": np.subtract, "*": np.multiply,
                    "/": np.divide, "%": np.fmod}
             ulps = 0.0 if self.exact else LENIENT_ULPS.get(op, 0)
+            # a divisor that may be 0 (or of either sign) bounds nothing
+            near_pole = (b.e > 0) & (np.abs(b.v) <= b.e)
             if op == "//":
                 q = float_op(t, np.divide, [a, b], 0, ulps)
+                q.e = np.where(near_pole, INF, q.e)
                 r = float_op(t, np.floor, [q])
                 r.e = _jumps(q, np.floor, np.where(np.isinf(q.e), INF, 0.0))
                 return r
             r = float_op(t, fns[op], [a, b], 0, ulps)
             if op == "%":
                 r.e = np.where((a.e > 0) | (b.e > 0), INF, r.e)
+            if op == "/":
+                r.e = np.where(near_pole, INF, r.e)
             return r
         return int_binary(op, t, a.v, b.v, e)
 

@@ -66,18 +66,22 @@ def reduce(program, runtime, exact_arith):
     changed = True
     while changed:
         changed = False
-        for lst_index in range(len(list(_statement_lists(program["body"])))):
+        lst_index = 0
+        # deleting a loop or if_ removes its statement lists: count afresh
+        while lst_index < len(list(_statement_lists(program["body"]))):
             k = 0
             while True:
                 candidate = copy.deepcopy(program)
-                lst = list(_statement_lists(candidate["body"]))[lst_index]
-                if k >= len(lst):
+                lists = list(_statement_lists(candidate["body"]))
+                if lst_index >= len(lists) or k >= len(lists[lst_index]):
                     break
+                lst = lists[lst_index]
                 del lst[k]
                 if still_fails(candidate):
                     program, changed = candidate, True
                 else:
                     k += 1
+            lst_index += 1
         used = _used_names(program)
         for key in ("outputs", "inputs"):
             kept = [b for b in program[key] if b["name"] in used]
