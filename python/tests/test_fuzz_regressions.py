@@ -152,3 +152,90 @@ def test_carried_value_converts_at_assignment(runtime, rng):
     reference = (a.astype(np.float32) + b).astype(np.float16).astype(np.float32)
     assert np.array_equal(out[:n], reference)
     assert not out[n:].any()
+
+
+# --------------------------------------------------------------------------
+# cuda_ptxas_register_allocation (corpus: cuda_ptxas_register_allocation.json;
+# fuzz seed 902404, simd, found on an H200)
+# --------------------------------------------------------------------------
+
+def test_chain_of_u64_simd_reductions_compiles_for_cuda(tmp_path):
+    """The CUDA text of a kernel with several 64-bit simd reductions and
+    scans (some in loops) must get through NVRTC and ptxas for sm_90; it
+    failed with ptxas C7600 ("Register allocation failed") while the
+    partial-warp fold of every reduction was unrolled 32 times. Needs only
+    NVRTC, no GPU."""
+    import json
+    import os
+    import sys
+    fuzz_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                            "tools", "fuzz")
+    sys.path.insert(0, fuzz_dir)
+    import harness
+    with open(os.path.join(fuzz_dir, "corpus",
+                           "cuda_ptxas_register_allocation.json")) as f:
+        program = json.load(f)["program"]
+    source = enigma.compile(harness.load_kernel(program, str(tmp_path))).cuda_source
+    try:
+        enigma._core.Runtime.nvrtc_check('extern "C" __global__ void k() {}',
+                                         "sm_90", [])
+    except enigma.BackendUnavailableError:
+        pytest.skip("NVRTC is not installed")
+    enigma._core.Runtime.nvrtc_check(source, "sm_90", [])
+
+
+# --------------------------------------------------------------------------
+# cuda_narrow_negation (corpus: cuda_narrow_negation.json; fuzz seeds 900287,
+# 901098, 901512, 901943, found on an H200)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def _negate_i16_and_widen(A: enigma.i16, L: enigma.i64, F: enigma.f32, I: enigma.i32):
+    t = enigma.thread_position_in_grid
+    n = -A[t]                    # i16 arithmetic: -(-32768) == -32768
+    L[t] = enigma.metal_cast(n, "i64")
+    F[t] = enigma.metal_cast(n, "f32")
+    I[t] = enigma.metal_cast(0 - A[t], "i32")
+
+
+@enigma.kernel
+def _negate_i8_and_widen(A: enigma.i8, L: enigma.i64, F: enigma.f32, I: enigma.i32):
+    t = enigma.thread_position_in_grid
+    n = -A[t]
+    L[t] = enigma.metal_cast(n, "i64")
+    F[t] = enigma.metal_cast(n, "f32")
+    I[t] = enigma.metal_cast(0 - A[t], "i32")
+
+
+@enigma.kernel
+def _negate_short4_and_widen(A: enigma.i16, L: enigma.i64, F: enigma.f32, I: enigma.i32):
+    i = enigma.thread_position_in_grid * 4
+    v = -enigma.make_vec(A[i], A[i + 1], A[i + 2], A[i + 3])   # short4
+    w = enigma.make_vec(A[i], A[i + 1], A[i + 2], A[i + 3]) * -1
+    for k in range(4):
+        L[i + k] = enigma.metal_cast(enigma.vec_extract(v, k), "i64")
+        F[i + k] = enigma.metal_cast(enigma.vec_extract(v, k), "f32")
+        I[i + k] = enigma.metal_cast(enigma.vec_extract(w, k), "i32")
+
+
+@pytest.mark.parametrize("kernel,dtype,per_thread", [
+    (_negate_i16_and_widen, np.int16, 1), (_negate_i8_and_widen, np.int8, 1),
+    (_negate_short4_and_widen, np.int16, 4)])
+def test_narrow_negation_wraps_before_widening(runtime, kernel, dtype, per_thread):
+    """Every i16 (i8) value negated in its own width, then widened: the most
+    negative value negates to itself. On CUDA the negation of -32768 came
+    out as +32768 once widened (NVRTC/ptxas sign-extended the 32-bit
+    register that held the 16-bit result)."""
+    info = np.iinfo(dtype)
+    a = np.arange(info.min, info.max + 1).astype(dtype)
+    n = a.size
+    wrapped = (-a.astype(np.int64) + (1 << (8 * a.itemsize - 1))) % (1 << 8 * a.itemsize) \
+        - (1 << (8 * a.itemsize - 1))
+    raw = runtime.execute(enigma.compile(kernel), [a],
+                          output_sizes=[(n + 3) * 8, (n + 3) * 4, (n + 3) * 4],
+                          grid=(n // per_thread, 1, 1), threads=(256, 1, 1))
+    longs, floats, ints = (np.frombuffer(r, t)[:n] for r, t in
+                           zip(raw, (np.int64, np.float32, np.int32)))
+    assert np.array_equal(longs, wrapped)
+    assert np.array_equal(floats, wrapped.astype(np.float32))
+    assert np.array_equal(ints, wrapped)

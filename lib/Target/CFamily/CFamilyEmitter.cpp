@@ -415,8 +415,16 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
     unsigned w = intWidth(t);
     if (w == 1 || w >= 32 || llvm::isa<VectorType>(t))
       return define(result(), expr(a()) + " " + sym + " " + expr(b()));
-    define(result(), "(" + typeName(t) + ")((uint)" + expr(a()) + " " + sym +
-                         " (uint)" + expr(b()) + ")");
+    std::string wide = "(uint)" + expr(a()) + " " + sym + " (uint)" + expr(b());
+    // NVRTC turns a 16-bit negation (0 - x, x * -1, ~x + 1) into neg.s16,
+    // and on sm_90 the result then sign-extends wrongly for x = -32768
+    // (docs/design/integer-emission.md): CUDA keeps 16-bit sums and
+    // products in an opaque 32-bit value before they are narrowed.
+    llvm::StringRef op(sym);
+    bool arithmetic = op == "+" || op == "-" || op == "*";
+    if (w == 16 && arithmetic && target() == Target::CUDA)
+      wide = "enigma_opaque_u32(" + wide + ")";
+    define(result(), "(" + typeName(t) + ")(" + wide + ")");
   };
   auto signedBinary = [&](const char *sym) {
     define(result(), "(" + typeName(result().getType()) + ")(" + S(a()) + " " +

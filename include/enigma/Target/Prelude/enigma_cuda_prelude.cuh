@@ -347,6 +347,16 @@ __device__ inline void simdgroup_barrier(mem_flags flags) {
   __syncwarp(__activemask());
 }
 
+/* A 32-bit value the compiler cannot see through. The CUDA emitter passes
+ * 16-bit integer sums, differences and products through it before
+ * narrowing them: otherwise NVRTC turns a 16-bit negation into neg.s16,
+ * whose result sign-extends wrongly for -32768 on sm_90 (+32768). */
+__device__ __forceinline__ unsigned int enigma_opaque_u32(unsigned int x) {
+  unsigned int r;
+  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
+  return r;
+}
+
 /*===--- SIMD-group (warp) and quad-group functions ----------------------------===*
  * Metal's functions act on the lanes that exist: a simdgroup of the edge
  * threadgroup may be partial. With the whole warp there (the common case)
@@ -421,7 +431,9 @@ struct op_xor { template <class T> __device__ T operator()(T a, T b) const { ret
  * (32 or 4). __shfl_sync needs every lane of its mask to run the same
  * shuffles, so the choice of path depends only on the warp-wide mask: a
  * full warp uses log steps; a partial one reads every lane of the group in
- * order (the same shuffles on every lane) and folds the existing ones. */
+ * order (the same shuffles on every lane) and folds the existing ones.
+ * The fold stays a loop (unroll 1): unrolled 32 times in every reduction
+ * of a kernel, it made ptxas fail register allocation (C7600). */
 template <uint width, class T, class Op>
 __device__ inline T group_reduce(T v, Op op, uint mask) {
   uint me = lane();
@@ -433,6 +445,7 @@ __device__ inline T group_reduce(T v, Op op, uint mask) {
   uint base = me & ~(width - 1);
   T acc = v;
   bool first = true;
+#pragma unroll 1
   for (uint j = 0; j < width; ++j) {
     T x = read_lane(mask, v, base + j);
     if ((mask >> (base + j)) & 1u) {
@@ -463,6 +476,7 @@ __device__ inline T group_scan(T v, Op op, bool inclusive, T identity,
     return local > 0 ? previous : identity;
   }
   T acc = identity;
+#pragma unroll 1
   for (uint j = 0; j < width; ++j) {
     T x = read_lane(mask, v, base + j);
     if (((mask >> (base + j)) & 1u) && (j < local || (inclusive && j == local)))

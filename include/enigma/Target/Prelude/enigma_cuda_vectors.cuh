@@ -101,13 +101,32 @@ private:
 /* Lane arithmetic. Narrow unsigned types are multiplied as unsigned int so
  * that C's promotion to int cannot overflow; shift counts are taken modulo
  * the width, as Metal does. */
+template <class T> __device__ inline T lane_add(T a, T b) { return T(a + b); }
+template <class T> __device__ inline T lane_sub(T a, T b) { return T(a - b); }
 template <class T> __device__ inline T lane_mul(T a, T b) { return T(a * b); }
+template <class T> __device__ inline T lane_neg(T a) { return T(-a); }
 __device__ inline unsigned char lane_mul(unsigned char a, unsigned char b) {
   return (unsigned char)((unsigned)a * (unsigned)b);
 }
-__device__ inline unsigned short lane_mul(unsigned short a, unsigned short b) {
-  return (unsigned short)((unsigned)a * (unsigned)b);
-}
+/* 16-bit lanes compute + - * and negation through enigma_opaque_u32, as
+ * the emitter does for scalars (NVRTC's neg.s16 sign-extends -32768
+ * wrongly on sm_90). */
+#define ENIGMA_LANES_16(T)                                                     \
+  __device__ inline T lane_add(T a, T b) {                                     \
+    return (T)enigma_opaque_u32((unsigned)a + (unsigned)b);                    \
+  }                                                                            \
+  __device__ inline T lane_sub(T a, T b) {                                     \
+    return (T)enigma_opaque_u32((unsigned)a - (unsigned)b);                    \
+  }                                                                            \
+  __device__ inline T lane_mul(T a, T b) {                                     \
+    return (T)enigma_opaque_u32((unsigned)a * (unsigned)b);                    \
+  }                                                                            \
+  __device__ inline T lane_neg(T a) {                                          \
+    return (T)enigma_opaque_u32(0u - (unsigned)a);                             \
+  }
+ENIGMA_LANES_16(short)
+ENIGMA_LANES_16(unsigned short)
+#undef ENIGMA_LANES_16
 template <class T> __device__ inline T lane_shl(T a, T b) {
   return T(a << (unsigned(b) % (8 * sizeof(T))));
 }
@@ -136,8 +155,8 @@ template <class T> __device__ inline T lane_shr(T a, T b) {
   __device__ inline vec<T, N> operator op(S a, const vec<T, N> &b) {           \
     return vec<T, N>(a) op b;                                                  \
   }
-ENIGMA_VEC_BINARY(+, T(x + y))
-ENIGMA_VEC_BINARY(-, T(x - y))
+ENIGMA_VEC_BINARY(+, lane_add(x, y))
+ENIGMA_VEC_BINARY(-, lane_sub(x, y))
 ENIGMA_VEC_BINARY(*, lane_mul(x, y))
 ENIGMA_VEC_BINARY(/, T(x / y))
 ENIGMA_VEC_BINARY(%, T(x % y))
@@ -179,7 +198,7 @@ template <class T, int N>
 __device__ inline vec<T, N> operator-(const vec<T, N> &a) {
   vec<T, N> r;
   for (int i = 0; i < N; ++i)
-    r.elements[i] = T(-a.elements[i]);
+    r.elements[i] = lane_neg(a.elements[i]);
   return r;
 }
 template <class T, int N>
