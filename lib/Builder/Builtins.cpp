@@ -217,12 +217,12 @@ Value mathCall(KernelBuilder &k, MathFn fn, const std::vector<Value> &args) {
   case MathFn::Sinh: return same(b.create<math::SinhOp>(loc, a(0)));
   case MathFn::Cosh: return same(b.create<math::CoshOp>(loc, a(0)));
   case MathFn::Tanh: return same(b.create<math::TanhOp>(loc, a(0)));
-  case MathFn::Fmin: return same(b.create<arith::MinNumFOp>(loc, a(0), a(1)));
-  case MathFn::Fmax: return same(b.create<arith::MaxNumFOp>(loc, a(0), a(1)));
+  case MathFn::Fmin: return same(b.create<FminOp>(loc, a(0), a(1)));
+  case MathFn::Fmax: return same(b.create<FmaxOp>(loc, a(0), a(1)));
   case MathFn::Pow: return same(b.create<math::PowFOp>(loc, a(0), a(1)));
   case MathFn::Fmod: // arith.remf is C's fmod (sign of the dividend)
     return same(b.create<arith::RemFOp>(loc, a(0), a(1)));
-  case MathFn::Atan2: return same(b.create<math::Atan2Op>(loc, a(0), a(1)));
+  case MathFn::Atan2: return same(b.create<Atan2Op>(loc, a(0), a(1)));
   case MathFn::Step: return same(b.create<StepOp>(loc, type, a(0), a(1)));
   case MathFn::Copysign:
     return same(b.create<math::CopySignOp>(loc, a(0), a(1)));

@@ -1,6 +1,7 @@
 //===- KernelBuilder.cpp - The C++ tracing API ----------------------------===//
 #include "BuilderImpl.h"
 #include "enigma/Compiler/Compile.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaMathOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -247,8 +248,8 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
       r = bd.create<math::FloorOp>(loc, bd.create<arith::DivFOp>(loc, x, y));
       break;
     case BinaryOp::Rem: r = bd.create<arith::RemFOp>(loc, x, y); break;
-    case BinaryOp::Min: r = bd.create<arith::MinNumFOp>(loc, x, y); break;
-    case BinaryOp::Max: r = bd.create<arith::MaxNumFOp>(loc, x, y); break;
+    case BinaryOp::Min: r = bd.create<FminOp>(loc, x, y); break;
+    case BinaryOp::Max: r = bd.create<FmaxOp>(loc, x, y); break;
     case BinaryOp::And: notFor("'&'");
     case BinaryOp::Or: notFor("'|'");
     case BinaryOp::Xor: notFor("'^'");

@@ -23,10 +23,15 @@
 // CHECK-NEXT: bool {{v[0-9]+}} = signbit(x);
 // CHECK-NEXT: bool {{v[0-9]+}} = isnormal(x);
 // CHECK-NEXT: half {{v[0-9]+}} = fract(h);
+// CHECK-NEXT: float {{v[0-9]+}} = fmin(x, y);
+// CHECK-NEXT: float {{v[0-9]+}} = fmax(x, y);
+// CHECK-NEXT: float {{v[0-9]+}} = atan2(x, y);
+// CHECK-NEXT: half {{v[0-9]+}} = fmax(h, h);
 // ROUND-LABEL: enigma.kernel @float_builtins
 // ROUND: enigma.sign %{{.*}} : f32
 // ROUND: enigma.step %{{.*}}, %{{.*}} : f32
 // ROUND: enigma.isnormal %{{.*}} : f32 -> i1
+// ROUND: enigma.atan2 %{{.*}}, %{{.*}} : f32
 enigma.kernel @float_builtins(%x: f32 {enigma.name = "x"}, %y: f32 {enigma.name = "y"}, %z: f32 {enigma.name = "z"}, %h: f16 {enigma.name = "h"}) {
   %0 = enigma.sign %x : f32
   %1 = enigma.saturate %x : f32
@@ -41,6 +46,10 @@ enigma.kernel @float_builtins(%x: f32 {enigma.name = "x"}, %y: f32 {enigma.name 
   %10 = enigma.signbit %x : f32 -> i1
   %11 = enigma.isnormal %x : f32 -> i1
   %12 = enigma.fract %h : f16
+  %13 = enigma.fmin %x, %y : f32
+  %14 = enigma.fmax %x, %y : f32
+  %15 = enigma.atan2 %x, %y : f32
+  %16 = enigma.fmax %h, %h : f16
   enigma.return
 }
 

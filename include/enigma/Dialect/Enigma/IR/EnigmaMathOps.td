@@ -57,6 +57,26 @@ def Enigma_StepOp : Enigma_BuiltinOp<"step", "step",
   let assemblyFormat = "$edge `,` $x attr-dict `:` type($result)";
 }
 
+// fmin, fmax and atan2 exist upstream (arith.minnumf/maxnumf, math.atan2),
+// but MLIR 19's folders disagree with Metal, and so with what the backends
+// compute at run time: maxnumf(0, NaN) and atan2(0, 0) fold to NaN, and
+// minnumf(x, +inf) folds to x even when x is NaN. These ops have no folder,
+// so a result never depends on whether the operands were constants.
+class Enigma_FloatBinaryOp<string mnemonic, string summaryText>
+    : Enigma_BuiltinOp<mnemonic, mnemonic, [SameOperandsAndResultType]> {
+  let summary = summaryText;
+  let arguments = (ins FloatLike:$lhs, FloatLike:$rhs);
+  let results = (outs FloatLike:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Enigma_FminOp : Enigma_FloatBinaryOp<"fmin",
+    "Metal fmin(x, y): the smaller; when one is NaN, the other">;
+def Enigma_FmaxOp : Enigma_FloatBinaryOp<"fmax",
+    "Metal fmax(x, y): the larger; when one is NaN, the other">;
+def Enigma_Atan2Op : Enigma_FloatBinaryOp<"atan2",
+    "Metal atan2(y, x): the angle of (x, y), C's special values">;
+
 class Enigma_FloatTernaryOp<string mnemonic, string summaryText>
     : Enigma_BuiltinOp<mnemonic, mnemonic, [SameOperandsAndResultType]> {
   let summary = summaryText;
