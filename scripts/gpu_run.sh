@@ -34,6 +34,11 @@ echo "== differential fuzzing on CUDA (random kernels vs the numpy interpreter)"
 timeout 150 python3 tools/fuzz/run_fuzz.py --backend cuda --count "${ENIGMA_FUZZ_COUNT:-3000}" \
   --seed "${ENIGMA_FUZZ_SEED:-900000}" --jobs 12 --out "$out/fuzz" 2>&1 \
   | tee "$out/fuzz.log" | tail -15 || status=1
+# at most a few files come back from the GPU machine: the reproducers travel as one
+tar czf "$out/fuzz.tar.gz" -C "$out" fuzz && rm -rf "$out/fuzz"
+
+echo "== TV-layout add: thread/value layouts against vec_width=4"
+python3 bench/tv_add_variants.py 2>&1 | tee "$out/tv_variants.log" || status=1
 
 echo "== CUDA benchmarks"
 python3 bench/bench_cuda.py --out "$out" 2>&1 | tee "$out/bench.log" || status=1

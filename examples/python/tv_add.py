@@ -4,15 +4,20 @@ with a thread-value (TV) layout and launches one threadgroup per tile.
 
     python examples/python/tv_add.py [rows] [cols]
 
-The thread layout arranges 128 threads as 4 rows of 32 (row-major) and the
-value layout gives each thread a 4 x 4 block whose rows are 4 consecutive
-floats, so a tile is 16 x 128 elements. ``make_layout_tv`` turns the two
-into the tile shape and the layout (thread, value) -> element of the tile.
-In the kernel each thread slices out its 16 values; ``load()`` reads each
-row of 4 as one ``float4`` (the offsets are contiguous and provably
-multiples of 4), and ``store()`` writes them back the same way.
+The thread layout arranges 256 threads as 4 rows of 64 (row-major) and the
+value layout gives each thread 4 consecutive floats of one row, so a tile
+is 4 x 256 elements. ``make_layout_tv`` turns the two into the tile shape
+and the layout (thread, value) -> element of the tile. In the kernel each
+thread slices out its 4 values; ``load()`` reads them as one ``float4``
+(the offsets are contiguous and provably multiples of 4), and ``store()``
+writes them back the same way.
 
-Rows must be a multiple of 16 and columns of 128 (one tile each).
+Why this shape: on an H200 it moves data as fast as the plain
+``vec_width=4`` kernel (bench/tv_add_variants.py compares layouts); giving
+each thread 4 x 4 values (128 threads of 4 x 32) was 1.5% slower there
+(docs/benchmarks.md).
+
+Rows must be a multiple of 4 and columns of 256 (one tile each).
 """
 
 import sys
@@ -21,8 +26,8 @@ import numpy as np
 
 import enigma
 
-THREADS = (4, 32)  # threads per tile: rows x columns, row-major
-VALUES = (4, 4)    # values per thread: rows x columns, row-major
+THREADS = (4, 64)  # threads per tile: rows x columns, row-major
+VALUES = (1, 4)    # values per thread: rows x columns, row-major
 
 
 @enigma.kernel
