@@ -228,6 +228,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     artifact.gridIndexBounds = gridIndexBounds(kernel);
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
+  artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
     if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {
           return u.index == unsigned(op.getIndex());

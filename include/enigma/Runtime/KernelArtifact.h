@@ -78,6 +78,9 @@ struct KernelArtifact {
   std::string mslSource;
   std::string cudaSource;
   std::string cppSource; // host C++ for CpuRuntime
+  /// CUDA launches this kernel with 1-D blocks of the threadgroup's volume
+  /// (enigma_cuda_abi.h): set for kernels with simdgroup functions.
+  bool cudaLinearBlocks = false;
   /// Bytes of threadgroup memory the kernel allocates statically.
   uint64_t threadgroupMemoryBytes = 0;
   /// Bounds-checked mode: hidden parameters after `params` (empty when the

@@ -27,6 +27,11 @@ mlir::LogicalResult emitKernel(KernelOp kernel, Target target,
 mlir::LogicalResult emitModule(mlir::ModuleOp module, Target target,
                                llvm::raw_ostream &os);
 
+/// Whether the CUDA text of `kernel` expects 1-D blocks of the threadgroup's
+/// volume (enigma_cuda_abi.h): kernels with simdgroup functions, so that
+/// warps are Metal's simdgroups in partial multi-dimensional threadgroups.
+bool cudaUsesLinearBlocks(KernelOp kernel);
+
 /// Registers --enigma-to-msl, --enigma-to-cuda and --enigma-to-cpp.
 void registerEnigmaTranslations();
 

@@ -192,6 +192,7 @@ struct LaunchArguments {
   struct Launch {
     unsigned grid[3];
     unsigned partialYZ;
+    unsigned threads[3];
   } launch; // same layout as EnigmaCudaLaunch in enigma_cuda_abi.h
   std::vector<uint64_t> slots;
   std::vector<void *> pointers;
@@ -217,7 +218,9 @@ struct LaunchArguments {
       pointers.push_back(&slots[i]);
     }
     bool partialYZ = grid.y % threads.y != 0 || grid.z % threads.z != 0;
-    launch = {{grid.x, grid.y, grid.z}, partialYZ ? 1u : 0u};
+    launch = {{grid.x, grid.y, grid.z},
+              partialYZ ? 1u : 0u,
+              {threads.x, threads.y, threads.z}};
     pointers.push_back(&launch);
   }
 };
@@ -445,10 +448,14 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
     return; // an empty dispatch runs nothing, as on Metal
 
   state->makeCurrent();
+  // Kernels with simdgroup functions place their threads themselves.
+  Dim3 block = artifact.cudaLinearBlocks
+                   ? Dim3{uint32_t(threads.volume()), 1, 1}
+                   : threads;
   CUresult result = state->api.cuLaunchKernel(
       cudaKernel.function, blocksFor(grid.x, threads.x),
-      blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), threads.x,
-      threads.y, threads.z, 0, state->stream, arguments.pointers.data(),
+      blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
+      block.y, block.z, 0, state->stream, arguments.pointers.data(),
       nullptr);
   if (result != kCudaSuccess)
     throw RuntimeFailure("launching " + artifact.kernelName + " failed: " +

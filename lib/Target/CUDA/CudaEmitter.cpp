@@ -51,16 +51,10 @@ protected:
     }
     os << sep << "const EnigmaCudaLaunch enigma_launch) {\n";
     indentMore();
-    // Simd functions need the lanes that exist, known only while every
-    // thread of the warp is still here.
-    if (usesSimdFunctions(kernel))
-      line() << "const EnigmaLanes enigma_lanes = "
-                "enigma_existing_lanes(enigma_launch);\n";
-    // Threads past the end of the grid do not exist in Metal's model.
-    line() << "if (" << globalId(0) << " >= enigma_launch.grid[0] || "
-           << "(enigma_launch.partial_yz && (" << globalId(1)
-           << " >= enigma_launch.grid[1] || " << globalId(2)
-           << " >= enigma_launch.grid[2]))) return;\n";
+    if (linear)
+      emitLinearPlacement();
+    else
+      emitBlockGuard();
     if (failed(emitBlock(entry)))
       return failure();
     indentLess();
@@ -68,46 +62,75 @@ protected:
     return success();
   }
 
-  /// Whether the kernel calls a simd_* / quad_* function (simdgroup
-  /// matrices work on whole warps and take no lane mask).
-  static bool usesSimdFunctions(KernelOp kernel) {
-    return kernel
-        .walk([](Operation *op) {
-          if (!op->hasTrait<Collective>() || !op->getDialect() ||
-              op->getDialect()->getNamespace() != "enigma")
-            return WalkResult::advance();
-          StringRef name = op->getName().stripDialect();
-          return name.starts_with("simd_") || name.starts_with("quad_")
-                     ? WalkResult::interrupt()
-                     : WalkResult::advance();
-        })
-        .wasInterrupted();
+  /// 1-D blocks (enigma_cuda_abi.h): each thread's place in its group comes
+  /// from its linear index over the group's actual size, so consecutive
+  /// existing threads, Metal's simdgroups, share warps also in partial 2-D
+  /// and 3-D groups.
+  void emitLinearPlacement() {
+    for (unsigned d = 0; d < 3; ++d)
+      line() << "const uint enigma_s" << dimLetter(d)
+             << " = enigma_group_size(" << kBlockIdx[d]
+             << ", enigma_launch.threads[" << d << "], enigma_launch.grid["
+             << d << "]);\n";
+    line() << "const uint enigma_linear = threadIdx.x;\n";
+    line() << "const EnigmaLanes enigma_lanes = enigma_linear_lanes("
+              "enigma_linear, enigma_sx * enigma_sy * enigma_sz);\n";
+    line() << "if (enigma_linear >= enigma_sx * enigma_sy * enigma_sz) "
+              "return;\n";
+    // A 1-D threadgroup needs no division.
+    line() << "const uint enigma_lx = enigma_launch.threads[1] * "
+              "enigma_launch.threads[2] == 1u ? enigma_linear : enigma_linear "
+              "% enigma_sx;\n";
+    line() << "const uint enigma_ly = (enigma_linear / enigma_sx) % "
+              "enigma_sy;\n";
+    line() << "const uint enigma_lz = enigma_linear / (enigma_sx * "
+              "enigma_sy);\n";
   }
 
-  static std::string globalId(unsigned d) {
+  /// Blocks shaped like the threadgroup: threads past the end of the grid
+  /// do not exist in Metal's model.
+  void emitBlockGuard() {
+    line() << "if (" << globalId(0) << " >= enigma_launch.grid[0] || "
+           << "(enigma_launch.partial_yz && (" << globalId(1)
+           << " >= enigma_launch.grid[1] || " << globalId(2)
+           << " >= enigma_launch.grid[2]))) return;\n";
+  }
+
+  std::string globalId(unsigned d) const {
+    if (linear)
+      return std::string("(") + kBlockIdx[d] + " * enigma_launch.threads[" +
+             std::to_string(d) + "] + enigma_l" + dimLetter(d) + ")";
     return std::string("(") + kBlockIdx[d] + " * " + kBlockDim[d] + " + " +
            kThreadIdx[d] + ")";
   }
 
+  std::string localId(unsigned d) const {
+    return linear ? std::string("enigma_l") + dimLetter(d) : kThreadIdx[d];
+  }
+
   /// Threads in this block along `d`: the edge block may be partial.
-  static std::string groupSize(unsigned d) {
+  std::string groupSize(unsigned d) const {
+    if (linear)
+      return std::string("enigma_s") + dimLetter(d);
     return std::string("enigma_group_size(") + kBlockIdx[d] + ", " +
            kBlockDim[d] + ", enigma_launch.grid[" + std::to_string(d) + "])";
   }
 
-  static std::string linearIndex() {
+  std::string linearIndex() const {
+    if (linear)
+      return "enigma_linear";
     return "((" + std::string(kThreadIdx[2]) + " * " + groupSize(1) + " + " +
            kThreadIdx[1] + ") * " + groupSize(0) + " + " + kThreadIdx[0] + ")";
   }
+
+  const bool linear = cudaUsesLinearBlocks(kernel);
 
   std::string threadQuery(Operation *op) override {
     unsigned d = queryDim(op).value_or(0);
     std::string dim = std::to_string(d);
     return llvm::TypeSwitch<Operation *, std::string>(op)
         .Case([&](ThreadPositionInGridOp) { return globalId(d); })
-        .Case([&](ThreadPositionInThreadgroupOp) {
-          return std::string(kThreadIdx[d]);
-        })
+        .Case([&](ThreadPositionInThreadgroupOp) { return localId(d); })
         .Case([&](ThreadgroupPositionInGridOp) {
           return std::string(kBlockIdx[d]);
         })
@@ -149,6 +172,15 @@ protected:
 };
 
 } // namespace
+
+bool cudaUsesLinearBlocks(KernelOp kernel) {
+  return kernel
+      .walk([](Operation *op) {
+        return op->hasTrait<Collective>() ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
 
 LogicalResult emitCuda(KernelOp kernel, raw_ostream &os) {
   return CudaEmitter(kernel, os).emit();

@@ -39,8 +39,14 @@
 // MSL-NEXT: float {{v[0-9]+}} = quad_shuffle_xor([[X]], 1u);
 // MSL-NEXT: float {{v[0-9]+}} = quad_broadcast([[X]], 3u);
 
+// A kernel with simdgroup functions runs in 1-D blocks and places its
+// threads from the linear index over the group's actual size, so warps are
+// Metal's simdgroups also in partial 2-D and 3-D groups.
 // CUDA-LABEL: void enigma_kernel_reductions(
-// CUDA: const EnigmaLanes enigma_lanes = enigma_existing_lanes(enigma_launch);
+// CUDA: const uint enigma_sx = enigma_group_size(blockIdx.x, enigma_launch.threads[0], enigma_launch.grid[0]);
+// CUDA: const uint enigma_linear = threadIdx.x;
+// CUDA-NEXT: const EnigmaLanes enigma_lanes = enigma_linear_lanes(enigma_linear, enigma_sx * enigma_sy * enigma_sz);
+// CUDA-NEXT: if (enigma_linear >= enigma_sx * enigma_sy * enigma_sz) return;
 // CUDA: float {{v[0-9]+}} = simd_sum({{v[0-9]+}}, enigma_lanes);
 // CUDA: uint {{v[0-9]+}} = (uint)simd_min((int)
 // CUDA: float {{v[0-9]+}} = quad_broadcast({{v[0-9]+}}, 3u, enigma_lanes);

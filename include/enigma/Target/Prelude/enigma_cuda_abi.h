@@ -6,8 +6,12 @@
  * Buffer parameters are device pointers, scalar parameters are passed by
  * value in their own type, and the last parameter carries the dispatch size in
  * threads (Metal dispatchThreads semantics: the edge block may be partial).
- * The block size is the threadgroup size; the CUDA grid is
- * ceil(grid / threads) blocks per dimension.
+ * The CUDA grid is ceil(grid / threads) blocks per dimension. The block is
+ * the threadgroup, except for kernels with simdgroup functions: those get
+ * 1-D blocks of threads.x * threads.y * threads.z threads and place each
+ * thread from its linear index over the group's actual size, so that warps
+ * are Metal's simdgroups also in partial 2-D and 3-D threadgroups
+ * (KernelArtifact::cudaLinearBlocks).
  *===----------------------------------------------------------------------===*/
 #ifndef ENIGMA_CUDA_ABI_H
 #define ENIGMA_CUDA_ABI_H
@@ -19,6 +23,7 @@ typedef struct EnigmaCudaLaunch {
    * dispatch skips those checks (they cost measurable time in streaming
    * kernels). */
   unsigned int partial_yz;
+  unsigned int threads[3]; /* the threadgroup size, per dimension */
 } EnigmaCudaLaunch;
 
 #endif

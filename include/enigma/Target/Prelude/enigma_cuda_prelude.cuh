@@ -395,6 +395,14 @@ __device__ inline EnigmaLanes enigma_existing_lanes(const EnigmaCudaLaunch &laun
   }
   return EnigmaLanes{mask};
 }
+/* The same for a kernel launched with 1-D blocks (enigma_cuda_abi.h): the
+ * threads that exist are the first `count` of the block. */
+__device__ inline EnigmaLanes enigma_linear_lanes(unsigned int linear,
+                                                  unsigned int count) {
+  unsigned int base = linear & ~31u;
+  return EnigmaLanes{count - base >= 32u ? 0xffffffffu
+                                         : (1u << (count - base)) - 1u};
+}
 __device__ inline EnigmaLanes enigma_active_lanes() {
   return EnigmaLanes{__activemask()};
 }
