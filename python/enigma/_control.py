@@ -688,6 +688,33 @@ class _Runtime:
         return tuple(out)
 
     @staticmethod
+    def types(scope: dict, names) -> dict:
+        """The traced values of `names` on entering a construct that assigns
+        them without carrying them (they are not read after it)."""
+        return {n: scope[n] for n in names
+                if isinstance(scope.get(n), IRValue)}
+
+    @staticmethod
+    def keep_type(before: dict, name: str, value):
+        """An assignment to `name` inside a construct: the variable keeps the
+        type it had before it, as a carried one does (integer and float
+        widths convert as in C), whether or not it is read after the
+        construct. A value of another kind (float for an integer) rebinds
+        the name, as in Python: a carried variable could not take it."""
+        old = before.get(name)
+        if old is None:
+            return value
+        want = _kind(old.dtype)
+        if isinstance(value, (bool, int, float)):
+            number_kind = ("bool" if isinstance(value, bool) else
+                           "integer" if isinstance(value, int) else "float")
+            return to_value(value, old.dtype) if number_kind == want else value
+        if not isinstance(value, IRValue) or value.lanes != old.lanes or \
+                _kind(value.dtype) != want:
+            return value
+        return value.cast(old.dtype)
+
+    @staticmethod
     def while_begin(loop) -> None:
         if isinstance(loop, while_):
             loop._begin()
@@ -1001,10 +1028,13 @@ class _Rewriter:
             return "arm"
         return None
 
-    def track(self, stmts, cont, outer, arms):
+    def track(self, stmts, cont, outer, arms, typed=None):
         """Rewrites the `with` statements of `stmts`. `cont`: the statements
         that may run after `stmts` (continuation), `outer`: the names that
-        enclosing constructs track, `arms`: names bound to if_ arms."""
+        enclosing constructs track, `arms`: names bound to if_ arms,
+        `typed`: names assigned inside enclosing constructs without being
+        carried -> the variable holding their values on entry."""
+        typed = typed or {}
         out = []
         for k, s in enumerate(stmts):
             after = stmts[k + 1:] + cont
@@ -1015,11 +1045,12 @@ class _Rewriter:
             if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 out.append(s)
                 out += self.convert_carried(s, outer)
+                out += self.keep_types(s, typed, outer)
                 continue
             if isinstance(s, ast.With):
                 kind = self.kind(s, arms)
                 if kind is not None:
-                    out += self.wrap(s, kind, after, outer, arms)
+                    out += self.wrap(s, kind, after, outer, arms, typed)
                     continue
             loop_body = s.body if isinstance(s, (ast.For, ast.While)) else []
             for field in ("body", "orelse", "finalbody"):
@@ -1027,10 +1058,11 @@ class _Rewriter:
                 if isinstance(sub, list) and sub and isinstance(sub[0],
                                                                 ast.stmt):
                     setattr(s, field,
-                            self.track(sub, loop_body + after, outer, arms))
+                            self.track(sub, loop_body + after, outer, arms,
+                                       typed))
             if isinstance(s, ast.Try):
                 for h in s.handlers:
-                    h.body = self.track(h.body, after, outer, arms)
+                    h.body = self.track(h.body, after, outer, arms, typed)
             out.append(s)
         return out
 
@@ -1064,7 +1096,26 @@ class _Rewriter:
                 keywords=[]))
         return [_place(publish, s), _place(reload, s)]
 
-    def wrap(self, node, kind, after, outer, arms):
+    def keep_types(self, s, typed, tracked):
+        """After an assignment inside a construct to a variable it does not
+        carry: `x = __enigma_ctl__.keep_type(<entry values>, "x", x)`."""
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        names = sorted(set().union(*(_target_names(t) for t in targets))
+                       & (set(typed) - set(tracked)))
+        out = []
+        for n in names:
+            self.changed = True
+            out.append(_place(ast.Assign(
+                targets=[ast.Name(n, ast.Store())],
+                value=ast.Call(
+                    func=ast.Attribute(value=ast.Name(_CTL, ast.Load()),
+                                       attr="keep_type", ctx=ast.Load()),
+                    args=[ast.Name(typed[n], ast.Load()), ast.Constant(n),
+                          ast.Name(n, ast.Load())],
+                    keywords=[])), s))
+        return out
+
+    def wrap(self, node, kind, after, outer, arms, typed=None):
         item = node.items[0]
         bound = _target_names(item.optional_vars)
         assigned = _stored(node.body) - bound
@@ -1087,13 +1138,33 @@ class _Rewriter:
                    if not n.startswith("__enigma") and n not in outer)
         names = sorted(set(own) | set(outer))
         body_cont = node.body + after if kind == "loop" else after
-        node.body = self.track(node.body, body_cont, set(outer) | set(own),
-                               inner_arms)
-        if not names:
-            return [node]
-        self.changed = True
+        # What the body assigns without carrying keeps its type in the body.
         self.count += 1
+        number = self.count  # children count on from here
+        entry = f"__enigma_k{number}"
+        loose = sorted(n for n in assigned if not n.startswith("__enigma")
+                       and n not in own and n not in outer)
+        inner_typed = dict(typed or {})
+        inner_typed.update({n: entry for n in loose})
+        node.body = self.track(node.body, body_cont, set(outer) | set(own),
+                               inner_arms, inner_typed)
         loc = node
+        record = []
+        if loose:
+            record = [_place(ast.Assign(
+                targets=[ast.Name(entry, ast.Store())],
+                value=ast.Call(
+                    func=ast.Attribute(value=ast.Name(_CTL, ast.Load()),
+                                       attr="types", ctx=ast.Load()),
+                    args=[ast.Call(func=ast.Name("locals", ast.Load()),
+                                   args=[], keywords=[]),
+                          ast.Tuple([ast.Constant(n) for n in loose],
+                                    ast.Load())],
+                    keywords=[])), loc)]
+            self.changed = True
+        if not names:
+            return record + [node]
+        self.changed = True
 
         def ctl(method, *args):
             return ast.Call(func=ast.Attribute(
@@ -1116,7 +1187,7 @@ class _Rewriter:
                                    ast.Store())],
                 value=ctl("reload", scope(), tup(names))), loc)
 
-        token = f"__enigma_t{self.count}"
+        token = f"__enigma_t{number}"
         pre, post = [], [reload()]
         if own:
             pre.append(_place(ast.Assign(
@@ -1125,7 +1196,7 @@ class _Rewriter:
             post.append(stmt(ctl("undeclare", ast.Name(token, ast.Load()))))
         pre.append(stmt(ctl("publish", scope(), tup(names))))
         if _called(self.fn, item.context_expr) == "while_":
-            loop = f"__enigma_w{self.count}"
+            loop = f"__enigma_w{number}"
             pre.append(_place(ast.Assign(
                 targets=[ast.Name(loop, ast.Store())],
                 value=item.context_expr), loc))
@@ -1136,7 +1207,7 @@ class _Rewriter:
         end = _place(ast.Expr(ctl("publish", scope(), tup(names))),
                                 last)
         node.body = [reload()] + node.body + [end]
-        return pre + [node] + post
+        return record + pre + [node] + post
 
 
 def prepare_kernel_function(fn):
