@@ -239,3 +239,80 @@ def test_narrow_negation_wraps_before_widening(runtime, kernel, dtype, per_threa
     assert np.array_equal(longs, wrapped)
     assert np.array_equal(floats, wrapped.astype(np.float32))
     assert np.array_equal(ints, wrapped)
+
+
+# --------------------------------------------------------------------------
+# arm_assignment_type (corpus: arm_assignment_type.json; fuzz seed 911432,
+# control)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def _narrow_in_arm_then_copy(A: enigma.i32, B: enigma.u8, C: enigma.i32):
+    t = enigma.thread_position_in_grid
+    wide = A[t]
+    small = B[t]                 # u8
+    with enigma.if_(t >= 0):
+        small = small ^ wide     # u8 ^ i32 is i32; small stays a u8
+        wide = small             # must read the u8 value
+    C[t] = wide                  # small is not read after the branch
+
+
+def test_variable_keeps_its_type_in_an_arm_whether_or_not_read_after(runtime, rng):
+    """docs/reference/control-flow.md: a variable that has a value before an
+    if_ or loop and is assigned inside it keeps its type there. It did only
+    when the variable was also read after the construct: otherwise the
+    assignment rebound the Python name to the wider value."""
+    n = 300
+    a = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    b = rng.integers(0, 256, n).astype(np.uint8)
+    raw = runtime.execute(enigma.compile(_narrow_in_arm_then_copy), [a, b],
+                          output_size=(n + 3) * 4, grid=(n, 1, 1),
+                          threads=(64, 1, 1))
+    out = np.frombuffer(raw, np.int32)
+    reference = ((b.astype(np.int64) ^ a.astype(np.int64)) & 0xFF).astype(np.int32)
+    assert np.array_equal(out[:n], reference)
+    assert not out[n:].any()
+
+
+# --------------------------------------------------------------------------
+# cuda_abs_int_min (corpus: cuda_abs_int_min.json; fuzz seed 906801,
+# threadgroup, found on an H200)
+# --------------------------------------------------------------------------
+
+def _abs_kernel(dtype):
+    @enigma.kernel
+    def abs_then_widen(A: dtype, U: enigma.f32, S: enigma.i64, V: enigma.i64):
+        t = enigma.thread_position_in_grid
+        a = A[t]
+        U[t] = enigma.metal_cast(enigma.abs_diff_unary(a), "f32")  # |a|, unsigned
+        S[t] = enigma.metal_cast(enigma.abs(a), "i64")   # abs(MIN) == MIN
+        i = t - t % 2
+        v = enigma.abs(enigma.make_vec(A[i], A[i + 1]))
+        lane = enigma.where(enigma.vec_extract(v, 0), enigma.vec_extract(v, 1),
+                            t % 2 == 1)
+        V[t] = enigma.metal_cast(lane, "i64")
+    return abs_then_widen
+
+
+@pytest.mark.parametrize("np_dtype,dtype", [(np.int8, enigma.i8), (np.int16, enigma.i16),
+                                            (np.int32, enigma.i32), (np.int64, enigma.i64)])
+def test_abs_of_the_most_negative_value(runtime, rng, np_dtype, dtype):
+    """Metal's abs wraps the most negative value to itself; its unsigned
+    reading (abs_diff_unary) is 2^(w-1). CUDA's abs(int) leaves INT_MIN
+    undefined, and NVRTC read the result as non-negative: converting
+    |INT_MIN| from u32 to float gave -2^31."""
+    info = np.iinfo(np_dtype)
+    n = 256
+    a = rng.integers(info.min, info.max, n, dtype=np_dtype, endpoint=True)
+    a[:4] = [info.min, info.min + 1, -1, 0]
+    a[100:104] = info.min
+    out = runtime.execute(enigma.compile(_abs_kernel(dtype)), [a],
+                          output_sizes=[(n + 3) * 4, (n + 3) * 8, (n + 3) * 8],
+                          grid=(n, 1, 1), threads=(64, 1, 1))
+    unsigned, signed, lanes = (np.frombuffer(r, t)[:n] for r, t in
+                               zip(out, (np.float32, np.int64, np.int64)))
+    magnitude = np.abs(a.astype(object)).astype(np.float64)
+    wrapped = np.where(a == info.min, info.min, np.abs(a.astype(np.int64)))
+    assert np.array_equal(unsigned, magnitude.astype(np.float32))
+    assert np.array_equal(signed, wrapped)
+    assert np.array_equal(lanes, wrapped)

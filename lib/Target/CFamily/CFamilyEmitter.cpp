@@ -648,8 +648,12 @@ LogicalResult CFamilyEmitter::emitMath(Operation *op, bool &handled) {
       .Case([&](math::FmaOp) { return call("fma"); })
       .Case([&](math::AbsIOp a) {
         // absi reads its operand as signed; abs(INT_MIN) wraps to INT_MIN.
+        // CUDA's abs(int) leaves INT_MIN undefined and NVRTC exploits it
+        // (the result was taken as non-negative): the CUDA prelude's
+        // enigma_abs wraps.
         Type t = a.getType();
-        define(a.getResult(), "(" + typeName(t) + ")abs((" +
+        const char *fn = target() == Target::CUDA ? "enigma_abs" : "abs";
+        define(a.getResult(), "(" + typeName(t) + ")" + fn + "((" +
                                   typeName(t, true) + ")" +
                                   expr(a.getOperand()) + ")");
         return success();

@@ -4,6 +4,7 @@
 // RUN: enigma-translate --enigma-to-msl %s -o %t.metal && %check_msl %t.metal
 // RUN: enigma-translate --enigma-to-cpp %s -o %t.cpp && %host_cxx_syntax %t.cpp
 // RUN: enigma-opt %s | enigma-opt | FileCheck %s --check-prefix=ROUND
+// RUN: enigma-translate --enigma-to-cuda %s | FileCheck %s --check-prefix=CUDA-ABS
 
 // The math family's ops print as calls of the Metal function of the same
 // meaning; `signed` integer ops cast operands to the signed type and the
@@ -66,9 +67,13 @@ enigma.kernel @float_builtins(%x: f32 {enigma.name = "x"}, %y: f32 {enigma.name 
 // CHECK-NEXT: uint {{v[0-9]+}} = (uint)extract_bits((int)a, b, c);
 // CHECK-NEXT: uint {{v[0-9]+}} = extract_bits(a, b, c);
 // CHECK-NEXT: uint {{v[0-9]+}} = insert_bits(a, b, b, c);
-// CHECK-NEXT: uint {{v[0-9]+}} = (uint)abs((int)a);
+// CHECK-NEXT: uint {{v[0-9]+}} = (uint){{(enigma_)?}}abs((int)a);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)addsat((char)s, (char)s);
 // CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)extract_bits((long)l, b, c);
+// CUDA's abs(int) leaves INT_MIN undefined (NVRTC then takes the result as
+// non-negative); the CUDA prelude's enigma_abs wraps it, as Metal does.
+// CUDA-ABS-LABEL: enigma_kernel_int_builtins(
+// CUDA-ABS: uint {{v[0-9]+}} = (uint)enigma_abs((int)a);
 // ROUND-LABEL: enigma.kernel @int_builtins
 // ROUND: enigma.absdiff signed %{{.*}}, %{{.*}} : i32
 // ROUND: enigma.extract_bits signed %{{.*}}, %{{.*}}, %{{.*}} : i32

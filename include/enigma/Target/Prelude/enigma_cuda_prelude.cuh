@@ -357,6 +357,28 @@ __device__ __forceinline__ unsigned int enigma_opaque_u32(unsigned int x) {
   return r;
 }
 
+/* Metal's integer abs: the most negative value wraps to itself. CUDA's
+ * abs(int) leaves that undefined, and NVRTC then takes the result as
+ * non-negative (a later u32 -> float conversion became a signed one), so
+ * generated code calls enigma_abs, written in unsigned arithmetic. */
+template <class T> __device__ inline T enigma_abs(T x) { return abs(x); }
+__device__ inline signed char enigma_abs(signed char x) {
+  return (signed char)(x < 0 ? 0u - (unsigned)x : (unsigned)x);
+}
+__device__ inline short enigma_abs(short x) {
+  return (short)enigma_opaque_u32(x < 0 ? 0u - (unsigned)x : (unsigned)x);
+}
+__device__ inline int enigma_abs(int x) {
+  return (int)(x < 0 ? 0u - (unsigned)x : (unsigned)x);
+}
+__device__ inline long enigma_abs(long x) {
+  return (long)(x < 0 ? 0ul - (unsigned long)x : (unsigned long)x);
+}
+__device__ inline long long enigma_abs(long long x) {
+  return (long long)(x < 0 ? 0ull - (unsigned long long)x
+                           : (unsigned long long)x);
+}
+
 /*===--- SIMD-group (warp) and quad-group functions ----------------------------===*
  * Metal's functions act on the lanes that exist: a simdgroup of the edge
  * threadgroup may be partial. With the whole warp there (the common case)

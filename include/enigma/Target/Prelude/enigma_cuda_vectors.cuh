@@ -254,6 +254,7 @@ __device__ inline vec<bool, N> operator!(const vec<T, N> &a) {
     return r;                                                                  \
   }
 ENIGMA_VEC_MAP1(sqrt) ENIGMA_VEC_MAP1(rsqrt) ENIGMA_VEC_MAP1(abs)
+ENIGMA_VEC_MAP1(enigma_abs)
 ENIGMA_VEC_MAP1(ceil) ENIGMA_VEC_MAP1(floor) ENIGMA_VEC_MAP1(round)
 ENIGMA_VEC_MAP1(trunc) ENIGMA_VEC_MAP1(rint) ENIGMA_VEC_MAP1(exp)
 ENIGMA_VEC_MAP1(exp2) ENIGMA_VEC_MAP1(log) ENIGMA_VEC_MAP1(log2)
