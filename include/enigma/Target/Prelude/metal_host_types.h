@@ -121,12 +121,36 @@ inline float bfloat_bits_to_float(uint16_t bits) {
   return float_from_bits(uint32_t(bits) << 16);
 }
 
+// An integer as a float rounded to odd: truncated to 24 significant bits,
+// the last one set when anything was dropped. Rounding that to bfloat's 8
+// bits (or half's 11) gives the nearest-even result of a direct
+// conversion; going through float with nearest-even would round twice.
+template <class I> inline float int_to_float_round_odd(I value) {
+  if constexpr (sizeof(I) <= 2) {
+    return static_cast<float>(value);
+  } else {
+    using U = std::make_unsigned_t<I>;
+    const bool negative = value < 0;
+    const U mag = negative ? U(U(0) - U(value)) : U(value);
+    int width = 0;
+    for (U m = mag; m; m >>= 1)
+      ++width;
+    if (width <= 24)
+      return negative ? -static_cast<float>(mag) : static_cast<float>(mag);
+    const int drop = width - 24;
+    const U kept = (mag >> drop) | U((mag & ((U(1) << drop) - 1)) != 0);
+    const float f = __builtin_ldexpf(static_cast<float>(kept), drop); // exact
+    return negative ? -f : f;
+  }
+}
+
 } // namespace detail
 
 struct bfloat;
 
 // IEEE binary16. Implicitly built from any arithmetic value (as in Metal) and
-// implicitly read as float. Doubles and integers go through float first.
+// implicitly read as float. Doubles go through float first; integers round
+// once (int_to_float_round_odd).
 struct half {
   uint16_t bits;
 
@@ -134,7 +158,7 @@ struct half {
   half(float value) : bits(detail::float_to_half_bits(value)) {}
   half(double value) : half(static_cast<float>(value)) {}
   template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>
-  half(I value) : half(static_cast<float>(value)) {}
+  half(I value) : half(detail::int_to_float_round_odd(value)) {}
   explicit half(bfloat value);
 
   operator float() const { return detail::half_bits_to_float(bits); }
@@ -154,7 +178,7 @@ struct bfloat {
   bfloat(float value) : bits(detail::float_to_bfloat_bits(value)) {}
   bfloat(double value) : bfloat(static_cast<float>(value)) {}
   template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>
-  bfloat(I value) : bfloat(static_cast<float>(value)) {}
+  bfloat(I value) : bfloat(detail::int_to_float_round_odd(value)) {}
   explicit bfloat(half value) : bfloat(static_cast<float>(value)) {}
 
   operator float() const { return detail::bfloat_bits_to_float(bits); }
