@@ -358,9 +358,9 @@ __device__ __forceinline__ unsigned int enigma_opaque_u32(unsigned int x) {
 }
 
 /* Metal's integer abs: the most negative value wraps to itself. CUDA's
- * abs(int) leaves that undefined, and NVRTC then takes the result as
- * non-negative (a later u32 -> float conversion became a signed one), so
- * generated code calls enigma_abs, written in unsigned arithmetic. */
+ * abs(int) leaves that undefined, and the compiler then takes the result
+ * as non-negative (a later u32 -> float conversion became a signed one),
+ * so generated code calls enigma_abs, which never overflows. */
 template <class T> __device__ inline T enigma_abs(T x) { return abs(x); }
 __device__ inline signed char enigma_abs(signed char x) {
   return (signed char)(x < 0 ? 0u - (unsigned)x : (unsigned)x);
@@ -368,8 +368,18 @@ __device__ inline signed char enigma_abs(signed char x) {
 __device__ inline short enigma_abs(short x) {
   return (short)enigma_opaque_u32(x < 0 ? 0u - (unsigned)x : (unsigned)x);
 }
+/* For int, ptxas takes the result of abs.s32 (which NVRTC forms from any
+ * spelling of abs, even in 64 bits) as non-negative, through mov and
+ * funnel shifts too, and converted |INT_MIN| from u32 to float as signed
+ * (-2^31): an H200 probe of eleven forms found the select written in PTX
+ * right. */
 __device__ inline int enigma_abs(int x) {
-  return (int)(x < 0 ? 0u - (unsigned)x : (unsigned)x);
+  unsigned r;
+  asm("{.reg .pred p; .reg .b32 t; setp.lt.s32 p, %1, 0; sub.u32 t, 0, %1; "
+      "selp.b32 %0, t, %1, p;}"
+      : "=r"(r)
+      : "r"(x));
+  return (int)r;
 }
 __device__ inline long enigma_abs(long x) {
   return (long)(x < 0 ? 0ul - (unsigned long)x : (unsigned long)x);
