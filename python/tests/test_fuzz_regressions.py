@@ -386,3 +386,34 @@ def test_int_to_half_and_bfloat_rounds_once(runtime, rng, to, bits, src, np_src,
         if abs(want) > limit:
             want = np.inf if v > 0 else -np.inf
         assert g == want, f"{src} {v} -> {to}: {g!r}, expected {want!r}"
+
+
+# --------------------------------------------------------------------------
+# cpu_fp_contract (corpus: cpu_fp_contract.json; fuzz seed 930750, arith)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def _product_minus(A: enigma.f32, B: enigma.f32, C: enigma.f32, D: enigma.f32):
+    t = enigma.thread_position_in_grid
+    D[t] = A[t] * B[t] - C[t]
+
+
+def test_cpu_backend_rounds_every_float_operation(runtime, rng):
+    """docs/runtimes.md: the CPU backend rounds each + - * / to float, so
+    its results are the same on every host. g++ contracts a * b - c into an
+    fma by default in C++ (-ffp-contract=fast, also with -std=c++17) where
+    -march=native offers one; the kernel then differed from numpy by up to
+    23 ulps after cancellation. GPUs may contract (docs/language.md), so
+    this holds for the CPU backend only."""
+    if not isinstance(runtime, enigma.CpuRuntime):
+        pytest.skip("GPU backends may contract a * b + c")
+    n = 4096
+    a = rng.uniform(0.9, 1.1, n).astype(np.float32)
+    c = rng.integers(-2**31, 2**31, n).astype(np.float32)
+    b = c.copy()                      # a * b - b: the product's rounding shows
+    raw = runtime.execute(enigma.compile(_product_minus), [a, b, c],
+                          output_size=(n + 3) * 4, grid=(n, 1, 1),
+                          threads=(64, 1, 1))
+    out = np.frombuffer(raw, np.float32)[:n]
+    reference = (a * b) - c          # numpy: each operation rounded to float32
+    assert np.array_equal(out, reference)

@@ -129,6 +129,8 @@ const std::vector<std::string> &HostCompiler::sharedObjectFlags() {
       "-fwrapv",              // integer overflow wraps, as on GPUs
       "-fno-strict-aliasing", // kernels reinterpret buffers (as_type, atomics)
       "-fno-math-errno",      // sqrt etc. become instructions; same results
+      "-ffp-contract=off",    // each + - * rounded: the same on every host
+                              // (C++ defaults to fast, fusing a*b+c)
   };
   return flags;
 }
