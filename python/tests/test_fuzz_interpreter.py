@@ -95,10 +95,10 @@ def test_zero_from_fmax_of_both_zeros_has_a_free_sign():
 def test_atan2_across_its_branch_cut_is_undetermined():
     """atan2(y, x<0) jumps from pi to -pi as y's sign flips (fuzz seed
     900871: a zero of free sign gave +pi on the GPU, -pi in numpy)."""
-    y = interpret.Val("f32", np.array([0.0, 0.5]), np.array([1e-45, 1e-6]))
-    x = _exact("f32", [-2.0, -2.0])
+    y = interpret.Val("f32", np.array([0.0, 0.5, -0.0]), np.array([1e-45, 1e-6, np.inf]))
+    x = _exact("f32", [-2.0, -2.0, -0.0])   # atan2(+-0, -0) is +-pi too (seed 932450)
     r = interpret.float_call("atan2", [y, x])
-    assert np.isinf(r.e[0]) and np.isfinite(r.e[1])
+    assert np.isinf(r.e[0]) and np.isfinite(r.e[1]) and np.isinf(r.e[2])
 
 
 def test_division_by_a_value_that_may_be_zero_is_undetermined():

@@ -276,9 +276,9 @@ def float_call(fn, args):
     if fn == "atan2":
         r = float_op(t, np.arctan2, args, MATH_ULPS["atan2"])
         y, x = args
-        # the branch cut: y's sign decides +-pi where x < 0
+        # the branch cut: y's sign decides +-pi where x < 0 or x is -0
         with np.errstate(invalid="ignore"):
-            cut = (y.e > 0) & (np.abs(y.v) <= y.e) & (x.v - x.e < 0)
+            cut = (y.e > 0) & (np.abs(y.v) <= y.e) & ~(x.v - x.e > 0)
         r.e = np.where(cut, INF, r.e)
         return r
     if fn == "fmod":

@@ -149,6 +149,18 @@ void HostCompiler::compileSharedObject(
   argv.push_back("-o");
   argv.push_back(outputPath);
   ProcessResult result = runProcess(argv);
+  // A crash of the compiler itself is its bug, not the kernel's; they live
+  // mostly in the vectoriser (g++ 12 once died on an AVX-512 signbit), so
+  // try once more without it before giving up.
+  if (result.exitCode != 0 &&
+      result.output.find("internal compiler error") != std::string::npos) {
+    std::vector<std::string> retry = argv;
+    retry.insert(retry.end() - 3, "-fno-tree-vectorize");
+    ProcessResult second = runProcess(retry);
+    if (second.exitCode == 0)
+      return;
+    result.output += "\n(again without vectorisation:)\n" + second.output;
+  }
   if (result.exitCode != 0)
     throw RuntimeFailure("the host C++ compiler failed on " + sourcePath +
                          " (source kept there; command: " + joinWords(argv) +
