@@ -1142,8 +1142,11 @@ class _Rewriter:
         self.count += 1
         number = self.count  # children count on from here
         entry = f"__enigma_k{number}"
-        loose = sorted(n for n in assigned if not n.startswith("__enigma")
-                       and n not in own and n not in outer)
+        # (an if_'s arms use the if_'s record: the else arm is traced after
+        # the then arm, whose assignments it must not see)
+        loose = [] if kind == "arm" else sorted(
+            n for n in assigned if not n.startswith("__enigma")
+            and n not in own and n not in outer)
         inner_typed = dict(typed or {})
         inner_typed.update({n: entry for n in loose})
         node.body = self.track(node.body, body_cont, set(outer) | set(own),

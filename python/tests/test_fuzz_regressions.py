@@ -257,6 +257,20 @@ def _narrow_in_arm_then_copy(A: enigma.i32, B: enigma.u8, C: enigma.i32):
     C[t] = wide                  # small is not read after the branch
 
 
+@enigma.kernel
+def _narrow_in_both_arms(A: enigma.i32, B: enigma.u8, C: enigma.i32):
+    t = enigma.thread_position_in_grid
+    wide = A[t]
+    small = B[t]
+    with enigma.if_(t % 2 == 0) as (then_b, else_b):
+        with then_b:
+            small = small ^ wide          # a u8 again
+            C[t] = small
+        with else_b:
+            small = small ^ (wide >> 8)   # the else arm starts from B[t]
+            C[t] = small
+
+
 def test_variable_keeps_its_type_in_an_arm_whether_or_not_read_after(runtime, rng):
     """docs/reference/control-flow.md: a variable that has a value before an
     if_ or loop and is assigned inside it keeps its type there. It did only
@@ -272,6 +286,14 @@ def test_variable_keeps_its_type_in_an_arm_whether_or_not_read_after(runtime, rn
     reference = ((b.astype(np.int64) ^ a.astype(np.int64)) & 0xFF).astype(np.int32)
     assert np.array_equal(out[:n], reference)
     assert not out[n:].any()
+    raw = runtime.execute(enigma.compile(_narrow_in_both_arms), [a, b],
+                          output_size=(n + 3) * 4, grid=(n, 1, 1),
+                          threads=(64, 1, 1))
+    out = np.frombuffer(raw, np.int32)[:n]
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    even = np.arange(n) % 2 == 0
+    reference = np.where(even, (b64 ^ a64) & 0xFF, (b64 ^ (a64 >> 8)) & 0xFF)
+    assert np.array_equal(out, reference.astype(np.int32))
 
 
 # --------------------------------------------------------------------------
