@@ -110,3 +110,13 @@ def test_division_by_a_value_that_may_be_zero_is_undetermined():
     b = interpret.Val("f32", np.array([12.2, 12.2]), np.array([np.inf, 0.1]))
     r = m.binary("/", a, b)
     assert np.isinf(r.e[0]) and r.e[1] < 1.0
+
+
+def test_smoothstep_with_unbounded_edges_is_anywhere_in_0_1():
+    """smoothstep(e0 +- inf, e1 +- inf, x): the corners' NaN was clamped
+    away and the bound stayed 0.25 (fuzz seed 934039 gave 1.0)."""
+    e0 = interpret.Val("f16", np.array([0.0]), np.array([np.inf]))
+    e1 = interpret.Val("f16", np.array([3.140625]), np.array([np.inf]))
+    x = _exact("f16", [1.0])
+    r = interpret.float_call("smoothstep", [e0, e1, x])
+    assert r.v[0] - r.e[0] <= 0.0 and r.v[0] + r.e[0] >= 1.0

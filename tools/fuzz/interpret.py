@@ -312,6 +312,12 @@ def float_call(fn, args):
         r.e = r.e + MATH_ULPS["smoothstep"] * ulp(t, 1.0)
         e0, e1 = args[0].v, args[1].v
         r.e = np.where(~(e0 < e1), INF, r.e)  # undefined in Metal
+        # unbounded inputs make the corners NaN, which the clamp hides: the
+        # result is anywhere in [0, 1] (fuzz seed 934039)
+        unbounded = np.zeros(len(r.v), bool)
+        for a in args:
+            unbounded |= np.isinf(a.e)
+        r.e = np.where(unbounded, np.maximum(r.e, 1.0), r.e)
         return r
     raise InterpretError(f"unknown float function {fn}")
 
@@ -327,7 +333,9 @@ def _zero_sign_free(r, args):
     for z1, s1 in zip(zeros, signs):
         for z2, s2 in zip(zeros, signs):
             mixed |= z1 & z2 & (s1 != s2)
-    r.e = np.where(mixed & (r.v == 0.0), np.maximum(r.e, ulp(r.t, 0.0)), r.e)
+    p, emin = _PRECISION[r.t]
+    smallest = np.ldexp(1.0, emin - (p - 1))  # the smallest subnormal
+    r.e = np.where(mixed & (r.v == 0.0), np.maximum(r.e, smallest), r.e)
     return r
 
 
