@@ -47,8 +47,12 @@ def test_only_float_buffers_widen(runtime, rng):
     out = run_kernel(runtime, compiled, [a, k], np.float32, 4 * n,
                      (n, 1, 1), (32, 1, 1))
     A = a.astype(np.float64).reshape(n, 4)
-    ref = A * k[:, None] + A[:, 3:4]
-    np.testing.assert_allclose(out.reshape(n, 4), ref, rtol=1e-6)
+    product, last = A * k[:, None], A[:, 3:4]
+    # v * k + v.w may cancel: each float32 rounding (two, or one where the
+    # backend contracts to fma) is bounded by the terms, not by the result.
+    bound = 2.0 ** -23 * (np.abs(product) + np.abs(last))
+    np.testing.assert_array_less(np.abs(out.reshape(n, 4) - (product + last)),
+                                 bound + np.finfo(np.float32).tiny)
 
 
 def test_scalar_store_fills_lanes(runtime):
