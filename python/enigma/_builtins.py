@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._dtypes import as_dtype
-from ._tracing import EnigmaError, IRValue, current_tracer, fail, to_value
+from ._tracing import IRValue, current_tracer, fail, to_value
 
 _DIMS = {"x": 0, "y": 1, "z": 2}
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
-from . import _core
 from ._dtypes import as_dtype
 from ._tracing import EnigmaError, KernelDefinition, Param
 

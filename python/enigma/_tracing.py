@@ -435,7 +435,7 @@ class KernelDefinition:
     list. The body runs once, at compile time, to trace the kernel."""
 
     def __init__(self, fn):
-        from ._control import prepare_kernel_function
+        from ._source_rewrite import prepare_kernel_function
         self.fn = prepare_kernel_function(fn)
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__

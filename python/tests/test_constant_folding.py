@@ -7,7 +7,6 @@ the compiler could see the operands."""
 import math
 
 import numpy as np
-import pytest
 
 import enigma
 

@@ -33,7 +33,7 @@ def _reduce_kernel(group):
 def test_tree_reduction(runtime, rng, group, groups):
     a = rng.standard_normal(group * groups).astype(np.float32)
     compiled = enigma.compile(_reduce_kernel(group))
-    assert f"threadgroup float" in compiled.metal_source
+    assert "threadgroup float" in compiled.metal_source
     assert f"[{group}];" in compiled.metal_source
     out = run_kernel(runtime, compiled, [a], np.float32, groups,
                      grid=(group * groups, 1, 1), threads=(group, 1, 1))

@@ -729,7 +729,6 @@ class Machine:
         name = fn.split("_", 1)[1]
         segment = self.lid // width
         lane = self.lid % width
-        seg_size = np.minimum(width, self.group_size - segment * width)
         key = self.group * 100000 + segment
         out = x.v.copy()
         e = x.e.copy()
