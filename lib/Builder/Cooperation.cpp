@@ -114,14 +114,15 @@ ThreadgroupArray threadgroupAlloc(KernelBuilder &k, DType dtype,
   if (size == 0)
     throw EnigmaError("threadgroup_alloc: size must be positive, got 0");
   uint64_t bytes = uint64_t(size) * byteWidth(dtype);
+  uint64_t padded = llvm::alignTo(bytes, ThreadgroupAllocOp::kAlignment);
   uint64_t before = ThreadgroupAllocOp::totalBytes(impl.kernel);
-  if (before + bytes > ThreadgroupAllocOp::kMaxBytes)
+  if (before + padded > ThreadgroupAllocOp::kMaxBytes)
     throw EnigmaError(
         "threadgroup_alloc(" + std::string(shortName(dtype)) + ", " +
         std::to_string(size) + ") needs " + std::to_string(bytes) +
         " bytes; with the " + std::to_string(before) +
-        " bytes already allocated the kernel would use " +
-        std::to_string(before + bytes) +
+        " bytes already allocated (each array starts on a 16-byte "
+        "boundary) the kernel would use " + std::to_string(before + padded) +
         " bytes of threadgroup memory, more than Metal's limit of 32768 "
         "bytes (32 KiB)");
   MLIRContext *ctx = &impl.context;

@@ -329,7 +329,7 @@ def threadgroup_memory_over_the_limit():
 
 
 @mistake("two threadgroup arrays that together pass 32 KiB",
-         r"with the 20000 bytes already allocated the kernel would use "
+         r"with the 20000 bytes already allocated .*the kernel would use "
          r"40000 bytes")
 def threadgroup_memory_over_the_limit_in_total():
     @enigma.kernel

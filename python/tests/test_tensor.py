@@ -4,6 +4,8 @@ tensor. References are numpy (float64 where arithmetic happens) or offsets
 derived by hand from the layouts; outputs start zero-filled, so each test
 also checks that no element outside the view was written."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -508,15 +510,33 @@ def test_no_vector_access_of_vector_buffers():
         enigma.compile(k, vec_width=4, emit_only=True)
 
 
-def test_no_vector_access_of_atomic_memory():
-    # In MSL such a buffer has an atomic type: the printer refuses.
+def test_vector_access_of_atomic_memory(runtime, rng):
+    # In MSL memory that atomics use has an atomic type: its vector accesses
+    # go one lane at a time through the atomic view; elsewhere they stay
+    # wide. C[0] counts threads atomically while each thread adds twice its
+    # 4 elements of A to its 4 elements of C (zero-filled) with a vector
+    # load and store of C.
     @enigma.kernel
-    def k(A: enigma.u32):
+    def k(A: enigma.u32, C: enigma.u32):
         t = enigma.thread_position_in_grid
-        enigma.atomic_fetch_add(A, 0, 1)
-        v = enigma.Tensor("A", 0, enigma.u32, enigma.make_layout(4),
-                          base_offset=t * 4 + 4)
-        v.store(v.load())
+        enigma.atomic_fetch_add(C, 0, 1)
+        src = enigma.Tensor("A", 0, enigma.u32, enigma.make_layout(4),
+                            base_offset=t * 4)
+        dst = enigma.Tensor("C", 1, enigma.u32, enigma.make_layout(4),
+                            base_offset=t * 4 + 4)
+        old, new = dst.load(), src.load()
+        dst.store([old[i] + new[i] * 2 for i in range(4)])
 
-    with pytest.raises(enigma.EnigmaError, match="atomics"):
-        enigma.compile(k, emit_only=True)
+    compiled = enigma.compile(k)
+    msl = compiled.metal_source
+    assert "*(device uint4*)(C" not in msl
+    assert re.search(r"uint4 v\d+ = uint4\(uint\(enigma_view_1\[.+ \+ 0\]\), "
+                     r"uint\(enigma_view_1\[.+ \+ 1\]\)", msl)
+    assert re.search(r"enigma_view_1\[.+ \+ 3\] = \(v\d+\)\.w;", msl)
+    assert vector_accesses(compiled, "uint4")["cpp_loads"] == 2
+    n = int(rng.integers(1, 300))
+    a = rng.integers(0, 1 << 30, 4 * n).astype(np.uint32)
+    out = run_kernel(runtime, compiled, [a], np.uint32, 4 * n + 4,
+                     (n, 1, 1), (64, 1, 1))
+    want = np.concatenate([[n, 0, 0, 0], a.astype(np.uint64) * 2])
+    np.testing.assert_array_equal(out, want)

@@ -98,8 +98,40 @@ def test_32_kib_limit_is_reported_with_byte_counts():
         enigma.compile(too_much)
     message = str(e.value)
     assert "test_threadgroup_memory.py:" in message
-    assert "32769 bytes" in message and "32768" in message
+    # The byte starts its own 16-byte-aligned slot: 32768 + 16.
+    assert "32784 bytes" in message and "32768" in message
     assert "32 KiB" in message
+
+
+def test_alignment_padding_counts_toward_the_limit():
+    # 1 + 32756 bytes of elements fit in 32 KiB, but each array starts on a
+    # 16-byte boundary (vector accesses): 16 + 32768 do not.
+    @enigma.kernel
+    def padded(out: enigma.f32):
+        a = enigma.threadgroup_alloc(enigma.u8, 1)
+        b = enigma.threadgroup_alloc(enigma.f32, 8189)
+        out[0] = b[0] + enigma.metal_cast(a[0], "float")
+
+    with pytest.raises(enigma.EnigmaError, match="would use 32784 bytes"):
+        enigma.compile(padded)
+
+
+def test_arrays_are_declared_16_byte_aligned():
+    @enigma.kernel
+    def two(out: enigma.f32):
+        a = enigma.threadgroup_alloc(enigma.f16, 3)
+        b = enigma.threadgroup_alloc(enigma.f32, 64)
+        lid = enigma.thread_index_in_threadgroup()
+        b[lid] = 1.0
+        a[0] = 2.0
+        enigma.barrier()
+        out[lid] = b[lid] + a[0]
+
+    compiled = enigma.compile(two)
+    for source, space in ((compiled.metal_source, "threadgroup "),
+                          (compiled.cuda_source, "__shared__ "),
+                          (compiled.cpp_source, "")):
+        assert source.count(f"alignas(16) {space}") == 2, source
 
 
 def test_exactly_32_kib_compiles():

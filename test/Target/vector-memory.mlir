@@ -87,3 +87,42 @@ enigma.kernel @staged(
   vector.store %s, %C[%i] : memref<?xf32, #enigma.address_space<device>>, vector<4xf32>
   enigma.return
 }
+
+// Memory that atomics also use: in MSL its element type is atomic and it is
+// reached through a view, so a vector access there goes lane by lane; CUDA
+// and host C++ keep the wide access.
+
+// MSL-LABEL: kernel void enigma_kernel_atomic_memory(
+// MSL: device atomic_float* C {{\[\[}}buffer(1)
+// MSL: const enigma_atomics_device<float, atomic_float> [[C:enigma_view_1]]{C};
+// MSL: float4 [[O:v[0-9]+]] = float4(float([[C]]{{\[}}[[I:.+]] + 0]), float([[C]]{{\[}}[[I]] + 1]), float([[C]]{{\[}}[[I]] + 2]), float([[C]]{{\[}}[[I]] + 3]));
+// MSL: [[C]]{{\[}}[[I]] + 0] = ([[S:v[0-9]+]]).x;
+// MSL-NEXT: [[C]]{{\[}}[[I]] + 1] = ([[S]]).y;
+// MSL-NEXT: [[C]]{{\[}}[[I]] + 2] = ([[S]]).z;
+// MSL-NEXT: [[C]]{{\[}}[[I]] + 3] = ([[S]]).w;
+
+// CUDA-LABEL: void enigma_kernel_atomic_memory(
+// CUDA: float4 {{v[0-9]+}} = *(float4*)(C + [[I:.+]]);
+// CUDA: *(float4*)(C + [[I]]) = {{v[0-9]+}};
+
+// CPP-LABEL: void enigma_kernel_atomic_memory(
+// CPP: float4 {{v[0-9]+}} = enigma_vector_load<float4>(C + [[I:.+]]);
+// CPP: enigma_vector_store(C + [[I]], {{v[0-9]+}});
+
+enigma.kernel @atomic_memory(
+    %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
+    %C: memref<?xf32, #enigma.address_space<device>> {enigma.name = "C", enigma.dtype = "f32"}) {
+  %tid = enigma.thread_position_in_grid <x>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %old = enigma.atomic_rmw add %C[%c0], %one relaxed : memref<?xf32, #enigma.address_space<device>>
+  %c4 = arith.constant 4 : i32
+  %tid4 = arith.muli %tid, %c4 : i32
+  %i32 = arith.addi %tid4, %c4 : i32
+  %i = arith.index_castui %i32 : i32 to index
+  %v = vector.load %A[%i] : memref<?xf32, #enigma.address_space<device>>, vector<4xf32>
+  %o = vector.load %C[%i] : memref<?xf32, #enigma.address_space<device>>, vector<4xf32>
+  %s = arith.addf %o, %v : vector<4xf32>
+  vector.store %s, %C[%i] : memref<?xf32, #enigma.address_space<device>>, vector<4xf32>
+  enigma.return
+}

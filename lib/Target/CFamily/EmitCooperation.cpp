@@ -27,26 +27,6 @@ using namespace mlir;
 namespace enigma {
 namespace {
 
-bool isAtomicOp(Operation *op) {
-  return isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
-             AtomicCompareExchangeOp>(op);
-}
-
-Value atomicMemRef(Operation *op) {
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case([](AtomicRMWOp o) { return o.getMemref(); })
-      .Case([](AtomicLoadOp o) { return o.getMemref(); })
-      .Case([](AtomicStoreOp o) { return o.getMemref(); })
-      .Case([](AtomicCompareExchangeOp o) { return o.getMemref(); })
-      .Default([](Operation *) { return Value(); });
-}
-
-bool usedAtomically(Value memref) {
-  return llvm::any_of(memref.getUsers(), [&](Operation *user) {
-    return isAtomicOp(user) && atomicMemRef(user) == memref;
-  });
-}
-
 /// The C type atomics on `memref` work with: int, uint or float. Buffers
 /// know their dtype; threadgroup arrays carry it as enigma.dtype (set by the
 /// builder), else signed min/max make them int.
@@ -133,7 +113,7 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
   MemRefType type = op.getMemref().getType();
   std::string size = std::to_string(type.getNumElements());
   Value result = op.getMemref();
-  if (e.target() == Target::MSL && usedAtomically(result)) {
+  if (e.target() == Target::MSL && isUsedAtomically(result)) {
     std::string t = atomicValueType(e, result);
     std::string view = e.freshName(result);
     std::string storage = "enigma_" + view;
@@ -148,7 +128,10 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
   const char *prefix = e.target() == Target::MSL    ? "threadgroup "
                        : e.target() == Target::CUDA ? "__shared__ "
                                                     : "";
-  e.line() << prefix << element << " " << name << "[" << size << "];\n";
+  // Aligned like buffer bases, so that a float4 at a multiple of 4 elements
+  // is aligned (include/enigma/Builder/VectorMemory.h).
+  e.line() << "alignas(" << ThreadgroupAllocOp::kAlignment << ") " << prefix
+           << element << " " << name << "[" << size << "];\n";
   return success();
 }
 

@@ -14,6 +14,13 @@
 // Integers are held in unsigned C types, so the pointer is cast to the
 // unsigned vector type (uint4 for an int buffer): same bits, same size.
 //
+// In MSL, memory that atomics also use has an atomic element type and is
+// reached through a view whose elements convert to and from plain values
+// (EmitCooperation.cpp); there a vector access is one access per lane:
+//
+//   MSL   float4 v5 = float4(float(view[v4 + 0]), ..., float(view[v4 + 3]));
+//         view[v4 + 0] = (v6).x; ...
+//
 //===----------------------------------------------------------------------===//
 #include "Families.h"
 
@@ -38,13 +45,6 @@ const char *mslAddressSpace(MemRefType type) {
   return "device";
 }
 
-bool usedAtomically(Value memref) {
-  return llvm::any_of(memref.getUsers(), [](Operation *user) {
-    return isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
-               AtomicCompareExchangeOp>(user);
-  });
-}
-
 /// Checks the access can be printed and returns the address expression
 /// `(base + index)`.
 FailureOr<std::string> address(CFamilyEmitter &e, Operation *op,
@@ -57,10 +57,19 @@ FailureOr<std::string> address(CFamilyEmitter &e, Operation *op,
       !llvm::is_contained({2, 4}, vectorType.getNumElements()))
     return op->emitOpError("only 2- and 4-lane vector accesses can be "
                            "printed");
-  // In MSL such memory has an atomic type and is read through a view.
-  if (usedAtomically(memref))
-    return op->emitOpError("memory used by atomics has no vector accesses");
   return "(" + e.expr(memref) + " + " + e.expr(indices[0]) + ")";
+}
+
+/// MSL memory with an atomic type: accessed one lane at a time.
+bool isLaneWise(CFamilyEmitter &e, Value memref) {
+  return e.target() == Target::MSL && isUsedAtomically(memref);
+}
+
+/// `view[index + lane]`, one element of lane-wise memory.
+std::string laneElement(CFamilyEmitter &e, Value memref, Value index,
+                        int64_t lane) {
+  return e.expr(memref) + "[" + e.expr(index) + " + " +
+         std::to_string(lane) + "]";
 }
 
 /// The pointer-cast dereference `*(device float4*)(A + i)` (MSL, CUDA).
@@ -85,7 +94,15 @@ LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e, Operation *op,
             address(e, op, load.getBase(), load.getIndices(), type);
         if (failed(addr))
           return failure();
-        if (e.target() == Target::Cpp)
+        if (isLaneWise(e, load.getBase())) {
+          std::string element = e.typeName(type.getElementType());
+          std::string lanes;
+          for (int64_t j = 0; j < type.getNumElements(); ++j)
+            lanes += (j ? ", " : "") + element + "(" +
+                     laneElement(e, load.getBase(), load.getIndices()[0], j) +
+                     ")";
+          e.define(load.getResult(), e.typeName(type) + "(" + lanes + ")");
+        } else if (e.target() == Target::Cpp)
           e.define(load.getResult(), "enigma_vector_load<" +
                                          e.typeName(type) + ">" + *addr);
         else
@@ -99,11 +116,17 @@ LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e, Operation *op,
         if (failed(addr))
           return failure();
         std::string value = e.expr(store.getValueToStore());
-        if (e.target() == Target::Cpp) // the address without its parentheses
+        if (isLaneWise(e, store.getBase())) {
+          for (int64_t j = 0; j < type.getNumElements(); ++j)
+            e.line() << laneElement(e, store.getBase(), store.getIndices()[0],
+                                    j)
+                     << " = (" << value << ")." << "xyzw"[j] << ";\n";
+        } else if (e.target() == Target::Cpp) {
+          // The address without its parentheses.
           e.line() << "enigma_vector_store("
                    << addr->substr(1, addr->size() - 2) << ", " << value
                    << ");\n";
-        else
+        } else
           e.line() << derefAs(e, store.getBase(), type, *addr) << " = "
                    << value << ";\n";
         return success();

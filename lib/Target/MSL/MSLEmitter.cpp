@@ -22,18 +22,6 @@ using namespace mlir;
 namespace enigma {
 namespace {
 
-/// True when an atomic op works on `memref`.
-bool usedByAtomics(mlir::Value memref) {
-  return llvm::any_of(memref.getUsers(), [&](Operation *user) {
-    if (auto o = dyn_cast<AtomicRMWOp>(user)) return o.getMemref() == memref;
-    if (auto o = dyn_cast<AtomicLoadOp>(user)) return o.getMemref() == memref;
-    if (auto o = dyn_cast<AtomicStoreOp>(user)) return o.getMemref() == memref;
-    if (auto o = dyn_cast<AtomicCompareExchangeOp>(user))
-      return o.getMemref() == memref;
-    return false;
-  });
-}
-
 class MSLEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
@@ -64,7 +52,7 @@ protected:
     std::vector<std::string> views;
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
       std::string name = paramName(i);
-      if (kernel.isBufferParam(i) && usedByAtomics(entry.getArgument(i))) {
+      if (kernel.isBufferParam(i) && isUsedAtomically(entry.getArgument(i))) {
         std::string t = paramElementType(i);
         std::string view = "enigma_view_" + std::to_string(i);
         os << sep << "device atomic_" << t << "* " << name << " [[buffer("

@@ -2,7 +2,7 @@
 
 enigma.kernel @too_big() {
   %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
-  // expected-error @+1 {{threadgroup memory of the kernel is 49152 bytes (this allocation: 32768 bytes), more than Metal's limit of 32768 bytes (32 KiB)}}
+  // expected-error @+1 {{threadgroup memory of the kernel is 49152 bytes (this allocation: 32768 bytes; each array starts on a 16-byte boundary), more than Metal's limit of 32768 bytes (32 KiB)}}
   %b = enigma.threadgroup_alloc : memref<8192xf32, #enigma.address_space<threadgroup>>
   enigma.return
 }

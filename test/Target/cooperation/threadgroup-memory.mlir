@@ -4,20 +4,21 @@
 // RUN: enigma-translate --enigma-to-msl %s -o %t.metal && %check_msl %t.metal
 // RUN: enigma-translate --enigma-to-cpp %s -o %t.cpp && %host_cxx_syntax %t.cpp
 
-// Threadgroup memory is a per-group array: `threadgroup` in MSL,
+// Threadgroup memory is a per-group array, 16-byte aligned like buffers
+// (vector accesses): `threadgroup` in MSL,
 // `__shared__` in CUDA, and on the CPU an array declared once per group
 // before the thread loops.
 // MSL-LABEL: kernel void enigma_kernel_reverse(
-// MSL: threadgroup float [[S:v[0-9]+]][256];
+// MSL: alignas(16) threadgroup float [[S:v[0-9]+]][256];
 // MSL: [[S]][{{.*}}] = {{v[0-9]+}};
 // MSL: threadgroup_barrier(mem_flags::mem_threadgroup);
 // MSL: float {{v[0-9]+}} = [[S]][{{.*}}];
 // CUDA-LABEL: void enigma_kernel_reverse(
-// CUDA: __shared__ float [[S:v[0-9]+]][256];
+// CUDA: alignas(16) __shared__ float [[S:v[0-9]+]][256];
 // CUDA: __syncthreads();
 // CPP-LABEL: extern "C" void enigma_kernel_reverse(
 // CPP: for (uint64_t enigma_g = enigma_group_begin;
-// CPP: float [[S:v[0-9]+]][256];
+// CPP: alignas(16) float [[S:v[0-9]+]][256];
 // CPP: for (uint enigma_lz = 0;
 // CPP: [[S]][{{.*}}] =
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)

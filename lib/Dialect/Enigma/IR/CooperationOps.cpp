@@ -43,12 +43,16 @@ uint64_t ThreadgroupAllocOp::getBytes() {
   return uint64_t(type.getNumElements()) * elementBytes(type.getElementType());
 }
 
+uint64_t ThreadgroupAllocOp::getPaddedBytes() {
+  return llvm::alignTo(getBytes(), kAlignment);
+}
+
 uint64_t ThreadgroupAllocOp::totalBytes(Operation *kernel) {
   uint64_t total = 0;
   for (Region &region : kernel->getRegions())
     for (Block &block : region)
       for (auto alloc : block.getOps<ThreadgroupAllocOp>())
-        total += alloc.getBytes();
+        total += alloc.getPaddedBytes();
   return total;
 }
 
@@ -72,15 +76,16 @@ LogicalResult ThreadgroupAllocOp::verify() {
   // Reported once, on the allocation that crosses the limit.
   uint64_t through = 0;
   for (auto alloc : (*this)->getBlock()->getOps<ThreadgroupAllocOp>()) {
-    through += alloc.getBytes();
+    through += alloc.getPaddedBytes();
     if (alloc == *this)
       break;
   }
   uint64_t total = totalBytes(parent);
-  if (through > kMaxBytes && through - getBytes() <= kMaxBytes)
+  if (through > kMaxBytes && through - getPaddedBytes() <= kMaxBytes)
     return emitOpError("threadgroup memory of the kernel is ")
            << total << " bytes (this allocation: " << getBytes()
-           << " bytes), more than Metal's limit of " << kMaxBytes
+           << " bytes; each array starts on a " << kAlignment
+           << "-byte boundary), more than Metal's limit of " << kMaxBytes
            << " bytes (32 KiB)";
   return success();
 }
@@ -88,6 +93,21 @@ LogicalResult ThreadgroupAllocOp::verify() {
 //===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//
+
+bool enigma::isAtomicOp(Operation *op) {
+  return isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
+             AtomicCompareExchangeOp>(op);
+}
+
+bool enigma::isUsedAtomically(Value memref) {
+  return llvm::any_of(memref.getUsers(), [&](Operation *user) {
+    return llvm::TypeSwitch<Operation *, bool>(user)
+        .Case<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
+              AtomicCompareExchangeOp>(
+            [&](auto op) { return op.getMemref() == memref; })
+        .Default([](Operation *) { return false; });
+  });
+}
 
 static LogicalResult verifyAtomicMemRef(Operation *op, MemRefType type) {
   AddressSpace space = getAddressSpace(type);

@@ -12,4 +12,15 @@
 #define GET_OP_CLASSES
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h.inc"
 
+namespace enigma {
+
+/// True for the atomic ops: rmw, load, store and compare-exchange.
+bool isAtomicOp(mlir::Operation *op);
+
+/// True when an atomic op works on `memref` (in MSL such memory has an
+/// atomic type and its plain loads and stores go through a view).
+bool isUsedAtomically(mlir::Value memref);
+
+} // namespace enigma
+
 #endif

@@ -59,17 +59,23 @@ def Enigma_ThreadgroupAllocOp : Enigma_Op<"threadgroup_alloc", [Enigma_GroupScop
   let description = [{
     A statically sized array shared by the threads of one threadgroup (CUDA
     __shared__). Must sit directly in the kernel body; its contents are
-    undefined until written. The kernel's allocations together may not
+    undefined until written. Each array starts on a 16-byte boundary, as
+    buffers do, so vector accesses at multiples of their width are aligned.
+    The kernel's allocations together, each rounded up to 16 bytes, may not
     exceed 32 KiB (Metal's limit).
   }];
   let results = (outs AnyStaticShapeMemRef:$memref);
   let assemblyFormat = "attr-dict `:` type($memref)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Bytes this allocation occupies (bool takes one byte).
+    /// Bytes of this allocation's elements (bool takes one byte).
     uint64_t getBytes();
-    /// Bytes of every threadgroup_alloc directly in `kernel`.
+    /// Bytes it occupies: getBytes() rounded up to kAlignment.
+    uint64_t getPaddedBytes();
+    /// Padded bytes of every threadgroup_alloc directly in `kernel`.
     static uint64_t totalBytes(mlir::Operation *kernel);
+    /// Alignment of every array (a float4's size): emitted as alignas.
+    static constexpr uint64_t kAlignment = 16;
     /// Metal's threadgroup memory limit.
     static constexpr uint64_t kMaxBytes = 32 * 1024;
   }];
