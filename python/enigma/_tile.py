@@ -25,6 +25,7 @@ from ._dtypes import as_dtype
 from ._math import fma
 from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
                     simdgroup_multiply_accumulate)
+from ._tensor import _MAX_VECTOR_BYTES, _power_of_two_divisor
 from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
                        fail, to_value)
 
@@ -142,6 +143,12 @@ class _Operand:
     def store(self, i, value) -> None:
         self.memory[self.index(i)] = value
 
+    def vector_memory(self):
+        """The core handle that vector_load / vector_store take."""
+        if isinstance(self.memory, BufferProxy):
+            return self.memory._buffer
+        return self.memory._array
+
     def require(self, what: str, needed: int, how: str) -> None:
         """EnigmaError when a statically sized operand is too small."""
         if self.size is not None and needed > self.size:
@@ -190,6 +197,12 @@ def copy(src, dst, count, *, src_offset=0, dst_offset=0, mask_fn=None,
     traced element index ``i`` (a ``uint``, before the offsets) and returns
     a bool: elements where it is false are neither read nor written.
 
+    Without ``mask_fn``, when ``count`` and both starting elements are
+    provably multiples of the vector width (Python ints, or traced values
+    built as multiples, such as ``c * 64``), each chunk moves as 2- or
+    4-element vector accesses (a ``float4`` for ``coalesced_width=4``),
+    as :meth:`Tensor.load` does; otherwise element by element.
+
     No barrier is inserted: call ``enigma.barrier()`` after the copy before
     other threads read ``dst``, and before ``src`` is overwritten while
     other threads may still be copying from it. Every thread of the group
@@ -231,20 +244,53 @@ def copy(src, dst, count, *, src_offset=0, dst_offset=0, mask_fn=None,
             else:
                 op.require(what, count, f"count {count}")
     # Whether a chunk may run past the end: only the last chunk can, and
-    # only when count is not a multiple of the width (or not known).
-    ragged = width > 1 and (not isinstance(count, int) or count % width != 0)
+    # only when count is not (provably) a multiple of the width.
+    ragged = width > 1 and _power_of_two_divisor(count) % width != 0
+    lanes = 1 if ragged or mask_fn is not None else \
+        _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width)
 
     tid = thread_index_in_threadgroup()
     step = _group_size() * width
     with for_range(tid * width, count, step, dtype="uint") as first:
-        for lane in builtins.range(width):
+        for lane in builtins.range(0, width, lanes):
             i = first + lane if lane else first
+            if lanes > 1:
+                _copy_vector(src_op, dst_op, src_base, dst_base, i, lanes)
+                continue
             guard = i < count if ragged and lane else None
             if mask_fn is not None:
                 guard = _mask(mask_fn(i), guard, what)
                 if guard is False:
                     continue
             _copy_element(src_op, dst_op, src_base, dst_base, i, guard)
+
+
+def _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width) -> int:
+    """Lanes per vector access of a chunk (1: element by element). A chunk
+    starts at a multiple of ``width``, so each access is aligned to its own
+    size when both operands start at multiples of it."""
+    if "b1" in (src_op.dtype.name, dst_op.dtype.name):
+        return 1
+    itemsize = max(src_op.dtype.itemsize, dst_op.dtype.itemsize)
+    lanes = min(width, 4, _MAX_VECTOR_BYTES // itemsize)
+    starts = (src_op.base, src_base, dst_op.base, dst_base)
+    while lanes > 1 and any(_power_of_two_divisor(x) % lanes for x in starts):
+        lanes //= 2
+    return lanes
+
+
+def _copy_vector(src_op, dst_op, src_base, dst_base, i, lanes):
+    """Elements i..i+lanes-1 as one vector load and one vector store."""
+    tracer = current_tracer("copy")
+
+    def index(op, base):
+        at = i if isinstance(base, int) and base == 0 else i + base
+        return op.index(at).cast(_U32)._value
+
+    vec = tracer.call_fn("vector_load", src_op.vector_memory(),
+                         index(src_op, src_base), lanes)
+    tracer.call_fn("vector_store", dst_op.vector_memory(),
+                   index(dst_op, dst_base), vec)
 
 
 def _mask(mask, guard, what: str):

@@ -98,6 +98,70 @@ def test_copy_through_threadgroup_traced_count(runtime, rng, width_in,
     np.testing.assert_array_equal(out, ref)
 
 
+VECTOR_TILE = 512
+
+
+@functools.lru_cache(maxsize=None)
+def _copy_vectorised(dtype, width, src_off, dst_off):
+    @enigma.kernel
+    def copy_vectorised(src: dtype, chunks: enigma.Scalar(enigma.u32),
+                        dst: dtype):
+        # A traced count that is provably a multiple of 64, into threadgroup
+        # memory and back out.
+        tile = enigma.threadgroup_alloc(dtype, VECTOR_TILE)
+        count = chunks * 64
+        enigma.copy(src, tile, count, src_offset=src_off,
+                    coalesced_width=width)
+        enigma.barrier()
+        enigma.copy(tile, dst, count, dst_offset=dst_off,
+                    coalesced_width=width)
+    return enigma.compile(copy_vectorised)
+
+
+# (dtype, vector type printed, width, src_offset, dst_offset, lanes of the
+# copy in, lanes of the copy out): a start that is a multiple of 2 but not
+# of 4 gets 2-lane vectors, an odd one element accesses; 8-byte elements at
+# most 2 lanes (16 bytes).
+VECTOR_CASES = [
+    (enigma.f32, "float", 4, 0, 8, 4, 4), (enigma.f32, "float", 8, 4, 0, 4, 4),
+    (enigma.f32, "float", 2, 6, 2, 2, 2), (enigma.f32, "float", 4, 2, 0, 2, 4),
+    (enigma.f32, "float", 4, 3, 5, 1, 1), (enigma.f16, "half", 8, 0, 4, 4, 4),
+    (enigma.u8, "uchar", 8, 8, 0, 4, 4), (enigma.i64, "ulong", 4, 2, 0, 2, 2)]
+
+
+@pytest.mark.parametrize("dtype,vector,width,src_off,dst_off,lanes_in,"
+                         "lanes_out", VECTOR_CASES)
+def test_copy_vectorises_aligned_chunks(runtime, rng, dtype, vector, width,
+                                        src_off, dst_off, lanes_in,
+                                        lanes_out):
+    """Chunks whose starts are provably multiples of the vector width move
+    as vector accesses (on the device side and in threadgroup memory);
+    a start that is not falls back to narrower vectors or elements."""
+    compiled = _copy_vectorised(dtype, width, src_off, dst_off)
+    msl = compiled.metal_source
+    expected = sum(width // lanes for lanes in (lanes_in, lanes_out)
+                   if lanes > 1)
+    assert compiled.cpp_source.count("enigma_vector_load<") == expected
+    if lanes_in > 1:
+        assert f"*(device {vector}{lanes_in}*)(src + " in msl
+        assert f"*(threadgroup {vector}{lanes_in}*)(" in msl
+    if lanes_out > 1:
+        assert f"*(device {vector}{lanes_out}*)(dst + " in msl
+    chunks = int(rng.integers(1, VECTOR_TILE // 64 + 1))
+    count = chunks * 64
+    np_dtype = np.dtype(dtype.numpy_dtype)
+    if np_dtype.kind == "f":
+        src = _nonzero(rng, src_off + count + 5, np_dtype)
+    else:
+        src = rng.integers(1, 100, src_off + count + 5).astype(np_dtype)
+    total = dst_off + VECTOR_TILE + 3
+    out = run_kernel(runtime, compiled, [src], np_dtype, total,
+                     (96, 1, 1), (96, 1, 1), scalars=[chunks])
+    ref = np.zeros(total, np_dtype)
+    ref[dst_off:dst_off + count] = src[src_off:src_off + count]
+    np.testing.assert_array_equal(out, ref)
+
+
 @functools.lru_cache(maxsize=None)
 def _copy_masked(width):
     @enigma.kernel
@@ -151,6 +215,21 @@ def test_copy_converts_element_type(runtime, rng):
     out = run_kernel(runtime, enigma.compile(copy_convert), [src],
                      np.float32, 100, (32, 1, 1), (32, 1, 1))
     np.testing.assert_array_equal(out, src.astype(np.float32))
+
+
+@enigma.kernel
+def copy_convert_vectors(src: enigma.f16, dst: enigma.f32):
+    enigma.copy(src, dst, 256, src_offset=4, coalesced_width=4)
+
+
+def test_copy_converts_vectors(runtime, rng):
+    # Without a mask the half4 chunks convert to float4 on the way.
+    compiled = enigma.compile(copy_convert_vectors)
+    assert "enigma_vector_load<half4>" in compiled.cpp_source
+    src = _nonzero(rng, 260, np.float16)
+    out = run_kernel(runtime, compiled, [src], np.float32, 256,
+                     (32, 1, 1), (32, 1, 1))
+    np.testing.assert_array_equal(out, src[4:].astype(np.float32))
 
 
 @enigma.kernel
