@@ -354,6 +354,61 @@ def chart(out):
     fig.savefig(os.path.join(out, "bandwidth.png"), dpi=120)
 
 
+COPY_TILE = 4096   # floats per threadgroup: 16 KiB of threadgroup memory
+
+
+def staged_copy_kernel(width):
+    """Each threadgroup copies its 4096 floats into threadgroup memory and
+    back out with enigma.copy at `width` (the starts are multiples of 4096,
+    so width 4 moves float4s, width 1 single floats)."""
+    @enigma.kernel
+    def staged_copy(src: enigma.f32, dst: enigma.f32):
+        tile = enigma.threadgroup_alloc(enigma.f32, COPY_TILE)
+        base = enigma.threadgroup_position_in_grid("x") * COPY_TILE
+        enigma.copy(src, tile, COPY_TILE, src_offset=base,
+                    coalesced_width=width)
+        enigma.barrier()
+        enigma.copy(tile, dst, COPY_TILE, dst_offset=base,
+                    coalesced_width=width)
+    return enigma.compile(staged_copy)
+
+
+def bench_tile_copy(rt, repeat, log2n, rounds=5):
+    """enigma.copy through threadgroup memory at coalesced_width 1 and 4,
+    timed in alternation (median of per-round ratios), with torch's
+    device-to-device copy of the same tensors as the ceiling."""
+    import torch
+    n = 1 << log2n
+    nbytes = 2 * 4 * n
+    name = f"tile copy 2^{log2n} f32"
+    src = torch.randn(n, device="cuda")
+    dst = torch.full_like(src, float("nan"))
+    shape = ((n // COPY_TILE * 256, 1, 1), (256, 1, 1))
+    prepared = {}
+    for width in (1, 4):
+        dst.fill_(float("nan"))
+        p = rt.prepare(staged_copy_kernel(width), [src], outputs=[dst])
+        p.dispatch(*shape)
+        torch.cuda.synchronize()
+        assert torch.equal(dst, src), f"copy width {width} result is wrong"
+        prepared[width] = p
+    times = {1: [], 4: []}
+    for _ in range(rounds):
+        for width, p in prepared.items():
+            times[width].append(enigma_time(p, *shape, repeat))
+    for p in prepared.values():
+        p.release()
+    for width in (1, 4):
+        record(name, f"enigma.copy coalesced_width={width}",
+               float(np.median(times[width])), nbytes)
+    record(name, "torch dst.copy_(src)",
+           torch_time(lambda: dst.copy_(src), repeat), nbytes)
+    ratios = np.array(times[1]) / np.array(times[4])
+    rows.append((name, "width 4 / width 1 (bandwidth)",
+                 f"{np.median(ratios):.3f} (rounds {ratios.min():.3f}-{ratios.max():.3f})",
+                 "vector accesses"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=".")
@@ -366,6 +421,7 @@ def main():
                  lambda: bench_rows(rt, args.repeat, "rmsnorm"),
                  lambda: bench_rows(rt, args.repeat, "softmax"),
                  lambda: bench_tv_add(rt, args.repeat, args.log2n),
+                 lambda: bench_tile_copy(rt, args.repeat, args.log2n),
                  lambda: bench_launch_overhead(rt),
                  bench_compile):
         try:
