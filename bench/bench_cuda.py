@@ -414,16 +414,28 @@ def main():
     parser.add_argument("--out", default=".")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--log2n", type=int, default=28)
+    parser.add_argument("--only", default="",
+                        help="comma-separated steps to run (default: all)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    rt = None
+    steps = {
+        "vector_add": lambda: bench_vector_add(rt, args.repeat, args.log2n),
+        "rmsnorm": lambda: bench_rows(rt, args.repeat, "rmsnorm"),
+        "softmax": lambda: bench_rows(rt, args.repeat, "softmax"),
+        "tv_add": lambda: bench_tv_add(rt, args.repeat, args.log2n),
+        "tile_copy": lambda: bench_tile_copy(rt, args.repeat, args.log2n),
+        "launch": lambda: bench_launch_overhead(rt),
+        "compile": bench_compile,
+    }
+    only = [x for x in args.only.split(",") if x]
+    unknown = set(only) - set(steps)
+    if unknown:
+        parser.error(f"unknown steps {sorted(unknown)}; known: {list(steps)}")
     rt = enigma.CudaRuntime()
-    for step in (lambda: bench_vector_add(rt, args.repeat, args.log2n),
-                 lambda: bench_rows(rt, args.repeat, "rmsnorm"),
-                 lambda: bench_rows(rt, args.repeat, "softmax"),
-                 lambda: bench_tv_add(rt, args.repeat, args.log2n),
-                 lambda: bench_tile_copy(rt, args.repeat, args.log2n),
-                 lambda: bench_launch_overhead(rt),
-                 bench_compile):
+    for name, step in steps.items():
+        if only and name not in only:
+            continue
         try:
             step()
         except Exception as e:  # noqa: BLE001 - keep going, report it
