@@ -174,98 +174,51 @@ inline void make_filled_simdgroup_matrix(const T *value, M *r, uint32_t,
 
 } // namespace enigma_cpu
 
-#define ENIGMA_CPU_GROUP_FUNCTIONS(group, width)                               \
+// enigma_cpu_<group>_<name>(x, r, n, s0, s1[, lane]) for the simd (32 lanes)
+// and quad (4 lanes) families: one line per function.
+#define ENIGMA_CPU_REDUCTION(group, width, name, Op)                           \
   template <class T>                                                           \
-  inline void enigma_cpu_##group##_sum(const T *x, T *r, uint32_t n,           \
-                                       uint32_t s0, uint32_t s1) {             \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpAdd());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_product(const T *x, T *r, uint32_t n,       \
-                                           uint32_t s0, uint32_t s1) {         \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMul());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_min(const T *x, T *r, uint32_t n,           \
-                                       uint32_t s0, uint32_t s1) {             \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMin());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_max(const T *x, T *r, uint32_t n,           \
-                                       uint32_t s0, uint32_t s1) {             \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpMax());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_and(const T *x, T *r, uint32_t n,           \
-                                       uint32_t s0, uint32_t s1) {             \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpAnd());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_or(const T *x, T *r, uint32_t n,            \
-                                      uint32_t s0, uint32_t s1) {              \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpOr());            \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_xor(const T *x, T *r, uint32_t n,           \
-                                       uint32_t s0, uint32_t s1) {             \
-    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::OpXor());           \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_prefix_exclusive_sum(                       \
-      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
-    enigma_cpu::scan<width, false>(x, r, n, s0, s1, enigma_cpu::OpAdd(), T(0)); \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_prefix_inclusive_sum(                       \
-      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
-    enigma_cpu::scan<width, true>(x, r, n, s0, s1, enigma_cpu::OpAdd(), T(0)); \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_prefix_exclusive_product(                   \
-      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
-    enigma_cpu::scan<width, false>(x, r, n, s0, s1, enigma_cpu::OpMul(), T(1)); \
-  }                                                                            \
-  template <class T>                                                           \
-  inline void enigma_cpu_##group##_prefix_inclusive_product(                   \
-      const T *x, T *r, uint32_t n, uint32_t s0, uint32_t s1) {                \
-    enigma_cpu::scan<width, true>(x, r, n, s0, s1, enigma_cpu::OpMul(), T(1)); \
-  }                                                                            \
-  template <class T, class L>                                                  \
-  inline void enigma_cpu_##group##_shuffle(const T *x, const L &lane, T *r,    \
-                                           uint32_t n, uint32_t s0,            \
-                                           uint32_t s1) {                      \
-    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Index>(x, lane, r, n, s0,  \
-                                                           s1);                \
-  }                                                                            \
-  template <class T, class L>                                                  \
-  inline void enigma_cpu_##group##_broadcast(const T *x, const L &lane, T *r,  \
-                                             uint32_t n, uint32_t s0,          \
-                                             uint32_t s1) {                    \
-    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Index>(x, lane, r, n, s0,  \
-                                                           s1);                \
-  }                                                                            \
-  template <class T, class L>                                                  \
-  inline void enigma_cpu_##group##_shuffle_up(const T *x, const L &lane, T *r, \
-                                              uint32_t n, uint32_t s0,         \
-                                              uint32_t s1) {                   \
-    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Up>(x, lane, r, n, s0, s1); \
-  }                                                                            \
-  template <class T, class L>                                                  \
-  inline void enigma_cpu_##group##_shuffle_down(const T *x, const L &lane,     \
-                                                T *r, uint32_t n, uint32_t s0, \
-                                                uint32_t s1) {                 \
-    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Down>(x, lane, r, n, s0,   \
-                                                          s1);                 \
-  }                                                                            \
-  template <class T, class L>                                                  \
-  inline void enigma_cpu_##group##_shuffle_xor(const T *x, const L &lane,      \
-                                               T *r, uint32_t n, uint32_t s0,  \
-                                               uint32_t s1) {                  \
-    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::Xor>(x, lane, r, n, s0,    \
-                                                         s1);                  \
+  inline void enigma_cpu_##group##_##name(const T *x, T *r, uint32_t n,        \
+                                          uint32_t s0, uint32_t s1) {          \
+    enigma_cpu::reduce<width>(x, r, n, s0, s1, enigma_cpu::Op());              \
   }
+#define ENIGMA_CPU_SCAN(group, width, name, inclusive, Op, identity)           \
+  template <class T>                                                           \
+  inline void enigma_cpu_##group##_##name(const T *x, T *r, uint32_t n,        \
+                                          uint32_t s0, uint32_t s1) {          \
+    enigma_cpu::scan<width, inclusive>(x, r, n, s0, s1, enigma_cpu::Op(),      \
+                                       T(identity));                           \
+  }
+#define ENIGMA_CPU_SHUFFLE(group, width, name, kind)                           \
+  template <class T, class L>                                                  \
+  inline void enigma_cpu_##group##_##name(const T *x, const L &lane, T *r,     \
+                                          uint32_t n, uint32_t s0,             \
+                                          uint32_t s1) {                       \
+    enigma_cpu::shuffle<width, enigma_cpu::Shuffle::kind>(x, lane, r, n, s0,   \
+                                                          s1);                 \
+  }
+#define ENIGMA_CPU_GROUP_FUNCTIONS(group, width)                               \
+  ENIGMA_CPU_REDUCTION(group, width, sum, OpAdd)                               \
+  ENIGMA_CPU_REDUCTION(group, width, product, OpMul)                           \
+  ENIGMA_CPU_REDUCTION(group, width, min, OpMin)                               \
+  ENIGMA_CPU_REDUCTION(group, width, max, OpMax)                               \
+  ENIGMA_CPU_REDUCTION(group, width, and, OpAnd)                               \
+  ENIGMA_CPU_REDUCTION(group, width, or, OpOr)                                 \
+  ENIGMA_CPU_REDUCTION(group, width, xor, OpXor)                               \
+  ENIGMA_CPU_SCAN(group, width, prefix_exclusive_sum, false, OpAdd, 0)         \
+  ENIGMA_CPU_SCAN(group, width, prefix_inclusive_sum, true, OpAdd, 0)          \
+  ENIGMA_CPU_SCAN(group, width, prefix_exclusive_product, false, OpMul, 1)     \
+  ENIGMA_CPU_SCAN(group, width, prefix_inclusive_product, true, OpMul, 1)      \
+  ENIGMA_CPU_SHUFFLE(group, width, shuffle, Index)                             \
+  ENIGMA_CPU_SHUFFLE(group, width, broadcast, Index)                           \
+  ENIGMA_CPU_SHUFFLE(group, width, shuffle_up, Up)                             \
+  ENIGMA_CPU_SHUFFLE(group, width, shuffle_down, Down)                         \
+  ENIGMA_CPU_SHUFFLE(group, width, shuffle_xor, Xor)
 ENIGMA_CPU_GROUP_FUNCTIONS(simd, 32u)
 ENIGMA_CPU_GROUP_FUNCTIONS(quad, 4u)
 #undef ENIGMA_CPU_GROUP_FUNCTIONS
+#undef ENIGMA_CPU_SHUFFLE
+#undef ENIGMA_CPU_SCAN
+#undef ENIGMA_CPU_REDUCTION
 
 #endif // ENIGMA_CPU_SIMD_H
