@@ -364,27 +364,37 @@ LogicalResult CFamilyEmitter::emitFor(scf::ForOp op) {
   return success();
 }
 
-LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
-  for (Value result : op.getResults())
-    declareVariable(result, "");
+LogicalResult CFamilyEmitter::emitIfArms(
+    scf::IfOp op, llvm::function_ref<LogicalResult(Block &)> arm,
+    llvm::function_ref<void(ValueRange, ValueRange)> assign) {
   line() << "if (" << expr(op.getCondition()) << ") {\n";
   indentMore();
-  if (failed(emitBlock(op.getThenRegion().front())))
+  if (failed(arm(op.getThenRegion().front())))
     return failure();
   if (op.getNumResults())
-    emitYield(op.getResults(), op.thenYield().getOperands());
+    assign(op.getResults(), op.thenYield().getOperands());
   indentLess();
   if (!op.getElseRegion().empty()) {
     line() << "} else {\n";
     indentMore();
-    if (failed(emitBlock(op.getElseRegion().front())))
+    if (failed(arm(op.getElseRegion().front())))
       return failure();
     if (op.getNumResults())
-      emitYield(op.getResults(), op.elseYield().getOperands());
+      assign(op.getResults(), op.elseYield().getOperands());
     indentLess();
   }
   line() << "}\n";
   return success();
+}
+
+LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
+  for (Value result : op.getResults())
+    declareVariable(result, "");
+  return emitIfArms(
+      op, [&](Block &block) { return emitBlock(block); },
+      [&](ValueRange results, ValueRange values) {
+        emitYield(results, values);
+      });
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,7 @@
 #include "enigma/Target/Emit.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -85,6 +86,14 @@ protected:
   int indent = 0;
   llvm::DenseMap<mlir::Value, std::string> names;
   unsigned nextId = 0;
+
+  /// `if (c) { ... } else { ... }`: each arm's body printed by `arm`, then
+  /// its yielded values given to `assign` with the if's results.
+  mlir::LogicalResult
+  emitIfArms(mlir::scf::IfOp op,
+             llvm::function_ref<mlir::LogicalResult(mlir::Block &)> arm,
+             llvm::function_ref<void(mlir::ValueRange, mlir::ValueRange)>
+                 assign);
 
 private:
   std::string constant(mlir::Attribute value, mlir::Type type);

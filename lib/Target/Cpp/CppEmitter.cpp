@@ -539,24 +539,11 @@ private:
   }
 
   LogicalResult emitGroupIf(scf::IfOp op) {
-    line() << "if (" << expr(op.getCondition()) << ") {\n";
-    indentMore();
-    if (failed(emitGroupBlock(op.getThenRegion().front())))
-      return failure();
-    if (op.getNumResults())
-      copyPerThread(op.getResults(), op.thenYield().getOperands());
-    indentLess();
-    if (!op.getElseRegion().empty()) {
-      line() << "} else {\n";
-      indentMore();
-      if (failed(emitGroupBlock(op.getElseRegion().front())))
-        return failure();
-      if (op.getNumResults())
-        copyPerThread(op.getResults(), op.elseYield().getOperands());
-      indentLess();
-    }
-    line() << "}\n";
-    return success();
+    return emitIfArms(
+        op, [&](Block &block) { return emitGroupBlock(block); },
+        [&](ValueRange results, ValueRange values) {
+          copyPerThread(results, values);
+        });
   }
 
   bool barrierMode = false;
