@@ -84,11 +84,14 @@ struct ValueAccess {
     return Value(b, v.getAsOpaquePointer(), t, lanes);
   }
 };
+/// Lanes of a value of type `t`: a vector's element count, else 1.
+inline unsigned lanesOf(mlir::Type t) {
+  if (auto vec = llvm::dyn_cast<mlir::VectorType>(t))
+    return vec.getNumElements();
+  return 1;
+}
 inline Value wrap(KernelBuilder *b, mlir::Value v, DType t) {
-  unsigned lanes = 1;
-  if (auto vec = llvm::dyn_cast<mlir::VectorType>(v.getType()))
-    lanes = vec.getNumElements();
-  return ValueAccess::wrap(b, v, t, lanes);
+  return ValueAccess::wrap(b, v, t, lanesOf(v.getType()));
 }
 
 } // namespace enigma

@@ -522,14 +522,22 @@ std::vector<Value> KernelBuilder::beginFor(Value lo, Value hi, Value step,
 static SmallVector<mlir::Value> yieldValues(KernelBuilder &kb,
                                             const std::vector<Value> &values,
                                             const std::vector<DType> &types,
+                                            TypeRange resultTypes,
                                             const char *what) {
   if (values.size() != types.size())
     throw EnigmaError(std::string(what) + ": expected " +
                       std::to_string(types.size()) + " values, got " +
                       std::to_string(values.size()));
   SmallVector<mlir::Value> out;
-  for (auto [v, t] : llvm::zip(values, types))
-    out.push_back(raw(kb.cast(v, t)));
+  for (auto [i, v, t] : llvm::enumerate(values, types)) {
+    mlir::Value yielded = raw(kb.cast(v, t));
+    if (yielded.getType() != resultTypes[i])
+      throw EnigmaError(std::string(what) + ": value " + std::to_string(i) +
+                        " has " + std::to_string(v.lanes()) +
+                        " lane(s), the construct carries " +
+                        std::to_string(lanesOf(resultTypes[i])));
+    out.push_back(yielded);
+  }
   return out;
 }
 
@@ -539,7 +547,8 @@ std::vector<Value> KernelBuilder::endFor(const std::vector<Value> &next) {
   BuilderFrame frame = impl->frames.back();
   auto loop = llvm::cast<scf::ForOp>(frame.op);
   SmallVector<mlir::Value> values =
-      yieldValues(*this, next, frame.carried, "end of loop body");
+      yieldValues(*this, next, frame.carried, loop.getResultTypes(),
+                  "end of loop body");
   impl->frames.pop_back();
   Block *body = loop.getBody();
   if (body->empty() || !body->back().hasTrait<OpTrait::IsTerminator>()) {
@@ -553,22 +562,41 @@ std::vector<Value> KernelBuilder::endFor(const std::vector<Value> &next) {
   return out;
 }
 
-void KernelBuilder::beginIf(Value cond, const std::vector<DType> &resultTypes,
-                            bool withElse) {
-  checkOwner(this, cond, "if condition");
+/// Opens an scf.if with results of `types` (dtypes `dtypes`) and enters its
+/// then block.
+static void openIf(KernelBuilder &kb, KernelBuilder::Impl &impl, Value cond,
+                   TypeRange types, const std::vector<DType> &dtypes,
+                   bool withElse) {
+  checkOwner(&kb, cond, "if condition");
   if (cond.dtype() != DType::Bool)
     throw EnigmaError(std::string("an if condition must be a bool, got ") +
                       shortName(cond.dtype()) + "; compare it first");
+  if (!types.empty())
+    withElse = true; // both branches must yield
+  auto ifOp =
+      impl.builder.create<scf::IfOp>(impl.location, types, raw(cond), withElse);
+  impl.frames.push_back(BuilderFrame{ifOp, dtypes, false});
+  enterBlock(impl.builder, &ifOp.getThenRegion().front());
+}
+
+void KernelBuilder::beginIf(Value cond, const std::vector<DType> &resultTypes,
+                            bool withElse) {
   SmallVector<Type> types;
   for (DType t : resultTypes)
     types.push_back(mlirType(&impl->context, t));
-  if (!resultTypes.empty())
-    withElse = true; // both branches must yield
-  auto ifOp = impl->builder.create<scf::IfOp>(impl->location, types,
-                                              raw(cond), withElse);
-  BuilderFrame frame{ifOp, resultTypes, false};
-  impl->frames.push_back(frame);
-  enterBlock(impl->builder, &ifOp.getThenRegion().front());
+  openIf(*this, *impl, cond, types, resultTypes, withElse);
+}
+
+void KernelBuilder::beginIfCarrying(Value cond,
+                                    const std::vector<Value> &carried) {
+  SmallVector<Type> types;
+  std::vector<DType> dtypes;
+  for (const Value &v : carried) {
+    checkOwner(this, v, "value carried by an if");
+    types.push_back(raw(v).getType());
+    dtypes.push_back(v.dtype());
+  }
+  openIf(*this, *impl, cond, types, dtypes, /*withElse=*/true);
 }
 
 void KernelBuilder::beginElse(const std::vector<Value> &thenValues) {
@@ -580,7 +608,8 @@ void KernelBuilder::beginElse(const std::vector<Value> &thenValues) {
   if (ifOp.getElseRegion().empty())
     throw EnigmaError("this if was opened without an else branch");
   SmallVector<mlir::Value> values =
-      yieldValues(*this, thenValues, frame.carried, "end of then branch");
+      yieldValues(*this, thenValues, frame.carried, ifOp.getResultTypes(),
+                  "end of then branch");
   Block *thenBlock = &ifOp.getThenRegion().front();
   if (!frame.carried.empty()) {
     impl->builder.setInsertionPointToEnd(thenBlock);
@@ -598,7 +627,8 @@ std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
   if (!frame.carried.empty() && !frame.inElse)
     throw EnigmaError("an if with results needs both branches");
   SmallVector<mlir::Value> values =
-      yieldValues(*this, lastValues, frame.carried, "end of branch");
+      yieldValues(*this, lastValues, frame.carried, ifOp.getResultTypes(),
+                  "end of branch");
   impl->frames.pop_back();
   if (!frame.carried.empty()) {
     impl->builder.setInsertionPointToEnd(&ifOp.getElseRegion().front());

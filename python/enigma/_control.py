@@ -99,7 +99,21 @@ def _convert(slot: _Slot, value) -> IRValue:
              f" value; give it a {_kind(value.dtype)} initial value (e.g. "
              f"{'0.0' if value.dtype.is_float else '0'}) or convert with "
              "enigma.metal_cast")
+    lanes = slot.value.lanes
+    if value.lanes != lanes:
+        if value.lanes != 1:
+            fail(f"{slot.label} is carried as a {_shape(lanes, want)} but is "
+                 f"assigned a {_shape(value.lanes, value.dtype)}")
+        # A scalar assigned to a vector fills every lane, as in MSL.
+        return IRValue(value._tracer, _core.broadcast(
+            value._tracer.builder, value.cast(want)._value, lanes))
     return value.cast(want)
+
+
+def _shape(lanes: int, dtype) -> str:
+    return f"{lanes}-lane {dtype.name} vector" if lanes > 1 else \
+        f"{dtype.name} scalar"
+
 
 
 def _open(tracer, own=()):
@@ -365,8 +379,7 @@ class if_:
         self._tracer = tracer
         self._slots = _open(tracer)
         self._entry = [s.value for s in self._slots]
-        tracer.call("begin_if", cond._value,
-                    [s.value.dtype.name for s in self._slots], True)
+        tracer.call("begin_if_carrying", cond._value, _raw(self._slots))
         self._phase, self._then_done = "then", False
         return _Branches((_Branch(self, False), _Branch(self, True)))
 

@@ -179,6 +179,7 @@ void bindBuilder(nb::module_ &m) {
                dtypes.push_back(toDType(t));
              b.beginIf(cond, dtypes, withElse);
            })
+      .def("begin_if_carrying", &KernelBuilder::beginIfCarrying)
       .def("begin_else", &KernelBuilder::beginElse)
       .def("end_if", &KernelBuilder::endIf)
       .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)

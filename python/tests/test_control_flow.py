@@ -376,3 +376,50 @@ def test_two_armed_if_nested_in_if(runtime, rng):
     expected[1:n] = a[1:n] * 2
     expected[0] = -1
     np.testing.assert_array_equal(out, expected)
+
+
+@enigma.kernel
+def vector_in_branches(A: enigma.f32, C: enigma.f32):
+    # v is a float4 (vec_width=4): it stays one through both arms; the
+    # scalar assigned in the else arm fills every lane.
+    t = enigma.thread_position_in_grid
+    v = A[t]
+    with enigma.if_(t % 3 == 0) as (then_b, else_b):
+        with then_b:
+            v = v * 2.0
+        with else_b:
+            with enigma.if_(t % 3 == 1):
+                v = -1.5
+    for _ in enigma.range(2):
+        v = v + 0.25
+    C[t] = v
+
+
+@pytest.mark.parametrize("vectors", [1, 7, 130])
+def test_vector_carried_by_if_and_loop(runtime, rng, vectors):
+    compiled = enigma.compile(vector_in_branches, vec_width=4)
+    a = rng.standard_normal(4 * vectors).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 4 * vectors,
+                     (vectors, 1, 1), (64, 1, 1))
+    rows = a.astype(np.float64).reshape(vectors, 4)
+    t = np.arange(vectors)[:, None]
+    ref = np.where(t % 3 == 0, rows * 2, np.where(t % 3 == 1, -1.5, rows))
+    # Each + 0.25 rounds to float32 (the doubling is exact): replay that.
+    quarter = np.float32(0.25)
+    np.testing.assert_array_equal(out.reshape(vectors, 4),
+                                  ref.astype(np.float32) + quarter + quarter)
+
+
+def test_vector_lane_mismatch_in_branch_is_an_error():
+    @enigma.kernel
+    def k(A: enigma.f32, C: enigma.f32):
+        t = enigma.thread_position_in_grid
+        s = A[t].x
+        with enigma.if_(t > 0):
+            s = A[t]           # a float4 into a carried float
+        C[t] = s
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"variable 's' is carried as a f32 scalar but is "
+                             r"assigned a 4-lane f32 vector"):
+        enigma.compile(k, vec_width=4)

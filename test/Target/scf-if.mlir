@@ -115,3 +115,26 @@ enigma.kernel @conditional_update(%out: memref<?xi32> {enigma.name = "out"}) {
   memref.store %r, %out[%c0] : memref<?xi32>
   enigma.return
 }
+
+// A vector result is declared with its vector type.
+// CHECK-LABEL: enigma_kernel_vector_result(
+// CHECK: float4 [[R:v[0-9]+]];
+// CHECK-NEXT: if (flag) {
+// CHECK: [[R]] = [[D:v[0-9]+]];
+// CHECK: } else {
+// CHECK-NEXT: [[R]] = [[V:v[0-9]+]];
+// CHECK-NEXT: }
+// CHECK: a{{\[}}{{.*}}] = [[R]];
+enigma.kernel @vector_result(%a: memref<?xvector<4xf32>> {enigma.name = "a"},
+                             %flag: i1 {enigma.name = "flag", enigma.dtype = "b1"}) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0] : memref<?xvector<4xf32>>
+  %r = scf.if %flag -> (vector<4xf32>) {
+    %d = arith.addf %v, %v : vector<4xf32>
+    scf.yield %d : vector<4xf32>
+  } else {
+    scf.yield %v : vector<4xf32>
+  }
+  memref.store %r, %a[%c0] : memref<?xvector<4xf32>>
+  enigma.return
+}

@@ -105,6 +105,54 @@ TEST(KernelBuilder, LoopWithCarriedValue) {
     ASSERT_EQ(v[i], i * (i - 1) / 2 + (i == 0 ? 0 : 0)) << i;
 }
 
+TEST(KernelBuilder, IfCarryingAVectorKeepsItsLanes) {
+  // v = A[t] (a float4); if (t % 2 == 0) v = v * 2; C[t] = v.
+  KernelBuilder k("if_vector");
+  Buffer A = k.addBuffer("A", DType::F32, 4);
+  Buffer C = k.addBuffer("C", DType::F32, 4);
+  Value tid = k.threadPositionInGrid();
+  Value v = A[tid];
+  k.beginIfCarrying(tid % k.constantInt(2, DType::U32) ==
+                        k.constantInt(0, DType::U32),
+                    {v});
+  k.beginElse({v * 2.0});
+  std::vector<Value> result = k.endIf({v});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(result[0].lanes(), 4u);
+  C[tid] = result[0];
+  KernelArtifact art = k.compile();
+  const uint32_t vectors = 5;
+  std::vector<float> a(4 * vectors);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i) + 0.5f;
+  Dispatcher dispatcher(std::make_shared<CpuBackend>());
+  DispatchArgs args;
+  args.inputs = {{a.data(), a.size() * 4, DType::F32, a.size()}};
+  args.outputSizes = {a.size() * 4};
+  auto out = dispatcher.execute(art, args, {vectors, 1, 1}, {4, 1, 1});
+  std::vector<float> c(a.size());
+  std::memcpy(c.data(), out[0].data(), out[0].size());
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(c[i], (i / 4) % 2 == 0 ? 2 * a[i] : a[i]) << i;
+}
+
+TEST(KernelBuilder, IfYieldingWrongLanesIsAnError) {
+  KernelBuilder k("if_lanes");
+  Buffer A = k.addBuffer("A", DType::F32, 4);
+  Value tid = k.threadPositionInGrid();
+  Value v = A[tid];
+  k.beginIfCarrying(tid < k.constantInt(4, DType::U32), {v});
+  try {
+    k.beginElse({k.constant(1.0, DType::F32)});
+    FAIL() << "expected an EnigmaError";
+  } catch (const EnigmaError &e) {
+    EXPECT_NE(std::string(e.what()).find("has 1 lane(s), the construct "
+                                         "carries 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(KernelBuilder, BarrierUnderDivergentIfIsRejected) {
   KernelBuilder k("divergent");
   k.addBuffer("A", DType::F32);

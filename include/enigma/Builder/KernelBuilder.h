@@ -194,6 +194,10 @@ public:
   /// Starts `if (cond)`; `resultTypes` declares values the branches yield.
   void beginIf(Value cond, const std::vector<DType> &resultTypes = {},
                bool withElse = false);
+  /// Starts `if (cond)` with an else branch whose results replace `carried`:
+  /// they take its types, lanes included (a float4 stays a float4), and each
+  /// branch yields its own versions of them (beginElse / endIf).
+  void beginIfCarrying(Value cond, const std::vector<Value> &carried);
   /// Switches to the else branch, yielding `thenValues` from the then branch.
   void beginElse(const std::vector<Value> &thenValues = {});
   /// Ends the innermost if; returns its results.
