@@ -120,3 +120,14 @@ def test_smoothstep_with_unbounded_edges_is_anywhere_in_0_1():
     x = _exact("f16", [1.0])
     r = interpret.float_call("smoothstep", [e0, e1, x])
     assert r.v[0] - r.e[0] <= 0.0 and r.v[0] + r.e[0] >= 1.0
+
+
+def test_pow_with_a_base_that_may_be_zero_is_undetermined():
+    """pow(x, -4) where x's tolerance reaches 0: the pole is inside the box
+    and its corners miss it (fuzz seed 944554: |0.094 +- 1.2| ** -4 was
+    bounded by 13073 around 12928; the CPU gave 65536)."""
+    x = interpret.Val("bf16", np.array([0.0943, 0.0943, 2.0]),
+                      np.array([1.2, 0.01, 0.5]))
+    y = _exact("bf16", [-4.0, -4.0, 3.0])
+    r = interpret.float_call("pow", [x, y])
+    assert np.isinf(r.e[0]) and np.isfinite(r.e[1]) and np.isfinite(r.e[2])

@@ -272,7 +272,14 @@ def float_call(fn, args):
         r = float_op(t, np.fmin if fn == "fmin" else np.fmax, args)
         return _zero_sign_free(r, args)
     if fn == "pow":
-        return float_op(t, np.power, args, MATH_ULPS["pow"])
+        r = float_op(t, np.power, args, MATH_ULPS["pow"])
+        # The corners assume pow is monotonic over the box; a base box that
+        # reaches 0 holds the pole (y < 0) or the sign change: undetermined.
+        x = args[0]
+        with np.errstate(invalid="ignore"):
+            reaches_zero = (x.e > 0) & (np.abs(x.v) <= x.e)
+        r.e = np.where(reaches_zero, INF, r.e)
+        return r
     if fn == "atan2":
         r = float_op(t, np.arctan2, args, MATH_ULPS["atan2"])
         y, x = args
