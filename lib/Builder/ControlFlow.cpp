@@ -106,10 +106,15 @@ Value select(KernelBuilder &k, Value cond, Value ifTrue, Value ifFalse) {
   if (cond.dtype() != DType::Bool || cond.lanes() != 1)
     throw EnigmaError(std::string("a select condition must be a bool, got ") +
                       shortName(cond.dtype()));
-  if (ifTrue.dtype() != ifFalse.dtype() || ifTrue.lanes() != ifFalse.lanes())
-    throw EnigmaError(std::string("select of different types (") +
-                      shortName(ifTrue.dtype()) + " and " +
-                      shortName(ifFalse.dtype()) + ")");
+  if (ifTrue.dtype() != ifFalse.dtype() || ifTrue.lanes() != ifFalse.lanes()) {
+    auto type = [](const Value &v) {
+      std::string name = shortName(v.dtype());
+      return v.lanes() == 1 ? name
+                            : std::to_string(v.lanes()) + "-lane " + name;
+    };
+    throw EnigmaError("select of different types (" + type(ifTrue) + " and " +
+                      type(ifFalse) + ")");
+  }
   KernelBuilder::Impl &impl = k.internals();
   auto op = impl.builder.create<arith::SelectOp>(impl.location, raw(cond),
                                                  raw(ifTrue), raw(ifFalse));

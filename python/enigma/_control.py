@@ -105,8 +105,7 @@ def _convert(slot: _Slot, value) -> IRValue:
             fail(f"{slot.label} is carried as a {_shape(lanes, want)} but is "
                  f"assigned a {_shape(value.lanes, value.dtype)}")
         # A scalar assigned to a vector fills every lane, as in MSL.
-        return IRValue(value._tracer, _core.broadcast(
-            value._tracer.builder, value.cast(want)._value, lanes))
+        return _fill(value._tracer, value.cast(want), lanes)
     return value.cast(want)
 
 
@@ -504,22 +503,33 @@ def load_if(buf, index, mask, default=0) -> IRValue:
     Never reads out of bounds when ``mask`` is false: the load then reads
     element 0 instead of ``index`` (so ``buf`` must hold at least one
     element) and its value is discarded. ``default`` is converted to the
-    element type. Works on buffers and threadgroup tensors.
+    element type (and fills every lane of a ``vec_width`` buffer's vector).
+    Works on buffers and threadgroup tensors.
     """
     tracer = current_tracer("enigma.load_if")
     mask = _mask(mask, "load_if")
     if mask is True:
         return buf[index]
     if mask is False:
-        return to_value(default, buf.dtype).cast(buf.dtype)
+        return _fill(tracer, to_value(default, buf.dtype).cast(buf.dtype),
+                     getattr(buf, "lanes", 1))
     if not isinstance(index, IRValue):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             fail(f"load_if index must be a non-negative integer, got {index!r}")
         index = to_value(index, as_dtype("u32"))
     safe = _select(tracer, mask, index, to_value(0, index.dtype))
     loaded = buf[safe]
-    fallback = to_value(default, loaded.dtype).cast(loaded.dtype)
+    fallback = _fill(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
+                     loaded.lanes)
     return _select(tracer, mask, loaded, fallback)
+
+
+def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
+    """A scalar ``value`` in every lane of a ``lanes``-wide vector (as is
+    for one lane, or a value that already has lanes)."""
+    if lanes == 1 or value.lanes != 1:
+        return value
+    return IRValue(tracer, _core.broadcast(tracer.builder, value._value, lanes))
 
 
 def store_if(buf, index, value, mask) -> None:

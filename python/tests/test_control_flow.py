@@ -423,3 +423,25 @@ def test_vector_lane_mismatch_in_branch_is_an_error():
                        match=r"variable 's' is carried as a f32 scalar but is "
                              r"assigned a 4-lane f32 vector"):
         enigma.compile(k, vec_width=4)
+
+
+@enigma.kernel
+def load_if_vectors(A: enigma.f32, n: enigma.Scalar(enigma.u32),
+                    C: enigma.f32):
+    t = enigma.thread_position_in_grid
+    near = enigma.load_if(A, t, t < n, 7.5)       # default fills the lanes
+    never = enigma.load_if(A, t, False, -2.0)
+    C[t] = near + never
+
+
+def test_load_if_on_a_vector_buffer(runtime, rng):
+    vectors = 9
+    n = int(rng.integers(0, vectors + 1))
+    compiled = enigma.compile(load_if_vectors, vec_width=4)
+    a = rng.standard_normal(4 * vectors).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 4 * vectors,
+                     (vectors, 1, 1), (4, 1, 1), scalars=[n])
+    rows = a.reshape(vectors, 4)
+    t = np.arange(vectors)[:, None]
+    want = np.where(t < n, rows, np.float32(7.5)) + np.float32(-2.0)
+    np.testing.assert_array_equal(out.reshape(vectors, 4), want)

@@ -1,4 +1,5 @@
 //===- KernelBuilderTest.cpp - The C++ tracing API end to end -------------===//
+#include "enigma/Builder/ControlFlow.h"
 #include "enigma/Builder/KernelBuilder.h"
 #include "enigma/Runtime/CpuBackend.h"
 #include "enigma/Runtime/Dispatch.h"
@@ -148,6 +149,22 @@ TEST(KernelBuilder, IfYieldingWrongLanesIsAnError) {
   } catch (const EnigmaError &e) {
     EXPECT_NE(std::string(e.what()).find("has 1 lane(s), the construct "
                                          "carries 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(KernelBuilder, SelectOfDifferentLanesNamesThem) {
+  KernelBuilder k("select_lanes");
+  Buffer A = k.addBuffer("A", DType::F32, 4);
+  Value tid = k.threadPositionInGrid();
+  Value v = A[tid];
+  try {
+    select(k, tid < k.constantInt(2, DType::U32), v,
+           k.constant(0.0, DType::F32));
+    FAIL() << "expected an EnigmaError";
+  } catch (const EnigmaError &e) {
+    EXPECT_NE(std::string(e.what()).find("(4-lane f32 and f32)"),
               std::string::npos)
         << e.what();
   }
