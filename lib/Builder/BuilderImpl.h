@@ -84,6 +84,16 @@ struct ValueAccess {
     return Value(b, v.getAsOpaquePointer(), t, lanes);
   }
 };
+/// Memory of scalar elements (`what`: "a threadgroup array") cannot take
+/// a vector: an EnigmaError naming the lanes.
+inline void requireScalar(const Value &value, const std::string &what) {
+  if (value.lanes() != 1)
+    throw EnigmaError("cannot store a " + std::to_string(value.lanes()) +
+                      "-lane vector into " + what +
+                      ", which holds scalars; store its lanes one by one "
+                      "(v.x, v.y, ...)");
+}
+
 /// Lanes of a value of type `t`: a vector's element count, else 1.
 inline unsigned lanesOf(mlir::Type t) {
   if (auto vec = llvm::dyn_cast<mlir::VectorType>(t))

@@ -181,6 +181,7 @@ Value loadRegister(KernelBuilder &k, const RegisterArray &regs, int64_t index) {
 void storeRegister(KernelBuilder &k, const RegisterArray &regs, int64_t index,
                    Value value) {
   checkOwner(&k, value, "register store");
+  requireScalar(value, "a register array");
   KernelBuilder::Impl &impl = k.internals();
   mlir::Value idx = registerIndex(impl, regs, index);
   // Assignment converts to the element type, as for buffers.

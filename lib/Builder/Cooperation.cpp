@@ -149,6 +149,7 @@ Value ThreadgroupArray::load(Value index) const {
 void ThreadgroupArray::store(Value index, Value value) const {
   KernelBuilder &k = *owner;
   checkOwner(&k, value, "threadgroup store");
+  requireScalar(value, "a threadgroup array");
   mlir::Value v = raw(k.cast(value, type));
   mlir::Value mem = mlir::Value::getFromOpaquePointer(impl);
   k.internals().builder.create<memref::StoreOp>(

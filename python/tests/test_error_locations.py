@@ -350,6 +350,28 @@ def threadgroup_alloc_of_size_zero():
     compile_only(k)
 
 
+@mistake("a float4 stored into a threadgroup array of floats",
+         r"cannot store a 4-lane vector into a threadgroup array, which "
+         r"holds scalars")
+def vector_into_threadgroup_array():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 64)
+        t[0] = A[0]  # mistake: vector_into_threadgroup_array
+    enigma.compile(k, vec_width=4, emit_only=True)
+
+
+@mistake("a float4 stored into a register tensor",
+         r"cannot store a 4-lane vector into a register array")
+def vector_into_register_tensor():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        r = enigma.register_tensor((2,), "float")
+        r[0] = A[0]  # mistake: vector_into_register_tensor
+        A[1] = r[0]
+    enigma.compile(k, vec_width=4, emit_only=True)
+
+
 @mistake("a bitwise atomic on a float buffer",
          r"atomic_fetch_and needs int or uint memory.*buffer 'A' holds f32")
 def bitwise_atomic_on_floats():
