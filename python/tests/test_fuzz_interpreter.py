@@ -131,3 +131,17 @@ def test_pow_with_a_base_that_may_be_zero_is_undetermined():
     y = _exact("bf16", [-4.0, -4.0, 3.0])
     r = interpret.float_call("pow", [x, y])
     assert np.isinf(r.e[0]) and np.isfinite(r.e[1]) and np.isfinite(r.e[2])
+
+
+def test_half_sum_whose_partial_sums_may_overflow_is_undetermined():
+    """A half reduction adds in an order the target picks: when the terms'
+    magnitudes add up past 65504 some partial sum may be inf even if the
+    total is not (fuzz seed 945802: 64992 +- 3404 expected, inf on the
+    CPU)."""
+    m = interpret.Machine({"grid": 2, "threads": 2, "inputs": [], "outputs": []}, False)
+    res, err = m._reduce("prefix_inclusive_sum", "f16",
+                         [60000.0, 10000.0, -30000.0], [0.0, 0.0, 0.0])
+    assert np.isfinite(err[0]) and np.isinf(err[1]) and np.isinf(err[2])
+    res, err = m._reduce("sum", "f32", [60000.0, 10000.0, -30000.0],
+                         [0.0, 0.0, 0.0])
+    assert all(np.isfinite(err))

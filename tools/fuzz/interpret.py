@@ -86,6 +86,11 @@ def round_float(t, x):
         return out
 
 
+# The largest finite value of each float type.
+_MAX_FINITE = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0,
+               "bf16": float(np.ldexp(255.0, 120))}
+
+
 def ulp(t, x):
     """The spacing of type t at |x| (the smallest normal's below it)."""
     p, emin = _PRECISION[t]
@@ -789,6 +794,10 @@ class Machine:
                     s = float(round_float(t, np.array([a.sum()]))[0])
                     bound = (len(a) + 1) * float(np.abs(a).sum()) * float(
                         ulp(t, 1.0)) + float(ea.sum()) + float(ulp(t, s))
+                # The target adds in its own order: a partial sum may pass
+                # the largest finite value whenever the magnitudes can.
+                if float(np.abs(a).sum()) + float(ea.sum()) > _MAX_FINITE[t]:
+                    bound = INF
                 res.append(s)
                 res_e.append(bound if np.isfinite(bound) or not np.isfinite(s) else INF)
             return res, res_e
