@@ -94,6 +94,19 @@ inline void requireScalar(const Value &value, const std::string &what) {
                       "(v.x, v.y, ...)");
 }
 
+/// A branch, loop or select condition (`what`: "an if condition") must be
+/// one bool: an EnigmaError for other types and for bool vectors.
+inline void requireCondition(const Value &cond, const std::string &what) {
+  if (cond.dtype() != DType::Bool)
+    throw EnigmaError(what + " must be a bool, got " +
+                      shortName(cond.dtype()) + "; compare it first");
+  if (cond.lanes() != 1)
+    throw EnigmaError(what + " must be one bool, got a " +
+                      std::to_string(cond.lanes()) +
+                      "-lane bool vector (a comparison of vectors); test "
+                      "one lane (c.x) or combine them (c.x & c.y)");
+}
+
 /// Lanes of a value of type `t`: a vector's element count, else 1.
 inline unsigned lanesOf(mlir::Type t) {
   if (auto vec = llvm::dyn_cast<mlir::VectorType>(t))

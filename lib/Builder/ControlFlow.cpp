@@ -74,9 +74,7 @@ std::vector<Value> whileCondition(KernelBuilder &k, Value cond,
   KernelBuilder::Impl &impl = k.internals();
   scf::WhileOp loop = innermostWhile(impl, false, "whileCondition");
   checkOwner(&k, cond, "while condition");
-  if (cond.dtype() != DType::Bool)
-    throw EnigmaError(std::string("a while condition must be a bool, got ") +
-                      shortName(cond.dtype()) + "; compare it first");
+  requireCondition(cond, "a while condition");
   BuilderFrame &frame = impl.frames.back();
   SmallVector<mlir::Value> values =
       carriedValues(k, forwarded, frame.carried, "while condition");
@@ -103,9 +101,7 @@ Value select(KernelBuilder &k, Value cond, Value ifTrue, Value ifFalse) {
   checkOwner(&k, cond, "select");
   checkOwner(&k, ifTrue, "select");
   checkOwner(&k, ifFalse, "select");
-  if (cond.dtype() != DType::Bool || cond.lanes() != 1)
-    throw EnigmaError(std::string("a select condition must be a bool, got ") +
-                      shortName(cond.dtype()));
+  requireCondition(cond, "a select condition");
   if (ifTrue.dtype() != ifFalse.dtype() || ifTrue.lanes() != ifFalse.lanes()) {
     auto type = [](const Value &v) {
       std::string name = shortName(v.dtype());

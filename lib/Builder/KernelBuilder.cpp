@@ -568,9 +568,7 @@ static void openIf(KernelBuilder &kb, KernelBuilder::Impl &impl, Value cond,
                    TypeRange types, const std::vector<DType> &dtypes,
                    bool withElse) {
   checkOwner(&kb, cond, "if condition");
-  if (cond.dtype() != DType::Bool)
-    throw EnigmaError(std::string("an if condition must be a bool, got ") +
-                      shortName(cond.dtype()) + "; compare it first");
+  requireCondition(cond, "an if condition");
   if (!types.empty())
     withElse = true; // both branches must yield
   auto ifOp =

@@ -350,6 +350,31 @@ def threadgroup_alloc_of_size_zero():
     compile_only(k)
 
 
+@mistake("an if_ on a comparison of vectors",
+         r"an if condition must be one bool, got a 4-lane bool vector.*"
+         r"test one lane \(c\.x\)")
+def if_on_a_bool_vector():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        t = enigma.thread_position_in_grid
+        with enigma.if_(A[t] > 0.0):  # mistake: if_on_a_bool_vector
+            A[t] = 0.0
+    enigma.compile(k, vec_width=4, emit_only=True)
+
+
+@mistake("a while_ on a comparison of vectors",
+         r"a while condition must be one bool, got a 2-lane bool vector")
+def while_on_a_bool_vector():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        t = enigma.thread_position_in_grid
+        v = A[t]
+        with enigma.while_(lambda: v < 4.0):  # mistake: while_on_a_bool_vector
+            v = v + 1.0
+        A[t] = v
+    enigma.compile(k, vec_width=2, emit_only=True)
+
+
 @mistake("a float4 stored into a threadgroup array of floats",
          r"cannot store a 4-lane vector into a threadgroup array, which "
          r"holds scalars")
