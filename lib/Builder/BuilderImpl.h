@@ -104,7 +104,8 @@ inline void requireCondition(const Value &cond, const std::string &what) {
     throw EnigmaError(what + " must be one bool, got a " +
                       std::to_string(cond.lanes()) +
                       "-lane bool vector (a comparison of vectors); test "
-                      "one lane (c.x) or combine them (c.x & c.y)");
+                      "one lane (c.x) or combine them (enigma.any(c), "
+                      "enigma.all(c))");
 }
 
 /// Lanes of a value of type `t`: a vector's element count, else 1.

@@ -6,11 +6,14 @@ The exact formulas are in docs/reference/vectors.md.
 
 from __future__ import annotations
 
+import builtins
+
 from ._dtypes import as_dtype, f32
 from ._tracing import IRValue, _is_number, current_tracer, fail, to_value
 
 __all__ = [
     "make_vec", "make_float2", "make_float3", "make_float4", "vec_extract",
+    "any", "all",
     "dot", "length", "distance", "normalize", "cross", "reflect", "refract",
     "faceforward",
     "pack_float_to_snorm4x8", "pack_float_to_unorm4x8",
@@ -64,7 +67,7 @@ def make_vec(*components) -> IRValue:
                 fail(f"make_vec components have different types "
                      f"({dtype.name} and {c.dtype.name}); convert them with "
                      "metal_cast")
-    elif any(isinstance(c, float) for c in components):
+    elif builtins.any(isinstance(c, float) for c in components):
         dtype = f32
     else:
         dtype = as_dtype("i32")
@@ -294,3 +297,38 @@ def dequantize_int8(x, scale, zero_point=0) -> IRValue:
     if not scale.dtype.is_float:
         fail(f"dequantize_int8: scale must be a float, got {scale.dtype.name}")
     return _call("dequantize_int8", x, scale, to_value(zero_point, scale.dtype))
+
+
+# --------------------------------------------------------------------------
+# Relational: any / all of a bool vector
+# --------------------------------------------------------------------------
+
+def _bool_lanes(v, what: str) -> list:
+    if isinstance(v, bool):
+        return [to_value(v)]
+    if not isinstance(v, IRValue) or v.dtype.name != "b1":
+        fail(f"{what} takes a bool vector (a comparison of vectors), got "
+             f"{getattr(v, 'dtype', type(v).__name__)}")
+    if v.lanes == 1:
+        return [v]
+    return [v._lane(name) for name in "xyzw"[:v.lanes]]
+
+
+def any(v) -> IRValue:  # noqa: A001 - MSL's name, as enigma.any
+    """True when some lane of the bool vector ``v`` is true (MSL ``any``);
+    a scalar bool is returned as it is."""
+    lanes = _bool_lanes(v, "any")
+    out = lanes[0]
+    for lane in lanes[1:]:
+        out = out | lane
+    return out
+
+
+def all(v) -> IRValue:  # noqa: A001 - MSL's name, as enigma.all
+    """True when every lane of the bool vector ``v`` is true (MSL
+    ``all``); a scalar bool is returned as it is."""
+    lanes = _bool_lanes(v, "all")
+    out = lanes[0]
+    for lane in lanes[1:]:
+        out = out & lane
+    return out

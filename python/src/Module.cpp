@@ -16,16 +16,34 @@ namespace nb = nanobind;
 
 NB_MODULE(_core, m) {
   m.doc() = "Enigma's C++ core: the tracing builder, compiler and runtimes";
-  nb::exception<enigma::EnigmaError>(m, "EnigmaError");
+  auto enigmaError = nb::exception<enigma::EnigmaError>(m, "EnigmaError");
+  enigmaError.attr("__doc__") =
+      "A mistake in a kernel or in the use of the API, found while tracing "
+      "or compiling; the message starts with the user's file:line.";
   auto runtimeError = nb::exception<enigma::RuntimeFailure>(
       m, "EnigmaRuntimeError", PyExc_RuntimeError);
+  runtimeError.attr("__doc__") =
+      "A failure of a runtime while preparing or running a kernel "
+      "(a RuntimeError).";
   // Dispatch failures are RuntimeErrors (API.md section 3) and, being about
   // the caller's arguments, ValueErrors too.
   nb::object dispatchBases = nb::make_tuple(runtimeError, nb::handle(PyExc_ValueError));
-  nb::exception<enigma::DispatchError>(m, "DispatchError", dispatchBases);
-  nb::exception<enigma::BackendUnavailable>(m, "BackendUnavailableError",
-                                            runtimeError);
-  nb::exception<enigma::BoundsViolation>(m, "BoundsCheckError", runtimeError);
+  auto dispatchError =
+      nb::exception<enigma::DispatchError>(m, "DispatchError", dispatchBases);
+  dispatchError.attr("__doc__") =
+      "Dispatch arguments that do not fit the kernel (inputs, sizes, "
+      "scalars, grid, threads), raised before the launch; an "
+      "EnigmaRuntimeError and a ValueError.";
+  auto unavailable = nb::exception<enigma::BackendUnavailable>(
+      m, "BackendUnavailableError", runtimeError);
+  unavailable.attr("__doc__") =
+      "The backend cannot run here: no driver, device or compiler for it.";
+  auto bounds = nb::exception<enigma::BoundsViolation>(m, "BoundsCheckError",
+                                                       runtimeError);
+  bounds.attr("__doc__") =
+      "A bounds-checked kernel accessed memory out of bounds: the message "
+      "names the buffer, index, size, thread and source line of the first "
+      "violation and how many there were.";
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindMetalRuntime(m);

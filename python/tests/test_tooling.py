@@ -1,5 +1,6 @@
 """enigma.testing and enigma.benchmark (API.md section 12)."""
 
+import inspect
 import sys
 
 import numpy as np
@@ -68,3 +69,21 @@ def test_bench_gpu_times_a_prepared_kernel(runtime, rng):
     out = np.frombuffer(prepared.read_output(), np.float32)
     np.testing.assert_array_equal(out, a * 2)
     prepared.release()
+
+
+def test_every_public_name_has_a_docstring():
+    """help(enigma.X) says what X is for every public name of the package
+    and of its tooling modules."""
+    missing = []
+    for module in (enigma, enigma.testing, enigma.benchmark):
+        for name in dir(module):
+            obj = getattr(module, name)
+            if name.startswith("_") or inspect.ismodule(obj) or \
+                    not callable(obj):
+                continue
+            if getattr(obj, "__module__", "").split(".")[0] not in \
+                    ("enigma", "builtins"):
+                continue  # re-exported from elsewhere (typing, numpy...)
+            if not (obj.__doc__ or "").strip():
+                missing.append(f"{module.__name__}.{name}")
+    assert not missing, missing

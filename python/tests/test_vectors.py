@@ -62,6 +62,45 @@ def test_compare_gives_bool_vector(runtime, rng, lanes):
     np.testing.assert_array_equal(out, ref)
 
 
+@pytest.mark.parametrize("lanes", [2, 3, 4])
+def test_any_and_all_of_bool_vectors(runtime, rng, lanes):
+    n = 200
+
+    @enigma.kernel
+    def relational(A: enigma.f32, C: enigma.u32):
+        i = enigma.thread_position_in_grid * lanes
+        c = enigma.make_vec(*_lanes(A, i, lanes)) > 0.0
+        some, every = enigma.any(c), enigma.all(c)
+        assert some.lanes == 1 and every.lanes == 1
+        with enigma.if_(some):
+            C[i] = 1 + 2 * enigma.metal_cast(every, "uint")
+
+    compiled = enigma.compile(relational)
+    assert " | " in compiled.metal_source and " & " in compiled.metal_source
+    a = rng.uniform(-1, 1, lanes * n).astype(np.float32)
+    a[:lanes * 20] = np.abs(a[:lanes * 20])          # some rows all true
+    a[lanes * 20:lanes * 40] = -np.abs(a[lanes * 20:lanes * 40])  # all false
+    out = run_kernel(runtime, compiled, [a], np.uint32, lanes * n,
+                     (n, 1, 1), (THREADS, 1, 1))
+    positive = a.reshape(n, lanes) > 0
+    want = np.zeros((n, lanes), np.uint32)
+    want[:, 0] = np.where(positive.any(axis=1),
+                          1 + 2 * positive.all(axis=1), 0)
+    np.testing.assert_array_equal(out.reshape(n, lanes), want)
+
+
+def test_any_and_all_errors():
+    @enigma.kernel
+    def bad(A: enigma.f32):
+        t = enigma.thread_position_in_grid
+        with enigma.if_(enigma.any(enigma.make_float2(A[t], A[t]))):
+            A[t] = 0.0
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_vectors.py:\d+: any takes a bool vector"):
+        enigma.compile(bad)
+
+
 def test_integer_vectors(runtime, rng):
     n = 129
 
