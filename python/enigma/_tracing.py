@@ -202,6 +202,10 @@ def operands(a, b):
 _LANE_NAMES = {"x": 0, "y": 1, "z": 2, "w": 3}
 
 
+# x ** n unrolls into n - 1 multiplications up to this n.
+_MAX_POWER = 16
+
+
 class IRValue:
     """A value inside a kernel being traced: a scalar, or a vector of 2 to 4
     lanes (``lanes``; read lanes with ``.x .y .z .w``). Supports Python's
@@ -254,11 +258,23 @@ class IRValue:
     def __bool__(self):
         fail("a traced value has no Python truth value: the kernel body is "
              "traced once, not run per thread. Use enigma.if_(cond), "
-             "enigma.where(false_val, true_val, cond) or store_if")
+             "enigma.where(false_val, true_val, cond) or store_if; instead "
+             "of Python's max/min/and/or/not use enigma.fmax/fmin (floats), "
+             "imax/imin (integers) or & | ~")
 
     def __index__(self):
         fail("a traced value cannot be used as a Python integer (e.g. in "
              "range() or list indexing); use enigma.range / enigma.for_range")
+
+    def __int__(self):
+        fail("a traced value cannot become a Python int: it has a value per "
+             "thread only when the kernel runs; convert it inside the kernel "
+             "with enigma.metal_cast(x, \"int\")")
+
+    def __float__(self):
+        fail("a traced value cannot become a Python float: it has a value "
+             "per thread only when the kernel runs; convert it inside the "
+             "kernel with enigma.metal_cast(x, \"float\")")
 
     def __iter__(self):
         fail("a traced value cannot be iterated; read vector lanes with "
@@ -312,6 +328,30 @@ class IRValue:
 
     def __pos__(self):
         return self
+
+    def __abs__(self):
+        from ._math import abs as metal_abs
+        return metal_abs(self)
+
+    def __pow__(self, exponent):
+        """``x ** n`` for a Python int ``1 <= n <= 16``: ``n - 1``
+        multiplications, left to right (``x * x * x``), exact where the
+        products are, for every sign of ``x``. Other exponents: use
+        enigma.pow (Metal's ``pow``, NaN for negative bases)."""
+        if isinstance(exponent, bool) or not isinstance(exponent, int) or \
+                not 1 <= exponent <= _MAX_POWER:
+            fail(f"x ** {exponent!r}: ** takes a Python int exponent from 1 "
+                 f"to {_MAX_POWER} (repeated multiplication); use "
+                 "enigma.pow(x, y) for other powers (Metal's pow gives NaN "
+                 "for negative bases) or enigma.sqrt / enigma.exp2")
+        out = self
+        for _ in range(exponent - 1):
+            out = out * self
+        return out
+
+    def __rpow__(self, base):
+        fail(f"{base!r} ** x: a traced exponent needs enigma.pow(base, x) "
+             "(or enigma.exp2(x) for 2 ** x)")
 
     def __invert__(self):
         return IRValue(self._tracer, self._tracer.call("invert", self._value))

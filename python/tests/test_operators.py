@@ -577,3 +577,67 @@ def test_scalar_that_is_not_a_64_bit_number_is_a_dispatch_error(
     with pytest.raises(enigma.DispatchError, match="scalar"):
         runtime.execute(compiled, [], output_size=16, grid=1, threads=1,
                         scalars=values)
+
+
+# --------------------------------------------------------------------------
+# ** and abs()
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def powers(A: enigma.f32, I: enigma.i32, C: enigma.f32, D: enigma.i32):
+    t = enigma.thread_position_in_grid
+    x, k = A[t], I[t]
+    C[t * 4] = x ** 1
+    C[t * 4 + 1] = x ** 2
+    C[t * 4 + 2] = x ** 3
+    C[t * 4 + 3] = abs(x ** 7)
+    D[t * 2] = k ** 5              # wraps like k * k * k * k * k
+    D[t * 2 + 1] = abs(k)
+
+
+def test_pow_operator_and_abs(runtime, rng):
+    """``x ** n`` is n - 1 multiplications left to right (replayed here in
+    float32 / wrapping int32), ``abs()`` is enigma.abs; negative bases
+    work, unlike Metal's pow."""
+    n = 300
+    a = rng.uniform(-3, 3, n).astype(np.float32)
+    k = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    k[:3] = [-7, 2**31 - 1, -2**31]
+    raw = runtime.execute(enigma.compile(powers), [a, k],
+                          output_sizes=[16 * n, 8 * n], grid=(n, 1, 1),
+                          threads=(64, 1, 1))
+    c = np.frombuffer(raw[0], np.float32).reshape(n, 4)
+    d = np.frombuffer(raw[1], np.int32).reshape(n, 2)
+    with np.errstate(over="ignore"):
+        seven = a
+        for _ in range(6):
+            seven = seven * a
+        fifth = k
+        for _ in range(4):
+            fifth = fifth * k
+    np.testing.assert_array_equal(c[:, 0], a)
+    np.testing.assert_array_equal(c[:, 1], a * a)
+    np.testing.assert_array_equal(c[:, 2], a * a * a)
+    np.testing.assert_array_equal(c[:, 3], np.abs(seven))
+    np.testing.assert_array_equal(d[:, 0], fifth)
+    np.testing.assert_array_equal(d[:, 1], np.abs(k))   # abs(INT_MIN) wraps
+
+
+@pytest.mark.parametrize("expr,match", [
+    (lambda x: x ** 0.5, r"x \*\* 0.5: \*\* takes a Python int exponent"),
+    (lambda x: x ** 0, r"x \*\* 0: "),
+    (lambda x: x ** 17, r"x \*\* 17: "),
+    (lambda x: x ** x, r"takes a Python int exponent"),
+    (lambda x: 2.0 ** x, r"enigma.exp2"),
+    (lambda x: float(x), r"cannot become a Python float.*metal_cast"),
+    (lambda x: int(x), r"cannot become a Python int"),
+    (lambda x: max(x, 0.0), r"enigma.fmax/fmin"),
+])
+def test_pow_and_conversion_mistakes(expr, match):
+    @enigma.kernel
+    def k(A: enigma.f32, C: enigma.f32):
+        t = enigma.thread_position_in_grid
+        C[t] = expr(A[t])
+
+    with pytest.raises(enigma.EnigmaError, match=match):
+        enigma.compile(k, emit_only=True)
