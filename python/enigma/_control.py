@@ -114,6 +114,13 @@ def _shape(lanes: int, dtype) -> str:
         f"{dtype.name} scalar"
 
 
+def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
+    """A scalar ``value`` in every lane of a ``lanes``-wide vector (as is
+    for one lane, or a value that already has lanes)."""
+    if lanes == 1 or value.lanes != 1:
+        return value
+    return IRValue(tracer, _core.broadcast(tracer.builder, value._value, lanes))
+
 
 def _open(tracer, own=()):
     """Slots a construct carries: every live slot, then its own."""
@@ -522,14 +529,6 @@ def load_if(buf, index, mask, default=0) -> IRValue:
     fallback = _fill(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
                      loaded.lanes)
     return _select(tracer, mask, loaded, fallback)
-
-
-def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
-    """A scalar ``value`` in every lane of a ``lanes``-wide vector (as is
-    for one lane, or a value that already has lanes)."""
-    if lanes == 1 or value.lanes != 1:
-        return value
-    return IRValue(tracer, _core.broadcast(tracer.builder, value._value, lanes))
 
 
 def store_if(buf, index, value, mask) -> None:

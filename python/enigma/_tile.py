@@ -285,7 +285,7 @@ def _copy_vector(src_op, dst_op, src_base, dst_base, i, lanes):
 
     def index(op, base):
         at = i if isinstance(base, int) and base == 0 else i + base
-        return op.index(at).cast(_U32)._value
+        return op.index(at)._value
 
     vec = tracer.call_fn("vector_load", src_op.vector_memory(),
                          index(src_op, src_base), lanes)
