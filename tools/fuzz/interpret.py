@@ -904,12 +904,27 @@ class Machine:
                 vals = (np.zeros((groups, size)) if is_float(t) else
                         np.zeros((groups, size), dtype=object))
                 self.tg[name] = (vals, np.full((groups, size), INF), t)
+            elif kind == "copy":
+                self.copy(s)
             elif kind == "barrier":
                 pass  # lock step: every write before it is visible after it
             elif kind == "atomic":
                 self.atomic(s, mask)
             else:
                 raise InterpretError(f"unknown statement {s!r}")
+
+    def copy(self, s):
+        """enigma.copy(src, tg, count, ...) at the top level: every group's
+        row of tg gets the same converted slice of the input."""
+        _, src, dst, count, src_off, dst_off, _width = s
+        buf = self.inputs[src]
+        vals, errs, t = self.tg[dst]
+        part = slice(src_off, src_off + count)
+        piece = convert(Val(buf.t, buf.v[part], buf.e[part]), t)
+        if src_off + count > len(buf.v) or dst_off + count > vals.shape[1]:
+            raise InterpretError(f"copy into {dst}: out of range")
+        vals[:, dst_off:dst_off + count] = piece.v
+        errs[:, dst_off:dst_off + count] = piece.e
 
     def branch(self, body, taken, unknown):
         """Runs an arm for the threads that take it. Threads whose condition

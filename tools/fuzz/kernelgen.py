@@ -15,6 +15,9 @@ Statements (lists, first element the kind):
   ["for", ivar, lo, hi, step, body]  for ivar in enigma.range(lo, hi, step)
   ["while", counter, body]           with enigma.while_(lambda: counter > 0)
   ["tg_alloc", name, dtype, size]    threadgroup memory (top level only)
+  ["copy", src, tg, count, src_off, dst_off, width]
+                                     enigma.copy(src, tg, count, ...) of an
+                                     input buffer into threadgroup memory
   ["barrier"]                        enigma.barrier()
   ["atomic", fn, buf, index, value]  enigma.<fn>(buf, index, value)
 Expressions:
@@ -564,6 +567,32 @@ class _Gen:
         self.emit(["barrier"])
         return got
 
+    def threadgroup_copy(self, tname, ttype, size):
+        """enigma.copy of a slice of an input buffer into threadgroup
+        memory, with widths, offsets and counts that do and do not allow
+        vector accesses; then each thread reads one copied element."""
+        r = self.rng
+        sources = [(b["name"], b["dtype"]) for b in self.inputs
+                   if not (is_float(b["dtype"]) and is_int(ttype))]
+        if not sources:  # float -> int would need the generator's guards
+            return self.threadgroup_exchange(tname, ttype, size)
+        src, _ = r.choice(sources)
+        width = r.choice((1, 2, 4, 8))
+        align = r.choice((1, 2, 4, 8))
+        src_off = align * r.randint(0, (self.n - 1) // align)
+        dst_off = align * r.randint(0, (size - 1) // align)
+        count = r.randint(1, min(self.n - src_off, size - dst_off))
+        if r.random() < 0.5 and count >= width:
+            count -= count % width
+        self.emit(["copy", src, tname, count, src_off, dst_off, width])
+        self.emit(["barrier"])
+        lid = self.let("u32", ["query", "thread_index_in_threadgroup"])
+        k = self.let("u32", ["bin", "%", ["var", lid], ["lit", count]])
+        at = self.let("u32", ["bin", "+", ["var", k], ["lit", dst_off]])
+        got = self.let(ttype, ["tgload", tname, ["var", at]])
+        self.emit(["barrier"])
+        return got
+
     def threadgroup_reduction(self, tname, ttype, size):
         """Tree sum over the group in threadgroup memory (barriers between
         unrolled levels), read back by every thread."""
@@ -732,6 +761,7 @@ class _Gen:
         inputs = [{"name": f"in{k}", "dtype": t,
                    "data": random_data(r, t, n, cat == "arith" and r.random() < 0.3)}
                   for k, t in enumerate(in_types)]
+        self.inputs = inputs
         outs = []
         gid = self.let("u32", ["query", "thread_position_in_grid"], "gid")
         tg_allocs = []
@@ -761,7 +791,9 @@ class _Gen:
             elif cat == "threadgroup" and roll < 0.3 and tg_allocs:
                 tname, tt, size = r.choice(tg_allocs)
                 roll = r.random()
-                if is_int(tt) and roll < 0.35:
+                if roll < 0.25:
+                    self.threadgroup_copy(tname, tt, size)
+                elif is_int(tt) and roll < 0.5:
                     self.threadgroup_reduction(tname, tt, size)
                 elif is_int(tt) and roll < 0.6:
                     self.threadgroup_loop(tname, tt)
@@ -890,6 +922,10 @@ def _body_source(body, indent, lines):
             _body_source(s[2], indent + 1, lines)
         elif kind == "tg_alloc":
             lines.append(f'{pad}{s[1]} = enigma.threadgroup_alloc("{s[2]}", {s[3]})')
+        elif kind == "copy":
+            lines.append(f"{pad}enigma.copy({s[1]}, {s[2]}, {s[3]}, "
+                         f"src_offset={s[4]}, dst_offset={s[5]}, "
+                         f"coalesced_width={s[6]})")
         elif kind == "barrier":
             lines.append(f"{pad}enigma.barrier()")
         elif kind == "atomic":
