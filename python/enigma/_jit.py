@@ -207,6 +207,11 @@ class _LaunchedKernel(KernelDefinition):
         return list(self._arguments)
 
 
+# Attributes that mark an array (numpy, CuPy, PyTorch, JAX, ...).
+_ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__",
+                    "__dlpack__")
+
+
 def compile_jit(jit_fn: JitFunction, args, **options):
     """``enigma.compile(jit_fn, *args, **options)``: runs the host code,
     traces the launched kernel, returns a CompiledKernel with ``grid`` and
@@ -222,6 +227,14 @@ def compile_jit(jit_fn: JitFunction, args, **options):
             f"{where}: enigma.compile(@enigma.jit '{fn.__name__}', ...) got "
             f"{len(args)} argument(s) for parameters ({names}): {e}; pass "
             "the Tensors (and other values) the function takes") from None
+    for k, arg in enumerate(args):
+        if any(hasattr(arg, a) for a in _ARRAY_PROTOCOLS):
+            raise EnigmaError(
+                f"{where}: enigma.compile(@enigma.jit '{fn.__name__}', ...): "
+                f"argument {k} is an array ({type(arg).__name__}); a jit "
+                "function takes enigma.Tensor descriptions (name, buffer "
+                "index, dtype, layout) and the arrays go to the runtime's "
+                "execute()")
     if options.get("vec_width", 0) not in (0, 1):
         raise EnigmaError("vec_width does not apply to @enigma.jit kernels: "
                           "Tensor.load()/store() choose vector accesses "

@@ -181,6 +181,15 @@ def test_missing_tensors():
         enigma.compile(scale, tensors(64)[0])
 
 
+def test_arrays_instead_of_tensors():
+    # An ndarray has .shape too: without the check the host code failed
+    # inside the user's function (IndexError on shape[1]).
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"argument 0 is an array \(ndarray\); a jit "
+                             r"function takes enigma.Tensor"):
+        enigma.compile(scale, np.zeros(64, np.float32), tensors(64)[1])
+
+
 def test_jit_function_called_directly():
     with pytest.raises(enigma.EnigmaError, match="enigma.compile"):
         scale(*tensors(64))
