@@ -187,7 +187,8 @@ std::vector<mlir::Value> memoryOperands(KernelBuilder &k,
 
 SimdgroupMatrix simdgroupMatrixLoad(KernelBuilder &k, SimdgroupMatrixMemory mem,
                                     Value elementsPerRow, Value offset,
-                                    DType elem, int rows, int cols) {
+                                    DType elem, int rows, int cols,
+                                    bool transpose) {
   const char *what = "simdgroup_matrix_load";
   checkSimdgroupMatrixShape(elem, rows, cols);
   std::vector<mlir::Value> operands =
@@ -195,7 +196,7 @@ SimdgroupMatrix simdgroupMatrixLoad(KernelBuilder &k, SimdgroupMatrixMemory mem,
   KernelBuilder::Impl &impl = k.internals();
   auto op = impl.builder.create<SimdgroupMatrixLoadOp>(
       impl.location, mlirType(&impl.context, elem, 2), operands[0],
-      operands[1], operands[2]);
+      operands[1], operands[2], transpose);
   return {wrap(&k, op.getResult(), elem), elem};
 }
 

@@ -183,20 +183,26 @@ def _matrix_index(x, what, name):
 
 
 def simdgroup_matrix_load(buf, elements_per_row, elem="float", rows=8, cols=8,
-                          *, offset=0) -> SimdgroupMatrix:
+                          *, offset=0, transpose=False) -> SimdgroupMatrix:
     """``simdgroup_load(m, buf + offset, elements_per_row)``: the 8x8 tile
     whose element (0, 0) is ``buf[offset]``, rows ``elements_per_row``
     elements apart. ``buf`` is a buffer parameter or threadgroup tensor of
-    dtype ``elem`` (``"float"`` or ``"half"``). Every lane of the simdgroup
-    must reach the call with the same ``offset`` and ``elements_per_row``."""
+    dtype ``elem`` (``"float"`` or ``"half"``). With ``transpose=True`` the
+    tile is the transpose of that one: element (r, c) is ``buf[offset + c *
+    elements_per_row + r]`` (Metal's ``transpose_matrix``). Every lane of
+    the simdgroup must reach the call with the same ``offset`` and
+    ``elements_per_row``."""
     what = "simdgroup_matrix_load"
     dtype = _matrix_elem(elem, rows, cols, what)
     mem = _matrix_memory(buf, what)
     epr = _matrix_index(elements_per_row, what, "elements_per_row")
     off = _matrix_index(offset, what, "offset")
     tracer = current_tracer(what)
+    if not isinstance(transpose, bool):
+        from ._tracing import fail
+        fail(f"{what}: transpose must be True or False, got {transpose!r}")
     value = _matrix_call(what, "simd_matrix_load", mem, epr, off, dtype.name,
-                         rows, cols)
+                         rows, cols, transpose)
     return SimdgroupMatrix(tracer, value, dtype)
 
 

@@ -365,17 +365,13 @@ def _check_types(a, b, c, accum) -> None:
                      "accumulate floats in float")
 
 
-def _simdgroup_blocker(a, b, c, accum, M, N, K, transpose_A,
-                       transpose_B):
+def _simdgroup_blocker(a, b, c, accum, M, N, K):
     """Why the simdgroup path cannot compute this gemm (None when it can)."""
     bad = [f"{n}={v}" for n, v in (("M", M), ("N", N), ("K", K))
            if v % _SIMD_TILE]
     if bad:
         return (f"M, N and K must be multiples of {_SIMD_TILE} (8x8 "
                 f"simdgroup tiles), got {', '.join(bad)}")
-    if transpose_A or transpose_B:
-        return ("transposed operands are not supported: "
-                "simdgroup_matrix_load reads row-major tiles only")
     if accum.name not in _SIMD_DTYPES:
         return (f"accum_dtype must be float or half, got {accum.name}")
     for op in (a, b, c):
@@ -403,9 +399,9 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
     Paths: the scalar path gives each thread the output elements ``t, t +
     T, ...`` (``T`` threads in the group). With ``use_simdgroup=True``,
     each simdgroup computes whole 8x8 output tiles with
-    ``simdgroup_multiply_accumulate``; this needs M, N, K multiples of 8,
-    no transposes, and A, B, C all of ``accum_dtype`` float or half (else
-    an EnigmaError says which). ``use_simdgroup=None`` picks the simdgroup
+    ``simdgroup_multiply_accumulate`` (transposed operands through
+    transposed tile loads); this needs M, N, K multiples of 8 and A, B, C
+    all of ``accum_dtype`` float or half (else an EnigmaError says which). ``use_simdgroup=None`` picks the simdgroup
     path exactly when those hold. A threadgroup whose size is not a
     multiple of 32 takes the scalar path at run time either way.
 
@@ -440,8 +436,7 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
     accum = _accumulator_type(accum_dtype)
     _check_types(a, b, c, accum)
 
-    blocker = _simdgroup_blocker(a, b, c, accum, M, N, K, transpose_A,
-                                 transpose_B)
+    blocker = _simdgroup_blocker(a, b, c, accum, M, N, K)
     if use_simdgroup and blocker:
         fail(f"gemm: use_simdgroup=True but {blocker}")
     if use_simdgroup is False or blocker:
@@ -453,7 +448,7 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
     # the group, so the simdgroup ops stay under uniform control flow.
     with if_(_group_size() % 32 == 0) as (full, partial):
         with full:
-            _gemm_simdgroup(a, b, c, M, N, K)
+            _gemm_simdgroup(a, b, c, M, N, K, transpose_A, transpose_B)
         with partial:
             _gemm_scalar(a, b, c, accum, M, N, K, transpose_A, transpose_B)
 
@@ -487,9 +482,11 @@ def _matrix_offset(op, offset):
             else op.base + offset)
 
 
-def _gemm_simdgroup(a, b, c, M, N, K):
+def _gemm_simdgroup(a, b, c, M, N, K, transpose_A, transpose_B):
     """Simdgroup s owns the 8x8 output tiles s, s + S, ... (S simdgroups);
     for each it walks K in steps of 8 with simdgroup_multiply_accumulate.
+    A transposed operand is read with transposed tile loads (A stored K x M:
+    the tile at (row0, k0) starts at k0 * M + row0, rows M apart).
 
     A matrix cannot be carried by a traced loop, so the accumulator tile is
     loaded from C, updated by up to _SIMD_UNROLL unrolled steps and stored
@@ -511,11 +508,15 @@ def _gemm_simdgroup(a, b, c, M, N, K):
             for u in builtins.range(count):
                 k0 = (first_step + u) * _SIMD_TILE
                 tile_a = simdgroup_matrix_load(
-                    a.memory, K, elem=elem,
-                    offset=_matrix_offset(a, row0 * K + k0))
+                    a.memory, M if transpose_A else K, elem=elem,
+                    offset=_matrix_offset(
+                        a, k0 * M + row0 if transpose_A else row0 * K + k0),
+                    transpose=transpose_A)
                 tile_b = simdgroup_matrix_load(
-                    b.memory, N, elem=elem,
-                    offset=_matrix_offset(b, k0 * N + col0))
+                    b.memory, K if transpose_B else N, elem=elem,
+                    offset=_matrix_offset(
+                        b, col0 * K + k0 if transpose_B else k0 * N + col0),
+                    transpose=transpose_B)
                 acc = simdgroup_multiply_accumulate(tile_a, tile_b, acc)
             simdgroup_matrix_store(acc, c.memory, N, offset=c_at)
 

@@ -29,13 +29,13 @@ template <typename Mem> void bindSimdgroupMatrixMemory(nb::module_ &m) {
   m.def(
       "simd_matrix_load",
       [](KernelBuilder &b, const Mem &mem, Value epr, Value offset,
-         const std::string &elem, int rows, int cols) {
+         const std::string &elem, int rows, int cols, bool transpose) {
         return simdgroupMatrixLoad(b, mem, epr, offset, dtypeNamed(elem), rows,
-                                   cols)
+                                   cols, transpose)
             .value;
       },
       "builder"_a, "mem"_a, "elements_per_row"_a, "offset"_a, "elem"_a,
-      "rows"_a, "cols"_a);
+      "rows"_a, "cols"_a, "transpose"_a = false);
   m.def(
       "simd_matrix_store",
       [](KernelBuilder &b, Value v, const std::string &elem, const Mem &mem,

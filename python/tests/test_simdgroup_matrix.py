@@ -45,6 +45,21 @@ def test_matmul_8x8x8_half(runtime, rng):
                                rtol=1e-2, atol=1e-2)
 
 
+@enigma.kernel
+def load_transposed(A: enigma.f32, O: enigma.f32):
+    # The 8x8 block at row 3, column 5 of a 12 x 16 row-major A, transposed
+    # on load, stored plainly: O = A[3:11, 5:13].T
+    t = enigma.simdgroup_matrix_load(A, 16, offset=3 * 16 + 5, transpose=True)
+    enigma.simdgroup_matrix_store(t, O, 8)
+
+
+def test_transposed_load(runtime, rng):
+    a = rng.standard_normal((12, 16)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(load_transposed), [a.ravel()],
+                     np.float32, 64, (32, 1, 1), (32, 1, 1))
+    np.testing.assert_array_equal(out.reshape(8, 8), a[3:11, 5:13].T)
+
+
 N16 = 16
 
 

@@ -118,11 +118,12 @@ void checkSimdgroupMatrixShape(DType elem, int rows, int cols);
 
 /// simdgroup_load: the tile whose element (0, 0) is mem[offset] (offset
 /// defaults to 0), rows `elementsPerRow` apart. Integer Values are converted
-/// to uint.
+/// to uint. With `transpose`, the transpose of that tile: element (r, c) is
+/// mem[offset + c * elementsPerRow + r].
 SimdgroupMatrix simdgroupMatrixLoad(KernelBuilder &k, SimdgroupMatrixMemory mem,
                                     Value elementsPerRow, Value offset = {},
                                     DType elem = DType::F32, int rows = 8,
-                                    int cols = 8);
+                                    int cols = 8, bool transpose = false);
 /// simdgroup_store of `m` to the same places.
 void simdgroupMatrixStore(const SimdgroupMatrix &m, SimdgroupMatrixMemory mem,
                           Value elementsPerRow, Value offset = {});

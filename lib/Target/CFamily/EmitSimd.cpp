@@ -41,16 +41,18 @@ static LogicalResult emitSimdgroupMatrix(CFamilyEmitter &e, Operation *op) {
   if (auto load = dyn_cast<SimdgroupMatrixLoadOp>(op)) {
     std::string src = address(load.getMemref(), load.getOffset());
     std::string epr = e.expr(load.getElementsPerRow());
+    bool transpose = load.getTranspose();
     if (!msl) {
       e.define(load.getResult(), "enigma_simdgroup_matrix_load<" +
                                      e.typeName(load.getResult().getType()) +
-                                     ">(" + src + ", " + epr + ")");
+                                     (transpose ? ", true" : "") + ">(" +
+                                     src + ", " + epr + ")");
       return success();
     }
     std::string name = e.freshName(load.getResult());
     e.line() << matrixType(load.getResult().getType()) << " " << name << ";\n";
     e.line() << "simdgroup_load(" << name << ", " << src << ", " << epr
-             << ");\n";
+             << (transpose ? ", ulong2(0, 0), true" : "") << ");\n";
     return success();
   }
   if (auto store = dyn_cast<SimdgroupMatrixStoreOp>(op)) {

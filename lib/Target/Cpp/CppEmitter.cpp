@@ -463,6 +463,8 @@ private:
     };
     std::string args;
     if (auto load = dyn_cast<SimdgroupMatrixLoadOp>(op)) {
+      if (load.getTranspose())
+        fn += "<true>";
       args = expr(load.getMemref()) + ", " + uniformOrArray(load.getOffset()) +
              ", " + uniformOrArray(load.getElementsPerRow()) + ", " +
              names.lookup(load.getResult());

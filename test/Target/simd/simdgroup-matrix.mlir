@@ -66,3 +66,24 @@ enigma.kernel @matmul(
   enigma.simdgroup_matrix_store %e, %H[%c0], %c8 : vector<2xf16>, memref<?xf16, #enigma.address_space<device>>
   enigma.return
 }
+
+// A transposed load: Metal's transpose_matrix argument; the CUDA and CPU
+// helpers take it as a template argument.
+// IR-LABEL: enigma.kernel @transposed
+// IR: enigma.simdgroup_matrix_load %{{.*}}[%{{.*}}], %{{.*}} {transpose} : memref<?xf32, #enigma.address_space<device>> -> vector<2xf32>
+// MSL-LABEL: kernel void enigma_kernel_transposed(
+// MSL: simdgroup_load({{v[0-9]+}}, A + 0u, 16u, ulong2(0, 0), true);
+// CUDA-LABEL: void enigma_kernel_transposed(
+// CUDA: float2 {{v[0-9]+}} = enigma_simdgroup_matrix_load<float2, true>(A + 0u, 16u);
+// CPP-LABEL: void enigma_kernel_transposed(
+// CPP: enigma_cpu::simdgroup_matrix_load<true>(A, enigma_cpu::Uniform{0u}, enigma_cpu::Uniform{16u},
+enigma.kernel @transposed(
+    %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : i32
+  %c8 = arith.constant 8 : i32
+  %c16 = arith.constant 16 : i32
+  %a = enigma.simdgroup_matrix_load %A[%c0], %c16 {transpose} : memref<?xf32, #enigma.address_space<device>> -> vector<2xf32>
+  enigma.simdgroup_matrix_store %a, %O[%c0], %c8 : vector<2xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

@@ -106,7 +106,8 @@ inline void shuffle(const T *x, const L &lane, T *r, uint32_t n, uint32_t s0,
 // row strides (`off`, `epr`: a per-thread array or Uniform) are read from the
 // simdgroup's first lane.
 
-template <class M, class T, class L0, class L1>
+// Transpose: element (r, c) of the tile is src[off + c * epr + r].
+template <bool Transpose = false, class M, class T, class L0, class L1>
 inline void simdgroup_matrix_load(const T *src, const L0 &off, const L1 &epr,
                                   M *r, uint32_t, uint32_t s0, uint32_t s1) {
   for (uint32_t s = s0; s < s1; ++s) {
@@ -114,8 +115,11 @@ inline void simdgroup_matrix_load(const T *src, const L0 &off, const L1 &epr,
     const T *tile = src + (uint64_t)off[b];
     uint64_t stride = epr[b];
     for (uint32_t l = 0; l < 32u; ++l)
-      for (uint32_t j = 0; j < 2u; ++j)
-        r[b + l][j] = tile[(l / 4u) * stride + (l % 4u) * 2u + j];
+      for (uint32_t j = 0; j < 2u; ++j) {
+        uint64_t row = l / 4u, col = (l % 4u) * 2u + j;
+        r[b + l][j] = Transpose ? tile[col * stride + row]
+                                : tile[row * stride + col];
+      }
   }
 }
 

@@ -12,13 +12,20 @@
 #ifndef ENIGMA_CUDA_SIMDGROUP_MATRIX_CUH
 #define ENIGMA_CUDA_SIMDGROUP_MATRIX_CUH
 
-template <class M, class T>
+/* Transpose: element (r, c) of the tile is src[c * epr + r]. */
+template <class M, bool Transpose = false, class T>
 __device__ inline M enigma_simdgroup_matrix_load(const T *src, uint epr) {
   uint l = enigma_thread_index_in_simdgroup();
-  const T *p = src + (unsigned long long)(l / 4u) * epr + (l % 4u) * 2u;
+  unsigned long long row = l / 4u, col = (l % 4u) * 2u;
   M r;
-  r.x = p[0];
-  r.y = p[1];
+  if (Transpose) {
+    r.x = src[col * epr + row];
+    r.y = src[(col + 1u) * epr + row];
+  } else {
+    const T *p = src + row * epr + col;
+    r.x = p[0];
+    r.y = p[1];
+  }
   return r;
 }
 

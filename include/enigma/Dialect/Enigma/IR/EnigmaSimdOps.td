@@ -156,9 +156,13 @@ def Enigma_SimdgroupMatrixLoadOp
     Loads the 8x8 tile whose element (0, 0) is `memref[offset]` and whose
     rows are `elements_per_row` elements apart. `offset` and
     `elements_per_row` must be the same in every lane of the simdgroup.
+    With `transpose`, the tile is the transpose of that one: element (r, c)
+    is `memref[offset + c * elements_per_row + r]` (Metal's
+    `transpose_matrix` argument).
   }];
   let arguments = (ins Arg<Enigma_SimdgroupMatrixMemRef, "", [MemRead]>:$memref,
-                       I32:$offset, I32:$elements_per_row);
+                       I32:$offset, I32:$elements_per_row,
+                       UnitAttr:$transpose);
   let results = (outs Enigma_SimdgroupMatrixType:$result);
   let assemblyFormat = [{
     $memref `[` $offset `]` `,` $elements_per_row attr-dict `:` type($memref)
