@@ -578,6 +578,53 @@ def tensor_zipped_divide(tensor, tiler) -> Tensor:
     return tensor._with(divided, tensor.base_offset)
 
 
+def local_tile(tensor, tiler, coord) -> Tensor:
+    """Tile ``coord`` of ``tensor`` cut into ``tiler``-shaped tiles (CuTe's
+    ``local_tile``): ``tensor_zipped_divide(tensor, tiler)[None, coord]``.
+    ``coord`` picks the tile, one entry per mode of ``tiler`` (ints or
+    traced integers, e.g. from ``enigma.arch.block_idx()``)."""
+    _check_tensor(tensor, "local_tile")
+    return tensor_zipped_divide(tensor, tiler)[None, coord]
+
+
+def local_partition(tensor, thr_layout, index) -> Tensor:
+    """The elements thread ``index`` owns when the threads, arranged by
+    ``thr_layout``, tile ``tensor`` over and over (CuTe's
+    ``local_partition``): the thread's coordinate ``c`` in ``thr_layout``
+    (``thr_layout(c) == index``) selects element ``c`` of every
+    ``shape(thr_layout)`` tile, so neighbouring threads own neighbouring
+    elements. ``index`` is an int or a traced integer (a thread index)."""
+    _check_tensor(tensor, "local_partition")
+    layout = _layout_module()._as_layout(thr_layout, "local_partition: "
+                                         "thr_layout")
+    shape, stride = layout.shape, layout.stride
+    if not isinstance(shape, tuple):
+        shape, stride = (shape,), (stride,)
+    tile, coord = [], []
+    for mode_shape, mode_stride in zip(shape, stride):
+        # The mode's leaves from index (idx2crd with strides), folded into
+        # one coordinate of the mode, colexicographically (CuTe's flat
+        # coordinate).
+        leaves = list(zip(_leaves(mode_shape), _leaves(mode_stride)))
+        flat, scale = 0, 1
+        for s, d in leaves:
+            if d:  # a stride-0 mode: every thread has coordinate 0 there
+                flat = _add(flat, _mul(_mod(_div(index, d), s), scale))
+            scale *= s
+        tile.append(scale)
+        coord.append(flat)
+    if len(tile) == 1:
+        tile, coord = tile[0], coord[0]
+    else:
+        tile, coord = tuple(tile), tuple(coord)
+    return tensor_zipped_divide(tensor, tile)[coord, None]
+
+
+def _leaves(t) -> list:
+    return [x for leaf in t for x in _leaves(leaf)] if isinstance(t, tuple) \
+        else [t]
+
+
 def make_identity_tensor(shape) -> IdentityTensor:
     """A tensor of shape ``shape`` whose element at each coordinate is that
     coordinate; divide and slice it like a data tensor to learn which
@@ -589,4 +636,5 @@ def make_identity_tensor(shape) -> IdentityTensor:
 
 
 __all__ = ["Tensor", "Fragment", "IdentityTensor", "tensor_composition",
-           "tensor_zipped_divide", "make_identity_tensor"]
+           "tensor_zipped_divide", "local_tile", "local_partition",
+           "make_identity_tensor"]

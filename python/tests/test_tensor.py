@@ -540,3 +540,66 @@ def test_vector_access_of_atomic_memory(runtime, rng):
                      (n, 1, 1), (64, 1, 1))
     want = np.concatenate([[n, 0, 0, 0], a.astype(np.uint64) * 2])
     np.testing.assert_array_equal(out, want)
+
+
+# --------------------------------------------------------------------------
+# local_tile / local_partition
+# --------------------------------------------------------------------------
+
+ROWS, COLS = 8, 16
+ROW_MAJOR = enigma.make_layout((ROWS, COLS), stride=(COLS, 1))
+
+
+@enigma.kernel
+def partition_owner(C: enigma.f32):
+    # 32 threads as 4 x 8 (row-major): each writes its index into the
+    # elements local_partition gives it.
+    t = enigma.thread_index_in_threadgroup()
+    thr = enigma.make_layout((4, 8), stride=(8, 1))
+    mine = enigma.local_partition(enigma.Tensor("C", 0, enigma.f32, ROW_MAJOR),
+                                  thr, t)
+    assert mine.size() == (ROWS // 4) * (COLS // 8)
+    mine.store(enigma.metal_cast(t, "float"))
+
+
+def test_local_partition_owners(runtime):
+    out = run_kernel(runtime, enigma.compile(partition_owner), [], np.float32,
+                     ROWS * COLS, (32, 1, 1), (32, 1, 1))
+    r, c = np.indices((ROWS, COLS))
+    np.testing.assert_array_equal(out.reshape(ROWS, COLS), (r % 4) * 8 + c % 8)
+
+
+@enigma.kernel
+def tile_scale(A: enigma.f32, C: enigma.f32):
+    # Threadgroup b takes tile (b % 2, b // 2) of 4 x 8; thread t its
+    # element (t % 4, t // 4).
+    b = enigma.threadgroup_position_in_grid("x")
+    t = enigma.thread_index_in_threadgroup()
+    tiles = [enigma.local_tile(enigma.Tensor(n, i, enigma.f32, ROW_MAJOR),
+                               (4, 8), (b % 2, b // 2))
+             for i, n in enumerate("AC")]
+    tiles[1][t % 4, t // 4] = tiles[0][t % 4, t // 4] * 2.0 + \
+        enigma.metal_cast(b, "float")
+
+
+def test_local_tile(runtime, rng):
+    a = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(tile_scale), [a.ravel()],
+                     np.float32, ROWS * COLS, (4 * 32, 1, 1), (32, 1, 1))
+    r, c = np.indices((ROWS, COLS))
+    block = (r // 4) + 2 * (c // 8)
+    np.testing.assert_array_equal(out.reshape(ROWS, COLS),
+                                  a * np.float32(2) + block.astype(np.float32))
+
+
+def test_local_partition_of_a_hierarchical_thread_layout():
+    # Threads ((2,2),4):((1,8),2) cover a (4,4) tile: thread 9 is at leaf
+    # coordinates (1,1) in mode 0 (index 9 = 1*1 + 1*8), 0 in mode 1, i.e.
+    # flat coordinate (3, 0); with a 1-D index the partition is pure ints.
+    thr = enigma.Layout(((2, 2), 4), ((1, 8), 2))
+    t = enigma.Tensor("A", 0, enigma.f32, enigma.make_layout((8, 8)))
+    part = enigma.local_partition(t, thr, 9)
+    # Column-major 8x8: element (row, col) at row + 8 * col; the thread owns
+    # rows 3 and 7 of columns 0 and 4.
+    assert [part.base_offset + part.layout((i, j)) for j in range(2)
+            for i in range(2)] == [3, 7, 3 + 32, 7 + 32]
