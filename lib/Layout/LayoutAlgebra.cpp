@@ -332,6 +332,15 @@ Layout tiledDivide(const Layout &a, const Tiler &tiler) {
   return makeLayout(modes);
 }
 
+Layout flatDivide(const Layout &a, const Tiler &tiler) {
+  auto [tile, rest] = unzip(logicalDivide(a, tiler), tiler);
+  std::vector<Layout> modes;
+  for (const Layout *part : {&tile, &rest})
+    for (size_t i = 0; i < part->rank(); ++i)
+      modes.push_back(part->mode(i));
+  return makeLayout(modes);
+}
+
 Layout logicalProduct(const Layout &a, const Layout &b) {
   return makeLayout(
       {a, composition(complement(a, a.size() * b.cosize()), b)});

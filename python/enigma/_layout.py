@@ -27,7 +27,7 @@ __all__ = [
     "Layout", "IdentityLayout", "Swizzle", "SwizzledLayout",
     "make_layout", "make_ordered_layout", "make_identity_layout",
     "size", "coalesce", "complement", "composition", "right_inverse",
-    "logical_divide", "zipped_divide", "tiled_divide",
+    "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "blocked_product", "raked_product",
     "recast_layout", "make_layout_tv", "swizzle",
     "product", "repeat_like", "select",
@@ -692,6 +692,12 @@ def tiled_divide(layout, tiler):
     """:func:`zipped_divide` with the rest modes unpacked:
     ``((tile modes), rest0, rest1, ...)``."""
     return _tiled(_core.layout_tiled_divide, layout, tiler, "tiled_divide")
+
+
+def flat_divide(layout, tiler):
+    """:func:`zipped_divide` with both modes unpacked: ``(tile0, tile1,
+    ..., rest0, rest1, ...)``."""
+    return _tiled(_core.layout_flat_divide, layout, tiler, "flat_divide")
 
 
 def _product(function, a, b, name):

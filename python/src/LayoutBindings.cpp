@@ -125,6 +125,7 @@ void bindLayouts(nb::module_ &m) {
   bindTiled("layout_logical_divide", &layout::logicalDivide);
   bindTiled("layout_zipped_divide", &layout::zippedDivide);
   bindTiled("layout_tiled_divide", &layout::tiledDivide);
+  bindTiled("layout_flat_divide", &layout::flatDivide);
   // Functions of two layouts.
   using PairFn = Layout (*)(const Layout &, const Layout &);
   auto bindPair = [&](const char *name, PairFn fn) {

@@ -11,7 +11,8 @@ from enigma import (
     Layout, Swizzle, blocked_product, coalesce, complement, composition,
     logical_divide, logical_product, make_identity_layout, make_layout,
     make_layout_tv, make_ordered_layout, raked_product, recast_layout,
-    right_inverse, select, size, swizzle, tiled_divide, zipped_divide)
+    right_inverse, select, size, swizzle, tiled_divide, zipped_divide,
+    flat_divide)
 
 
 def L(shape, stride):
@@ -132,6 +133,10 @@ def test_2d_divide_examples():
         "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"
     assert str(tiled_divide(a, tiler)) == \
         "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))"
+    assert str(flat_divide(a, tiler)) == \
+        "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))"
+    # A 1-D tiler: one tile mode, one rest mode.
+    assert str(flat_divide(Layout(12), Layout(4))) == "(4,3):(1,4)"
 
 
 def test_nested_by_mode_tiler():

@@ -53,6 +53,8 @@ TEST(LayoutAlgebra, Divide) {
             "((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))");
   EXPECT_EQ(tiledDivide(m, t).str(),
             "((3,(2,4)),3,(2,2)):((177,(13,2)),59,(26,1))");
+  EXPECT_EQ(flatDivide(m, t).str(),
+            "(3,(2,4),3,(2,2)):(177,(13,2),59,(26,1))");
   EXPECT_THROW(logicalDivide(Layout(6, 1), Layout(4, 1)), enigma::EnigmaError);
 }
 

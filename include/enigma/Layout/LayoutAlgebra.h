@@ -68,6 +68,10 @@ private:
 /// Like zippedDivide with the rest modes unpacked: ((tile), rest0, rest1, ...).
 [[gnu::visibility("default")]] Layout tiledDivide(const Layout &a,
                                                   const Tiler &tiler);
+/// Like zippedDivide with both modes unpacked: (tile0, tile1, ..., rest0,
+/// rest1, ...).
+[[gnu::visibility("default")]] Layout flatDivide(const Layout &a,
+                                                 const Tiler &tiler);
 
 /// (A, complement(A, size(A) * cosize(B)) o B): B copies of A.
 [[gnu::visibility("default")]] Layout logicalProduct(const Layout &a,
