@@ -152,7 +152,7 @@ std::vector<Layout> paddedModes(const Layout &layout, size_t rank) {
 }
 
 // Shared by blocked and raked products: mode i pairs a_i with product_i.
-Layout zippedProduct(const Layout &a, const Layout &b, bool blockFirst) {
+Layout interleavedProduct(const Layout &a, const Layout &b, bool blockFirst) {
   size_t rank = std::max(a.rank(), b.rank());
   if (rank == 1 && a.shape().isLeaf() && b.shape().isLeaf()) {
     Layout p = logicalProduct(a, b);
@@ -346,12 +346,48 @@ Layout logicalProduct(const Layout &a, const Layout &b) {
       {a, composition(complement(a, a.size() * b.cosize()), b)});
 }
 
+/// logicalProduct mode by mode for a by-mode tiler (modes past the tiler's
+/// are kept), else of the whole layout.
+static Layout logicalProductOf(const Layout &a, const Tiler &tiler) {
+  if (tiler.isLayout())
+    return logicalProduct(a, tiler.layout());
+  checkTilerRank("logical_product", a, tiler);
+  std::vector<Layout> modes;
+  for (size_t i = 0; i < a.rank(); ++i)
+    modes.push_back(i < tiler.rank()
+                        ? logicalProductOf(a.mode(i), tiler.modes()[i])
+                        : a.mode(i));
+  return makeLayout(modes);
+}
+
+Layout zippedProduct(const Layout &a, const Tiler &tiler) {
+  auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
+  return makeLayout({block, rest});
+}
+
+Layout tiledProduct(const Layout &a, const Tiler &tiler) {
+  auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
+  std::vector<Layout> modes{block};
+  for (size_t i = 0; i < rest.rank(); ++i)
+    modes.push_back(rest.mode(i));
+  return makeLayout(modes);
+}
+
+Layout flatProduct(const Layout &a, const Tiler &tiler) {
+  auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
+  std::vector<Layout> modes;
+  for (const Layout *part : {&block, &rest})
+    for (size_t i = 0; i < part->rank(); ++i)
+      modes.push_back(part->mode(i));
+  return makeLayout(modes);
+}
+
 Layout blockedProduct(const Layout &a, const Layout &b) {
-  return zippedProduct(a, b, /*blockFirst=*/true);
+  return interleavedProduct(a, b, /*blockFirst=*/true);
 }
 
 Layout rakedProduct(const Layout &a, const Layout &b) {
-  return zippedProduct(a, b, /*blockFirst=*/false);
+  return interleavedProduct(a, b, /*blockFirst=*/false);
 }
 
 Layout recastLayout(int64_t newBits, int64_t oldBits, const Layout &layout) {

@@ -28,7 +28,8 @@ __all__ = [
     "make_layout", "make_ordered_layout", "make_identity_layout",
     "size", "coalesce", "complement", "composition", "right_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
-    "logical_product", "blocked_product", "raked_product",
+    "logical_product", "zipped_product", "tiled_product", "flat_product",
+    "blocked_product", "raked_product",
     "recast_layout", "make_layout_tv", "swizzle",
     "product", "repeat_like", "select",
 ]
@@ -709,6 +710,27 @@ def _product(function, a, b, name):
 def logical_product(a, b) -> Layout:
     """``(a, complement(a, size(a) * cosize(b)) o b)``: ``b`` copies of ``a``."""
     return _product(_core.layout_logical_product, a, b, "logical_product")
+
+
+def zipped_product(layout, tiler) -> Layout:
+    """:func:`logical_product` with the block modes gathered in mode 0 and
+    the products in mode 1: ``((layout modes), (rest modes))``. A by-mode
+    tiler (a tuple) multiplies mode i of ``layout`` by its mode i, as CuTe
+    does; a Layout multiplies the whole layout."""
+    return _tiled(_core.layout_zipped_product, layout, tiler,
+                  "zipped_product")
+
+
+def tiled_product(layout, tiler) -> Layout:
+    """:func:`zipped_product` with the rest modes unpacked:
+    ``((layout modes), rest0, rest1, ...)``."""
+    return _tiled(_core.layout_tiled_product, layout, tiler, "tiled_product")
+
+
+def flat_product(layout, tiler) -> Layout:
+    """:func:`zipped_product` with both modes unpacked: ``(layout0,
+    layout1, ..., rest0, rest1, ...)``."""
+    return _tiled(_core.layout_flat_product, layout, tiler, "flat_product")
 
 
 def blocked_product(a, b) -> Layout:

@@ -126,6 +126,9 @@ void bindLayouts(nb::module_ &m) {
   bindTiled("layout_zipped_divide", &layout::zippedDivide);
   bindTiled("layout_tiled_divide", &layout::tiledDivide);
   bindTiled("layout_flat_divide", &layout::flatDivide);
+  bindTiled("layout_zipped_product", &layout::zippedProduct);
+  bindTiled("layout_tiled_product", &layout::tiledProduct);
+  bindTiled("layout_flat_product", &layout::flatProduct);
   // Functions of two layouts.
   using PairFn = Layout (*)(const Layout &, const Layout &);
   auto bindPair = [&](const char *name, PairFn fn) {

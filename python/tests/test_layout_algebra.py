@@ -12,7 +12,7 @@ from enigma import (
     logical_divide, logical_product, make_identity_layout, make_layout,
     make_layout_tv, make_ordered_layout, raked_product, recast_layout,
     right_inverse, select, size, swizzle, tiled_divide, zipped_divide,
-    flat_divide)
+    flat_divide, flat_product, tiled_product, zipped_product)
 
 
 def L(shape, stride):
@@ -173,6 +173,25 @@ def test_product_examples():
     block, grid = L((2, 5), (5, 1)), L((3, 4), (1, 3))
     assert str(blocked_product(block, grid)) == "((2,3),(5,4)):((5,10),(1,30))"
     assert str(raked_product(block, grid)) == "((3,2),(4,5)):((10,5),(30,1))"
+
+
+def test_zipped_tiled_flat_products():
+    # A layout tiler multiplies the whole layout: logical_product regrouped.
+    a = L((2, 2), (1, 2))
+    assert str(zipped_product(a, L(3, 1))) == "((2,2),3):((1,2),4)"
+    assert str(flat_product(a, L(3, 1))) == "(2,2,3):(1,2,4)"
+    # By mode (hand-derived): 2:5 times 3:1 is (2,3):(5,1), 5:1 times 4:1
+    # is (5,4):(1,5); the products gather the blocks, then the copies.
+    block = L((2, 5), (5, 1))
+    by_mode = (L(3, 1), L(4, 1))
+    assert str(zipped_product(block, by_mode)) == "((2,5),(3,4)):((5,1),(1,5))"
+    assert str(tiled_product(block, by_mode)) == "((2,5),3,4):((5,1),1,5)"
+    assert str(flat_product(block, by_mode)) == "(2,5,3,4):(5,1,1,5)"
+    # Modes past the tiler's join the rest; too many tiler modes are refused.
+    assert str(zipped_product(Layout((2, 5, 7)), (L(3, 1),))) == \
+        "((2),(3,5,7)):((1),(2,2,10))"
+    with pytest.raises(enigma.EnigmaError, match="by-mode tiler has 3 modes"):
+        zipped_product(Layout((2, 5)), (2, 2, 2))
 
 
 def test_recast_layout():

@@ -66,6 +66,12 @@ TEST(LayoutAlgebra, Product) {
   Layout grid(makeTuple(3, 4), makeTuple(1, 3));
   EXPECT_EQ(blockedProduct(tile, grid).str(), "((2,3),(5,4)):((5,10),(1,30))");
   EXPECT_EQ(rakedProduct(tile, grid).str(), "((3,2),(4,5)):((10,5),(30,1))");
+  // By mode (hand-derived): mode 0 2:5 times 3:1 is (2,3):(5,1) (the
+  // complement of 2:5 in 6 is 5:1), mode 1 5:1 times 4:1 is (5,4):(1,5).
+  Tiler byMode = Tiler::byMode({Tiler(Layout(3, 1)), Tiler(Layout(4, 1))});
+  EXPECT_EQ(zippedProduct(tile, byMode).str(), "((2,5),(3,4)):((5,1),(1,5))");
+  EXPECT_EQ(tiledProduct(tile, byMode).str(), "((2,5),3,4):((5,1),1,5)");
+  EXPECT_EQ(flatProduct(tile, byMode).str(), "(2,5,3,4):(5,1,1,5)");
 }
 
 TEST(LayoutAlgebra, RightInverse) {

@@ -76,6 +76,17 @@ private:
 /// (A, complement(A, size(A) * cosize(B)) o B): B copies of A.
 [[gnu::visibility("default")]] Layout logicalProduct(const Layout &a,
                                                      const Layout &b);
+/// logicalProduct with the block modes gathered first (a by-mode tiler
+/// multiplies mode i of `a` by its mode i): ((a0, a1, ...), (rest0, rest1,
+/// ...)), as CuTe's zipped_product.
+[[gnu::visibility("default")]] Layout zippedProduct(const Layout &a,
+                                                    const Tiler &tiler);
+/// zippedProduct with the rest modes unpacked: ((a modes), rest0, ...).
+[[gnu::visibility("default")]] Layout tiledProduct(const Layout &a,
+                                                   const Tiler &tiler);
+/// zippedProduct with both modes unpacked: (a0, a1, ..., rest0, ...).
+[[gnu::visibility("default")]] Layout flatProduct(const Layout &a,
+                                                  const Tiler &tiler);
 /// Mode i is (a_i, product_i): tiles of A laid out by B (A varies fastest).
 [[gnu::visibility("default")]] Layout blockedProduct(const Layout &a,
                                                      const Layout &b);
