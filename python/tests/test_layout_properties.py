@@ -11,8 +11,9 @@ import pytest
 
 import enigma
 from enigma import (
-    Layout, blocked_product, coalesce, complement, composition,
-    logical_divide, make_layout, recast_layout, zipped_divide)
+    Layout, blocked_product, coalesce, complement, composition, flat_divide,
+    flat_product, logical_divide, logical_product, make_layout,
+    recast_layout, tiled_divide, zipped_divide, zipped_product)
 
 TRIALS = 150
 
@@ -148,6 +149,27 @@ def test_zipped_divide_by_mode_keeps_the_element_set(rng):
                 t0, t1 = t % tiler[0], t // tiler[0]
                 r0, r1 = r % tiles[0], r // tiles[0]
                 assert z((t, r)) == a((r0 * tiler[0] + t0, r1 * tiler[1] + t1))
+
+
+def test_regroupings_keep_the_function(rng):
+    """tiled/flat divides and zipped/flat products only regroup modes:
+    the same offsets in the same colexicographic order as the zipped
+    divide and the logical product."""
+    for _ in range(TRIALS):
+        shape = tuple(int(rng.choice((2, 4, 8))) for _ in range(2))
+        stride = tuple(int(rng.choice((1, 3, 8, 32))) for _ in range(2))
+        a = Layout(shape, stride)
+        tiler = tuple(int(rng.choice([t for t in (1, 2, 4) if s % t == 0]))
+                      for s in shape)
+        zipped = offsets(zipped_divide(a, tiler))
+        assert offsets(tiled_divide(a, tiler)) == zipped
+        assert offsets(flat_divide(a, tiler)) == zipped
+        # Products need a complement: a compact block.
+        block = Layout(shape)
+        b = Layout(int(rng.choice((1, 2, 3))), int(rng.choice((1, 2))))
+        whole = offsets(logical_product(block, b))
+        assert offsets(zipped_product(block, b)) == whole
+        assert offsets(flat_product(block, b)) == whole
 
 
 def test_blocked_product_places_tiles(rng):
