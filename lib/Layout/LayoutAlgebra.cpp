@@ -319,26 +319,40 @@ Layout logicalDivide(const Layout &a, const Tiler &tiler) {
   return makeLayout(modes);
 }
 
-Layout zippedDivide(const Layout &a, const Tiler &tiler) {
-  auto [tile, rest] = unzip(logicalDivide(a, tiler), tiler);
-  return makeLayout({tile, rest});
-}
+/// How the divides and products group the (tile, rest) of an unzipped
+/// result: ((tile), (rest)), ((tile), rest0, ...) or (tile0, ..., rest0, ...).
+enum class Grouping { Zipped, Tiled, Flat };
 
-Layout tiledDivide(const Layout &a, const Tiler &tiler) {
-  auto [tile, rest] = unzip(logicalDivide(a, tiler), tiler);
-  std::vector<Layout> modes{tile};
+static Layout regroup(const Layout &tile, const Layout &rest,
+                      Grouping grouping) {
+  if (grouping == Grouping::Zipped)
+    return makeLayout({tile, rest});
+  std::vector<Layout> modes;
+  if (grouping == Grouping::Tiled)
+    modes.push_back(tile);
+  else
+    for (size_t i = 0; i < tile.rank(); ++i)
+      modes.push_back(tile.mode(i));
   for (size_t i = 0; i < rest.rank(); ++i)
     modes.push_back(rest.mode(i));
   return makeLayout(modes);
 }
 
-Layout flatDivide(const Layout &a, const Tiler &tiler) {
+static Layout divide(const Layout &a, const Tiler &tiler, Grouping grouping) {
   auto [tile, rest] = unzip(logicalDivide(a, tiler), tiler);
-  std::vector<Layout> modes;
-  for (const Layout *part : {&tile, &rest})
-    for (size_t i = 0; i < part->rank(); ++i)
-      modes.push_back(part->mode(i));
-  return makeLayout(modes);
+  return regroup(tile, rest, grouping);
+}
+
+Layout zippedDivide(const Layout &a, const Tiler &tiler) {
+  return divide(a, tiler, Grouping::Zipped);
+}
+
+Layout tiledDivide(const Layout &a, const Tiler &tiler) {
+  return divide(a, tiler, Grouping::Tiled);
+}
+
+Layout flatDivide(const Layout &a, const Tiler &tiler) {
+  return divide(a, tiler, Grouping::Flat);
 }
 
 Layout logicalProduct(const Layout &a, const Layout &b) {
@@ -360,26 +374,22 @@ static Layout logicalProductOf(const Layout &a, const Tiler &tiler) {
   return makeLayout(modes);
 }
 
-Layout zippedProduct(const Layout &a, const Tiler &tiler) {
+static Layout product(const Layout &a, const Tiler &tiler,
+                      Grouping grouping) {
   auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
-  return makeLayout({block, rest});
+  return regroup(block, rest, grouping);
+}
+
+Layout zippedProduct(const Layout &a, const Tiler &tiler) {
+  return product(a, tiler, Grouping::Zipped);
 }
 
 Layout tiledProduct(const Layout &a, const Tiler &tiler) {
-  auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
-  std::vector<Layout> modes{block};
-  for (size_t i = 0; i < rest.rank(); ++i)
-    modes.push_back(rest.mode(i));
-  return makeLayout(modes);
+  return product(a, tiler, Grouping::Tiled);
 }
 
 Layout flatProduct(const Layout &a, const Tiler &tiler) {
-  auto [block, rest] = unzip(logicalProductOf(a, tiler), tiler);
-  std::vector<Layout> modes;
-  for (const Layout *part : {&block, &rest})
-    for (size_t i = 0; i < part->rank(); ++i)
-      modes.push_back(part->mode(i));
-  return makeLayout(modes);
+  return product(a, tiler, Grouping::Flat);
 }
 
 Layout blockedProduct(const Layout &a, const Layout &b) {

@@ -131,13 +131,19 @@ def test_divides_keep_the_element_set(rng):
     assert checked > TRIALS // 5
 
 
+def _matrix_and_tiler(rng):
+    """A random 2-D layout (strides may skip or overlap) and a by-mode
+    tiler of ints that divides its shape."""
+    shape = tuple(int(rng.choice((2, 4, 8))) for _ in range(2))
+    stride = tuple(int(rng.choice((1, 3, 8, 32))) for _ in range(2))
+    tiler = tuple(int(rng.choice([t for t in (1, 2, 4) if s % t == 0]))
+                  for s in shape)
+    return Layout(shape, stride), shape, tiler
+
+
 def test_zipped_divide_by_mode_keeps_the_element_set(rng):
     for _ in range(TRIALS):
-        shape = tuple(int(rng.choice((2, 4, 8))) for _ in range(2))
-        stride = tuple(int(rng.choice((1, 3, 8, 32))) for _ in range(2))
-        a = Layout(shape, stride)
-        tiler = tuple(int(rng.choice([t for t in (1, 2, 4) if s % t == 0]))
-                      for s in shape)
+        a, shape, tiler = _matrix_and_tiler(rng)
         z = zipped_divide(a, tiler)
         assert Counter(offsets(z)) == Counter(offsets(a))
         assert z.size(0) == tiler[0] * tiler[1]
@@ -156,11 +162,7 @@ def test_regroupings_keep_the_function(rng):
     the same offsets in the same colexicographic order as the zipped
     divide and the logical product."""
     for _ in range(TRIALS):
-        shape = tuple(int(rng.choice((2, 4, 8))) for _ in range(2))
-        stride = tuple(int(rng.choice((1, 3, 8, 32))) for _ in range(2))
-        a = Layout(shape, stride)
-        tiler = tuple(int(rng.choice([t for t in (1, 2, 4) if s % t == 0]))
-                      for s in shape)
+        a, shape, tiler = _matrix_and_tiler(rng)
         zipped = offsets(zipped_divide(a, tiler))
         assert offsets(tiled_divide(a, tiler)) == zipped
         assert offsets(flat_divide(a, tiler)) == zipped
