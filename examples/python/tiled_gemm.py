@@ -10,7 +10,9 @@ threadgroup of 128 threads (4 simdgroups) computes one 32 x 32 tile of C:
 1. two double-buffered pipelines hold the current 32 x 32 tiles of A and B
    in threadgroup memory; the first pair is copied in before the loop;
 2. each K step swaps the pipelines, starts copying the next pair of tiles
-   into the back stages (row by row, ``copy`` with traced offsets), and
+   into the back stages (row by row, ``copy`` with traced offsets; N and K
+   are declared ``multiple_of=32``, so every row starts 16-byte aligned and
+   the copies move ``float4``s), and
    multiplies the front stages into a 32 x 32 threadgroup accumulator with
    ``gemm``, which takes the simdgroup path: 16 output tiles of 8 x 8, four
    per simdgroup, with ``simdgroup_multiply_accumulate``;
@@ -36,12 +38,13 @@ def _copy_tile(src, ld, row0, col0, dst):
     trace time, so its loop is written with for_range."""
     with enigma.for_range(0, TILE, dtype="uint") as r:
         enigma.copy(src, dst, TILE, src_offset=(row0 + r) * ld + col0,
-                    dst_offset=r * TILE)
+                    dst_offset=r * TILE, coalesced_width=4)
 
 
 @enigma.kernel
-def tiled_gemm(A: enigma.f32, B: enigma.f32, N: enigma.Scalar(enigma.u32),
-               K: enigma.Scalar(enigma.u32), C: enigma.f32):
+def tiled_gemm(A: enigma.f32, B: enigma.f32,
+               N: enigma.Scalar(enigma.u32, multiple_of=TILE),
+               K: enigma.Scalar(enigma.u32, multiple_of=TILE), C: enigma.f32):
     a_tiles = enigma.pipeline(enigma.f32, TILE * TILE)    # 2 x 4 KiB
     b_tiles = enigma.pipeline(enigma.f32, TILE * TILE)    # 2 x 4 KiB
     acc = enigma.threadgroup_alloc(enigma.f32, TILE * TILE)
@@ -72,7 +75,7 @@ def tiled_gemm(A: enigma.f32, B: enigma.f32, N: enigma.Scalar(enigma.u32),
 
     for r in enigma.range(TILE, dtype="uint"):
         enigma.copy(acc, C, TILE, src_offset=r * TILE,
-                    dst_offset=(row0 + r) * N + col0)
+                    dst_offset=(row0 + r) * N + col0, coalesced_width=4)
 
 
 def reference(a, b):

@@ -87,9 +87,20 @@ Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype,
   return Buffer(this, arg.getAsOpaquePointer(), dtype, index, lanes);
 }
 
-Value KernelBuilder::addScalar(const std::string &name, DType dtype) {
+Value KernelBuilder::addScalar(const std::string &name, DType dtype,
+                                uint64_t multipleOf) {
+  if (multipleOf == 0 || (multipleOf > 1 && !isInteger(dtype)))
+    throw EnigmaError("scalar '" + name + "': multiple_of must be a positive "
+                      "int, and only integer scalars take one (got " +
+                      std::to_string(multipleOf) + " for " +
+                      shortName(dtype) + ")");
   addParam(*impl, name, dtype, mlirType(&impl->context, dtype));
   unsigned index = impl->kernel.getNumArguments() - 1;
+  if (multipleOf > 1)
+    impl->kernel.setArgAttr(
+        index, KernelOp::kMultipleOfAttr,
+        IntegerAttr::get(IntegerType::get(&impl->context, 64),
+                         int64_t(multipleOf)));
   mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
   return wrap(this, arg, dtype);
 }

@@ -85,8 +85,17 @@ unsigned knownTrailingZeros(mlir::Value v, unsigned depth) {
   if (depth == 0)
     return 0;
   Operation *def = v.getDefiningOp();
-  if (!def)
-    return 0; // a kernel parameter or loop variable: nothing is known
+  if (!def) {
+    // A loop variable: nothing is known. A kernel scalar may promise a
+    // multiple (checked at dispatch).
+    auto arg = llvm::dyn_cast<BlockArgument>(v);
+    auto kernel = arg ? llvm::dyn_cast<KernelOp>(arg.getOwner()->getParentOp())
+                      : KernelOp();
+    if (!kernel)
+      return 0;
+    uint64_t multiple = kernel.getParamMultipleOf(arg.getArgNumber());
+    return std::min(unsigned(llvm::countr_zero(multiple)), kMaxZeros);
+  }
   auto tz = [&](mlir::Value x) { return knownTrailingZeros(x, depth - 1); };
   APInt constant;
   if (matchPattern(v, m_ConstantInt(&constant)))

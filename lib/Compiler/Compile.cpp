@@ -139,6 +139,7 @@ std::vector<KernelParam> kernelParams(KernelOp kernel) {
     if (auto dtype = kernel.getArgAttrOfType<StringAttr>(i, "enigma.dtype"))
       if (auto parsed = parseDType(dtype.getValue()))
         p.dtype = *parsed;
+    p.multipleOf = kernel.getParamMultipleOf(i);
     params.push_back(p);
   }
   return params;

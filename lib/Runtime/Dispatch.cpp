@@ -226,6 +226,25 @@ std::string describeParam(const KernelParam &param) {
   return param.name + " (" + type + ")";
 }
 
+/// A scalar's promise (enigma.Scalar(..., multiple_of=N)): the kernel may
+/// have chosen aligned vector accesses on the strength of it.
+void checkMultiple(const std::string &prefix, const KernelParam &param,
+                   const HostNumber &value) {
+  uint64_t m = param.multipleOf;
+  bool ok = true;
+  if (const int64_t *i = std::get_if<int64_t>(&value))
+    ok = *i % int64_t(m) == 0;
+  else if (const uint64_t *u = std::get_if<uint64_t>(&value))
+    ok = *u % m == 0;
+  if (!ok)
+    throw DispatchError(prefix + ": scalar parameter " + describeParam(param) +
+                        " is declared a multiple of " + std::to_string(m) +
+                        " (multiple_of), got " +
+                        std::visit([](auto v) { return std::to_string(v); },
+                                   value) +
+                        "; the kernel's vector accesses rely on it");
+}
+
 std::string describeParams(const KernelArtifact &kernel,
                            const std::vector<size_t> &indices) {
   if (indices.empty())
@@ -396,8 +415,11 @@ Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
                             describeParam(param) + " is not supported");
       slot.source = Binding::Source::Scalar;
       slot.index = nextScalar;
-      slot.scalar = convertNumber(args.scalars[nextScalar++], param.dtype,
+      const HostNumber &value = args.scalars[nextScalar++];
+      slot.scalar = convertNumber(value, param.dtype,
                                   "scalar parameter " + describeParam(param));
+      if (param.multipleOf > 1)
+        checkMultiple(prefix, param, value);
     } else if (nextBuffer < args.inputs.size()) {
       const ArrayArg &input = args.inputs[nextBuffer];
       checkInput(kernel, param, nextBuffer, input);

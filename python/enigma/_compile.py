@@ -198,7 +198,8 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if not emit_only and _xcrun_available():
         metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
                                    work_dir, keep_metal_source)
-    params = [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width)
+    params = [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width,
+                    p.multiple_of)
               for p in artifact.params]
     _record_sources(artifact)
     return CompiledKernel(artifact, params, traced, metallib, work_dir)

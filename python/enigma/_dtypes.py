@@ -104,10 +104,26 @@ def as_dtype(value, strict: bool = True) -> DType | None:
 class Scalar:
     """Annotates a by-value scalar kernel parameter:
     ``def k(A: enigma.f32, n: enigma.Scalar(enigma.u32))``. The runtime takes
-    its value from ``execute(..., scalars=...)``."""
+    its value from ``execute(..., scalars=...)``.
 
-    def __init__(self, dtype):
+    ``multiple_of=N`` (integer scalars) promises that the value is a
+    multiple of N: the runtime refuses other values with a DispatchError,
+    and offsets built from the scalar (``row * n``) count as multiples, so
+    ``copy`` and ``Tensor.load()`` can use aligned vector accesses."""
+
+    def __init__(self, dtype, multiple_of=1):
         self.dtype = as_dtype(dtype)
+        if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) \
+                or multiple_of < 1:
+            raise _core.EnigmaError(f"Scalar: multiple_of must be a positive int, "
+                              f"got {multiple_of!r}")
+        if multiple_of > 1 and (self.dtype.is_float or
+                                self.dtype.name == "b1"):
+            raise _core.EnigmaError(f"Scalar: multiple_of is for integer scalars, "
+                              f"not {self.dtype.name}")
+        self.multiple_of = multiple_of
 
     def __repr__(self) -> str:
-        return f"enigma.Scalar({self.dtype!r})"
+        extra = f", multiple_of={self.multiple_of}" if self.multiple_of > 1 \
+            else ""
+        return f"enigma.Scalar({self.dtype!r}{extra})"

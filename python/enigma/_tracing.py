@@ -407,23 +407,30 @@ class BufferProxy:
 # --------------------------------------------------------------------------
 
 class Param:
-    """A kernel parameter: name, kind ("buffer" or "scalar"), dtype, and
-    vec_width (elements per buffer entry: 1, or N under vec_width=N)."""
+    """A kernel parameter: name, kind ("buffer" or "scalar"), dtype,
+    vec_width (elements per buffer entry: 1, or N under vec_width=N) and,
+    for a scalar, multiple_of (the multiple its value is promised to be)."""
 
-    __slots__ = ("name", "kind", "dtype", "vec_width")
+    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of")
 
-    def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1):
+    def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1,
+                 multiple_of: int = 1):
         self.name, self.kind, self.dtype = name, kind, dtype
         self.vec_width = vec_width
+        self.multiple_of = multiple_of
 
     def __repr__(self) -> str:
         width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""
+        if self.multiple_of > 1:
+            width += f", multiple_of={self.multiple_of}"
         return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r}{width})"
 
+    def _key(self):
+        return (self.name, self.kind, self.dtype, self.vec_width,
+                self.multiple_of)
+
     def __eq__(self, other):
-        return (isinstance(other, Param) and
-                (self.name, self.kind, self.dtype, self.vec_width) ==
-                (other.name, other.kind, other.dtype, other.vec_width))
+        return isinstance(other, Param) and self._key() == other._key()
 
 
 def _resolve_annotation(fn, name, annotation):
@@ -458,7 +465,8 @@ def _kernel_params(fn) -> list[Param]:
                 "(A: enigma.f32) and scalars with enigma.Scalar(enigma.u32)")
         annotation = _resolve_annotation(fn, p.name, p.annotation)
         if isinstance(annotation, Scalar):
-            params.append(Param(p.name, "scalar", annotation.dtype))
+            params.append(Param(p.name, "scalar", annotation.dtype,
+                                multiple_of=annotation.multiple_of))
             continue
         dtype = as_dtype(annotation, strict=False)
         if dtype is None:
@@ -532,7 +540,7 @@ class KernelDefinition:
                 args.append(BufferProxy(tracer, p.name, p.dtype, buf, lanes))
             else:
                 args.append(IRValue(tracer, tracer.builder.add_scalar(
-                    p.name, p.dtype.name)))
+                    p.name, p.dtype.name, p.multiple_of)))
         tracer.buffers = {i: a for i, a in enumerate(args)
                           if isinstance(a, BufferProxy)}
         return args

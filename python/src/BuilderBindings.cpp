@@ -85,7 +85,8 @@ void bindBuilder(nb::module_ &m) {
       .def_ro("name", &KernelParam::name)
       .def_prop_ro("kind", [](const KernelParam &p) { return kindName(p.kind); })
       .def_prop_ro("dtype", [](const KernelParam &p) { return shortName(p.dtype); })
-      .def_ro("vec_width", &KernelParam::vecWidth);
+      .def_ro("vec_width", &KernelParam::vecWidth)
+      .def_ro("multiple_of", &KernelParam::multipleOf);
 
   nb::class_<KernelArtifact>(m, "KernelArtifact",
                              "A compiled kernel: signature and sources")
@@ -129,9 +130,11 @@ void bindBuilder(nb::module_ &m) {
              return b.addBuffer(name, toDType(dtype));
            })
       .def("add_scalar",
-           [](KernelBuilder &b, const std::string &name, const std::string &dtype) {
-             return b.addScalar(name, toDType(dtype));
-           })
+           [](KernelBuilder &b, const std::string &name,
+              const std::string &dtype, uint64_t multipleOf) {
+             return b.addScalar(name, toDType(dtype), multipleOf);
+           },
+           "name"_a, "dtype"_a, "multiple_of"_a = 1)
       .def("set_location", &KernelBuilder::setLocation)
       .def("constant_float",
            [](KernelBuilder &b, double v, const std::string &dtype) {

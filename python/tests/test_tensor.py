@@ -480,6 +480,58 @@ def test_known_power_of_two_divisor():
                         sum=16, cast=8, divided=1, zero=2**31)
 
 
+def test_divisor_of_a_scalar_that_promises_a_multiple():
+    seen = {}
+
+    @enigma.kernel
+    def k(A: enigma.f32, n: enigma.Scalar(enigma.u32, multiple_of=24),
+          m: enigma.Scalar(enigma.i32)):
+        from enigma._tracing import current_tracer
+        builder = current_tracer().builder
+        d = lambda v: enigma._core.known_power_of_two_divisor(builder,
+                                                              v._value)
+        t = enigma.thread_position_in_grid
+        seen.update(n=d(n), row=d(t * n), plus=d(t * n + 4), m=d(m))
+
+    enigma.compile(k, emit_only=True)
+    # 24 = 8 * 3: only the power of two counts.
+    assert seen == dict(n=8, row=8, plus=4, m=1)
+
+
+def test_multiple_of_is_checked_at_dispatch(runtime, rng):
+    @enigma.kernel
+    def rows(A: enigma.f32, K: enigma.Scalar(enigma.u32, multiple_of=4),
+             C: enigma.f32):
+        r = enigma.threadgroup_position_in_grid("x")
+        row = enigma.Tensor("A", 0, enigma.f32, enigma.make_layout(8),
+                            base_offset=r * K)
+        out = enigma.Tensor("C", 2, enigma.f32, enigma.make_layout(8),
+                            base_offset=r * 8)
+        out.store(row.load())
+
+    compiled = enigma.compile(rows)
+    assert vector_accesses(compiled, "float4")["cpp_loads"] == 2
+    assert compiled.params[1].multiple_of == 4
+    k = 4 * int(rng.integers(2, 10))
+    a = rng.standard_normal(3 * k).astype(np.float32)
+    out = run_kernel(runtime, compiled, [a], np.float32, 24, (3, 1, 1),
+                     (1, 1, 1), scalars=[k])
+    np.testing.assert_array_equal(out.reshape(3, 8), a.reshape(3, k)[:, :8])
+    with pytest.raises(enigma.DispatchError,
+                       match=r"K \(u32\) is declared a multiple of 4 "
+                             r"\(multiple_of\), got 10"):
+        run_kernel(runtime, compiled, [a], np.float32, 24, (3, 1, 1),
+                   (1, 1, 1), scalars=[10])
+
+
+@pytest.mark.parametrize("dtype,multiple,match", [
+    (enigma.f32, 4, "integer scalars"), (enigma.u32, 0, "positive int"),
+    (enigma.u32, 2.0, "positive int"), (enigma.b1, 2, "integer scalars")])
+def test_multiple_of_errors(dtype, multiple, match):
+    with pytest.raises(enigma.EnigmaError, match=match):
+        enigma.Scalar(dtype, multiple_of=multiple)
+
+
 @pytest.mark.parametrize("call,match", [
     (lambda b, buf, i: enigma._core.vector_load(b, buf, i._value, 3),
      "2 or 4"),

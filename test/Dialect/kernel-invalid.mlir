@@ -81,3 +81,17 @@ enigma.kernel @long_vector(%v: memref<?xvector<8xf32>> {enigma.name = "v"}) {
 enigma.kernel @signed_int(%u: ui32 {enigma.name = "u"}) {
   enigma.return
 }
+
+// -----
+
+// expected-error @+1 {{parameter 'x': enigma.multiple_of must be a positive integer on an integer scalar}}
+enigma.kernel @multiple_of_float(%x: f32 {enigma.name = "x", enigma.multiple_of = 4 : i64}) {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'n': enigma.multiple_of must be a positive integer on an integer scalar}}
+enigma.kernel @multiple_of_zero(%n: i32 {enigma.name = "n", enigma.multiple_of = 0 : i64}) {
+  enigma.return
+}

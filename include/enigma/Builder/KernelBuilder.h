@@ -150,7 +150,12 @@ public:
   /// A `device T*` buffer; with `lanes` 2..4 a buffer of T vectors
   /// (`device float4*`), whose loads and stores are vectors.
   Buffer addBuffer(const std::string &name, DType dtype, unsigned lanes = 1);
-  Value addScalar(const std::string &name, DType dtype);
+  /// A by-value scalar. An integer scalar may promise `multipleOf` > 1: the
+  /// dispatcher refuses values that are not multiples of it, and offsets
+  /// built from the scalar (`row * n`) then count as multiples for vector
+  /// accesses (knownPowerOfTwoDivisor).
+  Value addScalar(const std::string &name, DType dtype,
+                  uint64_t multipleOf = 1);
 
   /// Source location attached to the ops created from now on.
   void setLocation(const std::string &file, unsigned line);

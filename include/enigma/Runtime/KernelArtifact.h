@@ -25,6 +25,9 @@ struct KernelParam {
   DType dtype = DType::F32;
   /// Elements per buffer entry (vec_width); 1 for plain buffers.
   unsigned vecWidth = 1;
+  /// A scalar's promised multiple (enigma.Scalar(..., multiple_of=N)): the
+  /// dispatcher refuses other values. 1 when nothing is promised.
+  uint64_t multipleOf = 1;
 };
 
 /// A `function_constant(dtype, index)` the kernel reads.

@@ -46,6 +46,13 @@ bool KernelOp::isBufferParam(unsigned i) {
   return llvm::isa<MemRefType>(getArgumentTypes()[i]);
 }
 
+uint64_t KernelOp::getParamMultipleOf(unsigned i) {
+  if (auto attr = getArgAttrOfType<IntegerAttr>(i, kMultipleOfAttr))
+    if (attr.getInt() > 0)
+      return uint64_t(attr.getInt());
+  return 1;
+}
+
 void KernelOp::getAsmBlockArgumentNames(Region &region,
                                         OpAsmSetValueNameFn setNameFn) {
   if (region.empty())
@@ -89,6 +96,14 @@ LogicalResult KernelOp::verify() {
     }
     if (!isElementType(t))
       return emitOpError() << what << " has unsupported scalar type " << t;
+    if (Attribute promise = getArgAttr(i, kMultipleOfAttr)) {
+      auto multiple = llvm::dyn_cast<IntegerAttr>(promise);
+      if (!multiple || multiple.getInt() < 1 || !t.isInteger() ||
+          t.isInteger(1))
+        return emitOpError() << what << ": " << kMultipleOfAttr.str()
+                             << " must be a positive integer on an integer "
+                                "scalar";
+    }
   }
   return success();
 }

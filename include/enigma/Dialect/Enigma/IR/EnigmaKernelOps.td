@@ -20,7 +20,9 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     `[[buffer(i)]]` in argument order) or a scalar passed by value. The
     argument attribute `enigma.name` keeps the user's parameter name and
     `enigma.dtype` the element type with its signedness (MLIR integers are
-    signless).
+    signless). An integer scalar may carry `enigma.multiple_of = N`: a
+    promise, checked by the runtime at dispatch, that its value is a
+    multiple of N, which lets offsets built from it prove alignment.
 
     ```mlir
     enigma.kernel @vector_add(%A: memref<?xf32, #enigma.address_space<device>>) {
@@ -56,6 +58,12 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     std::string getParamName(unsigned i);
     /// True when argument `i` is a buffer (memref) rather than a scalar.
     bool isBufferParam(unsigned i);
+    /// The multiple the value of scalar argument `i` is promised to be
+    /// (enigma.multiple_of); 1 when it promises nothing.
+    uint64_t getParamMultipleOf(unsigned i);
+    /// The argument attribute holding that promise.
+    static constexpr ::llvm::StringLiteral kMultipleOfAttr =
+        "enigma.multiple_of";
   }];
 }
 
