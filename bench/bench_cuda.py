@@ -197,6 +197,34 @@ def bench_rows(rt, repeat, which):
         not_run(name, "triton", repr(e)[:80])
 
 
+def bench_tiled_gemm(rt, repeat, side=2048):
+    """examples/python/tiled_gemm.py (32 x 32 tiles, simdgroup 8 x 8 path,
+    float4 copies) against torch.matmul in float32 (TF32 off) on the same
+    matrices; reported as TFLOP/s in the note column."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    module = load_example("tiled_gemm")
+    name = f"gemm {side}^3 f32"
+    flops = 2.0 * side ** 3
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((side, side), dtype=np.float32)
+    b = rng.standard_normal((side, side), dtype=np.float32)
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    torch_us = torch_time(lambda: ta @ tb, repeat)
+    prepared, grid, threads, check = module.run_prepared(rt, (a, b))
+    enigma_us = enigma_time(prepared, grid, threads, repeat)
+    check(np.frombuffer(prepared.read_output(), np.float32))
+    prepared.release()
+    for impl, us in (("torch.matmul (cuBLAS, fp32)", torch_us),
+                     ("enigma tiled_gemm example", enigma_us)):
+        rows.append((name, impl, f"{us:.1f} us",
+                     f"{flops / us / 1e6:.1f} TFLOP/s"))
+        print(f"{name:28s} {impl:28s} {us:10.1f} us  "
+              f"{flops / us / 1e6:6.1f} TFLOP/s", flush=True)
+    rows.append((name, "enigma / cuBLAS (throughput)",
+                 f"{torch_us / enigma_us:.3f}", "no target yet"))
+
+
 def bench_tv_add(rt, repeat, log2n, rounds=5):
     """The TV-layout element-wise add (examples/python/tv_add.py, @enigma.jit
     + Tensor.load/store) against the vec_width=4 vector add, both on the
@@ -425,6 +453,7 @@ def main():
         "softmax": lambda: bench_rows(rt, args.repeat, "softmax"),
         "tv_add": lambda: bench_tv_add(rt, args.repeat, args.log2n),
         "tile_copy": lambda: bench_tile_copy(rt, args.repeat, args.log2n),
+        "gemm": lambda: bench_tiled_gemm(rt, args.repeat),
         "launch": lambda: bench_launch_overhead(rt),
         "compile": bench_compile,
     }
