@@ -655,3 +655,29 @@ def test_local_partition_of_a_hierarchical_thread_layout():
     # rows 3 and 7 of columns 0 and 4.
     assert [part.base_offset + part.layout((i, j)) for j in range(2)
             for i in range(2)] == [3, 7, 3 + 32, 7 + 32]
+
+
+def test_local_partition_covers_every_element_once(rng):
+    """Random thread layouts (row- or column-major, ints as indices) over
+    random matrices they tile: the threads' partitions together hold every
+    element of the tensor exactly once, and local_tile's tiles do too."""
+    for _ in range(40):
+        t0, t1 = (int(rng.choice((1, 2, 4))) for _ in range(2))
+        m, n = t0 * int(rng.integers(1, 4)), t1 * int(rng.integers(1, 4))
+        thr = enigma.make_layout((t0, t1), stride=(t1, 1)) \
+            if rng.random() < 0.5 else enigma.make_layout((t0, t1))
+        data = enigma.make_layout((m, n), stride=(n, 1))
+        tensor = enigma.Tensor("A", 0, enigma.f32, data)
+        owned = []
+        for index in range(t0 * t1):
+            part = enigma.local_partition(tensor, thr, index)
+            owned += [part.base_offset + part.layout(i)
+                      for i in range(part.size())]
+        assert sorted(owned) == list(range(m * n)), (thr, m, n)
+        tiles = []
+        for c0 in range(m // t0):
+            for c1 in range(n // t1):
+                tile = enigma.local_tile(tensor, (t0, t1), (c0, c1))
+                tiles += [tile.base_offset + tile.layout(i)
+                          for i in range(tile.size())]
+        assert sorted(tiles) == list(range(m * n)), (t0, t1, m, n)
