@@ -20,6 +20,8 @@ namespace enigma {
 void buildEnigmaPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createGuardSelectedLoadsPass());
+  pm.addPass(createCSEPass());
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -268,6 +268,7 @@ std::unique_ptr<Pass> createBoundsCheckPass() {
 
 void registerEnigmaTransformPasses() {
   PassRegistration<BoundsCheckPass>();
+  registerPass(createGuardSelectedLoadsPass);
 }
 
 } // namespace enigma

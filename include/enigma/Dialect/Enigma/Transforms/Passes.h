@@ -21,6 +21,12 @@ namespace enigma {
 /// `param` (-1 for a threadgroup array) and `size` (the array's static size).
 std::unique_ptr<mlir::Pass> createBoundsCheckPass();
 
+/// `enigma-guard-selected-loads` (part of the optimisation pipeline): a load
+/// whose value reaches only one arm of an `arith.select` reads element 0
+/// where that arm is not taken, so a discarded read (`where(0, A[i - 1],
+/// i > 0)`) never leaves its buffer. Observable results do not change.
+std::unique_ptr<mlir::Pass> createGuardSelectedLoadsPass();
+
 /// Registers the passes above with the MLIR pass registry (enigma-opt).
 void registerEnigmaTransformPasses();
 
