@@ -43,12 +43,60 @@ void KernelBuilder::setLocation(const std::string &file, unsigned line) {
   }
 }
 
+/// "file:line" of a location, or "" when it names none.
+static std::string lineOf(Location loc) {
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine());
+  if (auto name = llvm::dyn_cast<NameLoc>(loc))
+    return lineOf(name.getChildLoc());
+  if (auto fused = llvm::dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string text = lineOf(inner); !text.empty())
+        return text;
+  return "";
+}
+
+/// A value computed inside a loop or branch body exists only there: a
+/// front end that kept it in some container and uses it after the body
+/// closed would build IR the verifier rejects ("does not dominate"); say
+/// which construct it escaped instead.
+static void checkVisible(KernelBuilder::Impl &impl, const Value &v) {
+  mlir::Value value = raw(v);
+  Region *defined = value.getParentRegion();
+  Block *here = impl.builder.getInsertionBlock();
+  if (!defined || !here || defined->isAncestor(here->getParent()))
+    return;
+  Operation *construct = defined->getParentOp();
+  std::string what = "the region of " +
+                     construct->getName().getStringRef().str();
+  if (llvm::isa<scf::ForOp>(construct))
+    what = "the loop";
+  else if (llvm::isa<scf::IfOp>(construct))
+    what = "the branch";
+  else if (auto loop = llvm::dyn_cast<scf::WhileOp>(construct))
+    what = defined == &loop.getBefore() ? "the condition of the while loop"
+                                        : "the while loop";
+  std::string at = lineOf(construct->getLoc());
+  std::string by = value.getDefiningOp()
+                       ? lineOf(value.getDefiningOp()->getLoc())
+                       : "";
+  throw EnigmaError(
+      "this value was computed inside " + what +
+      (at.empty() ? "" : " at " + at) + (by.empty() ? "" : " (by " + by + ")") +
+      " and is used outside it, where it does not exist. A loop or branch "
+      "hands values on only through carried variables: assign it to a "
+      "variable, or an element of a list, tuple or dict, that already has "
+      "a value before the loop or branch and is written inside it (or use "
+      "a for_range/while_ Carry)");
+}
+
 void checkOwner(const KernelBuilder *b, const Value &v, const char *what) {
   if (!v.valid())
     throw EnigmaError(std::string(what) + ": the value is empty");
   if (v.builder() != b)
     throw EnigmaError(std::string(what) +
                       ": the value belongs to another kernel");
+  checkVisible(v.builder()->internals(), v);
 }
 
 KernelBuilder::Impl &KernelBuilder::internals() { return *impl; }

@@ -31,6 +31,126 @@ class _Unbound:
 _UNBOUND = _Unbound()
 
 
+def _is_leaf(value) -> bool:
+    """A value a slot can hold: a traced value or a Python number."""
+    return isinstance(value, (IRValue, bool, int, float))
+
+
+def _leaf_count(value):
+    """Leaves of a list / tuple / dict nest whose leaves are all traced
+    values or numbers; None for anything else (it stays plain Python)."""
+    if _is_leaf(value):
+        return 1
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        return None
+    total = 0
+    for item in items:
+        n = _leaf_count(item)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def _kind_name(value) -> str:
+    return "dict" if isinstance(value, dict) else type(value).__name__
+
+
+class _Container:
+    """A carried variable that holds a list, tuple or dict (nested freely)
+    of traced values and numbers: one slot per leaf. Its shape (kinds,
+    lengths, keys) is fixed when the loop or branch starts; lists and dicts
+    are updated in place, so every alias of them sees the carried values."""
+
+    def __init__(self, name, value):
+        self.name = name
+        self.slots = []
+        self.shape = self._build(value, name)
+
+    def _build(self, value, path):
+        if _is_leaf(value):
+            slot = _Slot(_initial(value, f"element '{path}'"),
+                         f"element '{path}'")
+            self.slots.append(slot)
+            return slot
+        if isinstance(value, dict):
+            keys = list(value)
+            return ("dict", keys, [self._build(value[k], f"{path}[{k!r}]")
+                                   for k in keys])
+        return (_kind_name(value), None,
+                [self._build(v, f"{path}[{k}]") for k, v in enumerate(value)])
+
+    def _mismatch(self, path, shape, value):
+        kind, keys, children = shape
+        if kind == "dict":
+            was = f"a dict with keys {keys}"
+        else:
+            was = f"a {kind} of {len(children)} elements"
+        if isinstance(value, dict):
+            now = f"a dict with keys {list(value)}"
+        elif isinstance(value, (list, tuple)):
+            now = f"a {_kind_name(value)} of {len(value)} elements"
+        else:
+            now = f"a {type(value).__name__}"
+        fail(f"'{path}' is carried through this loop or branch as {was} "
+             f"(its value before it), but it is {now} here: a carried list, "
+             "tuple or dict keeps its length and keys (append, pop, insert "
+             "and del run once when the body is traced, not once per "
+             "iteration); preallocate it before the loop or branch")
+
+    def _leaves(self, shape, value, path, out):
+        if isinstance(shape, _Slot):
+            out.append((shape, value))
+            return
+        kind, keys, children = shape
+        if kind == "dict":
+            if not isinstance(value, dict) or set(value) != set(keys):
+                self._mismatch(path, shape, value)
+            for k, child in zip(keys, children):
+                self._leaves(child, value[k], f"{path}[{k!r}]", out)
+            return
+        if _kind_name(value) != kind or len(value) != len(children):
+            self._mismatch(path, shape, value)
+        for k, (child, v) in enumerate(zip(children, value)):
+            self._leaves(child, v, f"{path}[{k}]", out)
+
+    def publish(self, value):
+        """The current container's leaves -> the slots (converted)."""
+        pairs = []
+        self._leaves(self.shape, value, self.name, pairs)
+        for slot, v in pairs:
+            slot.value = _convert(slot, v)
+
+    def _rebuild(self, shape, current):
+        if isinstance(shape, _Slot):
+            return shape.value
+        kind, keys, children = shape
+        if kind == "dict":
+            target = current if isinstance(current, dict) and \
+                set(current) == set(keys) else {}
+            for k, child in zip(keys, children):
+                target[k] = self._rebuild(child, target.get(k))
+            return target
+        same = _kind_name(current) == kind and len(current) == len(children)
+        values = [self._rebuild(child, current[k] if same else None)
+                  for k, child in enumerate(children)]
+        if kind == "list":
+            if same:
+                current[:] = values  # in place: aliases see the values
+                return current
+            return values
+        return tuple(values)
+
+    def reload(self, current):
+        """The container with the slots' values (the same list / dict
+        object when it still has the carried shape)."""
+        return self._rebuild(self.shape, current)
+
+
 class _Runtime:
     """The helpers the rewritten kernel calls, as ``__enigma_ctl__``."""
 
@@ -46,7 +166,8 @@ class _Runtime:
     @staticmethod
     def declare(scope: dict, names) -> list:
         """Tracks the variables `names` in slots (those not tracked yet and
-        holding a traced value or a number); returns the new ones."""
+        holding a traced value, a number, or a list / tuple / dict of them);
+        returns the new ones."""
         st = _state(current_tracer("enigma control flow"))
         new = []
         for name in names:
@@ -58,12 +179,17 @@ class _Runtime:
                      "branch and used after it (or, in a loop, read before "
                      "it is assigned), so it is carried: give it a value "
                      "before the loop or branch")
-            if not isinstance(value, (IRValue, bool, int, float)):
+            if _is_leaf(value):
+                slot = _Slot(_initial(value, f"variable '{name}'"),
+                             f"variable '{name}'")
+                st.named[name] = slot
+                st.live.append(slot)
+            elif _leaf_count(value):
+                tracked = _Container(name, value)
+                st.named[name] = tracked
+                st.live.extend(tracked.slots)
+            else:
                 continue  # a Python object: stays plain Python
-            slot = _Slot(_initial(value, f"variable '{name}'"),
-                         f"variable '{name}'")
-            st.named[name] = slot
-            st.live.append(slot)
             new.append(name)
         return new
 
@@ -71,25 +197,35 @@ class _Runtime:
     def undeclare(names) -> None:
         st = _state(current_tracer("enigma control flow"))
         for name in names:
-            slot = st.named.pop(name)
-            st.live.remove(slot)
+            tracked = st.named.pop(name)
+            for slot in (tracked.slots if isinstance(tracked, _Container)
+                         else [tracked]):
+                st.live.remove(slot)
 
     @staticmethod
     def publish(scope: dict, names) -> None:
         st = _state(current_tracer("enigma control flow"))
         for name in names:
-            slot = st.named.get(name)
-            if slot is not None and name in scope:
-                slot.value = _convert(slot, scope[name])
+            tracked = st.named.get(name)
+            if tracked is None or name not in scope:
+                continue
+            if isinstance(tracked, _Container):
+                tracked.publish(scope[name])
+            else:
+                tracked.value = _convert(tracked, scope[name])
 
     @staticmethod
     def reload(scope: dict, names) -> tuple:
         st = _state(current_tracer("enigma control flow"))
         out = []
         for name in names:
-            slot = st.named.get(name)
-            out.append(slot.value if slot is not None
-                       else scope.get(name, _UNBOUND))
+            tracked = st.named.get(name)
+            if tracked is None:
+                out.append(scope.get(name, _UNBOUND))
+            elif isinstance(tracked, _Container):
+                out.append(tracked.reload(scope.get(name)))
+            else:
+                out.append(tracked.value)
         return tuple(out)
 
     @staticmethod
@@ -204,21 +340,48 @@ class _Events(ast.NodeVisitor):
         self._name(node.id, "load" if isinstance(node.ctx, ast.Load)
                    else "store")
 
+    def _mutations(self, target):
+        """`acc[j] = v` (also nested, `g[i][j]`, and in tuple targets)
+        changes the container `acc` holds: a "mutate" event, which counts
+        as an assignment of `acc` but, unlike a store, keeps its other
+        elements live."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._mutations(elt)
+            return
+        if isinstance(target, ast.Starred):
+            self._mutations(target.value)
+            return
+        if not isinstance(target, ast.Subscript):
+            return
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if isinstance(target, ast.Name):
+            self._name(target.id, "mutate")
+
     def visit_Assign(self, node):
         self.visit(node.value)
         for t in node.targets:
             self.visit(t)
+            self._mutations(t)
 
     def visit_AugAssign(self, node):
         if isinstance(node.target, ast.Name):
             self._name(node.target.id, "load")
         self.visit(node.value)
         self.visit(node.target)
+        self._mutations(node.target)
 
     def visit_AnnAssign(self, node):
         if node.value is not None:
             self.visit(node.value)
         self.visit(node.target)
+        self._mutations(node.target)
+
+    def visit_Delete(self, node):
+        for t in node.targets:
+            self.visit(t)
+            self._mutations(t)
 
     def visit_NamedExpr(self, node):
         self.visit(node.value)
@@ -331,7 +494,8 @@ def _read_before_write(stmts) -> set:
 
 
 def _stored(stmts) -> set:
-    return {n for n, k in _events(stmts) if k == "store"}
+    """Names assigned in `stmts`, or whose list / dict is assigned into."""
+    return {n for n, k in _events(stmts) if k in ("store", "mutate")}
 
 
 def _place(node, at):
