@@ -1,4 +1,4 @@
-"""Timing helpers (API.md section 12). Benchmarks live in bench/, never in
+"""Timing helpers. Benchmarks live in bench/, never in
 unit tests."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ __all__ = ["BenchResult", "bench", "bench_gpu", "format_bench_result"]
 
 @dataclass
 class BenchResult:
-    """Timings of one benchmark in microseconds (warm-up runs excluded)."""
+    """Timings of one benchmark in microseconds (warm-up runs excluded).
+    The statistics of an empty sample list are 0.0."""
 
-    label: str | None
+    label: str
     samples_us: list = field(default_factory=list)
     warmup: int = 0
 
@@ -24,15 +25,29 @@ class BenchResult:
 
     @property
     def median_us(self) -> float:
-        return statistics.median(self.samples_us)
+        return statistics.median(self.samples_us) if self.samples_us else 0.0
 
     @property
     def min_us(self) -> float:
-        return min(self.samples_us)
+        return min(self.samples_us) if self.samples_us else 0.0
 
     @property
     def max_us(self) -> float:
-        return max(self.samples_us)
+        return max(self.samples_us) if self.samples_us else 0.0
+
+    @property
+    def mean_us(self) -> float:
+        return statistics.fmean(self.samples_us) if self.samples_us else 0.0
+
+    @property
+    def stdev_us(self) -> float:
+        """Sample standard deviation; 0.0 with fewer than two samples."""
+        return statistics.stdev(self.samples_us) if self.n >= 2 else 0.0
+
+    def __repr__(self) -> str:
+        return (f"BenchResult({self.label!r}, n={self.n}, "
+                f"median={self.median_us:.2f}us, min={self.min_us:.2f}us, "
+                f"max={self.max_us:.2f}us)")
 
 
 def _check_counts(repeat, warmup):
@@ -42,35 +57,43 @@ def _check_counts(repeat, warmup):
         raise ValueError(f"warmup must be >= 0, got {warmup}")
 
 
+def _samples(measure, repeat, warmup) -> list:
+    for _ in range(warmup):
+        measure()
+    return [measure() for _ in range(repeat)]
+
+
 def bench(fn, *args, repeat=50, warmup=5, label=None, **kw) -> BenchResult:
     """Wall-clock time of ``fn(*args, **kw)``: ``warmup`` untimed calls, then
-    ``repeat`` timed ones."""
+    ``repeat`` timed ones. The label defaults to the function's name."""
     _check_counts(repeat, warmup)
-    for _ in range(warmup):
+
+    def once() -> float:
+        t0 = time.perf_counter_ns()
         fn(*args, **kw)
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(*args, **kw)
-        samples.append((time.perf_counter() - t0) * 1e6)
-    return BenchResult(label or getattr(fn, "__name__", None), samples, warmup)
+        return (time.perf_counter_ns() - t0) / 1000.0
+
+    return BenchResult(label or getattr(fn, "__name__", "fn"),
+                       _samples(once, repeat, warmup), warmup)
 
 
 def bench_gpu(prepared, grid, threads, *, repeat=50, warmup=5,
               label=None) -> BenchResult:
-    """Device time of a PreparedKernel's dispatch (``dispatch_timed``)."""
+    """Device time of a PreparedKernel's dispatch (``dispatch_timed``),
+    warm-up dispatches included in the same way. The label defaults to the
+    kernel's name."""
     _check_counts(repeat, warmup)
-    for _ in range(warmup):
-        prepared.dispatch(grid, threads)
-    samples = [prepared.dispatch_timed(grid, threads) for _ in range(repeat)]
-    return BenchResult(label, samples, warmup)
+    return BenchResult(
+        label or getattr(prepared, "_kernel_name", None) or "prepared",
+        _samples(lambda: float(prepared.dispatch_timed(grid, threads)),
+                 repeat, warmup), warmup)
 
 
 def format_bench_result(r: BenchResult, *, throughput_gbps=None) -> str:
-    """One line: label, median/min/max and, given the bytes-per-second
-    figure, the throughput."""
-    text = (f"{r.label or 'benchmark'}: median {r.median_us:.1f} us "
-            f"(min {r.min_us:.1f}, max {r.max_us:.1f}, n={r.n})")
+    """One line for a table, fields two spaces apart:
+    ``label  n=50  median=12.34us  min=..us  max=..us[  BW=..GB/s]``."""
+    parts = [str(r.label), f"n={r.n}", f"median={r.median_us:.2f}us",
+             f"min={r.min_us:.2f}us", f"max={r.max_us:.2f}us"]
     if throughput_gbps is not None:
-        text += f", {throughput_gbps:.1f} GB/s"
-    return text
+        parts.append(f"BW={throughput_gbps:.2f}GB/s")
+    return "  ".join(parts)

@@ -29,16 +29,21 @@ def test_platform_queries_match_this_machine():
     assert testing.is_cuda_available() == cuda
 
 
-def test_skip_decorators_are_pytest_marks():
-    for deco in (testing.requires_metal, testing.skip_if_no_metal,
-                 testing.requires_apple_silicon, testing.requires_cuda):
-        mark = deco()
-        assert mark.name == "skipif"
-        assert mark.args[0] == (not {
-            testing.requires_metal: testing.is_metal_available,
-            testing.skip_if_no_metal: testing.is_metal_available,
-            testing.requires_apple_silicon: testing.is_apple_silicon,
-            testing.requires_cuda: testing.is_cuda_available}[deco]())
+def test_skip_decorators_skip_under_pytest_and_unittest():
+    for deco, available in (
+            (testing.requires_metal, testing.is_metal_available),
+            (testing.skip_if_no_metal, testing.is_metal_available),
+            (testing.requires_apple_silicon, testing.is_apple_silicon),
+            (testing.requires_cuda, testing.is_cuda_available)):
+        for form in (deco, deco()):  # bare and called
+            def test_x():
+                pass
+            decorated = form(test_x)
+            skip = not available()
+            assert bool(getattr(decorated, "__unittest_skip__", False)) == skip
+            marks = [m for m in getattr(decorated, "pytestmark", [])
+                     if m.name == "skipif"]
+            assert len(marks) == 1 and marks[0].args[0] == skip
 
 
 def test_bench_counts_calls_and_reports_statistics():
@@ -49,7 +54,8 @@ def test_bench_counts_calls_and_reports_statistics():
     assert r.n == 9 and r.warmup == 3 and r.label == "append"
     assert 0 <= r.min_us <= r.median_us <= r.max_us
     line = benchmark.format_bench_result(r, throughput_gbps=12.5)
-    assert line.startswith("append: median") and "12.5 GB/s" in line and "n=9" in line
+    assert line.startswith("append  n=9  median=") and \
+        line.endswith("  BW=12.50GB/s")
 
 
 def test_bench_rejects_bad_counts():
