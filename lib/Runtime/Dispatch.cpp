@@ -316,39 +316,69 @@ void checkOutputSize(const KernelArtifact &kernel, const KernelParam &param,
                         std::to_string(entryBytes(param)) + "-byte element");
 }
 
-/// The outputs are described either by sizes (one per output, or one for
-/// all) or by one device array per output.
-void checkOutputCount(const KernelArtifact &kernel,
-                      const std::vector<size_t> &bufferParams,
-                      const std::vector<size_t> &outputParams,
-                      const DispatchArgs &args) {
+/// Inputs, scalars and outputs (sizes, or device arrays) must cover the
+/// kernel's parameters exactly once, as in the original Enigma runtime:
+/// scalars bind to the scalar parameters in order, inputs to the leading
+/// buffer parameters and outputs to the buffer parameters after them. A
+/// shortfall is never filled with extra zeroed outputs.
+void checkCoverage(const KernelArtifact &kernel,
+                   const std::vector<size_t> &bufferParams,
+                   const std::vector<size_t> &scalarParams,
+                   const DispatchArgs &args) {
   const std::string prefix = "kernel " + kernel.kernelName;
-  const std::vector<size_t> &sizes = args.outputSizes;
-  if (!args.outputArrays.empty()) {
-    if (!sizes.empty())
-      throw DispatchError(prefix + ": give output arrays or output sizes, "
-                                   "not both");
-    if (args.outputArrays.size() != outputParams.size())
-      throw DispatchError(prefix + " has " +
-                          plural(outputParams.size(), "output") + " (" +
-                          describeParams(kernel, outputParams) + ") but " +
-                          plural(args.outputArrays.size(), "output array") +
-                          " were given");
+  const bool arrays = !args.outputArrays.empty();
+  if (arrays && !args.outputSizes.empty())
+    throw DispatchError(prefix + ": give output arrays or output sizes, "
+                                 "not both");
+  const size_t inputs = args.inputs.size(), scalars = args.scalars.size();
+  const size_t outputs =
+      arrays ? args.outputArrays.size() : args.outputSizes.size();
+  if (scalars == scalarParams.size() &&
+      inputs + outputs == bufferParams.size())
     return;
+
+  // Say where each parameter's value would have come from.
+  std::string binding;
+  size_t nextBuffer = 0, nextScalar = 0;
+  for (const KernelParam &param : kernel.params) {
+    std::string source;
+    if (param.kind == ParamKind::Scalar) {
+      source = nextScalar < scalars ? "scalar " + std::to_string(nextScalar)
+                                    : "nothing";
+      ++nextScalar;
+    } else if (nextBuffer < inputs) {
+      source = "input " + std::to_string(nextBuffer++);
+    } else {
+      size_t output = nextBuffer++ - inputs;
+      source = output < outputs ? "output " + std::to_string(output)
+                                : "nothing";
+    }
+    binding += (binding.empty() ? "" : ", ") + param.name + " <- " + source;
   }
-  if (outputParams.empty() && !sizes.empty())
-    throw DispatchError(prefix + " has no output buffer (the inputs feed " +
-                        describeParams(kernel, bufferParams) + ") but " +
-                        plural(sizes.size(), "output size") + " were given");
-  if (!outputParams.empty() && sizes.empty())
-    throw DispatchError(prefix + ": missing output size for " +
-                        describeParams(kernel, outputParams));
-  if (sizes.size() > 1 && sizes.size() != outputParams.size())
-    throw DispatchError(prefix + " has " +
-                        plural(outputParams.size(), "output") + " (" +
-                        describeParams(kernel, outputParams) + ") but " +
-                        plural(sizes.size(), "output size") +
-                        " were given; give one per output, or one for all");
+  std::vector<std::string> unused;
+  for (size_t k = scalarParams.size(); k < scalars; ++k)
+    unused.push_back("scalar " + std::to_string(k));
+  for (size_t k = bufferParams.size(); k < inputs; ++k)
+    unused.push_back("input " + std::to_string(k));
+  size_t usedOutputs =
+      bufferParams.size() > inputs ? bufferParams.size() - inputs : 0;
+  for (size_t k = usedOutputs; k < outputs; ++k)
+    unused.push_back("output " + std::to_string(k));
+  for (size_t k = 0; k < unused.size(); ++k)
+    binding += (k == 0 ? "; left over: " : ", ") + unused[k];
+
+  std::vector<size_t> all(kernel.params.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  throw DispatchError(
+      prefix + " has " + plural(all.size(), "parameter") + " (" +
+      describeParams(kernel, all) + ") but " + plural(inputs, "input") +
+      " + " + plural(scalars, "scalar") + " + " + plural(outputs, "output") +
+      " = " + std::to_string(inputs + scalars + outputs) + " were given (" +
+      binding + "). Every parameter takes exactly one: scalars bind to the "
+      "scalar parameters in order, inputs to the buffer parameters in order, "
+      "outputs to the buffer parameters after the inputs. output_size is one "
+      "output; give output_sizes=[...] (one size per output) for several");
 }
 
 ConstantValues bindConstants(const KernelArtifact &kernel,
@@ -385,23 +415,14 @@ Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
         .push_back(i);
   const std::string prefix = "kernel " + kernel.kernelName;
 
-  if (args.inputs.size() > bufferParams.size())
-    throw DispatchError(prefix + " has " +
-                        plural(bufferParams.size(), "buffer parameter") +
-                        " (" + describeParams(kernel, bufferParams) +
-                        ") but " + plural(args.inputs.size(), "input") +
-                        " were given");
   if (args.scalars.size() != scalarParams.size())
     throw DispatchError(prefix + " takes " +
                         plural(scalarParams.size(), "scalar") + " (" +
                         describeParams(kernel, scalarParams) + ") but " +
                         std::to_string(args.scalars.size()) + " were given");
-
-  std::vector<size_t> outputParams(bufferParams.begin() + args.inputs.size(),
-                                   bufferParams.end());
+  checkCoverage(kernel, bufferParams, scalarParams, args);
   const std::vector<size_t> &sizes = args.outputSizes;
   const std::vector<ArrayArg> &outputArrays = args.outputArrays;
-  checkOutputCount(kernel, bufferParams, outputParams, args);
 
   Binding binding;
   binding.slots.resize(params.size());
@@ -436,7 +457,7 @@ Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
         slot.bytes = outputArrays[output].bytes;
         slot.device = &outputArrays[output];
       } else {
-        slot.bytes = sizes.size() == 1 ? sizes[0] : sizes[output];
+        slot.bytes = sizes[output];
         checkOutputSize(kernel, param, slot.bytes);
       }
     }

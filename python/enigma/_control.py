@@ -233,7 +233,7 @@ def _bound(x, dt, what: str) -> IRValue:
 
 
 class for_range:
-    """``with enigma.for_range(lo, hi, step=1, *, dtype="int", init=None) as i:``
+    """``with enigma.for_range(lo, hi, step=1, dtype="int", init=None) as i:``
 
     A counted loop, ``for (i = lo; i < hi; i += step)``, traced once (an
     ``scf.for``). Bounds are Python ints or integer IRValues (converted to
@@ -246,7 +246,7 @@ class for_range:
     ``carry[k] = ...`` in the body and read ``carry[k]`` after the loop.
     """
 
-    def __init__(self, lo, hi=None, step=1, *, dtype="int", init=None):
+    def __init__(self, lo, hi=None, step=1, dtype="int", init=None):
         if hi is None:
             lo, hi = 0, lo
         self._args = (lo, hi, step)

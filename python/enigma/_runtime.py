@@ -1,4 +1,4 @@
-"""Runtimes with one surface on every backend (API.md section 4).
+"""Runtimes with one surface on every backend.
 
 The binding of inputs, scalars and outputs to parameters, and its
 validation, happen once in C++ (lib/Runtime/Dispatch.cpp); this layer only
@@ -143,6 +143,8 @@ def _byte_count(value, what: str) -> int:
 
 
 def _output_sizes(output_size, output_sizes):
+    """Byte counts of the outputs: ``output_sizes`` (one per output) wins
+    over ``output_size`` (ONE output), as in the original runtime."""
     if output_sizes is not None:
         if not isinstance(output_sizes, (list, tuple)):
             raise TypeError("output_sizes must be a list of byte counts, got "
@@ -152,6 +154,63 @@ def _output_sizes(output_size, output_sizes):
     if output_size is not None:
         return [_byte_count(output_size, "output_size")]
     return []
+
+
+def _mlx_dtype_name(dtype):
+    """The name of an ``mlx.core`` dtype ("float32", "bfloat16", ...), or
+    None for anything else."""
+    if not type(dtype).__module__.startswith("mlx"):
+        return None
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+class _ShapedOutput:
+    """One output given by ``output_shapes[k]`` and ``output_dtypes[k]``,
+    returned as an array of that shape: an ``mlx.core.array`` for an mlx
+    dtype (as the original does), a numpy array otherwise."""
+
+    def __init__(self, shape, dtype, k):
+        if _is_int(shape):
+            shape = (shape,)
+        if not isinstance(shape, (list, tuple)) or \
+                not all(_is_int(d) and d >= 0 for d in shape):
+            raise _core.DispatchError(
+                f"output_shapes[{k}] must be a tuple of non-negative ints, "
+                f"got {shape!r}")
+        self.shape = tuple(int(d) for d in shape)
+        self.mlx = _mlx_dtype_name(dtype)
+        name = "u16" if self.mlx == "bfloat16" else self.mlx or dtype
+        dt = as_dtype(name, strict=False)
+        if dt is None:
+            raise _core.DispatchError(
+                f"output_dtypes[{k}] = {dtype!r} is not a dtype Enigma knows")
+        self.numpy = dt.numpy_dtype
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * \
+            self.numpy.itemsize
+
+    def array(self, raw: bytes):
+        out = np.frombuffer(raw, self.numpy).reshape(self.shape).copy()
+        if self.mlx is None:
+            return out
+        import mlx.core as mx
+        if self.mlx == "bfloat16":
+            return mx.array(out).view(mx.bfloat16)
+        return mx.array(out)
+
+
+def _shaped_outputs(output_shapes, output_dtypes):
+    if not isinstance(output_shapes, (list, tuple)):
+        raise _core.DispatchError("output_shapes must be a list of shapes, "
+                                  f"got {type(output_shapes).__name__}")
+    if not isinstance(output_dtypes, (list, tuple)) or \
+            len(output_dtypes) != len(output_shapes):
+        raise _core.DispatchError(
+            "output_shapes needs output_dtypes: a list of the same length "
+            f"({len(output_shapes)}), one dtype per output; got "
+            f"{output_dtypes!r}")
+    return [_ShapedOutput(shape, dtype, k)
+            for k, (shape, dtype) in enumerate(zip(output_shapes,
+                                                   output_dtypes))]
 
 
 def _launch_or_default(compiled, grid, threads):
@@ -186,8 +245,9 @@ class PreparedKernel:
     """A kernel bound to device buffers by ``Runtime.prepare``, for repeated
     dispatches without re-uploading inputs."""
 
-    def __init__(self, core, keep_alive=()):
+    def __init__(self, core, keep_alive=(), kernel_name=""):
         self._core = core
+        self._kernel_name = kernel_name  # labels (enigma.benchmark)
         # Device arrays bound in place must outlive the prepared kernel.
         self._keep_alive = tuple(keep_alive)
         # The launch-overhead path goes straight to C++, which parses the
@@ -301,13 +361,17 @@ class _Runtime:
 
     def execute(self, compiled, inputs, output_size=None, grid=None,
                 threads=None, *, scalars=None, output_sizes=None,
-                constants=None, outputs=None):
-        """Runs ``compiled`` once. Inputs bind to the leading buffer
-        parameters, scalars to the scalar parameters, and every remaining
-        buffer parameter is an output of ``output_size`` bytes (or
-        ``output_sizes[k]``), zero-filled before the launch. Returns the
-        output's bytes, or a list of bytes with several outputs or when
-        ``output_sizes`` is given.
+                constants=None, outputs=None, output_shapes=None,
+                output_dtypes=None):
+        """Runs ``compiled`` once. Inputs, scalars and outputs together
+        cover the kernel's parameters exactly once (else DispatchError):
+        inputs bind to the leading buffer parameters, scalars to the scalar
+        parameters, outputs to the buffer parameters after the inputs,
+        zero-filled before the launch. ``output_size`` is ONE output (its
+        bytes are returned); ``output_sizes=[...]`` gives one size per
+        output and returns a list of bytes (it wins over ``output_size``);
+        ``output_shapes`` with ``output_dtypes`` returns arrays of those
+        shapes (a list when there are several).
 
         Device arrays (PyTorch/CuPy/JAX... in CUDA memory) are bound in
         place on CudaRuntime: as inputs without a copy, and through
@@ -319,6 +383,12 @@ class _Runtime:
         ``@enigma.jit`` kernel (``grid * block`` threads in groups of
         ``block``), and to ``(1, 1, 1)`` for other kernels."""
         grid, threads = _launch_or_default(compiled, grid, threads)
+        shaped = None
+        if output_shapes is not None or output_dtypes is not None:
+            if output_shapes is None:
+                raise _core.DispatchError("output_dtypes needs output_shapes")
+            shaped = _shaped_outputs(output_shapes, output_dtypes)
+            output_size, output_sizes = None, [o.nbytes for o in shaped]
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
@@ -327,22 +397,28 @@ class _Runtime:
                                      _shape(threads, "threads"), consts)
         if outputs is not None:
             return outputs
-        if output_sizes is None and len(results) == 1:
+        if shaped is not None:
+            arrays = [o.array(raw) for o, raw in zip(shaped, results)]
+            return arrays[0] if len(arrays) == 1 else arrays
+        if output_sizes is None and output_size is not None:
             return results[0]
-        return results
+        return results  # a list: output_sizes, or no outputs at all
 
     def prepare(self, compiled, inputs, output_size=None, *, scalars=None,
                 output_sizes=None, constants=None, outputs=None) -> PreparedKernel:
-        """Binds and uploads once; returns a PreparedKernel. Device arrays
-        are bound in place as in ``execute`` (``outputs=`` included) and
-        must stay alive while the prepared kernel is used (it keeps a
-        reference)."""
+        """Binds and uploads once; returns a PreparedKernel. The same
+        exactly-once rule as ``execute``: ``output_size`` is ONE output
+        (read it with ``read_output()``), ``output_sizes`` one per output
+        (``read_outputs()``). Device arrays are bound in place as in
+        ``execute`` (``outputs=`` included) and must stay alive while the
+        prepared kernel is used (it keeps a reference)."""
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
         return PreparedKernel(self._core.prepare(artifact, ins, sc, sizes,
                                                  outs, consts),
-                              _device_arrays(inputs, outputs))
+                              _device_arrays(inputs, outputs),
+                              artifact.kernel_name)
 
     def __repr__(self) -> str:
         return f"<enigma.{type(self).__name__}>"

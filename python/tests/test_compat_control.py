@@ -425,3 +425,20 @@ def test_unreadable_source_list_escape_is_an_error(tmp_path):
     _no_verifier_text(message)
     assert "<generated kernel>:9:" in message
     assert "loop" in message and ":7" in message
+
+
+def test_for_range_takes_dtype_and_init_positionally(runtime, rng):
+    """The original's signature: for_range(lo, hi, step=1, dtype, init)."""
+    @enigma.kernel
+    def positional(A: enigma.f32, Out: enigma.f32):
+        tid = enigma.thread_position_in_grid
+        with enigma.for_range(0, 5, 1, "int", [0.0]) as (i, carry):
+            carry[0] = carry[0] + A[tid * 5 + i]
+        Out[tid] = carry[0]
+
+    threads = 10
+    a = rng.standard_normal(threads * 5).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(positional), [a], np.float32,
+                     threads, (threads, 1, 1), (8, 1, 1))
+    np.testing.assert_allclose(out, a.astype(np.float64).reshape(threads, 5)
+                               .sum(axis=1), rtol=1e-5, atol=1e-5)

@@ -126,27 +126,30 @@ def test_too_many_inputs_names_the_parameters(runtime, add, rng):
     with pytest.raises(enigma.DispatchError) as info:
         runtime.execute(add, [a, b, a, b], output_size=32, grid=8, threads=8)
     msg = str(info.value)
-    assert "3 buffer parameters" in msg and "4 inputs" in msg
+    assert "3 parameters" in msg and "4 inputs + 0 scalars + 1 output" in msg
+    assert "left over: input 3, output 0" in msg
     for name in ("A (f32)", "B (f32)", "C (f32)"):
         assert name in msg
 
 
 def test_inputs_feeding_every_buffer_leave_no_output(runtime, add, rng):
     a, b = inputs(rng, 8)
-    with pytest.raises(enigma.DispatchError, match="no output buffer"):
+    with pytest.raises(enigma.DispatchError,
+                       match="C <- input 2; left over: output 0"):
         runtime.execute(add, [a, b, a], output_size=32, grid=8, threads=8)
 
 
 def test_missing_output_size_names_the_output(runtime, add, rng):
     a, b = inputs(rng, 8)
     with pytest.raises(enigma.DispatchError,
-                       match="missing output size for C \\(f32\\)"):
+                       match="C \\(f32\\).* 0 outputs = 2 .*C <- nothing"):
         runtime.execute(add, [a, b], grid=8, threads=8)
 
 
 def test_too_many_output_sizes(runtime, add, rng):
     a, b = inputs(rng, 8)
-    with pytest.raises(enigma.DispatchError, match="1 output .*C \\(f32\\)"):
+    with pytest.raises(enigma.DispatchError,
+                       match="C <- output 0; left over: output 1"):
         runtime.execute(add, [a, b], output_sizes=[32, 32], grid=8,
                         threads=8)
 
@@ -376,7 +379,7 @@ def test_prepared_kernel_with_scalars(runtime, scale, rng):
 
 def test_prepared_kernel_validates_launch_and_binding(runtime, add, rng):
     a, b = inputs(rng, 8)
-    with pytest.raises(enigma.DispatchError, match="missing output size"):
+    with pytest.raises(enigma.DispatchError, match="C <- nothing"):
         runtime.prepare(add, [a, b])
     prepared = runtime.prepare(add, [a, b], output_size=32)
     with pytest.raises(enigma.DispatchError, match="zero dimension"):

@@ -169,21 +169,49 @@ TEST_F(DispatchTest, OutputsStartZeroedAndInputsAreNeverWritten) {
   EXPECT_EQ(a, (std::vector<float>{1, 2, 3, 4}));
 }
 
-TEST_F(DispatchTest, OneOutputSizeAppliesToEveryOutput) {
+TEST_F(DispatchTest, EachOutputTakesItsOwnSize) {
   KernelArtifact kernel = makeKernel({buffer("A", DType::F32),
                                       buffer("X", DType::F32),
                                       buffer("Y", DType::U8)});
   DispatchArgs args;
   args.inputs = {hostArray(a, DType::F32)};
-  args.outputSizes = {8};
+  args.outputSizes = {8, 3};
   auto outputs = run(kernel, args);
   ASSERT_EQ(outputs.size(), 2u);
   EXPECT_EQ(outputs[0].size(), 8u);
-  EXPECT_EQ(outputs[1].size(), 8u);
-
-  args.outputSizes = {8, 3};
-  outputs = run(kernel, args);
   EXPECT_EQ(outputs[1].size(), 3u);
+
+  // One size is one output, never a size for every output.
+  args.outputSizes = {8};
+  std::string one = dispatchError([&] { run(kernel, args); });
+  EXPECT_NE(one.find("1 input + 0 scalars + 1 output = 2"), std::string::npos)
+      << one;
+  EXPECT_NE(one.find("X <- output 0, Y <- nothing"), std::string::npos)
+      << one;
+}
+
+TEST_F(DispatchTest, MissingInputIsNeverAnExtraOutput) {
+  KernelArtifact kernel = makeKernel({buffer("A", DType::F32),
+                                      scalar("n", DType::U32),
+                                      buffer("B", DType::F32),
+                                      buffer("C", DType::F32)});
+  int launches = 0;
+  backend->body = [&](const std::vector<LaunchArg> &, const ConstantValues &) {
+    ++launches;
+  };
+  DispatchArgs args;
+  args.inputs = {hostArray(a, DType::F32)};
+  args.scalars = {int64_t(4)};
+  args.outputSizes = {16};
+  std::string message = dispatchError([&] { run(kernel, args); });
+  EXPECT_NE(message.find("has 4 parameters (A (f32), n (u32), B (f32), "
+                         "C (f32)) but 1 input + 1 scalar + 1 output = 3"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("A <- input 0, n <- scalar 0, B <- output 0, "
+                         "C <- nothing"),
+            std::string::npos) << message;
+  EXPECT_EQ(launches, 0);
+  EXPECT_THROW(dispatcher.prepare(kernel, args), DispatchError);
 }
 
 TEST_F(DispatchTest, KernelWithoutOutputsReturnsNothing) {
@@ -238,9 +266,10 @@ TEST_F(DispatchTest, TooManyInputs) {
   args.inputs = {hostArray(a, DType::F32), hostArray(a, DType::F32),
                  hostArray(b, DType::F32)};
   std::string message = dispatchError([&] { run(kernel, args); });
-  EXPECT_NE(message.find("2 buffer parameters (A (f32), B (f32))"),
+  EXPECT_NE(message.find("2 parameters (A (f32), B (f32))"),
             std::string::npos) << message;
   EXPECT_NE(message.find("3 inputs"), std::string::npos) << message;
+  EXPECT_NE(message.find("left over: input 2"), std::string::npos) << message;
 }
 
 TEST_F(DispatchTest, ScalarCountMustMatch) {
@@ -275,19 +304,24 @@ TEST_F(DispatchTest, OutputSizesMustMatchTheOutputs) {
   DispatchArgs args;
   args.inputs = {hostArray(a, DType::F32)};
   std::string missing = dispatchError([&] { run(kernel, args); });
-  EXPECT_NE(missing.find("missing output size for X (f32), Y (f32)"),
+  EXPECT_NE(missing.find("1 input + 0 scalars + 0 outputs = 1"),
             std::string::npos) << missing;
+  EXPECT_NE(missing.find("X <- nothing, Y <- nothing"), std::string::npos)
+      << missing;
 
   args.outputSizes = {4, 4, 4};
   std::string mismatch = dispatchError([&] { run(kernel, args); });
-  EXPECT_NE(mismatch.find("2 outputs (X (f32), Y (f32)) but 3 output sizes"),
+  EXPECT_NE(mismatch.find("1 input + 0 scalars + 3 outputs = 4"),
             std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("left over: output 2"), std::string::npos)
+      << mismatch;
 
   args.inputs = {hostArray(a, DType::F32), hostArray(a, DType::F32),
                  hostArray(a, DType::F32)};
   args.outputSizes = {4};
   std::string noOutputs = dispatchError([&] { run(kernel, args); });
-  EXPECT_NE(noOutputs.find("no output buffer"), std::string::npos) << noOutputs;
+  EXPECT_NE(noOutputs.find("left over: output 0"), std::string::npos)
+      << noOutputs;
 }
 
 TEST_F(DispatchTest, OutputSizeMustBeWholeNonZeroElements) {
@@ -399,7 +433,7 @@ TEST_F(DispatchTest, PreparedKernelKeepsBuffersAcrossDispatches) {
   };
   DispatchArgs args;
   args.inputs = {hostArray(a, DType::F32)};
-  args.outputSizes = {4};
+  args.outputSizes = {4, 4};
   PreparedKernel prepared = dispatcher.prepare(kernel, args);
   prepared.dispatch({4, 1, 1}, {4, 1, 1});
   EXPECT_EQ(prepared.dispatchTimed({4, 1, 1}, {4, 1, 1}), 1.5);

@@ -8,10 +8,12 @@
 //
 // Binding: parameters are walked in declaration order. A scalar parameter
 // takes the next scalar. A buffer parameter takes the next input while inputs
-// remain; every buffer parameter after that is an output. Outputs the
-// runtime allocates start zero-filled; outputs given as device arrays are
-// used as they are. `outputSizes` (bytes) has one entry per output, or a single
-// entry that applies to every output.
+// remain; every buffer parameter after that is an output. Inputs, scalars and
+// outputs must cover the parameters exactly once (the original Enigma
+// runtime's rule): a missing input is an error, never an extra output.
+// Outputs the runtime allocates start zero-filled; outputs given as device
+// arrays are used as they are. `outputSizes` (bytes) has one entry per
+// output.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_RUNTIME_DISPATCH_H
@@ -72,7 +74,7 @@ using ConstantArgs = std::map<unsigned, ConstantArg>;
 struct DispatchArgs {
   std::vector<ArrayArg> inputs;
   std::vector<HostNumber> scalars; // one per Scalar parameter, in order
-  std::vector<size_t> outputSizes; // bytes; one per output, or one for all
+  std::vector<size_t> outputSizes; // bytes; exactly one per output
   /// Instead of outputSizes: device memory for every output, written in
   /// place and not cleared first (as a bound existing Metal buffer is not).
   std::vector<ArrayArg> outputArrays;
