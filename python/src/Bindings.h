@@ -23,6 +23,7 @@ void bindVectors(nanobind::module_ &m);
 void bindCooperations(nanobind::module_ &m);
 void bindSimds(nanobind::module_ &m);
 void bindControls(nanobind::module_ &m);
+void bindAsyncCopies(nanobind::module_ &m);
 /// The layout algebra (python/enigma/_layout.py is its front).
 void bindLayouts(nanobind::module_ &m);
 void bindTensors(nanobind::module_ &m);

@@ -52,6 +52,7 @@ NB_MODULE(_core, m) {
   enigma::python::bindCooperations(m);
   enigma::python::bindSimds(m);
   enigma::python::bindControls(m);
+  enigma::python::bindAsyncCopies(m);
   enigma::python::bindLayouts(m);
   enigma::python::bindTensors(m);
 }

@@ -2,6 +2,7 @@
 #include "CFamilyEmitter.h"
 #include "Families.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Support/DType.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,8 @@ std::string CFamilyEmitter::typeName(Type type, bool asSigned) {
   if (type.isF32()) return "float";
   if (type.isF16()) return "half";
   if (type.isBF16()) return "bfloat";
+  // Each target defines it (EmitAsyncCopy.cpp, the preludes).
+  if (llvm::isa<AsyncEventType>(type)) return "enigma_async_event";
   return "<unsupported type>";
 }
 
@@ -310,7 +313,8 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
     return success();
   for (auto family : {emitBuiltinFamily, emitVectorFamily,
                       emitCooperationFamily, emitSimdFamily,
-                      emitControlFamily, emitVectorMemoryFamily}) {
+                      emitControlFamily, emitVectorMemoryFamily,
+                      emitAsyncCopyFamily}) {
     if (failed(family(*this, op, handled)))
       return failure();
     if (handled)

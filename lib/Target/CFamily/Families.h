@@ -33,6 +33,16 @@ mlir::LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e,
 mlir::LogicalResult emitControlFamily(CFamilyEmitter &e, mlir::Operation *op,
                                       bool &handled);
 
+/// Simdgroup async copies and their wait (EmitAsyncCopy.cpp).
+mlir::LogicalResult emitAsyncCopyFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                        bool &handled);
+/// Whether the kernel has async copies or waits.
+bool usesAsyncCopy(KernelOp kernel);
+/// MSL: the AIR intrinsics the kernel's async copies call, at file scope.
+void emitAsyncCopyDeclarations(CFamilyEmitter &e);
+/// CUDA: the per-thread count of cp.async groups, at kernel entry.
+void emitAsyncCopyPrologue(CFamilyEmitter &e);
+
 /// Declarations that must precede the kernel function (Metal function
 /// constants, helper types); printed by every target before the signature.
 void emitFileScopeDeclarations(CFamilyEmitter &e);

@@ -55,6 +55,7 @@ protected:
       emitLinearPlacement();
     else
       emitBlockGuard();
+    emitAsyncCopyPrologue(*this);
     if (failed(emitBlock(entry)))
       return failure();
     indentLess();
@@ -174,12 +175,15 @@ protected:
 } // namespace
 
 bool cudaUsesLinearBlocks(KernelOp kernel) {
-  return kernel
-      .walk([](Operation *op) {
-        return op->hasTrait<Collective>() ? WalkResult::interrupt()
-                                          : WalkResult::advance();
-      })
-      .wasInterrupted();
+  // Async copies are split among the lanes of a warp, which must then be
+  // one simdgroup.
+  return usesAsyncCopy(kernel) ||
+         kernel
+             .walk([](Operation *op) {
+               return op->hasTrait<Collective>() ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+             })
+             .wasInterrupted();
 }
 
 LogicalResult emitCuda(KernelOp kernel, raw_ostream &os) {

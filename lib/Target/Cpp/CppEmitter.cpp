@@ -32,6 +32,7 @@
 #include "../CFamily/KernelQueries.h"
 
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -323,6 +324,8 @@ private:
       for (Value result : op.getResults()) {
         if (isa<arith::ConstantOp>(op) || !metalQueryName(&op).empty())
           continue; // printed inline wherever used
+        if (llvm::isa<AsyncEventType>(result.getType()))
+          continue; // carries nothing on the CPU (EmitAsyncCopy.cpp)
         for (Operation *user : result.getUsers()) {
           Operation *ancestor = block.findAncestorOpInBlock(*user);
           if (!ancestor || ancestor->hasTrait<OpTrait::IsTerminator>() ||
@@ -411,6 +414,11 @@ private:
   /// from every thread's per-thread array and writes its per-thread result.
   LogicalResult emitCollective(Operation *op) {
     StringRef fn = op->getName().stripDialect();
+    if (isa<AsyncCopyWaitOp>(op)) {
+      // The lanes copied their shares in the thread loops before this split.
+      line() << "// async_copy_wait: every lane's copies are done\n";
+      return success();
+    }
     if (isa<SimdgroupMatrixLoadOp, SimdgroupMatrixStoreOp,
             SimdgroupMultiplyAccumulateOp, MakeFilledSimdgroupMatrixOp>(op))
       return emitSimdgroupMatrix(op);

@@ -46,6 +46,7 @@ protected:
     });
 
     emitFileScopeDeclarations(*this);
+    emitAsyncCopyDeclarations(*this);
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

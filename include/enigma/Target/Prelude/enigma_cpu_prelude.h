@@ -15,6 +15,7 @@
 #include "enigma_cpu_atomics.h"
 #include "enigma_cpu_simd.h"
 #include "enigma_cpu_vector_memory.h"
+#include "enigma_cpu_async_copy.h"
 
 using namespace metal;
 

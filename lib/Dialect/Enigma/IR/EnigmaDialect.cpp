@@ -25,6 +25,7 @@ void EnigmaDialect::initialize() {
   registerMathOps();
   registerCooperationOps();
   registerSimdOps();
+  registerAsyncCopyOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

@@ -21,11 +21,14 @@ def Enigma_Dialect : Dialect {
     "::mlir::vector::VectorDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
+  // The async copy family defines the dialect's one type (async_event).
+  let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     // Each op family registers its ops and attributes (MathOps.cpp, ...).
     void registerMathOps();
     void registerCooperationOps();
     void registerSimdOps();
+    void registerAsyncCopyOps();
   }];
 }
 
