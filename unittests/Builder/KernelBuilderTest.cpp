@@ -106,6 +106,34 @@ TEST(KernelBuilder, LoopWithCarriedValue) {
     ASSERT_EQ(v[i], i * (i - 1) / 2 + (i == 0 ? 0 : 0)) << i;
 }
 
+TEST(KernelBuilder, ValueUsedOutsideItsLoopIsAnError) {
+  // A value computed in a loop body exists only there: using it after the
+  // loop is refused at the use, naming the loop, not left to the verifier.
+  KernelBuilder k("escape");
+  Buffer out = k.addBuffer("out", DType::U32);
+  k.setLocation("escape.py", 3);
+  Value tid = k.threadPositionInGrid();
+  Value one = k.constantInt(1, DType::U32);
+  k.setLocation("escape.py", 5);
+  std::vector<Value> body = k.beginFor(k.constantInt(0, DType::U32), tid, one,
+                                       {tid});
+  k.setLocation("escape.py", 6);
+  Value inside = body[1] + one;
+  std::vector<Value> after = k.endFor({inside});
+  k.setLocation("escape.py", 8);
+  try {
+    out[tid] = inside;
+    FAIL() << "expected an EnigmaError";
+  } catch (const EnigmaError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "computed inside the loop at escape.py:5 (line 6)"),
+              std::string::npos)
+        << e.what();
+  }
+  out[tid] = after[0]; // the carried result is the way out
+  EXPECT_NO_THROW(k.compile());
+}
+
 TEST(KernelBuilder, IfCarryingAVectorKeepsItsLanes) {
   // v = A[t] (a float4); if (t % 2 == 0) v = v * 2; C[t] = v.
   KernelBuilder k("if_vector");
