@@ -64,6 +64,11 @@ def _as_bytes(value, param, position: int):
     if value is None:  # numpy would read None as one NaN
         raise TypeError(f"{label} is None; give a numpy array, a list of "
                         "numbers or bytes")
+    if _mlx_dtype_name(getattr(value, "dtype", None)) == "bfloat16":
+        # An mlx.core.array of bfloat16, which numpy cannot hold: its bits.
+        import mlx.core as mx
+        bits = np.ascontiguousarray(np.asarray(value.view(mx.uint16)))
+        return bits.reshape(-1).view(np.uint8), "bf16"
     if not isinstance(value, np.ndarray):
         try:
             value = np.asarray(value, dtype=None if param is None
@@ -214,11 +219,11 @@ def _shaped_outputs(output_shapes, output_dtypes):
 
 
 def _launch_or_default(compiled, grid, threads):
-    """A jit kernel's own launch where the caller gives neither shape."""
-    if grid is None and threads is None and \
-            getattr(compiled, "block", None) is not None:
-        from ._jit import dispatch_shape
-        return dispatch_shape(compiled)
+    """A jit kernel's own launch (grid in threads, block) for the shape the
+    caller leaves out; (1, 1, 1) for other kernels."""
+    if getattr(compiled, "block", None) is not None:
+        grid = compiled.grid if grid is None else grid
+        threads = compiled.block if threads is None else threads
     return ((1, 1, 1) if grid is None else grid,
             (1, 1, 1) if threads is None else threads)
 
@@ -380,8 +385,8 @@ class _Runtime:
         ``execute`` then returns ``outputs`` as given.
 
         ``grid``/``threads`` default to the launch recorded by an
-        ``@enigma.jit`` kernel (``grid * block`` threads in groups of
-        ``block``), and to ``(1, 1, 1)`` for other kernels."""
+        ``@enigma.jit`` kernel (``compiled.grid`` threads in groups of
+        ``compiled.block``), and to ``(1, 1, 1)`` for other kernels."""
         grid, threads = _launch_or_default(compiled, grid, threads)
         shaped = None
         if output_shapes is not None or output_dtypes is not None:

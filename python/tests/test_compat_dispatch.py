@@ -225,3 +225,50 @@ def test_output_shapes_need_matching_dtypes(runtime, add, rng):
     with pytest.raises(enigma.DispatchError, match="output_dtypes"):
         runtime.execute(add, [a, b], grid=8, threads=8, output_shapes=[(8,)],
                         output_dtypes=[np.float32, np.float32])
+
+
+@enigma.kernel
+def to_bf16(A: enigma.f32, C: enigma.bf16):
+    tid = enigma.thread_position_in_grid
+    C[tid] = A[tid]
+
+
+@enigma.kernel
+def scale_bf16(A: enigma.bf16, C: enigma.f32):
+    tid = enigma.thread_position_in_grid
+    C[tid] = enigma.metal_cast(A[tid], "float") * 2.0
+
+
+def test_mlx_arrays_in_and_out(runtime, rng):
+    """The original's mlx interop: mlx arrays as inputs (bfloat16 too) and
+    output_shapes with mlx dtypes returning mlx arrays."""
+    mx = pytest.importorskip("mlx.core")
+    n = 96
+    a, b = _f32(rng, n), _f32(rng, n)
+    c = runtime.execute(enigma.compile(vector_add), [mx.array(a), b],
+                        grid=(n, 1, 1), threads=(32, 1, 1),
+                        output_shapes=[(8, 12)], output_dtypes=[mx.float32])
+    assert isinstance(c, mx.array) and c.shape == (8, 12)
+    assert c.dtype == mx.float32
+    np.testing.assert_array_equal(np.asarray(c), (a + b).reshape(8, 12))
+
+    bits = (a.view(np.uint32) >> 16).astype(np.uint16)  # bf16 by truncation
+    a16 = mx.array(bits).view(mx.bfloat16)
+    out = runtime.execute(enigma.compile(scale_bf16), [a16], n * 4,
+                          (n, 1, 1), (32, 1, 1))
+    ref = (bits.astype(np.uint32) << 16).view(np.float32) * 2
+    np.testing.assert_array_equal(np.frombuffer(out, np.float32), ref)
+
+    halves = runtime.execute(enigma.compile(scale_bf16), [a16], grid=n,
+                             threads=32, output_shapes=[(n,)],
+                             output_dtypes=[mx.float32])
+    np.testing.assert_array_equal(np.asarray(halves), ref)
+
+    c16 = runtime.execute(enigma.compile(to_bf16), [a], grid=n, threads=32,
+                          output_shapes=[(2, n // 2)],
+                          output_dtypes=[mx.bfloat16])
+    assert c16.dtype == mx.bfloat16 and c16.shape == (2, n // 2)
+    u = a.view(np.uint32).astype(np.uint64)
+    nearest_even = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(np.asarray(c16.view(mx.uint16)).reshape(-1),
+                                  nearest_even)
