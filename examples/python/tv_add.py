@@ -59,9 +59,10 @@ def tv_add(A, B, C):
     val = enigma.make_layout(VALUES, stride=(VALUES[1], 1))
     tiler, tv_layout = enigma.make_layout_tv(thr, val)
     gA, gB, gC = (enigma.tensor_zipped_divide(t, tiler) for t in (A, B, C))
-    tiles = gA.size(1)
+    tiles, threads = gA.size(1), enigma.size(thr)
+    # The grid counts threads: one threadgroup of `threads` per tile.
     tv_add_kernel(gA, gB, gC, tv_layout).launch(
-        grid=[tiles, 1, 1], block=[enigma.size(thr), 1, 1])
+        grid=[tiles * threads, 1, 1], block=[threads, 1, 1])
 
 
 def tile_shape():

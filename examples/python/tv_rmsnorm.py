@@ -70,7 +70,7 @@ def tv_rmsnorm(X, Y):
     val = enigma.make_layout(VALUES)
     _, tv_layout = enigma.make_layout_tv(thr, val)
     tv_rmsnorm_kernel(X, Y, tv_layout, cols).launch(
-        grid=[rows, 1, 1], block=[THREADS, 1, 1])
+        grid=[rows * THREADS, 1, 1], block=[THREADS, 1, 1])
 
 
 def compile_for(rows, cols):

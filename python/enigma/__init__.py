@@ -35,6 +35,8 @@ from ._runtime import (  # noqa: F401
     MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
 from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
 from . import benchmark, testing  # noqa: F401,E402
+# The original DSL's module paths, thin re-exports of the names above.
+from . import compiler, core, ops, tensor, tuple, typing  # noqa: F401,E402
 
 DispatchError = _core.DispatchError
 BoundsCheckError = _core.BoundsCheckError

@@ -11,12 +11,16 @@ class DType:
     """An element type: ``enigma.f32`` (also ``enigma.Float32``, ``"float"``).
 
     ``name`` is the short name (``"f32"``), ``msl`` the Metal spelling
-    (``"float"``), ``itemsize`` the size in bytes (bool is one byte, as in a
-    Metal buffer).
+    (``"float"``, also ``metal_name`` as in the original DSL), ``width`` the
+    width in bits (1 for bool), ``itemsize`` the size in bytes (bool is one
+    byte, as in a Metal buffer). The attributes are on the classes too:
+    ``enigma.Float32.metal_name``.
     """
 
     name: str = ""
     msl: str = ""
+    metal_name: str = ""
+    width: int = 0
     numpy_name: str = ""
 
     @property
@@ -53,25 +57,29 @@ class DType:
         return hash(self.name)
 
 
-def _make(cls_name: str, name: str, msl: str, numpy_name: str):
+def _make(cls_name: str, name: str, msl: str, width: int, numpy_name: str):
     cls = type(cls_name, (DType,), {
-        "name": name, "msl": msl, "numpy_name": numpy_name,
+        "name": name, "msl": msl, "metal_name": msl, "width": width,
+        "numpy_name": numpy_name,
         "__doc__": f"The ``{msl}`` element type (``enigma.{name}``)."})
     return cls, cls()
 
 
-Float32, f32 = _make("Float32", "f32", "float", "float32")
-Float16, f16 = _make("Float16", "f16", "half", "float16")
-BFloat16, bf16 = _make("BFloat16", "bf16", "bfloat", "bfloat16")
-Int8, i8 = _make("Int8", "i8", "char", "int8")
-UInt8, u8 = _make("UInt8", "u8", "uchar", "uint8")
-Int16, i16 = _make("Int16", "i16", "short", "int16")
-UInt16, u16 = _make("UInt16", "u16", "ushort", "uint16")
-Int32, i32 = _make("Int32", "i32", "int", "int32")
-UInt32, u32 = _make("UInt32", "u32", "uint", "uint32")
-Int64, i64 = _make("Int64", "i64", "long", "int64")
-UInt64, u64 = _make("UInt64", "u64", "ulong", "uint64")
-Bool, b1 = _make("Bool", "b1", "bool", "bool")
+Float32, f32 = _make("Float32", "f32", "float", 32, "float32")
+Float16, f16 = _make("Float16", "f16", "half", 16, "float16")
+BFloat16, bf16 = _make("BFloat16", "bf16", "bfloat", 16, "bfloat16")
+Int8, i8 = _make("Int8", "i8", "char", 8, "int8")
+UInt8, u8 = _make("UInt8", "u8", "uchar", 8, "uint8")
+Int16, i16 = _make("Int16", "i16", "short", 16, "int16")
+UInt16, u16 = _make("UInt16", "u16", "ushort", 16, "uint16")
+Int32, i32 = _make("Int32", "i32", "int", 32, "int32")
+UInt32, u32 = _make("UInt32", "u32", "uint", 32, "uint32")
+Int64, i64 = _make("Int64", "i64", "long", 64, "int64")
+UInt64, u64 = _make("UInt64", "u64", "ulong", 64, "uint64")
+Bool, b1 = _make("Bool", "b1", "bool", 1, "bool")
+
+# The original DSL's name for the base class of the element types.
+Numeric = DType
 
 ALL_DTYPES = (f32, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, b1)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
@@ -109,10 +117,14 @@ class Scalar:
     ``multiple_of=N`` (integer scalars) promises that the value is a
     multiple of N: the runtime refuses other values with a DispatchError,
     and offsets built from the scalar (``row * n``) count as multiples, so
-    ``copy`` and ``Tensor.load()`` can use aligned vector accesses."""
+    ``copy`` and ``Tensor.load()`` can use aligned vector accesses.
+
+    ``metal_name`` and ``width`` are those of the dtype."""
 
     def __init__(self, dtype, multiple_of=1):
         self.dtype = as_dtype(dtype)
+        self.metal_name = self.dtype.metal_name
+        self.width = self.dtype.width
         if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) \
                 or multiple_of < 1:
             raise _core.EnigmaError(f"Scalar: multiple_of must be a positive int, "

@@ -6,17 +6,20 @@ launch one kernel (API.md section 3; docs/design/jit-and-tensors.md).
         tiler, tv = enigma.make_layout_tv(thr, val)
         gA = enigma.tensor_zipped_divide(A, tiler)
         ...
-        add_kernel(gA, gB, gC, tv).launch(grid=[tiles, 1, 1], block=[128, 1, 1])
+        add_kernel(gA, gB, gC, tv).launch(grid=[tiles * 128, 1, 1],
+                                          block=[128, 1, 1])
 
     compiled = enigma.compile(add, A, B, C)   # A, B, C: enigma.Tensor
     compiled.grid, compiled.block             # as passed to launch()
 
 ``enigma.compile`` runs the host function once with the given Tensors; the
-kernel call inside it records its arguments and ``.launch`` its grid
-(threadgroups, CuTe's convention) and block (threads per threadgroup).
-The launched kernel is then traced: every Tensor argument (and every
-Tensor given to compile) becomes a buffer parameter, in ``buffer_index``
-order; layouts, ints and other Python values are compile-time constants.
+kernel call inside it records its arguments and ``.launch`` its grid (in
+threads, Metal's dispatchThreads, as in the original DSL; or in
+threadgroups with the ``threadgroups=`` keyword) and block (threads per
+threadgroup). The launched kernel is then traced: every Tensor argument
+(and every Tensor given to compile) with a buffer becomes a buffer
+parameter, in ``buffer_index`` order; layouts, ints and other Python values
+are compile-time constants.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ class JitFunction:
 def jit(fn) -> JitFunction:
     """Decorator: ``fn`` is host code that builds Tensors and layouts and
     launches exactly one ``@enigma.kernel`` with
-    ``kernel(args...).launch(grid=[gx, gy, gz], block=[bx, by, bz])``."""
+    ``kernel(args...).launch(grid=[gx, gy, gz], block=[bx, by, bz])``
+    (``grid`` in threads)."""
     return JitFunction(fn)
 
 
@@ -87,10 +91,13 @@ class KernelLaunch:
         self._session = session
         self._where = where
 
-    def launch(self, grid, block) -> None:
-        """Launches ``grid`` threadgroups of ``block`` threads (each a list
-        of 1 to 3 ints, CuTe's convention: ``grid`` counts threadgroups, not
-        threads)."""
+    def launch(self, grid=None, block=None, *, threadgroups=None) -> None:
+        """Launches ``grid`` threads in threadgroups of ``block`` threads
+        (each a list or tuple of 1 to 3 ints). ``grid`` counts threads, as
+        Metal's dispatchThreads and the original DSL do (``grid=(num_blocks
+        * threads, 1, 1)``); the last threadgroup may be partial.
+        ``threadgroups=`` instead of ``grid`` counts threadgroups (CuTe's
+        convention): the grid is then ``threadgroups * block``."""
         file, line = user_location()
         where = f"{file}:{line}"
         session = getattr(_state, "session", None)
@@ -99,10 +106,23 @@ class KernelLaunch:
                 f"{where}: launch() outside the @enigma.jit function that "
                 f"called kernel '{self.kernel.__name__}'; a kernel is launched "
                 "only while enigma.compile runs that function")
-        grid, block = _dims(grid, "grid", where), _dims(block, "block", where)
+        if block is None:
+            raise EnigmaError(f"{where}: launch() needs block=(threads per "
+                              "threadgroup)")
+        block = _dims(block, "block", where)
         if block[0] * block[1] * block[2] > 1024:
             raise EnigmaError(f"{where}: block {list(block)} has more than "
                               "1024 threads per threadgroup")
+        if threadgroups is not None:
+            if grid is not None:
+                raise EnigmaError(f"{where}: launch() takes grid= (threads) "
+                                  "or threadgroups=, not both")
+            groups = _dims(threadgroups, "threadgroups", where)
+            grid = tuple(g * b for g, b in zip(groups, block))
+        elif grid is None:
+            raise EnigmaError(f"{where}: launch() needs grid=(threads in all) "
+                              "or threadgroups=")
+        grid = _dims(grid, "grid", where)
         if session.launch is not None:
             raise EnigmaError(
                 f"{where}: a second kernel launch in @enigma.jit function "
@@ -149,13 +169,16 @@ def kernel_call(kernel: KernelDefinition, args, kwargs) -> KernelLaunch:
 
 
 def _tensors_in(values) -> list:
-    """Tensors among ``values`` (looking into lists and tuples)."""
+    """Tensors with a buffer among ``values`` (looking into lists and
+    tuples); identity, threadgroup and buffer-less tensors are not
+    parameters."""
     found = []
     for v in values:
         if isinstance(v, IdentityTensor):
             continue
         if isinstance(v, Tensor):
-            found.append(v)
+            if v.address_space == "device" and v.buffer_index >= 0:
+                found.append(v)
         elif isinstance(v, (list, tuple)):
             found.extend(_tensors_in(v))
     return found
@@ -270,13 +293,13 @@ def compile_jit(jit_fn: JitFunction, args, **options):
 
 def dispatch_shape(compiled):
     """``(grid, threads)`` for a runtime's ``execute`` / ``dispatch`` from
-    a jit-compiled kernel: ``grid`` in threads (Metal's dispatchThreads,
-    ``grid * block``) and ``threads`` = ``block``."""
+    a jit-compiled kernel: the launch's ``grid`` (threads, Metal's
+    dispatchThreads) and ``block``, i.e. ``(compiled.grid,
+    compiled.block)``."""
     if getattr(compiled, "grid", None) is None or compiled.block is None:
         raise EnigmaError("dispatch_shape needs a kernel compiled from an "
                           "@enigma.jit function (it carries grid and block)")
-    grid = tuple(g * b for g, b in zip(compiled.grid, compiled.block))
-    return grid, tuple(compiled.block)
+    return tuple(compiled.grid), tuple(compiled.block)
 
 
 __all__ = ["jit", "JitFunction", "KernelLaunch", "dispatch_shape"]

@@ -19,6 +19,7 @@ caller's file:line.
 from __future__ import annotations
 
 import numbers
+from typing import Tuple, Union
 
 from . import _core
 from ._tracing import EnigmaError, IRValue, user_location
@@ -26,7 +27,8 @@ from ._tracing import EnigmaError, IRValue, user_location
 __all__ = [
     "Layout", "IdentityLayout", "Swizzle", "SwizzledLayout",
     "make_layout", "make_ordered_layout", "make_identity_layout",
-    "size", "coalesce", "complement", "composition", "right_inverse",
+    "size", "cosize", "coalesce", "complement", "composition",
+    "right_inverse", "left_inverse",
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product",
     "blocked_product", "raked_product",
@@ -78,8 +80,44 @@ def _int_tuple(x, what: str):
 
 
 # --------------------------------------------------------------------------
-# Tuple helpers
+# Tuple helpers (the original DSL's enigma.tuple, with its semantics)
 # --------------------------------------------------------------------------
+
+Int = int
+Shape = Union[int, Tuple["Shape", ...]]
+Stride = Union[int, Tuple["Stride", ...]]
+Coord = Union[int, Tuple["Coord", ...]]
+
+
+def is_int(x) -> bool:
+    """True for a Python int (not for a tuple)."""
+    return isinstance(x, int)
+
+
+def is_tuple(x) -> bool:
+    """True for a tuple (the nested shapes and strides)."""
+    return isinstance(x, tuple)
+
+
+def rank(x) -> int:
+    """Number of top-level modes: ``len(x)`` for a tuple, 1 for an int."""
+    return len(x) if is_tuple(x) else 1
+
+
+def depth(x) -> int:
+    """Nesting depth: 0 for an int, ``1 + max(depth(mode))`` for a tuple."""
+    if not is_tuple(x):
+        return 0
+    return 1 + max((depth(e) for e in x), default=0)
+
+
+def flatten(x) -> tuple:
+    """The leaves of a nested tuple, in order: ``flatten((4, (2, 3))) ==
+    (4, 2, 3)``; ``flatten(5) == (5,)``."""
+    if not is_tuple(x):
+        return (x,)
+    return tuple(leaf for e in x for leaf in flatten(e))
+
 
 def product(t) -> int:
     """The product of every integer in the (nested) tuple ``t``:
@@ -93,28 +131,183 @@ def product(t) -> int:
     return result
 
 
-def repeat_like(t, value):
-    """A tuple shaped like ``t`` with every integer replaced by ``value``:
-    ``repeat_like((4, (2, 3)), 0) == (0, (0, 0))``."""
-    t = _int_tuple(t, "repeat_like's first argument")
-    if isinstance(t, int):
-        return value
-    return tuple(repeat_like(e, value) for e in t)
+def inner_product(a, b) -> int:
+    """Sum of the products of the leaves of ``a`` and ``b`` (same count)."""
+    fa, fb = flatten(a), flatten(b)
+    if len(fa) != len(fb):
+        _fail(f"inner_product: {_str(a)} and {_str(b)} have {len(fa)} and "
+              f"{len(fb)} leaves")
+    return sum(x * y for x, y in zip(fa, fb))
 
 
-def select(x, modes):
-    """The chosen top-level modes of a tuple or a :class:`Layout`, in the
-    given order: ``select((5, 6, 7), [2, 0]) == (7, 5)``."""
-    modes = [int(m) for m in modes]
+def crd2idx(crd, shape, stride):
+    """The offset of coordinate ``crd`` under ``shape:stride``. A tuple
+    coordinate goes mode by mode; an integer into a tuple shape is split
+    colexicographically, every mode taken modulo its size (so indices past
+    the end wrap, as in the original DSL). Works on ints and on traced
+    integer values."""
+    if is_tuple(crd):
+        if not is_tuple(shape) or len(crd) != len(shape):
+            _fail(f"crd2idx: coordinate {_coord_str(crd)} does not match the "
+                  f"shape {_str(shape)}")
+        return _sum_terms([crd2idx(c, s, d)
+                           for c, s, d in zip(crd, shape, stride)])
+    if is_tuple(shape):
+        terms = []
+        for s, d in zip(shape, stride):
+            n = product(s)
+            terms.append(crd2idx(crd % n, s, d))
+            crd = crd // n
+        return _sum_terms(terms)
+    return crd * stride
+
+
+def idx2crd(idx, shape):
+    """The coordinate of linear index ``idx`` in ``shape``, colexicographic
+    (first mode fastest), every mode taken modulo its size:
+    ``idx2crd(13, (4, (2, 3))) == (1, (1, 1))``."""
+    if not is_tuple(shape):
+        return idx % shape
+    coord = []
+    for s in shape:
+        n = product(s)
+        coord.append(idx2crd(idx % n, s))
+        idx = idx // n
+    return tuple(coord)
+
+
+def compact_col_major(shape, current: int = 1):
+    """Column-major strides (first mode fastest) starting at ``current``:
+    ``compact_col_major((4, (2, 3))) == (1, (4, 8))``."""
+    if not is_tuple(shape):
+        return current if shape > 0 else 0
+    strides = []
+    for s in shape:
+        strides.append(compact_col_major(s, current))
+        current *= product(s)
+    return tuple(strides)
+
+
+def compact_order(shape, order):
+    """Compact strides that give the modes of ``shape`` increasing strides
+    in ``order`` (``order[i]`` is the priority of mode ``i``, 0 innermost):
+    ``compact_order((4, 64), (1, 0)) == (64, 1)``."""
+    if not is_tuple(shape) or len(shape) == 1:
+        return compact_col_major(shape)
+    order = tuple(order)
+    if len(order) != len(shape):
+        _fail(f"compact_order: order {order} does not have one entry per "
+              f"mode of {_str(shape)}")
+    strides, current = [0] * len(shape), 1
+    for mode in sorted(range(len(shape)), key=lambda i: order[i]):
+        strides[mode] = current
+        current *= product(shape[mode])
+    return tuple(strides)
+
+
+def prefix_product(shape, init: int = 1) -> tuple:
+    """Exclusive running product of the leaves: ``prefix_product((2, (3,
+    4))) == (1, 2, 6)``."""
+    out, current = [], init
+    for s in flatten(shape):
+        out.append(current)
+        current *= s
+    return tuple(out)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """``a / b`` rounded up (positive ints)."""
+    return (a + b - 1) // b
+
+
+def gcd(a: int, b: int) -> int:
+    """Greatest common divisor (Euclid's algorithm)."""
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def shape_div(a: int, b: int) -> int:
+    """The original DSL's shape division: ``a // b`` (at least 1), and 1
+    when ``b`` exceeds ``a``."""
+    if b == 1:
+        return a
+    return max(1, a // b) if a >= b else 1
+
+
+def elem_scale(a, b):
+    """Leaf-by-leaf product of two congruent shapes; an int scales every
+    leaf of the other: ``elem_scale((2, 3), (10, 100)) == (20, 300)``."""
+    if not is_tuple(a) and not is_tuple(b):
+        return a * b
+    if not is_tuple(a):
+        return tuple(elem_scale(a, e) for e in b)
+    if not is_tuple(b):
+        return tuple(elem_scale(e, b) for e in a)
+    return tuple(elem_scale(x, y) for x, y in zip(a, b))
+
+
+def select(x, mode):
+    """Top-level mode ``mode`` of a tuple (an int mode gives that mode, a
+    list of modes the tuple of them in that order): ``select((5, 6, 7), 2)
+    == 7``, ``select((5, 6, 7), [2, 0]) == (7, 5)``. A Layout gives the
+    layout of those modes."""
+    several = isinstance(mode, (list, tuple))
+    modes = list(mode) if several else [mode]
     if isinstance(x, Layout):
-        return Layout._of(select(x.shape, modes), select(x.stride, modes))
-    t = _int_tuple(x, "select's first argument")
-    t = (t,) if isinstance(t, int) else t
+        shape = select(x.shape, modes if several else modes[0])
+        return Layout._of(shape, select(x.stride, modes if several
+                                        else modes[0]))
+    t = x if is_tuple(x) else (x,)
     for m in modes:
-        if not 0 <= m < len(t):
-            _fail(f"select: mode {m} is out of range for {_str(t)} of rank "
+        if not _is_int(m) or not -len(t) <= m < len(t):
+            _fail(f"select: mode {m!r} is out of range for {_str(x)} of rank "
                   f"{len(t)}")
-    return tuple(t[m] for m in modes)
+    picked = tuple(t[m] for m in modes)
+    return picked if several else picked[0]
+
+
+def repeat_like(val, ref):
+    """A tuple shaped like ``ref`` with every leaf replaced by ``val`` (the
+    original DSL's argument order): ``repeat_like(0, (4, (2, 3))) == (0,
+    (0, 0))``; ``val`` itself when ``ref`` is an int."""
+    if not is_tuple(ref):
+        return val
+    return tuple(repeat_like(val, r) for r in ref)
+
+
+def is_congruent(a, b) -> bool:
+    """True when ``a`` and ``b`` have the same nesting and the same values
+    (the original DSL's definition): ``is_congruent((4, 8), (8, 4))`` is
+    False."""
+    if not is_tuple(a) and not is_tuple(b):
+        return a == b
+    if is_tuple(a) and is_tuple(b) and len(a) == len(b):
+        return all(is_congruent(x, y) for x, y in zip(a, b))
+    return False
+
+
+def is_compatible(a, b) -> bool:
+    """True when ``a`` and ``b`` have the same size (product)."""
+    return product(a) == product(b)
+
+
+def _shape_at(shape, mode, what: str):
+    """The part of ``shape`` that ``mode`` names: all of it for None, the
+    top-level mode for an int, and for a list a path of modes, one level
+    each (``[0, 1]`` is mode 1 of mode 0). An int shape has the single
+    mode 0."""
+    if mode is None:
+        return shape
+    path = list(mode) if isinstance(mode, (list, tuple)) else [mode]
+    part = shape
+    for m in path:
+        modes = part if is_tuple(part) else (part,)
+        if not _is_int(m) or not 0 <= m < len(modes):
+            _fail(f"{what}: mode {m!r} (of {list(path)}) is out of range for "
+                  f"{_str(part)} of rank {len(modes)}")
+        part = modes[int(m)]
+    return part
 
 
 def _str(t) -> str:
@@ -308,11 +501,10 @@ class Layout:
         return self._stride
 
     def size(self, mode=None) -> int:
-        """Number of coordinates (the product of the shape), or of top-level
-        mode ``mode``."""
-        if mode is None:
-            return product(self._shape)
-        return product(self._shape_mode(mode))
+        """Number of coordinates (the product of the shape), or of the mode
+        ``mode`` names: an int is a top-level mode, a list a path into the
+        shape (``size([0, 1])`` is the size of mode 1 of mode 0)."""
+        return product(_shape_at(self._shape, mode, "Layout.size"))
 
     def rank(self) -> int:
         """Number of top-level modes (1 for an integral shape)."""
@@ -431,9 +623,11 @@ def _basis_str(shape) -> str:
 class Swizzle:
     """CuTe's ``Swizzle<B,M,S>``: XORs the ``bits`` bits found ``shift`` bits
     above bit ``base`` into the ``bits`` bits at ``base``:
-    ``x ^ ((x & yyy_mask) >> shift)`` (a negative shift moves bits up). Needs
-    ``bits, base >= 0`` and ``|shift| >= bits``. Callable on ints and on
-    traced integer values.
+    ``x ^ ((x & yyy_mask) >> shift)`` (a negative shift moves bits up), which
+    for ``shift >= 0`` is the original DSL's ``x ^ ((x >> shift) & (((1 <<
+    bits) - 1) << base))``. Needs ``bits, base >= 0`` and, for a negative
+    shift, ``|shift| >= bits``. Callable on ints and on traced integer
+    values.
 
     >>> Swizzle(3, 4, 3)(0b1010000000)
     720
@@ -446,8 +640,15 @@ class Swizzle:
             if not _is_int(v) or not -64 < v < 64:
                 _fail(f"Swizzle {name} must be an int in (-64, 64), got {v!r}")
         self.bits, self.base, self.shift = int(bits), int(base), int(shift)
-        self.yyy_mask, self.zzz_mask = _core_call(
-            _core.swizzle_masks, self.bits, self.base, self.shift)
+        if 0 <= self.shift < self.bits and self.base >= 0:
+            # The original DSL allows a shift below the bit count (CuTe does
+            # not): x ^ ((x >> shift) & mask), read and written bits overlap.
+            mask = (1 << self.bits) - 1
+            self.yyy_mask = mask << (self.base + self.shift)
+            self.zzz_mask = mask << self.base
+        else:
+            self.yyy_mask, self.zzz_mask = _core_call(
+                _core.swizzle_masks, self.bits, self.base, self.shift)
 
     def __call__(self, offset):
         offset = _check_coord_leaf(offset, "offset")
@@ -474,11 +675,17 @@ class Swizzle:
 class SwizzledLayout:
     """CuTe's ``ComposedLayout`` of a swizzle, an offset and a layout:
     ``coord -> swizzle(offset + layout(coord))``. Composition, division and
-    products act on ``layout``; the swizzle stays outermost."""
+    products act on ``layout``; the swizzle stays outermost.
+
+    ``SwizzledLayout(layout, swizzle)`` (the original DSL's argument order)
+    is ``SwizzledLayout(swizzle, 0, layout)``."""
 
     __slots__ = ("swizzle", "offset", "layout")
 
-    def __init__(self, swizzle: Swizzle, offset: int, layout: Layout):
+    def __init__(self, swizzle, offset=0, layout=None):
+        if isinstance(swizzle, Layout) and isinstance(offset, Swizzle) \
+                and layout is None:
+            swizzle, offset, layout = offset, 0, swizzle
         if not isinstance(swizzle, Swizzle):
             _fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
         if not isinstance(layout, Layout):
@@ -491,6 +698,11 @@ class SwizzledLayout:
     def shape(self):
         """The inner layout's shape."""
         return self.layout.shape
+
+    @property
+    def stride(self):
+        """The inner layout's stride."""
+        return self.layout.stride
 
     def size(self, mode=None) -> int:
         """As :meth:`Layout.size`."""
@@ -580,23 +792,33 @@ def make_ordered_layout(shape, order) -> Layout:
     return Layout._from_core(_core_call(_core.layout_ordered, shape, order))
 
 
-def make_identity_layout(shape) -> IdentityLayout:
-    """The layout mapping each coordinate of ``shape`` to itself (see
-    :class:`IdentityLayout`): ``make_identity_layout((4, 8))(5) == (1, 1)``."""
-    return IdentityLayout(shape)
+def make_identity_layout(shape) -> Layout:
+    """The compact column-major layout of ``shape`` (the original DSL's
+    meaning): ``make_identity_layout((4, 8))`` is ``(4,8):(1,4)``, so a
+    coordinate maps to its linear index. CuTe's identity layout, which maps
+    a coordinate to itself, is :class:`IdentityLayout`."""
+    return Layout(shape)
 
 
 def size(x, mode=None) -> int:
-    """Size of a layout (of any kind) or of a shape tuple, or of its top-level
-    mode ``mode``: ``size((4, 8)) == 32``, ``size(Layout((4, 8)), 1) == 8``."""
+    """Size of a layout (of any kind), a Tensor or a shape tuple, or of the
+    mode ``mode`` names: an int is a top-level mode, a list a path into the
+    shape. ``size((4, 8)) == 32``, ``size(Layout((4, 8)), 1) == 8``,
+    ``size(((4, 64), 16), mode=[0, 1]) == 64``."""
     if isinstance(x, (Layout, IdentityLayout, SwizzledLayout)):
         return x.size(mode)
+    if hasattr(x, "layout") and callable(getattr(x, "size", None)):
+        return x.size(mode)  # a Tensor
     t = _int_tuple(x, "size's argument")
-    if mode is None:
-        return product(t)
-    if not _is_int(mode) or not 0 <= mode < _rank(t):
-        _fail(f"mode {mode!r} is out of range for {_str(t)}")
-    return product(_mode(t, int(mode)))
+    return product(_shape_at(t, mode, "size"))
+
+
+def cosize(x) -> int:
+    """One past the largest offset of a layout: ``cosize(Layout((2, 3), (1,
+    10))) == 22``."""
+    if not isinstance(x, (Layout, SwizzledLayout)):
+        _fail(f"cosize needs a Layout, got {x!r}")
+    return x.cosize()
 
 
 # --------------------------------------------------------------------------
@@ -644,12 +866,17 @@ def coalesce(layout: Layout, profile=None) -> Layout:
                                         profile))
 
 
-def complement(layout: Layout, cosize=None) -> Layout:
+def complement(layout: Layout, cosize=None, *, cosize_val=None) -> Layout:
     """The layout of the offsets below ``cosize`` (default:
-    ``layout.cosize()``) that ``layout`` misses, so that
-    ``make_layout(layout, complement(layout, n))`` is a bijection onto at
-    least ``n`` offsets: ``complement(Layout(4, 1), 24)`` is ``6:4``."""
+    ``layout.cosize()``; ``cosize_val`` is the original DSL's name for it)
+    that ``layout`` misses, so that ``make_layout(layout, complement(layout,
+    n))`` is a bijection onto at least ``n`` offsets: ``complement(Layout(4,
+    1), 24)`` is ``6:4``."""
     layout = _layout_arg(layout, "complement's argument")
+    if cosize_val is not None:
+        if cosize is not None:
+            _fail("complement: give cosize or cosize_val, not both")
+        cosize = cosize_val
     if cosize is not None and not _is_int(cosize):
         _fail(f"complement's cosize must be an int, got {cosize!r}")
     return Layout._from_core(_core_call(
@@ -675,12 +902,36 @@ def right_inverse(layout: Layout) -> Layout:
                                         layout._pair()))
 
 
+def left_inverse(layout: Layout) -> Layout:
+    """A layout ``L`` with ``L(layout(i)) == i`` for every ``i`` below
+    ``size(layout)``, for an injective layout (CuTe's
+    ``right_inverse(make_layout(layout, complement(layout)))``)."""
+    layout = _layout_arg(layout, "left_inverse's argument")
+    # complement() ignores stride-0 modes; they make the layout repeat.
+    if any(s > 1 and d == 0 for s, d in zip(flatten(layout.shape),
+                                            flatten(layout.stride))):
+        _fail(f"left_inverse: {layout} is not injective (a mode of stride "
+              "0 repeats offsets)")
+    return right_inverse(make_layout(layout, complement(layout)))
+
+
 def logical_divide(layout, tiler):
     """``layout o (tiler, complement(tiler, size(layout)))``: mode 0 walks a
-    tile, mode 1 the tiles. A by-mode tiler divides each mode:
-    ``logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2))`` is
-    ``((2,2),(2,3)):((4,1),(2,8))``."""
+    tile, mode 1 the tiles: ``logical_divide(Layout((4, 2, 3), (2, 1, 8)),
+    Layout(4, 2))`` is ``((2,2),(2,3)):((4,1),(2,8))``. A shape (a tuple of
+    ints) is the compact layout of that shape, as in the original DSL:
+    ``logical_divide(Layout(64), (2, 2))`` divides by ``(2,2):(1,2)``. A
+    tuple holding Layouts divides mode by mode (CuTe's by-mode tiler)."""
+    if isinstance(tiler, (tuple, list)) and _is_shape(tiler):
+        tiler = Layout(tiler)
     return _tiled(_core.layout_logical_divide, layout, tiler, "logical_divide")
+
+
+def _is_shape(t) -> bool:
+    """A (nested) tuple of ints, with no Layout inside."""
+    if isinstance(t, (tuple, list)):
+        return all(_is_shape(e) for e in t)
+    return _is_int(t)
 
 
 def zipped_divide(layout, tiler):
@@ -733,11 +984,24 @@ def flat_product(layout, tiler) -> Layout:
     return _tiled(_core.layout_flat_product, layout, tiler, "flat_product")
 
 
-def blocked_product(a, b) -> Layout:
-    """Tiles of ``a`` arranged by ``b``, mode by mode ``(a_i, b_i)``:
+def blocked_product(a, b, *, by_mode=False) -> Layout:
+    """One copy of ``a`` for each element of ``b`` (the original DSL's
+    meaning): the leaf modes of ``a`` followed by those of ``b``, whose
+    strides are scaled by ``cosize(a)``:
     ``blocked_product(Layout((2, 5), (5, 1)), Layout((3, 4), (1, 3)))`` is
+    ``(2,5,3,4):(5,1,10,30)``. With ``by_mode=True``, CuTe's blocked
+    product, mode by mode ``(a_i, b_i)``:
     ``((2,3),(5,4)):((5,10),(1,30))``."""
-    return _product(_core.layout_blocked_product, a, b, "blocked_product")
+    if by_mode:
+        return _product(_core.layout_blocked_product, a, b, "blocked_product")
+    a = _as_layout(a, "blocked_product's first argument")
+    b = _as_layout(b, "blocked_product's second argument")
+    scale = a.cosize()
+    shape = flatten(a.shape) + flatten(b.shape)
+    stride = flatten(a.stride) + tuple(d * scale for d in flatten(b.stride))
+    if len(shape) == 1:
+        return Layout(shape[0], stride[0])
+    return Layout(shape, stride)
 
 
 def raked_product(a, b) -> Layout:

@@ -8,6 +8,12 @@ that do not exist (the tail of a partial threadgroup) take no part.
 Every lane of a simdgroup must reach the call: one under an ``if_`` or loop
 whose condition depends on the lane is an :class:`enigma.EnigmaError`.
 Compute unconditionally and select with :func:`enigma.where` instead.
+
+Fragments (what ``Tensor.load()`` returns) and vectors hold several values
+per thread. As in the original DSL, a reduction (sum, product, min, max,
+and, or, xor) of one first combines the thread's own values and then
+reduces across the group, giving one scalar; prefix scans and shuffles
+apply to each element (lane) on its own.
 """
 
 from __future__ import annotations
@@ -36,26 +42,90 @@ def _call(name, x, lane=None) -> IRValue:
         raise EnigmaError(f"{file}:{line}: {message}") from None
 
 
+# --------------------------------------------------------------------------
+# Fragments and vectors: several values per thread
+# --------------------------------------------------------------------------
+
+def _thread_values(x):
+    """The values a thread holds in a Fragment or a vector, or None for a
+    scalar (or anything else, which _call reports)."""
+    from ._tensor import Fragment
+    if isinstance(x, Fragment):
+        return list(x.values)
+    if isinstance(x, IRValue) and x.lanes > 1:
+        return [x._lane(lane) for lane in "xyzw"[:x.lanes]]
+    return None
+
+
+def _like(x, values):
+    """``values`` in the container ``x`` came in: a Fragment, a
+    VectorFragment or a plain vector."""
+    from ._tensor import Fragment, VectorFragment
+    if isinstance(x, Fragment):
+        return Fragment(values, x.shape)
+    tracer = current_tracer("a simdgroup function")
+    vec = IRValue(tracer, tracer.call_fn("make_vec",
+                                         [v._value for v in values]))
+    return VectorFragment(vec, x.shape) if isinstance(x, VectorFragment) \
+        else vec
+
+
+def _combine(op: str, a: IRValue, b: IRValue) -> IRValue:
+    """``a op b`` for combining a thread's own values before a reduction."""
+    from . import _math
+    if op == "sum":
+        return a + b
+    if op == "product":
+        return a * b
+    if op in ("min", "max"):
+        fn = {("min", True): _math.fmin, ("max", True): _math.fmax,
+              ("min", False): _math.imin, ("max", False): _math.imax}
+        return fn[(op, a.dtype.is_float)](a, b)
+    if op == "and":
+        return a & b
+    if op == "or":
+        return a | b
+    return a ^ b
+
+
+_THREAD_COMBINED = ("sum", "product", "min", "max", "and", "or", "xor")
+
+
 def _reduction(group: str, op: str, what: str):
     name = f"{group}_{op}"
     width = 32 if group == "simd" else 4
     unit = "simdgroup" if group == "simd" else "quad"
 
-    def fn(x) -> IRValue:
-        return _call(name, x)
+    def fn(x):
+        values = _thread_values(x)
+        if values is None:
+            return _call(name, x)
+        if op not in _THREAD_COMBINED:  # a scan: element by element
+            return _like(x, [_call(name, v) for v in values])
+        acc = values[0]
+        for v in values[1:]:
+            acc = _combine(op, acc, v)
+        return _call(name, acc)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
         f"``{name}(x)``: {what} over the active lanes of the {unit} "
         f"({width} lanes). Same dtype as ``x``; int, uint or float"
-        f"{'' if op not in ('and', 'or', 'xor') else ' (integers only)'}.")
+        f"{'' if op not in ('and', 'or', 'xor') else ' (integers only)'}. "
+        + ("For a fragment or vector ``x``, the thread's own values are "
+           "combined first: the result is one scalar."
+           if op in _THREAD_COMBINED else
+           "A fragment or vector ``x`` is scanned element by element."))
     return fn
 
 
 def _shuffle(group: str, op: str, arg: str, what: str):
     name = f"{group}_{op}"
 
-    def fn(x, operand) -> IRValue:
+    def fn(x, operand):
+        values = _thread_values(x)
+        if values is not None:  # element by element
+            return _like(x, [_call(name, v, operand) for v in values])
         return _call(name, x, operand)
 
     fn.__name__ = fn.__qualname__ = name
@@ -197,6 +267,8 @@ def simdgroup_matrix_load(buf, elements_per_row, elem="float", rows=8, cols=8,
     mem = _matrix_memory(buf, what)
     epr = _matrix_index(elements_per_row, what, "elements_per_row")
     off = _matrix_index(offset, what, "offset")
+    if hasattr(buf, "_view_start"):  # a pipeline stage: part of an array
+        off = _matrix_index(buf._view_start() + offset, what, "offset")
     tracer = current_tracer(what)
     if not isinstance(transpose, bool):
         from ._tracing import fail
@@ -222,6 +294,8 @@ def simdgroup_matrix_store(m, buf, elements_per_row, *, offset=0) -> None:
     mem = _matrix_memory(buf, what)
     epr = _matrix_index(elements_per_row, what, "elements_per_row")
     off = _matrix_index(offset, what, "offset")
+    if hasattr(buf, "_view_start"):  # a pipeline stage: part of an array
+        off = _matrix_index(buf._view_start() + offset, what, "offset")
     _matrix_call(what, "simd_matrix_store", m._value, m.elem.name, mem, epr,
                  off)
 

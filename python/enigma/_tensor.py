@@ -7,7 +7,8 @@ divide and compose with the layout algebra, and that a kernel body indexes,
 slices, and reads or writes whole with :meth:`Tensor.load` /
 :meth:`Tensor.store`. Offsets are computed here with CuTe's rules
 (``crd2idx``): fixed coordinates fold into Python ints at trace time, traced
-coordinates (IRValues) become integer ops in the kernel.
+coordinates (IRValues) become integer ops in the kernel. A single integer
+index is the original DSL's raw element index (the layout is not applied).
 
 ``load()`` / ``store()`` move 2 or 4 elements per access (a ``float4``,
 ``half4``, ...) wherever the layout makes them contiguous and the offset is
@@ -161,13 +162,19 @@ def _check_coord(coord):
 
 def _slice(coord, shape, stride, kept):
     """Offset of the fixed part of ``coord``; appends the (shape, stride) of
-    every mode given None to ``kept``."""
+    every mode given None to ``kept``. A tuple with fewer entries than the
+    shape has modes drops the trailing modes (fixes them at 0), as the
+    original DSL does: ``((None,), k)`` keeps only the first sub-mode of
+    mode 0."""
     if coord is None:
         kept.append((shape, stride))
         return 0
     if isinstance(coord, tuple):
-        if not isinstance(shape, tuple) or len(coord) != len(shape):
-            fail(f"slice {_show(coord)} does not match the shape {shape}")
+        if not isinstance(shape, tuple):
+            shape, stride = (shape,), (stride,)
+        if len(coord) > len(shape):
+            fail(f"slice {_show(coord)} has {len(coord)} modes but the shape "
+                 f"{shape} has {len(shape)}")
         total = 0
         for c, s, d in zip(coord, shape, stride):
             total = _add(total, _slice(c, s, d, kept))
@@ -239,6 +246,8 @@ class Fragment:
                         self.shape)
 
     def _map(self, other, op):
+        if isinstance(other, IRValue) and other.lanes > 1:
+            other = Fragment([other._lane(n) for n in "xyzw"[:other.lanes]])
         if isinstance(other, Fragment):
             if len(other) != len(self):
                 fail(f"element-wise operation on fragments of {len(self)} "
@@ -261,6 +270,78 @@ class Fragment:
         return Fragment([-v for v in self.values], self.shape)
 
 
+# IRValue._bin's op names, for a VectorFragment meeting a Fragment.
+_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+           "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
+
+
+class VectorFragment(IRValue):
+    """What :meth:`Tensor.load` returns for 1 to 4 elements at consecutive
+    offsets (in logical order): the value itself, a scalar for one element
+    and a ``float2``/``float3``/``float4`` (``half4``, ``int2``, ...) for
+    more, so ``enigma.dot``, ``length`` and vector arithmetic apply, as in
+    the original DSL. Like a :class:`Fragment` it also has ``len``,
+    ``v[i]``, iteration, ``values`` and ``astype``; arithmetic keeps it a
+    VectorFragment, and with a Fragment of the same length it works element
+    by element."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, value: IRValue, shape):
+        IRValue.__init__(self, value._tracer, value._value)
+        self.shape = shape
+
+    def __len__(self) -> int:
+        return self.lanes
+
+    def __getitem__(self, i):
+        n = self.lanes
+        if isinstance(i, slice):
+            return [self[k] for k in range(n)[i]]
+        if isinstance(i, bool) or not isinstance(i, int):
+            fail(f"a fragment is indexed with a Python int, got "
+                 f"{type(i).__name__}")
+        if not -n <= i < n:
+            fail(f"index {i} is out of range for a fragment of {n} values")
+        i %= n
+        if n == 1:
+            return IRValue(self._tracer, self._value)
+        return self._lane("xyzw"[i])
+
+    def __iter__(self):
+        return iter([self[k] for k in range(self.lanes)])
+
+    @property
+    def values(self) -> list:
+        """The elements as scalar values, in logical order."""
+        return list(self)
+
+    def astype(self, dtype) -> "VectorFragment":
+        """Every element converted to ``dtype`` (Metal's conversion rules)."""
+        return VectorFragment(self.cast(dtype), self.shape)
+
+    def _wrap(self, result):
+        if isinstance(result, IRValue) and result.lanes == self.lanes:
+            return VectorFragment(result, self.shape)
+        return result
+
+    def _bin(self, op, other, reflected=False):
+        if isinstance(other, Fragment):
+            mine = Fragment(self.values, self.shape)
+            fn = _BINARY.get(op)
+            if fn is None:
+                fail(f"'{op}' between a vector fragment and a Fragment; "
+                     "combine their elements one by one")
+            return fn(other, mine) if reflected else fn(mine, other)
+        return self._wrap(IRValue._bin(self, op, other, reflected))
+
+    def __neg__(self):
+        return self._wrap(IRValue.__neg__(self))
+
+    def __repr__(self) -> str:
+        return f"VectorFragment({self.lanes} x {self.dtype!r})"
+
+
 # --------------------------------------------------------------------------
 # Tensor
 # --------------------------------------------------------------------------
@@ -275,32 +356,65 @@ class Tensor:
     layout algebra; passed to a kernel it becomes a buffer parameter. Inside
     a kernel body:
 
-    * ``t[c]`` with every mode fixed reads one element, ``t[c] = v`` writes
-      one (``c`` an int, a traced integer or a tuple of those; a single
-      integer into a multi-mode tensor is a linear, colexicographic index);
+    * ``t[i]`` with a single integer (int or traced) reads element
+      ``base_offset + i`` of the memory, ``t[i] = v`` writes it: a raw
+      element index, the layout is not applied (the original DSL's meaning);
+    * ``t[c]`` with a tuple of coordinates, every mode fixed, reads the
+      element at coordinate ``c`` through the layout (``t[c] = v`` writes);
     * ``t[None, i]`` keeps the modes given ``None`` and fixes the others: a
-      Tensor whose base offset has grown;
+      Tensor whose base offset has grown; a tuple with fewer entries than
+      modes drops (fixes at 0) the trailing ones;
     * ``t.load()`` / ``t.store(v)`` move every element, vectorised where the
       layout allows (see the module docs).
+
+    ``layout`` may be omitted: the tensor is then the buffer itself, indexed
+    with raw element indices (or, with ``shape=``, the compact layout of that
+    shape). ``address_space="threadgroup"`` makes the tensor an array of
+    threadgroup memory named ``name``, allocated (``shape`` or the layout's
+    cosize elements) where the kernel first uses it, which must be at the
+    top level of the kernel body; its ``buffer_index`` is not used (-1).
+    ``buffer_index`` -1 marks a tensor without a buffer (it can be divided
+    and sliced, not read).
     """
 
-    def __init__(self, name, buffer_index, metal_dtype, layout, base_offset=0):
+    # A single integer index is a raw element index (False: a layout index).
+    _raw_scalar_index = True
+
+    def __init__(self, name, buffer_index, metal_dtype, layout=None,
+                 base_offset=0, address_space="device", shape=None):
         if not isinstance(name, str) or not name:
             raise EnigmaError(f"Tensor: name must be a non-empty string, got "
                               f"{name!r}")
-        if not _is_int(buffer_index) or buffer_index < 0:
+        if not _is_int(buffer_index) or buffer_index < -1:
             raise EnigmaError(f"Tensor {name!r}: buffer_index must be an int "
-                              f">= 0, got {buffer_index!r}")
+                              f">= 0 (or -1: no buffer), got {buffer_index!r}")
         dtype = as_dtype(metal_dtype, strict=False)
         if dtype is None:
             raise EnigmaError(f"Tensor {name!r}: {metal_dtype!r} is not an "
                               "element type (use enigma.f32, \"float\", ...)")
-        if not isinstance(layout, _layout_module().Layout):
+        if address_space not in ("device", "threadgroup"):
+            raise EnigmaError(f"Tensor {name!r}: address_space must be "
+                              f"\"device\" or \"threadgroup\", got "
+                              f"{address_space!r}")
+        layouts = _layout_module()
+        if shape is not None:
+            if not (_is_int(shape) or isinstance(shape, tuple)):
+                raise EnigmaError(f"Tensor {name!r}: shape must be an int or "
+                                  f"a tuple of ints, got {shape!r}")
+            if layout is None:
+                layout = layouts.Layout(shape)
+            elif _size(shape) != _size(layout.shape):
+                raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
+                                  f"match the layout {layout}")
+        if layout is not None and not isinstance(layout, layouts.Layout):
             # Offsets come from shape and stride alone: a swizzle or an
             # identity layout's basis strides would be silently ignored.
             raise EnigmaError(f"Tensor {name!r}: layout must be an "
                               f"enigma.Layout (shape:stride), got "
                               f"{type(layout).__name__}")
+        if address_space == "threadgroup" and layout is None:
+            raise EnigmaError(f"Tensor {name!r}: a threadgroup tensor needs "
+                              "shape= (its element count) or a layout")
         if isinstance(base_offset, IRValue):
             if base_offset.dtype.is_float or base_offset.lanes != 1:
                 raise EnigmaError(f"Tensor {name!r}: base_offset must be an "
@@ -313,6 +427,9 @@ class Tensor:
         self.dtype: DType = dtype
         self.layout = layout
         self.base_offset = base_offset
+        self.address_space = address_space
+        # Elements of the memory behind the view (threadgroup allocations).
+        self._storage_size = None if layout is None else layout.cosize()
 
     # --- description -----------------------------------------------------
     @property
@@ -320,33 +437,35 @@ class Tensor:
         """The Metal spelling of the element type (``"float"``)."""
         return self.dtype.msl
 
+    element_type = metal_dtype
+
     @property
     def shape(self):
-        """The layout's shape (a nested tuple of ints, or an int)."""
-        return self.layout.shape
+        """The layout's shape (a nested tuple of ints, or an int); None
+        without a layout."""
+        return None if self.layout is None else self.layout.shape
 
     @property
     def stride(self):
         """The layout's stride, nested like :attr:`shape`."""
-        return self.layout.stride
+        return None if self.layout is None else self.layout.stride
 
     def size(self, mode=None) -> int:
-        """The number of elements, or of mode ``mode`` (an int)."""
-        shape = self.shape
-        if mode is None:
-            return _size(shape)
-        modes = shape if isinstance(shape, tuple) else (shape,)
-        if not _is_int(mode) or not 0 <= mode < len(modes):
-            raise EnigmaError(f"Tensor {self.name!r}: mode {mode!r} is out of "
-                              f"range for shape {shape}")
-        return _size(modes[mode])
+        """The number of elements, or of the mode ``mode`` names (an int,
+        or a list as a path into the shape, as :func:`enigma.size`); 0
+        without a layout."""
+        if self.layout is None:
+            return 0
+        return self.layout.size(mode)
 
     def __repr__(self) -> str:
         base = ("<traced>" if isinstance(self.base_offset, IRValue)
                 else self.base_offset)
+        where = "" if self.address_space == "device" else ", threadgroup"
+        view = "no layout" if self.layout is None else \
+            f"{self.shape}:{self.stride}"
         return (f"Tensor({self.name!r}, buffer {self.buffer_index}, "
-                f"{self.dtype.name}, {self.shape}:{self.stride}, "
-                f"base_offset={base})")
+                f"{self.dtype.name}, {view}, base_offset={base}{where})")
 
     def _with(self, layout, base_offset) -> "Tensor":
         """The same buffer through another layout and offset."""
@@ -355,10 +474,24 @@ class Tensor:
         t.layout, t.base_offset = layout, base_offset
         return t
 
+    def _need_layout(self, what: str):
+        if self.layout is None:
+            fail(f"tensor {self.name} has no layout: {what} needs one "
+                 "(index it with a single integer, or give Tensor a layout "
+                 "or shape=)")
+
     # --- indexing ----------------------------------------------------------
     def _offset(self, coord):
-        return _add(self.base_offset,
-                    _crd2idx(coord, self.shape, self.stride))
+        """The element offset of ``coord``: base_offset plus a raw index
+        for a single integer, plus layout(coord) for a tuple."""
+        if not isinstance(coord, tuple) and self._raw_scalar_index:
+            return _add(self.base_offset, coord)
+        self._need_layout("a coordinate tuple")
+        shape, stride = self.shape, self.stride
+        if isinstance(coord, tuple) and len(coord) == 1 and \
+                not isinstance(shape, tuple):
+            coord = coord[0]  # (i,) into a rank-1 shape
+        return _add(self.base_offset, _crd2idx(coord, shape, stride))
 
     def __getitem__(self, coord):
         _check_coord(coord)
@@ -374,6 +507,7 @@ class Tensor:
         self._write(self._offset(coord), value)
 
     def _slice(self, coord) -> "Tensor":
+        self._need_layout("slicing")
         shape, stride = self.shape, self.stride
         if coord is None:
             return self._with(self.layout, self.base_offset)
@@ -381,7 +515,7 @@ class Tensor:
             coord = (coord,)
         if not isinstance(shape, tuple):
             shape, stride = (shape,), (stride,)
-        if len(coord) != len(shape):
+        if len(coord) > len(shape):
             fail(f"tensor {self.name}: slice {_show(coord)} has {len(coord)} "
                  f"modes but the shape {self.shape} has {len(shape)}")
         kept = []
@@ -394,8 +528,16 @@ class Tensor:
         return self._with(layout, _add(self.base_offset, offset))
 
     # --- memory ------------------------------------------------------------
-    def _buffer(self) -> BufferProxy:
+    def _memory(self):
+        """(indexable memory, core handle) of this tensor in the kernel
+        being traced: a buffer parameter, or the threadgroup array."""
         tracer = current_tracer(f"reading or writing tensor {self.name}")
+        if self.address_space == "threadgroup":
+            return self._threadgroup_array(tracer)
+        if self.buffer_index < 0:
+            fail(f"tensor {self.name} has no buffer (buffer_index "
+                 f"{self.buffer_index}); give it the index of a buffer "
+                 "parameter")
         proxy = getattr(tracer, "buffers", {}).get(self.buffer_index)
         if proxy is None:
             fail(f"tensor {self.name} views buffer parameter "
@@ -408,7 +550,22 @@ class Tensor:
         if proxy.lanes != 1:
             fail(f"tensor {self.name}: buffer {proxy.name} holds vectors "
                  "(vec_width); tensors view scalar buffers")
-        return proxy
+        return proxy, proxy._buffer
+
+    def _threadgroup_array(self, tracer):
+        from ._cooperation import threadgroup_alloc
+        arrays = tracer.__dict__.setdefault("tensor_arrays", {})
+        array = arrays.get(self.name)
+        if array is None:
+            array = threadgroup_alloc(self.dtype, self._storage_size)
+            arrays[self.name] = array
+        elif array.dtype != self.dtype:
+            fail(f"threadgroup tensor {self.name} is used as "
+                 f"{self.dtype.name} and as {array.dtype.name}")
+        return array, array._array
+
+    def _buffer(self):
+        return self._memory()[0]
 
     def _read(self, offset):
         return self._buffer()[_index_value(offset)]
@@ -417,6 +574,7 @@ class Tensor:
         self._buffer()[_index_value(offset)] = value
 
     def _element_offsets(self, what: str) -> list:
+        self._need_layout(f"{what}()")
         n = self.size()
         if n > MAX_FRAGMENT_ELEMENTS:
             fail(f"tensor {self.name}.{what}() would unroll {n} element "
@@ -463,25 +621,58 @@ class Tensor:
             covered.update(range(start, start + width))
         return accesses
 
-    def load(self) -> Fragment:
-        """Reads every element (in logical order) into a :class:`Fragment`,
-        with 2- or 4-wide vector loads where possible."""
+    def _whole_vector_access(self, accesses, offsets):
+        """The single access that moves exactly ``offsets`` in logical
+        order, or None."""
+        n = len(offsets)
+        if n >= 2 and len(accesses) == 1 and accesses[0][1] == n and \
+                accesses[0][0] == offsets[0] and \
+                accesses[0][2] == [[i] for i in range(n)]:
+            return accesses[0]
+        return None
+
+    def _is_vector_fragment(self, offsets) -> bool:
+        """1 to 4 elements at consecutive offsets, in logical order (load()
+        then gives one scalar or vector value; bool stays a Fragment)."""
+        n = len(offsets)
+        return 1 <= n <= 4 and self.dtype.name != "b1" and \
+            offsets == list(range(offsets[0], offsets[0] + n))
+
+    def load(self):
+        """Reads every element (in logical order), with 2- or 4-wide vector
+        loads where possible. 1 to 4 elements at consecutive offsets give a
+        :class:`VectorFragment` (a scalar, ``float2``, ``float3`` or
+        ``float4`` value); any other fragment a :class:`Fragment`."""
         offsets = self._element_offsets("load")
-        buf = self._buffer()
+        mem, handle = self._memory()
         tracer = current_tracer("Tensor.load")
+        accesses = self._accesses(offsets, for_store=False)
+        as_vector = self._is_vector_fragment(offsets)
+        whole = self._whole_vector_access(accesses, offsets) \
+            if as_vector else None
+        if whole is not None:
+            index = _index_value(_add(self.base_offset, whole[0]))
+            vec = tracer.call_fn("vector_load", handle, index._value,
+                                 whole[1])
+            return VectorFragment(IRValue(tracer, vec), self.shape)
         values = [None] * len(offsets)
-        for off, width, lanes in self._accesses(offsets, for_store=False):
+        for off, width, lanes in accesses:
             index = _index_value(_add(self.base_offset, off))
             if width == 1:
-                lane_values = [buf[index]]
+                lane_values = [mem[index]]
             else:
-                vec = tracer.call_fn("vector_load", buf._buffer, index._value,
+                vec = tracer.call_fn("vector_load", handle, index._value,
                                      width)
                 lane_values = [IRValue(tracer, tracer.call_fn(
                     "vec_extract", vec, j)) for j in range(width)]
             for value, elements in zip(lane_values, lanes):
                 for i in elements:
                     values[i] = value
+        if as_vector:
+            if len(values) == 1:
+                return VectorFragment(values[0], self.shape)
+            vec = tracer.call_fn("make_vec", [v._value for v in values])
+            return VectorFragment(IRValue(tracer, vec), self.shape)
         return Fragment(values, self.shape)
 
     def store(self, values) -> None:
@@ -491,41 +682,79 @@ class Tensor:
         element type. Vector stores where possible, as in :meth:`load`."""
         offsets = self._element_offsets("store")
         n = len(offsets)
+        mem, handle = self._memory()
+        tracer = current_tracer("Tensor.store")
+        accesses = self._accesses(offsets, for_store=True)
         if isinstance(values, Fragment):
             values = values.values
         elif isinstance(values, IRValue) and values.lanes > 1:
             if values.lanes != n:
                 fail(f"tensor {self.name}.store(): a {values.lanes}-lane "
                      f"vector for {n} elements")
+            whole = self._whole_vector_access(accesses, offsets)
+            if whole is not None:  # the vector as it is, in one access
+                index = _index_value(_add(self.base_offset, whole[0]))
+                vec = values.cast(self.dtype)
+                tracer.call_fn("vector_store", handle, index._value,
+                               vec._value)
+                return
             values = [values._lane(name) for name in "xyzw"[:n]]
         elif not isinstance(values, (list, tuple)):
             values = [values] * n
         if len(values) != n:
             fail(f"tensor {self.name}.store(): {len(values)} values for "
                  f"{n} elements")
-        buf = self._buffer()
-        tracer = current_tracer("Tensor.store")
         converted = [to_value(v, self.dtype).cast(self.dtype) for v in values]
-        for off, width, lanes in self._accesses(offsets, for_store=True):
+        for off, width, lanes in accesses:
             index = _index_value(_add(self.base_offset, off))
             if width == 1:
-                buf[index] = converted[lanes[0][0]]
+                mem[index] = converted[lanes[0][0]]
                 continue
             vec = tracer.call_fn("make_vec",
                                  [converted[elements[0]]._value
                                   for elements in lanes])
-            tracer.call_fn("vector_store", buf._buffer, index._value, vec)
+            tracer.call_fn("vector_store", handle, index._value, vec)
+
+
+def _atomic_method(name):
+    def method(self, index, *args, **kwargs):
+        from . import _cooperation
+        _check_coord(index)
+        if isinstance(index, tuple) or index is None:
+            fail(f"tensor {self.name}.{name}: the index is a single integer "
+                 "(a raw element index)")
+        memory = self._buffer()
+        return getattr(_cooperation, name)(
+            memory, _add(self.base_offset, index), *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"``enigma.{name}`` on element ``base_offset + index`` "
+                      "of this tensor's memory (a raw element index, as the "
+                      "original DSL's).")
+    return method
+
+
+for _name in ("atomic_load", "atomic_store", "atomic_exchange",
+              "atomic_fetch_add", "atomic_fetch_sub", "atomic_fetch_min",
+              "atomic_fetch_max", "atomic_fetch_and", "atomic_fetch_or",
+              "atomic_fetch_xor", "atomic_compare_exchange_weak"):
+    setattr(Tensor, _name, _atomic_method(_name))
+del _name
 
 
 class IdentityTensor(Tensor):
     """What :func:`make_identity_tensor` returns: element ``c`` is the
     coordinate of ``c`` in the original shape (a tuple, nested like it),
     which survives slicing, division and composition. Read-only; for
-    predication (``with enigma.if_(crd[0] < M): ...``)."""
+    predication (``with enigma.if_(crd[0] < M): ...``). A single integer
+    index is a linear index through the layout (CuTe's meaning): there is
+    no buffer behind an identity tensor to index raw."""
+
+    _raw_scalar_index = False
 
     def __init__(self, shape):
         layout = _layout_module().make_layout(shape)
-        super().__init__("identity", 0, "i32", layout)
+        super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
     def _decode(self, offset):
@@ -559,12 +788,30 @@ def _check_tensor(t, what):
     if not isinstance(t, Tensor):
         raise EnigmaError(f"{what} expects an enigma.Tensor, got "
                           f"{type(t).__name__}")
+    if t.layout is None:
+        fail(f"{what}: tensor {t.name} has no layout")
 
 
-def tensor_composition(tensor, layout) -> Tensor:
+def tensor_composition(tensor, layout, tiler=None) -> Tensor:
     """``tensor`` seen through ``composition(tensor.layout, layout)``: the
-    element at ``c`` is the old element ``layout(c)``."""
+    element at ``c`` is the old element ``layout(c)``, ``layout(c)`` being a
+    linear (column-major) index into the tensor.
+
+    ``tiler``, the original DSL's third argument, is the shape of the tile
+    that ``layout`` (a TV layout) indexes column-major, as
+    ``make_layout_tv`` returns it; it must have the tensor's size (the
+    tensor is that tile), and then adds nothing to the composition."""
     _check_tensor(tensor, "tensor_composition")
+    if tiler is not None:
+        layouts = _layout_module()
+        if not (_is_int(tiler) or isinstance(tiler, tuple)):
+            fail(f"tensor_composition: tiler must be a shape (an int or a "
+                 f"tuple of ints), got {tiler!r}")
+        if layouts.size(tiler) != tensor.size():
+            fail(f"tensor_composition: the tiler {tiler} has "
+                 f"{layouts.size(tiler)} elements but tensor {tensor.name} "
+                 f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "
+                 "the shape of the tile the tensor is")
     composed = _layout_module().composition(tensor.layout, layout)
     return tensor._with(composed, tensor.base_offset)
 
@@ -635,6 +882,7 @@ def make_identity_tensor(shape) -> IdentityTensor:
     return IdentityTensor(shape)
 
 
-__all__ = ["Tensor", "Fragment", "IdentityTensor", "tensor_composition",
+__all__ = ["Tensor", "Fragment", "VectorFragment", "IdentityTensor",
+           "tensor_composition",
            "tensor_zipped_divide", "local_tile", "local_partition",
            "make_identity_tensor"]

@@ -120,7 +120,7 @@ def jit_copy_next(gX, gY):
 
 @enigma.jit
 def copy_next(X, Y):
-    jit_copy_next(X, Y).launch(grid=[1, 1, 1], block=[X.size(), 1, 1])
+    jit_copy_next(X, Y).launch(grid=[X.size(), 1, 1], block=[X.size(), 1, 1])
 
 
 def test_jit_kernels_take_bounds_check(runtime):

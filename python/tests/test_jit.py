@@ -25,7 +25,8 @@ def scale(X, Y):
     tile = 64
     gX = enigma.tensor_zipped_divide(X, vec(tile))
     gY = enigma.tensor_zipped_divide(Y, vec(tile))
-    scale_tiles(gX, gY, 2.5).launch(grid=[gX.size(1), 1, 1],
+    # The grid counts threads: one tile of `tile` threads per threadgroup.
+    scale_tiles(gX, gY, 2.5).launch(grid=[gX.size(1) * tile, 1, 1],
                                      block=[tile, 1, 1])
 
 
@@ -37,7 +38,7 @@ def tensors(n, dtype=enigma.f32):
 @pytest.mark.parametrize("n", [64, 640])
 def test_compile_and_run(runtime, rng, n):
     compiled = enigma.compile(scale, *tensors(n))
-    assert compiled.grid == (n // 64, 1, 1)
+    assert compiled.grid == (n, 1, 1)
     assert compiled.block == (64, 1, 1)
     assert compiled.kernel_name == "enigma_kernel_scale_tiles"
     assert [(p.name, p.kind, p.dtype) for p in compiled.params] == [
@@ -75,7 +76,7 @@ def test_tensors_bind_in_buffer_index_order(runtime, rng):
 
     @enigma.jit
     def host(Y, X):
-        copy(Y, X).launch(grid=[1, 1, 1], block=[16, 1, 1])
+        copy(Y, X).launch(grid=[16, 1, 1], block=[16, 1, 1])
 
     X, Y = tensors(16)
     compiled = enigma.compile(host, Y, X)
@@ -87,7 +88,7 @@ def test_tensors_bind_in_buffer_index_order(runtime, rng):
 
 
 def test_two_dimensional_launch(runtime, rng):
-    # grid [2, 3] groups of block [4, 2] threads: 8 x 6 threads in all,
+    # threadgroups [2, 3] of block [4, 2] threads: a grid of 8 x 6 threads,
     # each writing its flat grid position into a (6, 8) row-major matrix.
     @enigma.kernel
     def positions(out):
@@ -97,12 +98,12 @@ def test_two_dimensional_launch(runtime, rng):
 
     @enigma.jit
     def host(out):
-        positions(out).launch(grid=[2, 3], block=[4, 2])
+        positions(out).launch(threadgroups=[2, 3], block=[4, 2])
 
     out_t = enigma.Tensor("out", 0, enigma.u32,
                           enigma.make_layout((6, 8), stride=(8, 1)))
     compiled = enigma.compile(host, out_t)
-    assert compiled.grid == (2, 3, 1) and compiled.block == (4, 2, 1)
+    assert compiled.grid == (8, 6, 1) and compiled.block == (4, 2, 1)
     grid, threads = enigma.dispatch_shape(compiled)
     raw = runtime.execute(compiled, [], output_size=48 * 4, grid=grid,
                           threads=threads)
@@ -121,7 +122,7 @@ def test_arch_queries_are_xyz_tuples():
 
     @enigma.jit
     def host(out):
-        k(out).launch(grid=[1, 1, 1], block=[32, 1, 1])
+        k(out).launch(grid=[32, 1, 1], block=[32, 1, 1])
 
     enigma.compile(host, enigma.Tensor("out", 0, enigma.u32, vec(1)),
                    emit_only=True)

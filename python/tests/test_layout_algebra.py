@@ -8,8 +8,8 @@ import pytest
 
 import enigma
 from enigma import (
-    Layout, Swizzle, blocked_product, coalesce, complement, composition,
-    logical_divide, logical_product, make_identity_layout, make_layout,
+    IdentityLayout, Layout, Swizzle, blocked_product, coalesce, complement, composition,
+    logical_divide, logical_product, make_layout,
     make_layout_tv, make_ordered_layout, raked_product, recast_layout,
     right_inverse, select, size, swizzle, tiled_divide, zipped_divide,
     flat_divide, flat_product, tiled_product, zipped_product)
@@ -61,7 +61,7 @@ def test_row_major_and_ordered():
 def test_tuple_helpers():
     assert enigma.product(((2, 2), 8)) == 32
     assert enigma.product(()) == 1
-    assert enigma.repeat_like((4, (2, 3)), 0) == (0, (0, 0))
+    assert enigma.repeat_like(0, (4, (2, 3))) == (0, (0, 0))
     assert select((5, 6, 7), [2, 0]) == (7, 5)
     assert select(L((4, 8, 2), (1, 4, 32)), [2, 0]) == L((2, 4), (32, 1))
     assert size((4, (2, 3))) == 24 and size((4, (2, 3)), 1) == 6
@@ -171,7 +171,8 @@ def test_product_examples():
     assert str(logical_product(L((2, 2), (4, 1)), L(4, 2))) == \
         "((2,2),4):((4,1),8)"
     block, grid = L((2, 5), (5, 1)), L((3, 4), (1, 3))
-    assert str(blocked_product(block, grid)) == "((2,3),(5,4)):((5,10),(1,30))"
+    assert str(blocked_product(block, grid, by_mode=True)) == \
+        "((2,3),(5,4)):((5,10),(1,30))"
     assert str(raked_product(block, grid)) == "((3,2),(4,5)):((10,5),(30,1))"
 
 
@@ -235,7 +236,7 @@ def test_make_layout_tv_column_major_threads():
 # --------------------------------------------------------------------------
 
 def test_identity_layout():
-    ident = make_identity_layout((4, 8))
+    ident = IdentityLayout((4, 8))
     assert repr(ident) == "(4,8):(1@0,1@1)"
     assert ident(5) == (1, 1) and ident((3, 7)) == (3, 7)
     tiles = zipped_divide(ident, (2, 4))
@@ -243,7 +244,7 @@ def test_identity_layout():
     for r in range(4):
         for t in range(8):
             assert tiles(t, r) == (2 * (r % 2) + t % 2, 4 * (r // 2) + t // 2)
-    assert repr(make_identity_layout(((2, 2), 8))) == "((2,2),8):((1@0,2@0),1@1)"
+    assert repr(IdentityLayout(((2, 2), 8))) == "((2,2),8):((1@0,2@0),1@1)"
     # Composed with (8,4):(4,1), index i + 8 j reaches offset 4 i + j of the
     # compact (4,8) layout, i.e. coordinate (j, i) (hand-derived).
     rows = composition(ident, L((8, 4), (4, 1)))
@@ -296,7 +297,7 @@ def evaluate_layouts(out: enigma.u32):
     out[tid] = TRACED_LAYOUT(tid % n)
     out[tid + 64] = TRACED_LAYOUT((tid % 8, tid % 3))
     out[tid + 128] = TRACED_SWIZZLE(tid)
-    ident = make_identity_layout((4, 16))
+    ident = IdentityLayout((4, 16))
     row, col = ident(tid)
     out[tid + 192] = row * 100 + col
 
@@ -350,13 +351,13 @@ def test_integer_results_stay_ints():
     (lambda: complement(L((2, 2), (1, 3)), 12), "not divisible"),
     (lambda: complement(L((4, 2), (1, 2)), 12), "not injective"),
     (lambda: recast_layout(0, 16, Layout(4)), "positive"),
-    (lambda: Swizzle(3, 0, 2), "shift"),
+    (lambda: Swizzle(3, 0, -2), "shift"),
     (lambda: make_ordered_layout((4, 8), (0, 1, 2)), "order"),
     (lambda: composition(Layout(4), "x"), "tiler"),
     (lambda: Layout(1 << 70), "too large"),
     (lambda: Swizzle(1 << 40, 0, 0), "Swizzle bits"),
     (lambda: complement(Layout(4), 1.5), "cosize"),
-    (lambda: enigma.make_identity_layout((4, 8))((4, 0)), "out of range"),
+    (lambda: enigma.IdentityLayout((4, 8))((4, 0)), "out of range"),
 ])
 def test_errors_name_the_caller(make, message):
     with pytest.raises(enigma.EnigmaError, match=message) as info:

@@ -180,7 +180,7 @@ def test_blocked_product_places_tiles(rng):
         a = Layout(tuple(int(rng.integers(1, 4)) for _ in range(rank)))
         b = Layout(tuple(int(rng.integers(1, 4)) for _ in range(rank)),
                    tuple(int(rng.choice((0, 1, 2, 5))) for _ in range(rank)))
-        p = blocked_product(a, b)
+        p = blocked_product(a, b, by_mode=True)
         assert p.size() == a.size() * b.size() and p.rank() == rank
         # Mode i is (a_i, b_i): tile element a plus size(a) times b's offset.
         for ca in range(a.size()):

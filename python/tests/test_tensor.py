@@ -84,7 +84,7 @@ def test_zipped_divide_and_composition_follow_the_layouts():
 
 @pytest.mark.parametrize("bad,match", [
     (dict(name=""), "name"),
-    (dict(buffer_index=-1), "buffer_index"),
+    (dict(buffer_index=-2), "buffer_index"),
     (dict(metal_dtype="quad"), "not an element type"),
     (dict(layout=(4, 4)), "enigma.Layout"),
     (dict(base_offset=-3), "base_offset"),
@@ -126,12 +126,14 @@ def test_transpose_through_two_layouts(runtime, rng, rows, cols):
 
 
 def test_linear_index_into_two_modes(runtime, rng):
-    # A single integer into (4, 6):(6, 1) is colexicographic: i -> (i % 4,
-    # i // 4) -> offset 6 * (i % 4) + i // 4.
+    # A single integer is a raw element index; the linear (colexicographic)
+    # index through the layout is the coordinate idx2crd gives: i -> (i %
+    # 4, i // 4) -> offset 6 * (i % 4) + i // 4 in (4, 6):(6, 1).
     @enigma.kernel
     def gather(A: enigma.f32, B: enigma.f32):
         i = enigma.thread_position_in_grid
-        B[i] = enigma.Tensor("A", 0, enigma.f32, row_major(4, 6))[i]
+        t = enigma.Tensor("A", 0, enigma.f32, row_major(4, 6))
+        B[i] = t[enigma.tuple.idx2crd(i, t.shape)]
 
     a = rng.standard_normal(24).astype(np.float32)
     out = run_kernel(runtime, enigma.compile(gather), [a], np.float32, 24,

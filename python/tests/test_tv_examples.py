@@ -41,8 +41,10 @@ def test_tv_add(runtime, rng, shape):
 def test_tv_add_launch_and_vector_loads():
     ex = _load("tv_add")
     compiled = ex.compile_for(256, 512)
-    # 256 x 512 in 4 x 256 tiles: 128 threadgroups of 256 threads.
-    assert compiled.grid == (128, 1, 1) and compiled.block == (256, 1, 1)
+    # 256 x 512 in 4 x 256 tiles: 128 threadgroups of 256 threads (the
+    # grid counts threads).
+    assert compiled.grid == (128 * 256, 1, 1)
+    assert compiled.block == (256, 1, 1)
     # Each thread: one float4 load from A, one from B, one float4 store to C.
     assert compiled.metal_source.count("*(device float4*)") == 3
     assert compiled.cuda_source.count("*(float4*)") == 3
@@ -73,7 +75,7 @@ def test_tv_rmsnorm_scaled_rows(runtime, rng):
 def test_tv_rmsnorm_uses_float4():
     ex = _load("tv_rmsnorm")
     compiled = ex.compile_for(4, 1024)
-    assert compiled.grid == (4, 1, 1) and compiled.block == (128, 1, 1)
+    assert compiled.grid == (4 * 128, 1, 1) and compiled.block == (128, 1, 1)
     # One float4 load in pass 1; one load and one store in pass 2.
     assert compiled.metal_source.count("*(device float4*)") == 3
 

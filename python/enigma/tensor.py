@@ -1,0 +1,12 @@
+"""``enigma.tensor``: the original DSL's module path for tensors. Every name
+is the top-level object (``enigma.tensor.Tensor is enigma.Tensor``); the
+code lives in ``enigma._tensor``."""
+
+from ._layout import Layout
+from ._tensor import (Fragment, IdentityTensor, Tensor, VectorFragment,
+                      local_partition, local_tile, make_identity_tensor,
+                      tensor_composition, tensor_zipped_divide)
+
+__all__ = ["Tensor", "tensor_composition", "tensor_zipped_divide",
+           "make_identity_tensor", "Layout", "Fragment", "VectorFragment",
+           "IdentityTensor", "local_tile", "local_partition"]
