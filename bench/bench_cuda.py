@@ -387,17 +387,18 @@ COPY_TILE = 4096   # floats per threadgroup: 16 KiB of threadgroup memory
 
 def staged_copy_kernel(width):
     """Each threadgroup copies its 4096 floats into threadgroup memory and
-    back out with enigma.copy at `width` (the starts are multiples of 4096,
-    so width 4 moves float4s, width 1 single floats)."""
+    back out with enigma.copy(..., cooperative=True) at `width` (the starts
+    are multiples of 4096, so width 4 moves float4s, width 1 single
+    floats)."""
     @enigma.kernel
     def staged_copy(src: enigma.f32, dst: enigma.f32):
         tile = enigma.threadgroup_alloc(enigma.f32, COPY_TILE)
         base = enigma.threadgroup_position_in_grid("x") * COPY_TILE
         enigma.copy(src, tile, COPY_TILE, src_offset=base,
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
         enigma.barrier()
         enigma.copy(tile, dst, COPY_TILE, dst_offset=base,
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
     return enigma.compile(staged_copy)
 
 

@@ -10,7 +10,8 @@ threadgroup of 128 threads (4 simdgroups) computes one 32 x 32 tile of C:
 1. two double-buffered pipelines hold the current 32 x 32 tiles of A and B
    in threadgroup memory; the first pair is copied in before the loop;
 2. each K step swaps the pipelines, starts copying the next pair of tiles
-   into the back stages (row by row, ``copy`` with traced offsets; N and K
+   into the back stages (row by row, all threads sharing each row with
+   ``copy(..., cooperative=True)`` at traced offsets; N and K
    are declared ``multiple_of=32``, so every row starts 16-byte aligned and
    the copies move ``float4``s), and
    multiplies the front stages into a 32 x 32 threadgroup accumulator with
@@ -38,7 +39,7 @@ def _copy_tile(src, ld, row0, col0, dst):
     trace time, so its loop is written with for_range."""
     with enigma.for_range(0, TILE, dtype="uint") as r:
         enigma.copy(src, dst, TILE, src_offset=(row0 + r) * ld + col0,
-                    dst_offset=r * TILE, coalesced_width=4)
+                    dst_offset=r * TILE, coalesced_width=4, cooperative=True)
 
 
 @enigma.kernel
@@ -69,13 +70,16 @@ def tiled_gemm(A: enigma.f32, B: enigma.f32,
             k0 = (s + 1) * TILE
             _copy_tile(A, K, row0, k0, a_tiles.back())
             _copy_tile(B, N, k0, col0, b_tiles.back())
+        # The barrier ending the previous step completed the copies into
+        # the front stages, so gemm needs no barrier of its own.
         enigma.gemm(a_tiles.front(), b_tiles.front(), acc,
-                    M=TILE, N=TILE, K=TILE)
+                    M=TILE, N=TILE, K=TILE, barrier=False)
         enigma.barrier()
 
     for r in enigma.range(TILE, dtype="uint"):
         enigma.copy(acc, C, TILE, src_offset=r * TILE,
-                    dst_offset=(row0 + r) * N + col0, coalesced_width=4)
+                    dst_offset=(row0 + r) * N + col0, coalesced_width=4,
+                    cooperative=True)
 
 
 def reference(a, b):

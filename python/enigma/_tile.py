@@ -1,25 +1,33 @@
-"""Tile helpers (API.md section 11; docs/reference/tile.md): ``copy``,
-``gemm`` and ``pipeline``, the building blocks of tiled kernels.
+"""Tile helpers (docs/reference/tile.md): ``copy``, ``gemm`` and
+``pipeline``, the building blocks of tiled kernels, with the original
+Enigma DSL's meanings: ``copy`` copies every element in the thread that
+calls it (``cooperative=True`` splits the work over the threadgroup),
+``gemm`` accumulates into a per-thread ``register_tensor`` or, together
+with the whole threadgroup, into memory, and a :class:`Pipeline` rotates
+with ``advance()``.
 
 They are trace-time helpers: each call expands, inside the kernel body
 being traced, into existing traced operations (thread queries, counted
-loops, ``if_``, loads and stores, simdgroup 8x8 matrices). Nothing here
-adds an op to the dialect, so every backend runs them as it runs any other
-kernel. The design is in docs/design/tile-helpers.md.
+loops, ``if_``, loads and stores, register tensors, simdgroup 8x8
+matrices). Nothing here adds an op to the dialect, so every backend runs
+them as it runs any other kernel. The design is in
+docs/design/tile-helpers.md.
 
 Memory operands (``src``/``dst`` of copy, ``A``/``B``/``C`` of gemm) are
-buffer parameters, ``threadgroup_alloc`` tensors or the stage views a
-:class:`Pipeline` hands out.
+buffer parameters, ``threadgroup_alloc`` tensors or the stages a
+:class:`Pipeline` hands out; gemm also takes register tensors.
 """
 
 from __future__ import annotations
 
 import builtins
 
+from ._builtins import barrier as _barrier
 from ._builtins import (simd_barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup, thread_index_in_threadgroup,
                         threads_per_threadgroup)
-from ._control import _Slot, _state, for_range, if_
+from ._control import (RegisterTensor, _Slot, _state, for_range, if_,
+                       register_tensor)
 from ._cooperation import ThreadgroupTensor, threadgroup_alloc
 from ._dtypes import as_dtype
 from ._math import fma
@@ -32,6 +40,7 @@ from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
 __all__ = ["copy", "gemm", "pipeline", "Pipeline", "PipelineStage"]
 
 _U32 = as_dtype("uint")
+_I32 = as_dtype("int")
 COPY_WIDTHS = (1, 2, 4, 8)
 # Element counts are indexed with uint loops that scf.for compares as
 # signed integers, so every extent must stay below 2**31.
@@ -45,37 +54,40 @@ _SIMD_DTYPES = ("f32", "f16")
 _SIMD_UNROLL = 8
 # Up to this K the scalar path unrolls its dot product at trace time.
 _SCALAR_UNROLL_K = 32
+# The register path unrolls K when M * N * K multiply-adds stay within this.
+_REGISTER_UNROLL_MACS = 1024
 
 
 # --------------------------------------------------------------------------
 # Memory operands
 # --------------------------------------------------------------------------
 
-class PipelineStage:
+class PipelineStage(ThreadgroupTensor):
     """One stage of a :class:`Pipeline`: ``size`` consecutive elements of
     the pipeline's threadgroup allocation, starting at element ``offset``
     (a traced ``uint``, because the stage a name such as ``front()`` refers
     to may be chosen at run time inside a traced loop).
 
-    ``s[i]`` loads and ``s[i] = v`` stores element ``i`` of the stage; a
-    constant ``i`` outside ``0..size-1`` is an EnigmaError, a traced one is
-    not checked. ``len(s)`` is ``size``. Stages are accepted wherever
-    :func:`copy` and :func:`gemm` take a memory operand. A stage denotes the
-    buffer it named when it was taken: after ``rotate()`` / ``swap()`` call
-    ``front()`` / ``back()`` again."""
+    A stage is a threadgroup tensor of ``size`` elements: ``s[i]`` loads and
+    ``s[i] = v`` stores element ``i`` of the stage (a constant ``i``
+    outside ``0..size-1`` is an EnigmaError, a traced one is not checked),
+    ``len(s)`` is ``size``, and it goes wherever a ``threadgroup_alloc``
+    tensor does (``copy``, ``gemm``, ``load_if`` / ``store_if``, atomics,
+    simdgroup matrix loads and stores). A stage denotes the buffer it named
+    when it was taken: after ``advance()`` / ``swap()`` call ``front()`` /
+    ``back()`` again."""
 
     def __init__(self, tensor: ThreadgroupTensor, offset: IRValue, size: int,
                  label: str):
+        super().__init__(tensor._tracer, tensor._array, tensor.dtype, size)
         self._tensor = tensor
         self.offset = offset
-        self.size = size
-        self.dtype = tensor.dtype
         self.name = label
 
-    def __len__(self) -> int:
-        return self.size
-
-    def _at(self, index) -> IRValue:
+    def _index(self, index) -> IRValue:
+        """The element of the whole allocation that is element ``index`` of
+        the stage (what every access of a threadgroup tensor goes through,
+        atomics included)."""
         if isinstance(index, IRValue):
             if index.lanes != 1 or index.dtype.is_float or \
                     index.dtype.name == "b1":
@@ -90,11 +102,10 @@ class PipelineStage:
                  f"({self.size} elements)")
         return self.offset + index
 
-    def __getitem__(self, index) -> IRValue:
-        return self._tensor[self._at(index)]
-
-    def __setitem__(self, index, value):
-        self._tensor[self._at(index)] = value
+    def _view_start(self) -> IRValue:
+        """Where the stage starts in the allocation (simdgroup matrix loads
+        and stores add it to their offset)."""
+        return self.offset
 
     def __repr__(self) -> str:
         return f"<{self.name}: threadgroup {self.dtype.msl}[{self.size}]>"
@@ -102,12 +113,14 @@ class PipelineStage:
 
 class _Operand:
     """A memory operand of copy / gemm, normalised: ``memory`` (a buffer
-    parameter or threadgroup tensor) whose element ``i`` of the operand is
-    ``memory[base + i]``; ``size`` is the element count when it is known at
-    trace time (threadgroup memory), None for buffers."""
+    parameter, threadgroup tensor or register tensor) whose element ``i``
+    of the operand is ``memory[base + i]``; ``size`` is the element count
+    when it is known at trace time (threadgroup and register memory), None
+    for buffers. Register tensors are read at Python-int indices only."""
 
-    def __init__(self, what: str, role: str, operand):
+    def __init__(self, what: str, role: str, operand, registers=False):
         self.role = role
+        self.shape = None
         if isinstance(operand, BufferProxy):
             if operand.lanes > 1:
                 fail(f"{what}: {role} is buffer '{operand.name}', which holds "
@@ -116,19 +129,26 @@ class _Operand:
             self.memory, self.base, self.size = operand, 0, None
             self.space = "device"
             self.label = f"buffer '{operand.name}'"
-        elif isinstance(operand, ThreadgroupTensor):
-            self.memory, self.base, self.size = operand, 0, operand.size
-            self.space = "threadgroup"
-            self.label = operand.name
         elif isinstance(operand, PipelineStage):
             self.memory, self.base = operand._tensor, operand.offset
             self.size = operand.size
             self.space = "threadgroup"
             self.label = operand.name
+        elif isinstance(operand, ThreadgroupTensor):
+            self.memory, self.base, self.size = operand, 0, operand.size
+            self.space = "threadgroup"
+            self.label = operand.name
+        elif registers and isinstance(operand, RegisterTensor):
+            self.memory, self.base, self.size = operand, 0, operand.size
+            self.shape = operand.shape
+            self.space = "register"
+            self.label = "register tensor"
         else:
-            fail(f"{what}: {role} must be a buffer parameter, a "
-                 "threadgroup_alloc tensor or a pipeline stage, got "
-                 f"{type(operand).__name__}")
+            kinds = ["a buffer parameter", "a threadgroup_alloc tensor",
+                     "a pipeline stage"] + \
+                (["a register tensor"] if registers else [])
+            fail(f"{what}: {role} must be {', '.join(kinds[:-1])} or "
+                 f"{kinds[-1]}, got {type(operand).__name__}")
         self.dtype = self.memory.dtype
 
     def index(self, i):
@@ -137,10 +157,22 @@ class _Operand:
             return i
         return self.base + i
 
+    def _register_key(self, i: int) -> tuple:
+        key = []
+        for d in reversed(self.shape):
+            i, r = divmod(i, d)
+            key.append(r)
+        return tuple(reversed(key))
+
     def load(self, i) -> IRValue:
+        if self.space == "register":
+            return self.memory[self._register_key(i)]
         return self.memory[self.index(i)]
 
     def store(self, i, value) -> None:
+        if self.space == "register":
+            self.memory[self._register_key(i)] = value
+            return
         self.memory[self.index(i)] = value
 
     def vector_memory(self):
@@ -181,21 +213,28 @@ def _offset(value, what: str, name: str):
 # copy
 # --------------------------------------------------------------------------
 
-def copy(src, dst, count, *, src_offset=0, dst_offset=0, mask_fn=None,
-         coalesced_width=1) -> None:
-    """The threads of the threadgroup together copy ``count`` elements:
-    ``dst[dst_offset + i] = src[src_offset + i]`` for ``i`` in
-    ``0..count-1`` (converting to ``dst``'s element type, as a store does).
+def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
+         coalesced_width=1, *, cooperative=False) -> None:
+    """Copies ``count`` elements: ``dst[dst_offset + i] = src[src_offset +
+    i]`` for ``i`` in ``0..count-1`` (converting to ``dst``'s element type,
+    as a store does).
+
+    As in the original DSL, the thread that calls ``copy`` copies all
+    ``count`` elements itself, in chunks of ``coalesced_width`` (1, 2, 4 or
+    8) consecutive elements; it may be called by one thread (under an
+    ``if_``) or by each thread for its own data. With ``cooperative=True``
+    the threads of the threadgroup share the work instead: thread ``t``
+    (its ``thread_index_in_threadgroup``) copies the chunks ``t, t + T, t +
+    2T, ...`` (``T`` threads in the group), so that neighbouring threads
+    touch neighbouring memory; then every thread of the group must make the
+    same call.
 
     ``src`` and ``dst`` are buffer parameters, ``threadgroup_alloc`` tensors
     or pipeline stages. ``count`` is a Python int >= 0 or a traced integer;
-    the offsets are Python ints >= 0 or traced integers. Thread ``t`` (its
-    ``thread_index_in_threadgroup``) copies the chunks ``t, t + T, t + 2T,
-    ...`` (``T`` threads in the group), each chunk ``coalesced_width``
-    (1, 2, 4 or 8) consecutive elements, so that neighbouring threads touch
-    neighbouring memory. ``mask_fn(i)``, when given, is called with the
-    traced element index ``i`` (a ``uint``, before the offsets) and returns
-    a bool: elements where it is false are neither read nor written.
+    the offsets are Python ints >= 0 or traced integers. ``mask_fn(i)``,
+    when given, is called with the traced element index ``i`` (an ``int``,
+    before the offsets) and returns a bool: elements where it is false are
+    neither read nor written.
 
     Without ``mask_fn``, when ``count`` and both starting elements are
     provably multiples of the vector width (Python ints, or traced values
@@ -205,12 +244,14 @@ def copy(src, dst, count, *, src_offset=0, dst_offset=0, mask_fn=None,
 
     No barrier is inserted: call ``enigma.barrier()`` after the copy before
     other threads read ``dst``, and before ``src`` is overwritten while
-    other threads may still be copying from it. Every thread of the group
-    must reach the call (the work is split by thread index)."""
+    other threads may still be copying from it."""
     what = "copy"
     current_tracer(what)
     src_op = _Operand(what, "src", src)
     dst_op = _Operand(what, "dst", dst)
+    if not isinstance(cooperative, bool):
+        fail(f"{what}: cooperative must be True or False, got "
+             f"{cooperative!r}")
     if isinstance(coalesced_width, bool) or \
             coalesced_width not in COPY_WIDTHS:
         fail(f"{what}: coalesced_width must be one of "
@@ -249,17 +290,21 @@ def copy(src, dst, count, *, src_offset=0, dst_offset=0, mask_fn=None,
     lanes = 1 if ragged or mask_fn is not None else \
         _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width)
 
-    tid = thread_index_in_threadgroup()
-    step = _group_size() * width
-    with for_range(tid * width, count, step, dtype="uint") as first:
+    if cooperative:
+        first, step = thread_index_in_threadgroup() * width, \
+            _group_size() * width
+    else:
+        first, step = 0, width
+    with for_range(first, count, step, dtype="uint") as chunk:
         for lane in builtins.range(0, width, lanes):
-            i = first + lane if lane else first
+            i = chunk + lane if lane else chunk
             if lanes > 1:
                 _copy_vector(src_op, dst_op, src_base, dst_base, i, lanes)
                 continue
             guard = i < count if ragged and lane else None
             if mask_fn is not None:
-                guard = _mask(mask_fn(i), guard, what)
+                # The original's element index is an int (its loop counter).
+                guard = _mask(mask_fn(i.cast(_I32)), guard, what)
                 if guard is False:
                     continue
             _copy_element(src_op, dst_op, src_base, dst_base, i, guard)
@@ -383,34 +428,40 @@ def _simdgroup_blocker(a, b, c, accum, M, N, K):
 
 
 def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
-         accum_dtype="float", use_simdgroup=None) -> None:
-    """``C[M, N] += op(A)[M, K] @ op(B)[K, N]`` computed by the threads of
-    the threadgroup together, on row-major tiles.
+         accum_dtype="float", use_simdgroup=None, barrier=True) -> None:
+    """``C[M, N] += op(A)[M, K] @ op(B)[K, N]`` on row-major tiles.
 
-    ``A``, ``B`` and ``C`` are buffer parameters, ``threadgroup_alloc``
-    tensors or pipeline stages, element ``(r, c)`` of an ``R x C`` tile
-    being element ``r * C + c``. ``op(A)`` is ``A`` (``M x K``), or with
-    ``transpose_A`` the transpose of ``A`` stored ``K x M``; likewise
-    ``transpose_B`` reads ``B`` stored ``N x K``. ``M``, ``N``, ``K`` are
-    Python ints. Products are summed in ``accum_dtype`` (float, half,
-    bfloat or a 32/64-bit integer type) starting from ``C``'s value; the
-    sum is stored back into ``C``.
+    ``A`` and ``B`` are buffer parameters, ``threadgroup_alloc`` tensors or
+    pipeline stages, element ``(r, c)`` of an ``R x C`` tile being element
+    ``r * C + c``. ``op(A)`` is ``A`` (``M x K``), or with ``transpose_A``
+    the transpose of ``A`` stored ``K x M``; likewise ``transpose_B`` reads
+    ``B`` stored ``N x K``. ``M``, ``N``, ``K`` are Python ints. Products
+    are summed in ``accum_dtype`` (float, half, bfloat or a 32/64-bit
+    integer type) starting from ``C``'s value; the sum is stored back into
+    ``C``.
 
-    Paths: the scalar path gives each thread the output elements ``t, t +
-    T, ...`` (``T`` threads in the group). With ``use_simdgroup=True``,
-    each simdgroup computes whole 8x8 output tiles with
-    ``simdgroup_multiply_accumulate`` (transposed operands through
+    ``C`` a ``register_tensor`` of shape ``(M, N)`` (the original's scalar
+    gemm): the calling thread computes the whole tile into its own
+    registers; any thread may call it, alone or with others. ``A`` and
+    ``B`` may then be register tensors too (shapes ``(M, K)`` / ``(K, N)``,
+    or transposed); K is then unrolled.
+
+    ``C`` in memory (a buffer, threadgroup tensor or stage): the threads of
+    the threadgroup compute the tile together, after a threadgroup barrier
+    (so A and B written by other threads just before are seen, as the
+    original's gemm does; ``barrier=False`` leaves it out where the caller
+    has already synchronised). The scalar path gives each thread the output
+    elements ``t, t + T, ...`` (``T`` threads in the group). With
+    ``use_simdgroup=True``, each simdgroup computes whole 8x8 output tiles
+    with ``simdgroup_multiply_accumulate`` (transposed operands through
     transposed tile loads); this needs M, N, K multiples of 8 and A, B, C
-    all of ``accum_dtype`` float or half (else an EnigmaError says which). ``use_simdgroup=None`` picks the simdgroup
-    path exactly when those hold. A threadgroup whose size is not a
-    multiple of 32 takes the scalar path at run time either way.
-
-    No barrier is inserted: put ``enigma.barrier()`` between the writes of
-    A and B (e.g. a ``copy``) and the gemm, and between the gemm and other
-    threads' reads of C. Repeated gemm calls with the same C, M, N and path
-    give each C element to the same thread (or simdgroup) every time, so
-    they need no barrier between them. Every thread of the group must
-    reach the call."""
+    all of ``accum_dtype`` float or half (else an EnigmaError says which).
+    ``use_simdgroup=None`` picks the simdgroup path exactly when those
+    hold. A threadgroup whose size is not a multiple of 32 takes the scalar
+    path at run time either way. Put ``enigma.barrier()`` between the gemm
+    and other threads' reads of C. Repeated gemm calls with the same C, M,
+    N and path give each C element to the same thread (or simdgroup) every
+    time. Every thread of the group must reach the call."""
     what = "gemm"
     current_tracer(what)
     M, N, K = _extent(M, "M"), _extent(N, "N"), _extent(K, "K")
@@ -425,20 +476,42 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
     if use_simdgroup is not None and not isinstance(use_simdgroup, bool):
         fail(f"gemm: use_simdgroup must be True, False or None (automatic), "
              f"got {use_simdgroup!r}")
-    a = _Operand(what, "A", A)
-    b = _Operand(what, "B", B)
-    c = _Operand(what, "C", C)
+    if not isinstance(barrier, bool):
+        fail(f"gemm: barrier must be True or False, got {barrier!r}")
+    a = _Operand(what, "A", A, registers=True)
+    b = _Operand(what, "B", B, registers=True)
+    c = _Operand(what, "C", C, registers=True)
+    accum = _accumulator_type(accum_dtype)
+    if c.space == "register":
+        if use_simdgroup:
+            fail("gemm: use_simdgroup=True but C is a register tensor: "
+                 "simdgroup tiles are stored to memory (pass a threadgroup "
+                 "tensor or buffer as C)")
+        _require_shape(c, (M, N))
+        _require_shape(a, (K, M) if transpose_A else (M, K))
+        _require_shape(b, (N, K) if transpose_B else (K, N))
+        _check_types(a, b, c, accum)
+        _gemm_registers(a, b, c, accum, M, N, K, transpose_A, transpose_B)
+        return
+    for op in (a, b):
+        if op.space == "register":
+            fail(f"gemm: {op.role} is a register tensor, so C must be one "
+                 "too (each thread then computes its own tile); C is "
+                 f"{c.label}")
     a.require(what, M * K, f"a {'K x M' if transpose_A else 'M x K'} tile "
               f"(M={M}, K={K})")
     b.require(what, K * N, f"a {'N x K' if transpose_B else 'K x N'} tile "
               f"(K={K}, N={N})")
     c.require(what, M * N, f"an M x N tile (M={M}, N={N})")
-    accum = _accumulator_type(accum_dtype)
     _check_types(a, b, c, accum)
 
     blocker = _simdgroup_blocker(a, b, c, accum, M, N, K)
     if use_simdgroup and blocker:
         fail(f"gemm: use_simdgroup=True but {blocker}")
+    if barrier:
+        spaces = {op.space for op in (a, b, c)}
+        _barrier("mem_device_and_threadgroup" if len(spaces) == 2
+                 else f"mem_{spaces.pop()}")
     if use_simdgroup is False or blocker:
         _gemm_scalar(a, b, c, accum, M, N, K, transpose_A, transpose_B)
         return
@@ -451,6 +524,51 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
             _gemm_simdgroup(a, b, c, M, N, K, transpose_A, transpose_B)
         with partial:
             _gemm_scalar(a, b, c, accum, M, N, K, transpose_A, transpose_B)
+
+
+def _require_shape(op, shape) -> None:
+    """A register operand must have exactly the tile's shape."""
+    if op.space == "register" and tuple(op.shape) != shape:
+        fail(f"gemm: register tensor {op.role} has shape {tuple(op.shape)} "
+             f"but the tile is {shape}")
+
+
+def _gemm_registers(a, b, c, accum, M, N, K, transpose_A, transpose_B):
+    """The calling thread computes the whole tile: for each k, the M values
+    of column k of op(A) and the N values of row k of op(B) are read once
+    and their outer product is added to the M x N accumulators (a register
+    tensor, so they stay in registers). A traced k (a loop for large
+    tiles) indexes memory operands only: register operands force the K
+    loop to be unrolled."""
+    C = c.memory
+    acc = C
+    if C.dtype != accum:
+        acc = register_tensor((M, N), accum)
+        for m in builtins.range(M):
+            for n in builtins.range(N):
+                acc[m, n] = C[m, n].cast(accum)
+
+    def step(k):
+        xs = [a.load(k * M + m if transpose_A else m * K + k).cast(accum)
+              for m in builtins.range(M)]
+        ys = [b.load(n * K + k if transpose_B else k * N + n).cast(accum)
+              for n in builtins.range(N)]
+        for m in builtins.range(M):
+            for n in builtins.range(N):
+                acc[m, n] = fma(xs[m], ys[n], acc[m, n]) if accum.is_float \
+                    else acc[m, n] + xs[m] * ys[n]
+
+    if "register" in (a.space, b.space) or \
+            M * N * K <= _REGISTER_UNROLL_MACS:
+        for k in builtins.range(K):
+            step(k)
+    else:
+        with for_range(0, K, dtype="uint") as k:
+            step(k)
+    if acc is not C:
+        for m in builtins.range(M):
+            for n in builtins.range(N):
+                C[m, n] = acc[m, n].cast(C.dtype)
 
 
 def _gemm_scalar(a, b, c, accum, M, N, K, transpose_A, transpose_B):
@@ -536,32 +654,42 @@ def _gemm_simdgroup(a, b, c, M, N, K, transpose_A, transpose_B):
 # --------------------------------------------------------------------------
 
 class Pipeline:
-    """Multi-buffered threadgroup memory from :func:`pipeline`: ``stages``
-    buffers of ``size`` elements in one allocation, used as a ring so that
-    one stage can be filled while another is computed on.
+    """Multi-buffered threadgroup memory, ``Pipeline(dtype, size,
+    stages=2)`` (or :func:`pipeline`): ``stages`` (at least 2) buffers of
+    ``size`` elements in one allocation, used as a ring so that one stage
+    can be filled while another is computed on. Make it at the top level of
+    the kernel body, like ``threadgroup_alloc``.
 
     Stage ``k`` (``0 <= k < stages``) is the buffer ``k`` places after the
     front in the ring. ``front()`` is stage 0 (the one to compute on),
     ``back()`` is stage ``stages - 1`` (the one to fill next), and
-    ``rotate()`` advances the ring by one: the old stage 1 becomes the
-    front, the old front becomes the back. ``swap()`` is ``rotate()`` for
-    a double buffer (2 stages).
+    ``advance()`` rotates the ring by one: the old stage 1 becomes the
+    front, the old front becomes the back. ``rotate()`` is the same call;
+    ``swap()`` is ``advance()`` for a double buffer (2 stages).
 
     The ring position is a traced ``uint`` kept with the kernel's carried
-    values, so ``rotate()`` works both in Python-unrolled loops (the
+    values, so ``advance()`` works both in Python-unrolled loops (the
     position folds to a constant) and inside traced loops
     (``enigma.range``, ``for_range``, ``if_`` arms), where it becomes a
     loop-carried value and each stage's offset is computed at run time."""
 
-    def __init__(self, tracer, tensor: ThreadgroupTensor, size: int,
-                 stages: int):
-        self._tracer = tracer
-        self._tensor = tensor
-        self.dtype = tensor.dtype
+    def __init__(self, dtype, size, stages=2):
+        tracer = current_tracer("pipeline")
+        for name, value in (("size", size), ("stages", stages)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                fail(f"pipeline: {name} must be a Python int, got "
+                     f"{type(value).__name__}")
+        if size < 1:
+            fail(f"pipeline: size must be at least 1, got {size}")
+        if stages < 2:
+            fail(f"pipeline: stages must be >= 2, got {stages} (a single "
+                 "buffer is a threadgroup_alloc)")
+        self._tensor = threadgroup_alloc(dtype, size * stages)
+        self.dtype = self._tensor.dtype
         self.size = size
         self.stages = stages
         # The ring position lives in a control-flow slot: every loop or
-        # branch traced from now on carries it, so rotate() inside one is
+        # branch traced from now on carries it, so advance() inside one is
         # seen by later iterations and by the code after it.
         self._position = _Slot(to_value(0, _U32), "pipeline ring position")
         _state(tracer).live.append(self._position)
@@ -585,9 +713,7 @@ class Pipeline:
         elif not 0 <= k < self.stages:
             fail(f"pipeline.stage: k must be in 0..{self.stages - 1} for a "
                  f"{self.stages}-stage pipeline, got {k}")
-        if self.stages == 1:
-            buffer = to_value(0, _U32)
-        elif isinstance(k, int) and k == 0:
+        if isinstance(k, int) and k == 0:
             buffer = self.position          # already in 0..stages-1
         else:
             buffer = (self.position + k) % self.stages
@@ -604,21 +730,25 @@ class Pipeline:
         """Stage ``stages - 1``: the buffer being filled."""
         return self.stage(self.stages - 1)
 
+    def advance(self) -> None:
+        """Rotates the ring forward by one stage (stage ``k + 1`` becomes
+        stage ``k``, the front becomes the back). Barriers are the
+        caller's."""
+        current_tracer("pipeline.advance")
+        self._position.value = (self.position + 1) % self.stages
+
     def rotate(self) -> None:
-        """Advances the ring by one stage (stage ``k + 1`` becomes stage
-        ``k``, the front becomes the back). Barriers are the caller's."""
-        current_tracer("pipeline.rotate")
-        if self.stages > 1:
-            self._position.value = (self.position + 1) % self.stages
+        """The same as :meth:`advance`."""
+        self.advance()
 
     def swap(self) -> None:
         """Exchanges front and back of a 2-stage pipeline (an EnigmaError
-        for any other number of stages: use rotate())."""
+        for any other number of stages: use advance())."""
         if self.stages != 2:
             fail(f"pipeline.swap: swap() exchanges the two buffers of a "
                  f"2-stage pipeline, this one has {self.stages} stages; use "
-                 "rotate()")
-        self.rotate()
+                 "advance()")
+        self.advance()
 
     def __repr__(self) -> str:
         return (f"<pipeline of {self.stages} x threadgroup "
@@ -626,18 +756,11 @@ class Pipeline:
 
 
 def pipeline(dtype, size, stages=2) -> Pipeline:
-    """Allocates ``stages`` threadgroup buffers of ``size`` elements of
-    ``dtype`` (one ``threadgroup_alloc`` of ``stages * size`` elements) for
-    multi-buffering: fill ``back()`` while computing on ``front()``, then
-    ``swap()`` (2 stages) or ``rotate()``. Call it at the top level of the
-    kernel body, like ``threadgroup_alloc``; the 32 KiB limit counts all
-    stages. ``size`` and ``stages`` are positive Python ints."""
-    tracer = current_tracer("pipeline")
-    for name, value in (("size", size), ("stages", stages)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail(f"pipeline: {name} must be a Python int, got "
-                 f"{type(value).__name__}")
-        if value < 1:
-            fail(f"pipeline: {name} must be at least 1, got {value}")
-    tensor = threadgroup_alloc(dtype, size * stages)
-    return Pipeline(tracer, tensor, size, stages)
+    """Allocates ``stages`` (at least 2) threadgroup buffers of ``size``
+    elements of ``dtype`` (one ``threadgroup_alloc`` of ``stages * size``
+    elements) for multi-buffering: fill ``back()`` while computing on
+    ``front()``, then ``advance()`` (``swap()`` for 2 stages). Call it at
+    the top level of the kernel body, like ``threadgroup_alloc``; the
+    32 KiB limit counts all stages. ``size`` and ``stages`` are Python
+    ints. The same as ``Pipeline(dtype, size, stages)``."""
+    return Pipeline(dtype, size, stages)

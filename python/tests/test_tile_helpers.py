@@ -36,7 +36,7 @@ def _copy_device(width, count, src_off, dst_off):
     @enigma.kernel
     def copy_device(src: enigma.f32, dst: enigma.f32):
         enigma.copy(src, dst, count, src_offset=src_off, dst_offset=dst_off,
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
     return enigma.compile(copy_device)
 
 
@@ -71,7 +71,7 @@ def _copy_staged(width_in, width_out):
         base = g * TG_COUNT
         count = enigma.imin(n - base, TG_COUNT)
         enigma.copy(src, tile, count, src_offset=base,
-                    coalesced_width=width_in)
+                    coalesced_width=width_in, cooperative=True)
         enigma.barrier()
         with enigma.for_range(enigma.thread_index_in_threadgroup(), count,
                               enigma.threads_per_threadgroup(),
@@ -79,7 +79,7 @@ def _copy_staged(width_in, width_out):
             rev[i] = tile[count - 1 - i]
         enigma.barrier()
         enigma.copy(rev, dst, count, dst_offset=base,
-                    coalesced_width=width_out)
+                    coalesced_width=width_out, cooperative=True)
     return enigma.compile(copy_staged)
 
 
@@ -111,10 +111,10 @@ def _copy_vectorised(dtype, width, src_off, dst_off):
         tile = enigma.threadgroup_alloc(dtype, VECTOR_TILE)
         count = chunks * 64
         enigma.copy(src, tile, count, src_offset=src_off,
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
         enigma.barrier()
         enigma.copy(tile, dst, count, dst_offset=dst_off,
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
     return enigma.compile(copy_vectorised)
 
 
@@ -170,7 +170,7 @@ def _copy_masked(width):
         # Keep elements i >= lo that are not multiples of 3.
         enigma.copy(src, dst, 500, src_offset=4, dst_offset=2,
                     mask_fn=lambda i: (i % 3 != 0) & (i >= lo),
-                    coalesced_width=width)
+                    coalesced_width=width, cooperative=True)
     return enigma.compile(copy_masked)
 
 
@@ -192,7 +192,8 @@ def copy_masked_src_bounds(src: enigma.f32, n: enigma.Scalar(enigma.u32),
                            dst: enigma.f32):
     # src holds only n elements: the mask keeps the copy from reading past
     # them (the CPU backend would read freed memory otherwise).
-    enigma.copy(src, dst, 256, mask_fn=lambda i: i < n, coalesced_width=4)
+    enigma.copy(src, dst, 256, mask_fn=lambda i: i < n, coalesced_width=4,
+                cooperative=True)
 
 
 def test_copy_mask_guards_reads(runtime, rng):
@@ -207,7 +208,8 @@ def test_copy_mask_guards_reads(runtime, rng):
 
 @enigma.kernel
 def copy_convert(src: enigma.f16, dst: enigma.f32):
-    enigma.copy(src, dst, 100, mask_fn=lambda i: True, coalesced_width=2)
+    enigma.copy(src, dst, 100, mask_fn=lambda i: True, coalesced_width=2,
+                cooperative=True)
 
 
 def test_copy_converts_element_type(runtime, rng):
@@ -219,7 +221,8 @@ def test_copy_converts_element_type(runtime, rng):
 
 @enigma.kernel
 def copy_convert_vectors(src: enigma.f16, dst: enigma.f32):
-    enigma.copy(src, dst, 256, src_offset=4, coalesced_width=4)
+    enigma.copy(src, dst, 256, src_offset=4, coalesced_width=4,
+                cooperative=True)
 
 
 def test_copy_converts_vectors(runtime, rng):
@@ -234,8 +237,8 @@ def test_copy_converts_vectors(runtime, rng):
 
 @enigma.kernel
 def copy_empty(src: enigma.f32, dst: enigma.f32):
-    enigma.copy(src, dst, 0)
-    enigma.copy(src, dst, 4, mask_fn=lambda i: False)
+    enigma.copy(src, dst, 0, cooperative=True)
+    enigma.copy(src, dst, 4, mask_fn=lambda i: False, cooperative=True)
 
 
 def test_copy_nothing(runtime, rng):
@@ -286,7 +289,7 @@ def _gemm_buffers(m, n, k, ta, tb, simd, in_dtype="f32", c_dtype="f32",
 
     @enigma.kernel
     def gemm_buffers(A: A_t, B: A_t, C0: C_t, C: C_t):
-        enigma.copy(C0, C, m * n)
+        enigma.copy(C0, C, m * n, cooperative=True)
         enigma.barrier("mem_device")
         enigma.gemm(A, B, C, M=m, N=n, K=k, transpose_A=ta, transpose_B=tb,
                     accum_dtype=accum, use_simdgroup=simd)
@@ -401,13 +404,13 @@ def _gemm_threadgroup(m, n, k, simd):
                               enigma.threads_per_threadgroup(),
                               dtype="uint") as i:
             c[i] = 0.0
-        enigma.copy(A, a, m * k, coalesced_width=4)
-        enigma.copy(B, b, k * n, coalesced_width=2)
+        enigma.copy(A, a, m * k, coalesced_width=4, cooperative=True)
+        enigma.copy(B, b, k * n, coalesced_width=2, cooperative=True)
         enigma.barrier()
         enigma.gemm(a, b, c, M=m, N=n, K=k, use_simdgroup=simd)
         enigma.gemm(a, b, c, M=m, N=n, K=k, use_simdgroup=simd)
         enigma.barrier()
-        enigma.copy(c, C, m * n)
+        enigma.copy(c, C, m * n, cooperative=True)
     return enigma.compile(gemm_threadgroup)
 
 
@@ -446,12 +449,14 @@ def _staged_reverse(stages):
         t = enigma.thread_index_in_threadgroup()
         for s in enigma.range_constexpr(stages - 1):
             with enigma.if_(s < chunks):
-                enigma.copy(X, p.stage(s), CHUNK, src_offset=s * CHUNK)
+                enigma.copy(X, p.stage(s), CHUNK, src_offset=s * CHUNK,
+                            cooperative=True)
         enigma.barrier()
         for c in enigma.range(chunks, dtype="uint"):
             with enigma.if_(c + (stages - 1) < chunks):
                 enigma.copy(X, p.back(), CHUNK,
-                            src_offset=(c + (stages - 1)) * CHUNK)
+                            src_offset=(c + (stages - 1)) * CHUNK,
+                            cooperative=True)
             front = p.front()
             Y[c * CHUNK + t] = front[CHUNK - 1 - t] * 2.0 + 1.0
             enigma.barrier()
@@ -477,36 +482,33 @@ UNROLLED_CHUNKS = 5
 def _double_buffered_sum(stages, use_swap):
     """out[t] = sum over chunks of chunk[(t * 5) % CHUNK], multi-buffered
     (stages - 1 chunks ahead) with the loop unrolled in Python: every stage
-    offset is a constant. One stage: copy, barrier, compute, barrier."""
+    offset is a constant."""
     @enigma.kernel
     def double_buffered_sum(X: enigma.f32, out: enigma.f32):
         p = enigma.pipeline("float", CHUNK, stages)
         t = enigma.thread_index_in_threadgroup()
-        ahead = max(stages - 1, 1)        # chunks in flight before step 0
+        ahead = stages - 1                # chunks in flight before step 0
         for s in range(ahead):
-            enigma.copy(X, p.stage(s), CHUNK, src_offset=s * CHUNK)
+            enigma.copy(X, p.stage(s), CHUNK, src_offset=s * CHUNK,
+                        cooperative=True)
         enigma.barrier()
         acc = 0.0
         for c in enigma.range_constexpr(UNROLLED_CHUNKS):
-            if c + ahead < UNROLLED_CHUNKS and stages > 1:
+            if c + ahead < UNROLLED_CHUNKS:
                 enigma.copy(X, p.back(), CHUNK,
-                            src_offset=(c + ahead) * CHUNK)
+                            src_offset=(c + ahead) * CHUNK, cooperative=True)
             acc = acc + p.front()[(t * 5) % CHUNK]
             enigma.barrier()
-            if stages == 1 and c + 1 < UNROLLED_CHUNKS:
-                enigma.copy(X, p.front(), CHUNK, src_offset=(c + 1) * CHUNK)
-                enigma.barrier()
-            elif use_swap:
+            if use_swap:
                 p.swap()
             else:
-                p.rotate()
+                p.advance()
         out[t] = acc
     return enigma.compile(double_buffered_sum)
 
 
-@pytest.mark.parametrize("stages,use_swap", [(1, False), (2, True),
-                                             (2, False), (3, False),
-                                             (4, False)])
+@pytest.mark.parametrize("stages,use_swap", [(2, True), (2, False),
+                                             (3, False), (4, False)])
 def test_pipeline_unrolled_reduction(runtime, rng, stages, use_swap):
     x = _nonzero(rng, UNROLLED_CHUNKS * CHUNK)
     out = run_kernel(runtime, _double_buffered_sum(stages, use_swap), [x],
@@ -534,8 +536,8 @@ def pipelined_gemm(A: enigma.f32, B: enigma.f32, C: enigma.f32):
         acc[i] = 0.0
     for r in enigma.range(TILE, dtype="uint"):     # first K tile, row by row
         enigma.copy(A, pa.back(), TILE, src_offset=r * 64,
-                    dst_offset=r * TILE)
-    enigma.copy(B, pb.back(), TILE * TILE)
+                    dst_offset=r * TILE, cooperative=True)
+    enigma.copy(B, pb.back(), TILE * TILE, cooperative=True)
     enigma.barrier()
     for kt in enigma.range(4, dtype="uint"):
         pa.swap()
@@ -544,12 +546,12 @@ def pipelined_gemm(A: enigma.f32, B: enigma.f32, C: enigma.f32):
             for r in enigma.range(TILE, dtype="uint"):
                 enigma.copy(A, pa.back(), TILE,
                             src_offset=r * 64 + (kt + 1) * TILE,
-                            dst_offset=r * TILE)
+                            dst_offset=r * TILE, cooperative=True)
             enigma.copy(B, pb.back(), TILE * TILE,
-                        src_offset=(kt + 1) * TILE * TILE)
+                        src_offset=(kt + 1) * TILE * TILE, cooperative=True)
         enigma.gemm(pa.front(), pb.front(), acc, M=TILE, N=TILE, K=TILE)
         enigma.barrier()
-    enigma.copy(acc, C, TILE * TILE)
+    enigma.copy(acc, C, TILE * TILE, cooperative=True)
 
 
 def test_pipeline_feeds_gemm(runtime, rng):
@@ -735,13 +737,13 @@ def test_pipeline_errors():
         return k
 
     _fails(kernel_with(lambda: enigma.pipeline("float", 16, stages=0)),
-           "stages must be at least 1")
+           "stages must be >= 2, got 0")
     _fails(kernel_with(lambda: enigma.pipeline("float", 0)),
            "size must be at least 1")
     _fails(kernel_with(lambda: enigma.pipeline("float", 16.0)),
            "size must be a Python int")
     _fails(kernel_with(lambda: enigma.pipeline("float", 16, 3).swap()),
-           "this one has 3 stages; use rotate")
+           "this one has 3 stages; use advance")
     _fails(kernel_with(lambda: enigma.pipeline("float", 16).stage(2)),
            r"k must be in 0\.\.1 for a 2-stage pipeline, got 2")
     _fails(kernel_with(lambda: enigma.pipeline("float", 16).stage(-1)),

@@ -925,7 +925,7 @@ def _body_source(body, indent, lines):
         elif kind == "copy":
             lines.append(f"{pad}enigma.copy({s[1]}, {s[2]}, {s[3]}, "
                          f"src_offset={s[4]}, dst_offset={s[5]}, "
-                         f"coalesced_width={s[6]})")
+                         f"coalesced_width={s[6]}, cooperative=True)")
         elif kind == "barrier":
             lines.append(f"{pad}enigma.barrier()")
         elif kind == "atomic":
