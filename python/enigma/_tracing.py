@@ -564,3 +564,13 @@ def kernel(fn) -> KernelDefinition:
     element type are ``device T*`` buffers bound at ``[[buffer(i)]]`` in
     declaration order; ``enigma.Scalar(dtype)`` marks a by-value scalar."""
     return KernelDefinition(fn)
+
+
+def __getattr__(name):
+    # Programs written for the original Enigma import Tensor from this
+    # module inside kernels (`from enigma._tracing import Tensor`); it lives
+    # in _tensor, which builds on this module, so it is looked up lazily.
+    if name == "Tensor":
+        from ._tensor import Tensor
+        return Tensor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
