@@ -26,6 +26,24 @@ class CompiledKernel:
         self.block = block
 
     @property
+    def param_names(self) -> list:
+        """The parameter names, in declaration order (the original DSL's
+        field)."""
+        return [p.name for p in self.params]
+
+    @property
+    def num_params(self) -> int:
+        """The number of parameters, buffers and scalars."""
+        return len(self.params)
+
+    @property
+    def scalar_params(self) -> list:
+        """``(name, parameter index, Metal type)`` of every scalar
+        parameter, as the original DSL lists them."""
+        return [(p.name, i, p.dtype.msl) for i, p in enumerate(self.params)
+                if p.kind == "scalar"]
+
+    @property
     def kernel_name(self) -> str:
         """``enigma_kernel_<python name>``, also the MSL function name."""
         return self._artifact.kernel_name

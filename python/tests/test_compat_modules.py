@@ -253,3 +253,26 @@ def test_tuple_congruence_and_compatibility():
     assert not T.is_congruent((4, 8), (8, 4))  # the original compares values
     assert not T.is_congruent((4, 8), (4, (2, 4)))
     assert T.is_compatible((4, 8), (32,)) and not T.is_compatible(4, 5)
+
+
+# --------------------------------------------------------------------------
+# enigma.compiler.compiler.CompiledKernel: the original's fields
+# --------------------------------------------------------------------------
+
+def test_compiled_kernel_has_the_original_fields():
+    from enigma.compiler.compiler import compile as compile_kernel
+    from enigma.typing import Scalar, f32, u32
+
+    @enigma.kernel
+    def k(X: f32, n: Scalar(u32), a: Scalar(f32), Out: f32):
+        tid = enigma.thread_position_in_grid
+        Out[tid] = X[tid] * a + enigma.metal_cast(n, "float")
+
+    compiled = compile_kernel(k, emit_only=True)
+    assert compiled.param_names == ["X", "n", "a", "Out"]
+    assert compiled.num_params == 4
+    # (name, parameter index, Metal type) of every scalar parameter.
+    assert compiled.scalar_params == [("n", 1, "uint"), ("a", 2, "float")]
+    assert compiled.kernel_source == compiled.metal_source
+    assert compiled.grid is None and compiled.block is None
+    assert compiled.has_metallib in (True, False)

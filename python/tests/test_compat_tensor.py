@@ -581,3 +581,26 @@ def test_tensor_atomic_methods(runtime, rng):
     out = run(runtime, enigma.compile(histogram), [a], np.uint32, 8,
               grid=(n, 1, 1), threads=(64, 1, 1))
     np.testing.assert_array_equal(out, np.bincount(a % 8, minlength=8))
+
+
+# --------------------------------------------------------------------------
+# The MSL these produce
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_msl_of_vector_loads_and_fragment_reductions(n):
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32, Out: enigma.f32):
+        t = enigma.thread_position_in_grid
+        a = Tensor("A", 0, "float", enigma.Layout(n), base_offset=t * n).load()
+        b = Tensor("B", 1, "float", enigma.Layout(n), base_offset=t * n).load()
+        Out[t] = enigma.dot(a, b) + enigma.simd_sum(a)
+
+    msl = enigma.compile(k, emit_only=True).metal_source
+    # One simdgroup reduction of the thread's combined values.
+    assert msl.count("simd_sum(") == 1
+    if n == 4:  # one aligned float4 load per tensor is the value itself
+        assert msl.count("*(device float4*)(A + ") == 1
+        assert msl.count("*(device float4*)(B + ") == 1
+    else:  # three scalars assembled into a float3
+        assert msl.count("= float3(") == 2
