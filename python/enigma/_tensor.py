@@ -509,10 +509,8 @@ class Tensor:
     def _slice(self, coord) -> "Tensor":
         self._need_layout("slicing")
         shape, stride = self.shape, self.stride
-        if coord is None:
-            return self._with(self.layout, self.base_offset)
         if not isinstance(coord, tuple):
-            coord = (coord,)
+            coord = (coord,)  # t[None] is t[(None,)], as in the original
         if not isinstance(shape, tuple):
             shape, stride = (shape,), (stride,)
         if len(coord) > len(shape):

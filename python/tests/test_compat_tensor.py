@@ -345,6 +345,8 @@ def test_fewer_coordinates_drop_trailing_modes():
     row = gX[((None, None), 3)][(0, None)]
     assert row.size() == 512 and row.base_offset == 3 * 512
     assert [row.layout(i) for i in range(3)] == [0, 1, 2]
+    # A bare None is (None,), as in the original.
+    assert X[None].shape == 8 and X[None].stride == 512
     # Nested: ((None,), k) keeps the first sub-mode of mode 0 only.
     Y = Tensor("Y", 2, "float", enigma.Layout(((4, 8), 3)))
     part = Y[((None,), 2)]

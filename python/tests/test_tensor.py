@@ -57,7 +57,8 @@ def test_static_slices_move_the_base_offset():
     assert row.shape == 5 and row.stride == 1
     col = t[(None, 3)]
     assert col.base_offset == 7 + 3 and col.shape == 3 and col.stride == 5
-    assert t[None].shape == t.shape
+    assert t[None, None].shape == t.shape
+    assert t[None].shape == 3 and t[None].base_offset == 7  # mode 1 dropped
 
 
 def test_nested_slice_keeps_the_sub_modes():
