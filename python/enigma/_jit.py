@@ -227,6 +227,7 @@ class _LaunchedKernel(KernelDefinition):
             buf = _core.add_vector_buffer(tracer.builder, p.name,
                                           p.dtype.name, 1)
             tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
+            tracer.buffers[index].buffer_index = index
         return list(self._arguments)
 
 

@@ -372,6 +372,16 @@ class BufferProxy:
         self.dtype = dtype
         self.lanes = lanes  # > 1: a buffer of vectors (vec_width)
         self._buffer = buffer
+        # The parameter index (set when bound), as the original DSL's
+        # parameters carry it: Tensor(A.name, A.buffer_index, A.metal_dtype).
+        self.buffer_index = None
+
+    @property
+    def metal_dtype(self) -> str:
+        """The Metal spelling of the element type (``"float"``)."""
+        return self.dtype.msl
+
+    element_type = metal_dtype
 
     def _index(self, index) -> IRValue:
         if isinstance(index, tuple):
@@ -543,6 +553,8 @@ class KernelDefinition:
                     p.name, p.dtype.name, p.multiple_of)))
         tracer.buffers = {i: a for i, a in enumerate(args)
                           if isinstance(a, BufferProxy)}
+        for i, proxy in tracer.buffers.items():
+            proxy.buffer_index = i
         return args
 
     def __call__(self, *args, **kwargs):

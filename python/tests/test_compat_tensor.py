@@ -606,3 +606,24 @@ def test_msl_of_vector_loads_and_fragment_reductions(n):
         assert msl.count("*(device float4*)(B + ") == 1
     else:  # three scalars assembled into a float3
         assert msl.count("= float3(") == 2
+
+
+def test_tensor_from_a_buffer_parameter(runtime, rng):
+    # The original's kernel parameters carry name, buffer_index and
+    # metal_dtype, so a kernel can view one through a layout.
+    M, N = 3, 5
+
+    @enigma.kernel
+    def transpose(A: enigma.f32, B: enigma.f32):
+        i = enigma.thread_position_in_grid_xyz("x")
+        j = enigma.thread_position_in_grid_xyz("y")
+        assert (A.name, A.buffer_index, A.metal_dtype) == ("A", 0, "float")
+        assert B.buffer_index == 1 and B.element_type == "float"
+        a = Tensor(A.name, A.buffer_index, A.metal_dtype, row_major(M, N))
+        b = Tensor(B.name, B.buffer_index, B.metal_dtype, row_major(N, M))
+        b[(j, i)] = a[(i, j)]
+
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    out = run(runtime, enigma.compile(transpose), [a], np.float32, M * N,
+              grid=(M, N, 1), threads=(M, N, 1))
+    np.testing.assert_array_equal(out.reshape(N, M), a.T)
