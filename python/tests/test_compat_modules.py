@@ -276,3 +276,24 @@ def test_compiled_kernel_has_the_original_fields():
     assert compiled.kernel_source == compiled.metal_source
     assert compiled.grid is None and compiled.block is None
     assert compiled.has_metallib in (True, False)
+
+
+def test_preprocess_kernel_rewrites_enigma_range(runtime, rng):
+    # The original's enigma.compiler.preprocessor.preprocess_kernel: the
+    # function @enigma.kernel traces, with enigma.range loops rewritten.
+    from enigma.compiler.preprocessor import preprocess_kernel
+
+    def prefix(A: enigma.f32, Out: enigma.f32):
+        tid = enigma.thread_position_in_grid
+        acc = 0.0
+        for i in enigma.range(tid + 1):
+            acc = acc + A[i]
+        Out[tid] = acc
+
+    assert preprocess_kernel(prefix) is not prefix
+    compiled = enigma.compile(enigma.kernel(prefix))
+    n = int(rng.integers(1, 100))
+    a = rng.integers(-4, 4, n).astype(np.float32)
+    raw = runtime.execute(compiled, [a], output_size=4 * n, grid=(n, 1, 1),
+                          threads=(32, 1, 1))
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32), np.cumsum(a))
