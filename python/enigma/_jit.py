@@ -168,19 +168,20 @@ def kernel_call(kernel: KernelDefinition, args, kwargs) -> KernelLaunch:
     return call
 
 
-def _tensors_in(values) -> list:
-    """Tensors with a buffer among ``values`` (looking into lists and
-    tuples); identity, threadgroup and buffer-less tensors are not
-    parameters."""
+def _tensors_in(values, address_space="device") -> list:
+    """Tensors of ``address_space`` among ``values`` (looking into lists
+    and tuples); of device tensors only those with a buffer (identity and
+    buffer-less tensors are not parameters)."""
     found = []
     for v in values:
         if isinstance(v, IdentityTensor):
             continue
         if isinstance(v, Tensor):
-            if v.address_space == "device" and v.buffer_index >= 0:
+            if v.address_space == address_space and (
+                    address_space != "device" or v.buffer_index >= 0):
                 found.append(v)
         elif isinstance(v, (list, tuple)):
-            found.extend(_tensors_in(v))
+            found.extend(_tensors_in(v, address_space))
     return found
 
 
@@ -228,6 +229,9 @@ class _LaunchedKernel(KernelDefinition):
                                           p.dtype.name, 1)
             tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
             tracer.buffers[index].buffer_index = index
+        # Threadgroup tensors passed in are allocated at the top of the body.
+        for t in _tensors_in(self._arguments, address_space="threadgroup"):
+            t._threadgroup_array(tracer)
         return list(self._arguments)
 
 

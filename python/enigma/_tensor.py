@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from . import _core
+from . import _core, _tracing
 from ._dtypes import DType, as_dtype
 from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
                        fail, to_value)
@@ -430,6 +430,10 @@ class Tensor:
         self.address_space = address_space
         # Elements of the memory behind the view (threadgroup allocations).
         self._storage_size = None if layout is None else layout.cosize()
+        tracer = getattr(_tracing._state, "tracer", None)
+        if address_space == "threadgroup" and tracer is not None:
+            # Made in a kernel body: allocate here, where it is written.
+            self._threadgroup_array(tracer)
 
     # --- description -----------------------------------------------------
     @property
@@ -551,11 +555,24 @@ class Tensor:
         return proxy, proxy._buffer
 
     def _threadgroup_array(self, tracer):
-        from ._cooperation import threadgroup_alloc
+        """The threadgroup array of this tensor's name in the kernel being
+        traced, allocated on first request (at the builder's position)."""
+        from ._cooperation import ThreadgroupTensor
         arrays = tracer.__dict__.setdefault("tensor_arrays", {})
         array = arrays.get(self.name)
         if array is None:
-            array = threadgroup_alloc(self.dtype, self._storage_size)
+            file, line = _tracing.user_location()
+            tracer.builder.set_location(file, line)
+            try:
+                handle = _core.coop_threadgroup_alloc(
+                    tracer.builder, self.dtype.name, self._storage_size)
+            except EnigmaError as e:
+                fail(f"threadgroup tensor {self.name}: its memory is "
+                     "allocated where the tensor is made or first used, "
+                     "which must be the top level of the kernel body (not "
+                     f"inside an if_ or a loop): {e}")
+            array = ThreadgroupTensor(tracer, handle, self.dtype,
+                                      self._storage_size)
             arrays[self.name] = array
         elif array.dtype != self.dtype:
             fail(f"threadgroup tensor {self.name} is used as "

@@ -627,3 +627,75 @@ def test_tensor_from_a_buffer_parameter(runtime, rng):
     out = run(runtime, enigma.compile(transpose), [a], np.float32, M * N,
               grid=(M, N, 1), threads=(M, N, 1))
     np.testing.assert_array_equal(out.reshape(N, M), a.T)
+
+
+def test_threadgroup_tensor_first_used_under_an_if(runtime, rng):
+    # Made at the top level, first written under if_: allocated where made.
+    # A counter (atomics) and a float4 read of threadgroup memory.
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_threadgroup("x")
+        stage = Tensor("stage", -1, "float", enigma.Layout(256),
+                       address_space="threadgroup")
+        count = Tensor("count", -1, "uint", address_space="threadgroup",
+                       shape=1)
+        with enigma.if_(t == 0):
+            count[0] = 0
+        for i in range(4):
+            stage[t * 4 + i] = Tensor("A", 0, "float")[t * 4 + i]
+        enigma.barrier()
+        count.atomic_fetch_add(0, 1)
+        enigma.barrier()
+        mine = Tensor("stage", -1, "float", enigma.Layout(4),
+                      address_space="threadgroup",
+                      base_offset=((t + 1) % 64) * 4).load()
+        scale = enigma.metal_cast(count[0], "float")
+        Tensor("B", 1, "float", enigma.Layout(4),
+               base_offset=t * 4).store(mine * scale)
+
+    compiled = enigma.compile(k)
+    assert compiled.metal_source.count("threadgroup float4*") == 1
+    a = rng.standard_normal(256).astype(np.float32)
+    out = run(runtime, compiled, [a], np.float32, 256, grid=(64, 1, 1),
+              threads=(64, 1, 1))
+    expected = np.roll(a.reshape(64, 4), -1, axis=0).ravel() * np.float32(64)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_threadgroup_tensor_made_under_an_if_is_an_error():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        with enigma.if_(enigma.thread_position_in_grid == 0):
+            Tensor("s", -1, "float", address_space="threadgroup",
+                   shape=4)[0] = 1.0
+
+    with pytest.raises(enigma.EnigmaError, match="top level") as info:
+        enigma.compile(k)
+    assert "test_compat_tensor.py:" in str(info.value)
+
+
+def test_threadgroup_tensor_passed_to_a_jit_kernel(runtime, rng):
+    @enigma.kernel
+    def reverse(gX, gY, shared):
+        t, _, _ = enigma.arch.thread_idx()
+        b, _, _ = enigma.arch.block_idx()
+        with enigma.if_(t < 32):
+            shared[t] = gX[(t, b)]
+        enigma.barrier()
+        gY[(t, b)] = shared[31 - t]
+
+    @enigma.jit
+    def host(X, Y):
+        shared = Tensor("shared", -1, "float", address_space="threadgroup",
+                        shape=32)
+        gX, gY = tensor_zipped_divide(X, 32), tensor_zipped_divide(Y, 32)
+        reverse(gX, gY, shared).launch(grid=(X.size(), 1, 1),
+                                       block=(32, 1, 1))
+
+    n = 32 * int(rng.integers(1, 6))
+    compiled = enigma.compile(host, *(Tensor(c, i, "float", enigma.Layout(n))
+                                      for i, c in enumerate("XY")))
+    assert compiled.num_params == 2  # the threadgroup tensor is no buffer
+    x = rng.standard_normal(n).astype(np.float32)
+    out = run(runtime, compiled, [x], np.float32, n)
+    np.testing.assert_array_equal(out, x.reshape(-1, 32)[:, ::-1].ravel())
