@@ -370,9 +370,10 @@ class Tensor:
     ``layout`` may be omitted: the tensor is then the buffer itself, indexed
     with raw element indices (or, with ``shape=``, the compact layout of that
     shape). ``address_space="threadgroup"`` makes the tensor an array of
-    threadgroup memory named ``name``, allocated (``shape`` or the layout's
-    cosize elements) where the kernel first uses it, which must be at the
-    top level of the kernel body; its ``buffer_index`` is not used (-1).
+    threadgroup memory named ``name`` (``shape`` or the layout's cosize
+    elements), allocated where it is made in a kernel body (the top level)
+    or, passed to a jit kernel, at the top of that kernel; its
+    ``buffer_index`` is not used (-1).
     ``buffer_index`` -1 marks a tensor without a buffer (it can be divided
     and sliced, not read).
     """
