@@ -10,7 +10,8 @@ op result. Enigma keeps every value that may change inside a construct in a
 
 * ``carry[k]`` of ``for_range(..., init=[...])`` and ``while_(..., init=...)``;
 * the Python variables that ``enigma.range`` loops (and ``with`` statements of
-  these constructs) assign and use later: the kernel's source is rewritten
+  these constructs) assign and use later, and each leaf of a list, tuple or
+  dict such a variable holds: the kernel's source is rewritten
   when it is decorated (``_source_rewrite.prepare_kernel_function``) so
   that those variables are copied into slots before each construct and back
   out after it.
@@ -309,8 +310,9 @@ def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
     A traced counted loop written as a Python ``for`` (same bounds rules as
     :func:`for_range`). Variables assigned in the body and used after the
     loop, or read in the body before being assigned there, are carried from
-    iteration to iteration automatically; each must have a value before the
-    loop. ``break``, ``continue``, ``return`` and ``else:`` are not allowed in
+    iteration to iteration automatically (so are lists, tuples and dicts of
+    traced values assigned into, ``acc[j] = ...``); each must have a value
+    before the loop. ``break``, ``continue``, ``return`` and ``else:`` are not allowed in
     the body. Works by rewriting the kernel's source when it is decorated.
     """
     if not 1 <= len(args) <= 3:
