@@ -40,6 +40,7 @@ from . import compiler, core, ops, tensor, tuple, typing  # noqa: F401,E402
 
 DispatchError = _core.DispatchError
 BoundsCheckError = _core.BoundsCheckError
+KernelFaultError = _core.KernelFaultError
 
 __version__ = "0.1.0"
 

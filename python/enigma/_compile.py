@@ -220,7 +220,11 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                     p.multiple_of)
               for p in artifact.params]
     _record_sources(artifact)
-    return CompiledKernel(artifact, params, traced, metallib, work_dir)
+    compiled = CompiledKernel(artifact, params, traced, metallib, work_dir)
+    # A dispatch that faults runs again compiled in bounds-checked mode to
+    # find the access (_runtime.py).
+    compiled._bounds_check_source = (fn, vec_width)
+    return compiled
 
 
 def _record_sources(artifact):

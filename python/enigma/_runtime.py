@@ -18,6 +18,8 @@ from ._dtypes import as_dtype
 
 EnigmaRuntimeError = _core.EnigmaRuntimeError
 BackendUnavailableError = _core.BackendUnavailableError
+KernelFaultError = _core.KernelFaultError
+BoundsCheckError = _core.BoundsCheckError
 
 
 class MetalUnavailableError(BackendUnavailableError):
@@ -239,6 +241,18 @@ def _device_arrays(inputs, outputs):
             if _interop.is_device_array(v)]
 
 
+def _bounds_checked_twin(compiled):
+    """``compiled`` compiled again in bounds-checked mode, or None when it
+    cannot be (not compiled from a kernel here, or checked already)."""
+    source = getattr(compiled, "_bounds_check_source", None)
+    if source is None or compiled.bounds_checked:
+        return None
+    from ._compile import compile as compile_kernel
+    kernel, vec_width = source
+    return compile_kernel(kernel, vec_width=vec_width, emit_only=True,
+                          bounds_check=True)
+
+
 def _artifact(compiled):
     if not isinstance(compiled, CompiledKernel):
         raise TypeError("expected the CompiledKernel returned by "
@@ -397,9 +411,14 @@ class _Runtime:
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
-        results = self._core.execute(artifact, ins, sc, sizes, outs,
-                                     _shape(grid, "grid"),
-                                     _shape(threads, "threads"), consts)
+        launch = (ins, sc, sizes, outs, _shape(grid, "grid"),
+                  _shape(threads, "threads"), consts)
+        try:
+            results = self._core.execute(artifact, *launch)
+        except KernelFaultError as fault:
+            in_place = bool(_device_arrays(inputs, outputs))
+            raise self._locate_fault(fault, compiled, launch,
+                                     in_place) from None
         if outputs is not None:
             return outputs
         if shaped is not None:
@@ -408,6 +427,33 @@ class _Runtime:
         if output_sizes is None and output_size is not None:
             return results[0]
         return results  # a list: output_sizes, or no outputs at all
+
+    def _locate_fault(self, fault, compiled, launch, in_place):
+        """The KernelFaultError to raise for a faulting ``execute``: its
+        buffers were copies, so the same dispatch runs again compiled in
+        bounds-checked mode, which names the out-of-bounds access and its
+        file:line. Arrays bound in place are not run again (the faulting
+        kernel may have written them)."""
+        checked = None
+        if not in_place:
+            checked = _bounds_checked_twin(compiled)
+        if checked is None:
+            return KernelFaultError(str(fault))
+        try:
+            self._core.execute(checked._artifact, *launch)
+            found = ("it found no out-of-bounds access, so the fault is "
+                     "elsewhere (simdgroup matrix loads and stores are not "
+                     "checked)")
+        except BoundsCheckError as violation:
+            found = f"it reports: {violation}"
+        except KernelFaultError as again:
+            found = ("it faulted again, so the fault is not an "
+                     "out-of-bounds access of a buffer or threadgroup array: "
+                     f"{str(again).splitlines()[0]}")
+        except Exception as e:  # the fault stays the error to report
+            found = f"that failed: {type(e).__name__}: {e}"
+        return KernelFaultError(f"{fault}\nRun again in bounds-checked "
+                                f"mode, {found}")
 
     def prepare(self, compiled, inputs, output_size=None, *, scalars=None,
                 output_sizes=None, constants=None, outputs=None) -> PreparedKernel:

@@ -3,7 +3,7 @@
 // C++ exceptions become Python exceptions here: EnigmaError for mistakes in
 // kernels, DispatchError (a ValueError) for bad dispatch arguments,
 // BackendUnavailableError and EnigmaRuntimeError (RuntimeErrors) for
-// toolchains and devices.
+// toolchains and devices, KernelFaultError for kernels that faulted.
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
@@ -44,9 +44,19 @@ NB_MODULE(_core, m) {
       "A bounds-checked kernel accessed memory out of bounds: the message "
       "names the buffer, index, size, thread and source line of the first "
       "violation and how many there were.";
+  auto fault = nb::exception<enigma::KernelFault>(m, "KernelFaultError",
+                                                  runtimeError);
+  fault.attr("__doc__") =
+      "A kernel faulted while running: an invalid memory access or a "
+      "trapping instruction on the CPU, an illegal address on a GPU. The "
+      "message names the kernel and, where the dispatch could be run again "
+      "in bounds-checked mode, the out-of-bounds access with its file:line. "
+      "The runtime stays usable (on CUDA its context was reset: device "
+      "buffers made before the fault are gone). An EnigmaRuntimeError.";
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindMetalRuntime(m);
+  enigma::python::bindMetalHostRuntime(m);
   enigma::python::bindBuiltins(m);
   enigma::python::bindVectors(m);
   enigma::python::bindCooperations(m);

@@ -28,6 +28,22 @@ struct RuntimeFailure : std::runtime_error {
 struct BackendUnavailable : RuntimeFailure {
   using RuntimeFailure::RuntimeFailure;
 };
+/// A kernel faulted while it ran: an invalid memory access or a trapping
+/// instruction on the CPU, an illegal address (or another error that
+/// poisons the context) on a GPU. The message names the kernel; the backend
+/// has recovered and keeps working. Maps to Python's KernelFaultError.
+struct KernelFault : RuntimeFailure {
+  using RuntimeFailure::RuntimeFailure;
+};
+/// How a KernelFault's message ends: how to find the faulting access.
+inline std::string kernelFaultAdvice(const KernelArtifact &kernel) {
+  if (!kernel.boundsCheckParams.empty())
+    return "the kernel was compiled in bounds-checked mode, so this is not "
+           "an out-of-bounds access of a buffer, threadgroup array or atomic "
+           "(simdgroup matrix loads and stores are not checked)";
+  return "to find the access and its file:line, run it again compiled in "
+         "bounds-checked mode (bounds_check=True, or ENIGMA_BOUNDS_CHECK=1)";
+}
 /// The user's arguments do not fit the kernel (maps to ValueError/TypeError
 /// in Python, with a message naming the parameter).
 struct DispatchError : std::invalid_argument {

@@ -1,6 +1,7 @@
 //===- CpuBackend.cpp -----------------------------------------------------===//
 #include "enigma/Runtime/CpuBackend.h"
 
+#include "FaultGuard.h"
 #include "HostCompiler.h"
 #include "ThreadPool.h"
 
@@ -9,6 +10,7 @@
 #include "enigma/Target/Preludes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cctype>
 #include <chrono>
@@ -240,6 +242,84 @@ std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
                                defines);
   return cache.storeFile(key, object.string(), ".so");
 }
+
+//===----------------------------------------------------------------------===//
+// Launches that survive faults
+//===----------------------------------------------------------------------===//
+
+/// One dispatch's groups run under cpu::runGuarded. The first fault is
+/// recorded and stops the dispatch: every worker checks `stopped` before
+/// each kernel call.
+struct GuardedLaunch {
+  EnigmaCpuKernelFn entry = nullptr;
+  void *const *args = nullptr;
+  const EnigmaCpuLaunch *shape = nullptr;
+  uint64_t groupsPerCall = 1;
+  std::atomic<bool> stopped{false};
+  // Written by the first faulting worker; read after the pool's job is
+  // done (which orders the writes before the read).
+  std::atomic<bool> faulted{false};
+  cpu::Fault fault;
+  uint64_t faultBegin = 0, faultEnd = 0; // the groups of the faulting call
+
+  struct Range {
+    GuardedLaunch *launch;
+    uint64_t begin, end;
+    uint64_t current; // the call in flight; read after a fault
+  };
+
+  static void runRange(void *context) {
+    Range &range = *static_cast<Range *>(context);
+    GuardedLaunch &launch = *range.launch;
+    for (uint64_t group = range.begin; group < range.end;) {
+      if (launch.stopped.load(std::memory_order_relaxed))
+        return;
+      uint64_t next = std::min(range.end, group + launch.groupsPerCall);
+      range.current = group;
+      launch.entry(launch.args, launch.shape, group, next);
+      group = next;
+    }
+  }
+
+  void runGroups(uint64_t begin, uint64_t end) {
+    Range range{this, begin, end, begin};
+    cpu::Fault caught;
+    if (cpu::runGuarded(runRange, &range, caught))
+      return;
+    stopped.store(true, std::memory_order_relaxed);
+    if (faulted.exchange(true))
+      return; // another worker faulted first
+    fault = caught;
+    faultBegin = range.current;
+    faultEnd = std::min(range.end, range.current + groupsPerCall);
+  }
+};
+
+std::string groupPosition(const EnigmaCpuLaunch &shape, uint64_t group) {
+  uint64_t x = group % shape.groups[0];
+  uint64_t y = (group / shape.groups[0]) % shape.groups[1];
+  uint64_t z = group / (uint64_t(shape.groups[0]) * shape.groups[1]);
+  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+         std::to_string(z) + ")";
+}
+
+std::string faultMessage(const KernelArtifact &kernel,
+                         const GuardedLaunch &run,
+                         const EnigmaCpuLaunch &shape) {
+  std::string where =
+      run.faultEnd - run.faultBegin <= 1
+          ? "threadgroup " + groupPosition(shape, run.faultBegin)
+          : "threadgroups " + groupPosition(shape, run.faultBegin) + " to " +
+                groupPosition(shape, run.faultEnd - 1);
+  return "kernel " + kernel.kernelName + " faulted on the CPU: " +
+         run.fault.describe() + " in " + where + " of " +
+         std::to_string(shape.groups[0]) + " x " +
+         std::to_string(shape.groups[1]) + " x " +
+         std::to_string(shape.groups[2]) +
+         " threadgroups; the dispatch was stopped and its outputs are "
+         "incomplete; " +
+         kernelFaultAdvice(kernel);
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -250,7 +330,9 @@ CpuBackend::CpuBackend() : CpuBackend(ArtifactCache::fromEnvironment()) {}
 
 CpuBackend::CpuBackend(std::shared_ptr<ArtifactCache> artifactCache)
     : cache(artifactCache ? std::move(artifactCache)
-                          : ArtifactCache::disabled()) {}
+                          : ArtifactCache::disabled()) {
+  cpu::installFaultHandlers();
+}
 
 CpuBackend::~CpuBackend() = default;
 
@@ -361,12 +443,19 @@ void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
     throw RuntimeFailure("kernel " + artifact.kernelName +
                          ": the dispatch has more than 2^64 threadgroups");
 
-  EnigmaCpuKernelFn entry = cpuKernel->entryPoint();
-  void *const *argv = pointers.data();
+  GuardedLaunch run;
+  run.entry = cpuKernel->entryPoint();
+  run.args = pointers.data();
+  run.shape = &shape;
+  // Groups per kernel call: enough for about 1024 threads, so that the
+  // calls stay cheap next to the work while a fault stops the other
+  // workers soon.
+  run.groupsPerCall = std::max<uint64_t>(1, 1024 / threads.volume());
   cpu::ThreadPool::shared().parallelFor(
-      uint64_t(totalGroups), [&](uint64_t begin, uint64_t end) {
-        entry(argv, &shape, begin, end);
-      });
+      uint64_t(totalGroups),
+      [&run](uint64_t begin, uint64_t end) { run.runGroups(begin, end); });
+  if (run.faulted)
+    throw KernelFault(faultMessage(artifact, run, shape));
 }
 
 double CpuBackend::launchTimed(LoadedKernel &kernel,

@@ -1,0 +1,213 @@
+//===- FaultGuard.cpp -----------------------------------------------------===//
+//
+// The recovery point is a sigjmp_buf on the guarded call's stack, published
+// in a thread-local slot the handler reads. The slot uses the initial-exec
+// TLS model: the default model for a shared library may allocate on a
+// thread's first access, which must not happen inside a signal handler (a
+// fault inside malloc would then deadlock instead of crashing).
+//
+// sigsetjmp does not save the signal mask (that would be a system call per
+// guarded call); the signal the handler was entered with stays blocked after
+// the jump, so the recovery path unblocks it.
+//
+//===----------------------------------------------------------------------===//
+#include "FaultGuard.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include <pthread.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#define ENIGMA_INITIAL_EXEC_TLS __attribute__((tls_model("initial-exec")))
+#else
+#define ENIGMA_INITIAL_EXEC_TLS
+#endif
+
+namespace enigma::cpu {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+constexpr int kSignalCount = int(sizeof kSignals / sizeof kSignals[0]);
+/// The handlers installed before ours, by position in kSignals.
+struct sigaction previousHandlers[kSignalCount];
+
+/// What the handler reads and writes; trivial, so that reading it needs no
+/// initialisation call.
+struct GuardSlot {
+  sigjmp_buf *recovery;
+  Fault fault;
+};
+thread_local GuardSlot guardSlot ENIGMA_INITIAL_EXEC_TLS;
+
+/// Gives a thread that has no alternate signal stack one (so that a kernel
+/// that overflowed its stack can still be recovered), and takes it back
+/// when the thread ends. A thread that has one already (Python's
+/// faulthandler sets one up) keeps it.
+class AlternateStack {
+public:
+  AlternateStack() {
+    stack_t current{};
+    if (::sigaltstack(nullptr, &current) == 0 &&
+        !(current.ss_flags & SS_DISABLE))
+      return;
+    const size_t size = 64 * 1024 + size_t(SIGSTKSZ);
+    memory = std::malloc(size);
+    if (!memory)
+      return;
+    stack_t ours{};
+    ours.ss_sp = memory;
+    ours.ss_size = size;
+    if (::sigaltstack(&ours, nullptr) != 0) {
+      std::free(memory);
+      memory = nullptr;
+    }
+  }
+  ~AlternateStack() {
+    if (!memory)
+      return;
+    stack_t current{};
+    if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory) {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      ::sigaltstack(&off, nullptr);
+    }
+    std::free(memory);
+  }
+  AlternateStack(const AlternateStack &) = delete;
+  AlternateStack &operator=(const AlternateStack &) = delete;
+
+private:
+  void *memory = nullptr;
+};
+
+void ensureAlternateStack() {
+  thread_local AlternateStack stack;
+  (void)stack;
+}
+
+/// Passes a signal that no guarded call raised to whoever handled it before
+/// us; with nobody, restores the default action (a fault then re-executes
+/// its instruction on return and ends the process as it would have).
+void forward(int signal, siginfo_t *info, void *context) {
+  int slot = 0;
+  while (slot < kSignalCount && kSignals[slot] != signal)
+    ++slot;
+  const struct sigaction &before = previousHandlers[slot];
+  const bool sent = !info || info->si_code <= 0; // kill(), raise(), ...
+  if (before.sa_flags & SA_SIGINFO) {
+    before.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (before.sa_handler == SIG_IGN && sent)
+    return;
+  if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
+    before.sa_handler(signal);
+    return;
+  }
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(signal, &fallback, nullptr);
+  if (sent)
+    ::raise(signal); // pending until this handler returns
+}
+
+void onFaultSignal(int signal, siginfo_t *info, void *context) {
+  GuardSlot &slot = guardSlot;
+  sigjmp_buf *recovery = slot.recovery;
+  if (!recovery) {
+    forward(signal, info, context);
+    return;
+  }
+  slot.recovery = nullptr;
+  slot.fault.signal = signal;
+  slot.fault.code = info ? info->si_code : 0;
+  slot.fault.address = info ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
+  siglongjmp(*recovery, 1);
+}
+
+std::string hex(uintptr_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", (unsigned long long)value);
+  return text;
+}
+
+} // namespace
+
+std::string Fault::describe() const {
+  const std::string at = hex(address);
+  switch (signal) {
+  case SIGSEGV:
+#ifdef SI_KERNEL
+    // x86-64 reports an address outside the canonical range (far beyond
+    // any buffer) without the address.
+    if (code == SI_KERNEL)
+      return "SIGSEGV (invalid memory access far outside any buffer)";
+#endif
+    return "SIGSEGV (invalid memory access at " + at +
+           (code == SEGV_MAPERR   ? ": address not mapped"
+            : code == SEGV_ACCERR ? ": no permission for the access"
+                                  : "") +
+           ")";
+  case SIGBUS:
+    return "SIGBUS (" +
+           std::string(code == BUS_ADRALN ? "misaligned access"
+                                          : "invalid access to mapped memory") +
+           " at " + at + ")";
+  case SIGFPE:
+    return "SIGFPE (" +
+           std::string(code == FPE_INTDIV   ? "integer division by zero"
+                       : code == FPE_INTOVF ? "integer overflow"
+                                            : "arithmetic exception") +
+           " at instruction " + at + ")";
+  case SIGILL:
+    return "SIGILL (illegal instruction at " + at + ")";
+  default:
+    return "signal " + std::to_string(signal);
+  }
+}
+
+void installFaultHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction ours {};
+    ours.sa_sigaction = onFaultSignal;
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&ours.sa_mask);
+    for (int i = 0; i < kSignalCount; ++i)
+      ::sigaction(kSignals[i], &ours, &previousHandlers[i]);
+  });
+}
+
+bool runGuarded(void (*fn)(void *), void *context, Fault &fault) {
+  ensureAlternateStack();
+  GuardSlot &slot = guardSlot;
+  sigjmp_buf *const outer = slot.recovery;
+  sigjmp_buf recovery;
+  if (sigsetjmp(recovery, 0) != 0) {
+    slot.recovery = outer;
+    fault = slot.fault;
+    sigset_t caught;
+    sigemptyset(&caught);
+    sigaddset(&caught, fault.signal);
+    ::pthread_sigmask(SIG_UNBLOCK, &caught, nullptr);
+    return false;
+  }
+  slot.recovery = &recovery;
+  // The handler (on this thread) must see the recovery point before the
+  // kernel runs and no longer see it after.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  fn(context);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  slot.recovery = outer;
+  return true;
+}
+
+} // namespace enigma::cpu

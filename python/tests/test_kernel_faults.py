@@ -1,0 +1,254 @@
+"""A kernel that faults never kills the interpreter (docs/runtimes.md,
+"Kernels that fault"; docs/design/cpu-faults.md).
+
+On the CPU an invalid access raises SIGSEGV in the thread running the
+kernel; the runtime catches it, stops the dispatch and raises
+enigma.KernelFaultError. On CUDA an illegal address poisons the context;
+the runtime resets it and raises the same error. Either way the runtime
+keeps working, and ``execute`` (which works on copies) runs the dispatch
+again in bounds-checked mode to name the access and its file:line.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import enigma
+
+# Far outside any buffer: 4 TiB past it (unmapped, or not even a canonical
+# address on x86-64; unmapped on a GPU).
+FAR = 1 << 40
+
+
+@enigma.kernel
+def gather(idx: enigma.u64, A: enigma.f32, C: enigma.f32):
+    t = enigma.thread_position_in_grid
+    C[t] = A[idx[t]]  # the faulting load
+
+
+@enigma.kernel
+def scatter(idx: enigma.u64, C: enigma.f32):
+    t = enigma.thread_position_in_grid
+    C[idx[t]] = 1.0  # the faulting store
+
+
+@enigma.kernel
+def add(A: enigma.f32, B: enigma.f32, C: enigma.f32):
+    t = enigma.thread_position_in_grid
+    C[t] = A[t] + B[t]
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        for number, text in enumerate(f, 1):
+            if marker in text and "_line_of" not in text:
+                return number
+    raise AssertionError(marker)
+
+
+def _check_add_works(runtime, rng, n=1000):
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    raw = runtime.execute(enigma.compile(add), [a, b], output_size=4 * n,
+                          grid=n, threads=64)
+    assert np.array_equal(np.frombuffer(raw, np.float32), a + b)
+
+
+def _fault_names_the_backend(runtime, message):
+    if runtime.name == "cpu":
+        assert "faulted on the CPU: SIGSEGV" in message, message
+    else:
+        assert "CUDA_ERROR_" in message and "reset" in message, message
+
+
+def test_out_of_bounds_load_raises_with_its_location(runtime, rng):
+    n = 300
+    a = rng.standard_normal(n).astype(np.float32)
+    idx = np.arange(n, dtype=np.uint64)
+    bad = int(rng.integers(0, n))
+    idx[bad] = FAR
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        runtime.execute(enigma.compile(gather), [idx, a], output_size=4 * n,
+                        grid=n, threads=32)
+    message = str(caught.value)
+    assert isinstance(caught.value, enigma.EnigmaRuntimeError)
+    assert isinstance(caught.value, RuntimeError)
+    assert message.startswith("kernel enigma_kernel_gather")
+    _fault_names_the_backend(runtime, message)
+    # The bounds-checked re-run names the access, its line and the thread.
+    line = _line_of("# the faulting load")
+    assert "Run again in bounds-checked mode, it reports:" in message
+    assert "out-of-bounds load at " in message
+    assert f"test_kernel_faults.py:{line}: index" in message
+    assert f"index {FAR} of A, which has {n} elements" in message
+    assert f"thread ({bad}, 0, 0)" in message
+    _check_add_works(runtime, rng)
+
+
+def test_out_of_bounds_store_in_one_thread_grid(runtime, rng):
+    """A single threadgroup runs on the calling thread, not on a worker."""
+    idx = np.array([FAR], dtype=np.uint64)
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        runtime.execute(enigma.compile(scatter), [idx], output_size=4,
+                        grid=1, threads=1)
+    message = str(caught.value)
+    _fault_names_the_backend(runtime, message)
+    line = _line_of("# the faulting store")
+    assert "out-of-bounds store at " in message
+    assert f"test_kernel_faults.py:{line}: index {FAR} of C" in message
+    _check_add_works(runtime, rng)
+
+
+def test_many_faults_in_a_row_leave_the_runtime_working(runtime, rng):
+    """Every worker faults, many times over: no thread, lock or memory
+    is lost, and the next dispatch is right."""
+    n = 64 * 257
+    idx = np.full(n, FAR, dtype=np.uint64)
+    a = np.zeros(16, dtype=np.float32)
+    compiled = enigma.compile(gather)
+    tasks_before = len(os.listdir("/proc/self/task"))
+    for _ in range(40 if runtime.name == "cpu" else 5):
+        with pytest.raises(enigma.KernelFaultError,
+                           match="enigma_kernel_gather"):
+            runtime.prepare(compiled, [idx, a], output_size=4 * n).dispatch(
+                grid=n, threads=64)
+    if runtime.name == "cpu":
+        assert len(os.listdir("/proc/self/task")) == tasks_before
+    _check_add_works(runtime, rng, n)
+
+
+def test_prepared_dispatch_says_how_to_find_the_access(runtime):
+    n = 128
+    idx = np.arange(n, dtype=np.uint64)
+    idx[7] = FAR
+    prepared = runtime.prepare(enigma.compile(scatter), [idx],
+                               output_size=4 * n)
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        prepared.dispatch(grid=n, threads=32)
+    message = str(caught.value)
+    assert "enigma_kernel_scatter" in message
+    assert "bounds_check=True" in message
+    assert "Run again" not in message  # no re-run: the buffers are the caller's
+    with pytest.raises(enigma.KernelFaultError):
+        prepared.dispatch_async(grid=n, threads=32)
+        prepared.synchronize()
+
+
+def test_a_prepared_kernel_keeps_working_after_a_fault_on_the_cpu(rng):
+    runtime = enigma.CpuRuntime()
+    n = 512
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    prepared = runtime.prepare(enigma.compile(add), [a, b], output_size=4 * n)
+    idx = np.full(4, FAR, dtype=np.uint64)
+    with pytest.raises(enigma.KernelFaultError):
+        runtime.execute(enigma.compile(scatter), [idx], output_size=16,
+                        grid=4, threads=4)
+    prepared.dispatch(grid=n, threads=64)
+    assert np.array_equal(np.frombuffer(prepared.read_output(), np.float32),
+                          a + b)
+
+
+def test_bounds_checked_kernel_that_faults_is_not_run_again(runtime):
+    """A kernel compiled in bounds-checked mode does not fault on its
+    out-of-bounds accesses: it reports them (BoundsCheckError)."""
+    idx = np.array([0, FAR], dtype=np.uint64)
+    compiled = enigma.compile(scatter, bounds_check=True)
+    with pytest.raises(enigma.BoundsCheckError, match="out-of-bounds store"):
+        runtime.execute(compiled, [idx], output_size=8, grid=2, threads=2)
+
+
+def test_rerun_that_finds_nothing_says_so(runtime, rng):
+    """The re-run's other outcome: no out-of-bounds access (here the kernel
+    run again is a correct one in place of the faulting one)."""
+    compiled = enigma.compile(scatter)
+
+    @enigma.kernel
+    def in_bounds(idx: enigma.u64, C: enigma.f32):
+        t = enigma.thread_position_in_grid
+        C[t] = 1.0
+
+    compiled._bounds_check_source = (in_bounds, 0)
+    idx = np.array([0, FAR], dtype=np.uint64)
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        runtime.execute(compiled, [idx], output_size=8, grid=2, threads=2)
+    assert "it found no out-of-bounds access" in str(caught.value)
+    _check_add_works(runtime, rng)
+
+
+def test_faults_outside_kernels_still_end_the_process(tmp_path):
+    """The handlers pass faults of other code on: with faulthandler on, it
+    prints the traceback, then the process dies of the signal."""
+    script = textwrap.dedent("""
+        import ctypes, faulthandler, numpy as np, enigma
+        rt = enigma.CpuRuntime()
+
+        @enigma.kernel
+        def scatter(idx: enigma.u64, C: enigma.f32):
+            t = enigma.thread_position_in_grid
+            C[idx[t]] = 1.0
+
+        try:
+            rt.execute(enigma.compile(scatter),
+                       [np.array([1 << 40], np.uint64)], output_size=4)
+        except enigma.KernelFaultError:
+            print("caught the kernel's fault", flush=True)
+        faulthandler.enable()
+        ctypes.string_at(0)  # a fault in the interpreter's own code
+        print("survived")
+    """)
+    env = dict(os.environ)
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert "caught the kernel's fault" in done.stdout, done.stderr[-3000:]
+    assert "survived" not in done.stdout
+    assert done.returncode == -11, (done.returncode, done.stderr[-3000:])
+    assert "Fatal Python error: Segmentation fault" in done.stderr
+
+
+def test_cuda_context_reset_invalidates_earlier_buffers_only(runtime, rng):
+    """After a fault, CUDA's context was reset: a kernel loaded before
+    still runs (its module is loaded again), buffers made before are gone
+    and say so, and a new runtime works."""
+    if runtime.name != "cuda":
+        pytest.skip("a CUDA context reset")
+    n = 256
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    compiled_add = enigma.compile(add)
+    _check_add_works(runtime, rng)  # loaded before the fault
+    prepared = runtime.prepare(compiled_add, [a, b], output_size=4 * n)
+    idx = np.full(n, FAR, dtype=np.uint64)
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        runtime.execute(enigma.compile(scatter), [idx], output_size=4 * n,
+                        grid=n, threads=64)
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in str(caught.value)
+    with pytest.raises(enigma.EnigmaRuntimeError, match="reset"):
+        prepared.dispatch(grid=n, threads=64)
+    _check_add_works(runtime, rng)
+    _check_add_works(enigma.CudaRuntime(), rng)
+    # Queued launches: the fault is reported at synchronize().
+    faulting = runtime.prepare(enigma.compile(scatter), [idx],
+                               output_size=4 * n)
+    with pytest.raises(enigma.KernelFaultError,
+                       match="enigma_kernel_scatter"):
+        faulting.dispatch_async(grid=n, threads=64)
+        faulting.synchronize()
+    _check_add_works(runtime, rng)
+
+
+def test_cuda_arrays_bound_in_place_are_not_run_again(runtime):
+    if runtime.name != "cuda":
+        pytest.skip("device arrays")
+    torch = pytest.importorskip("torch")
+    idx = torch.full((64,), FAR, dtype=torch.uint64, device="cuda")
+    out = torch.zeros(64, dtype=torch.float32, device="cuda")
+    with pytest.raises(enigma.KernelFaultError) as caught:
+        runtime.execute(enigma.compile(scatter), [idx], grid=64, threads=64,
+                        outputs=[out])
+    assert "Run again" not in str(caught.value)
+    assert "bounds_check=True" in str(caught.value)
