@@ -430,7 +430,8 @@ class Tensor:
         self.base_offset = base_offset
         self.address_space = address_space
         # Elements of the memory behind the view (threadgroup allocations).
-        self._storage_size = None if layout is None else layout.cosize()
+        self._storage_size = None if layout is None else layout.cosize() + (
+            base_offset if _is_int(base_offset) else 0)
         tracer = getattr(_tracing._state, "tracer", None)
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
@@ -575,6 +576,10 @@ class Tensor:
             array = ThreadgroupTensor(tracer, handle, self.dtype,
                                       self._storage_size)
             arrays[self.name] = array
+        elif self._storage_size > array.size:
+            fail(f"threadgroup tensor {self.name} needs {self._storage_size} "
+                 f"elements, but the array of that name has {array.size} "
+                 "(make the largest view first)")
         elif array.dtype != self.dtype:
             fail(f"threadgroup tensor {self.name} is used as "
                  f"{self.dtype.name} and as {array.dtype.name}")

@@ -662,6 +662,16 @@ def test_threadgroup_tensor_first_used_under_an_if(runtime, rng):
     np.testing.assert_array_equal(out, expected)
 
 
+def test_threadgroup_tensor_larger_than_its_array_is_an_error():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        Tensor("s", -1, "float", address_space="threadgroup", shape=4)
+        Tensor("s", -1, "float", address_space="threadgroup", shape=8)
+
+    with pytest.raises(enigma.EnigmaError, match="needs 8 elements.*has 4"):
+        enigma.compile(k)
+
+
 def test_threadgroup_tensor_made_under_an_if_is_an_error():
     @enigma.kernel
     def k(A: enigma.f32):
