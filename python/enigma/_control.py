@@ -1,4 +1,4 @@
-"""Control flow of the Enigma language (API.md section 10): counted loops,
+"""Control flow of the Enigma language: counted loops,
 branches, while loops, guarded memory access and per-thread register arrays.
 
 How carried values work

@@ -1,7 +1,7 @@
 //===- Dispatch.h - Argument binding and launches for every backend -*- C++ -*-===//
 //
-// The half of a runtime that does not depend on the device (API.md section
-// 4): binds the user's inputs, scalars and output sizes to the kernel's
+// The half of a runtime that does not depend on the device: binds the
+// user's inputs, scalars and output sizes to the kernel's
 // parameters, validates them with messages that name the parameters, converts
 // numbers to the parameters' dtypes with range checks, loads kernels once
 // per (source, function constants), and moves bytes in and out of a Backend.
