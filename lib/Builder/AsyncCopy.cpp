@@ -126,9 +126,9 @@ void checkFits(const Memory &m, mlir::Value offset, mlir::Value perRow,
   int64_t end = *off + (*r - 1) * *epr + *c;
   if (*off < 0 || end > int64_t(*m.size))
     throw EnigmaError(what + ": the copy reaches element " +
-                      std::to_string(end - 1) + " of the " + role + ", " +
+                      std::to_string(end - 1) + " of its " + role + " (" +
                       m.name + " of " + std::to_string(*m.size) +
-                      " elements");
+                      " elements)");
 }
 
 struct Operands {

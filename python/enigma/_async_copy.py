@@ -24,7 +24,6 @@ from ._control import RegisterTensor
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
 from ._tensor import Tensor
-from ._tile import PipelineStage
 from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
                        fail, user_location)
 
@@ -74,9 +73,9 @@ def _memory(x, what: str, role: str):
     if isinstance(x, BufferProxy):
         return x._buffer, 0
     if isinstance(x, ThreadgroupTensor):
-        return x._array, 0
-    if isinstance(x, PipelineStage):
-        return x._tensor._array, x.offset
+        # A view of part of an allocation (a pipeline stage) starts inside it.
+        start = getattr(x, "_view_start", None)
+        return x._array, (start() if start is not None else 0)
     if isinstance(x, Tensor):
         # A Tensor stands for its buffer from its base offset on.
         return x._buffer()._buffer, x.base_offset
