@@ -15,6 +15,8 @@ void bindBuilder(nanobind::module_ &m);
 void bindRuntime(nanobind::module_ &m);
 /// Runtime.metal(dylib_path) where Metal exists; nothing elsewhere.
 void bindMetalRuntime(nanobind::module_ &m);
+/// Runtime.metal_host() and the MSL host runtime's source helpers.
+void bindMetalHostRuntime(nanobind::module_ &m);
 /// A Python Runtime object over `backend` (for backends bound elsewhere).
 nanobind::object makeRuntime(std::shared_ptr<enigma::Backend> backend);
 // One per op family, each in its own file.
