@@ -8,6 +8,7 @@
 #include "enigma/Builder/Vectors.h"
 
 #include "BuilderImpl.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaMathOps.h"
 
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -338,21 +339,21 @@ Value unpackToFloat(KernelBuilder &k, PackFormat format, Value packed) {
   const DType F = DType::F32;
   auto c = [&](double x) { return scalarConstant(k, x, F); };
   unsigned n = L.lanes;
+  if (format == PackFormat::Srgb4x8) {
+    // Metal's own function (the sRGB curve is the library's, not a formula
+    // of ours), printed as a call in every target.
+    KernelBuilder::Impl &impl = k.internals();
+    auto op = impl.builder.create<UnpackUnorm4x8SrgbOp>(
+        impl.location, mlirType(&impl.context, F, 4),
+        raw(k.cast(packed, DType::U32)));
+    return wrap(&k, op.getResult(), F);
+  }
   Value bits = k.broadcast(k.cast(packed, DType::U32), n);
   bits = k.binary(BinaryOp::Shr, bits, laneConstant(k, L.shift, DType::U32, n));
   bits = k.binary(BinaryOp::And, bits, laneConstant(k, L.mask, DType::U32, n));
   Value scale = laneConstant(k, L.scale, F, n);
-  if (!L.isSigned) {
-    Value v = div(k, k.cast(bits, F), scale);
-    if (format != PackFormat::Srgb4x8)
-      return v;
-    // Metal's sRGB -> linear on r, g, b; alpha stays linear.
-    return mapColour(k, v, [&](Value x) {
-      Value linear = div(k, x, c(12.92));
-      Value curve = powf(k, div(k, add(k, x, c(0.055)), c(1.055)), c(2.4));
-      return select(k, k.compare(CompareOp::LE, x, c(0.04045)), linear, curve);
-    });
-  }
+  if (!L.isSigned)
+    return div(k, k.cast(bits, F), scale);
   // Sign-extend each lane from its width, then max(-1, i / scale).
   DType narrow = L.mask[0] == 0xff ? DType::I8 : DType::I16;
   Value ints = k.cast(k.cast(bits, narrow), F);
@@ -391,15 +392,15 @@ Value unpackUint8x4(KernelBuilder &k, Value packed) {
   Value bits = k.broadcast(k.cast(packed, DType::U32), 4);
   bits = k.binary(BinaryOp::Shr, bits,
                   laneConstant(k, {0, 8, 16, 24}, DType::U32, 4));
-  return k.cast(bits, DType::U8);
+  return k.binary(BinaryOp::And, bits, laneConstant(k, {0xff}, DType::U32, 4));
 }
 
 Value packInt4x2(KernelBuilder &k, Value v) {
   checkOwner(&k, v, "pack_int4x2");
   requireIntVector(v, "pack_int4x2", 2);
-  Value bits = k.cast(v, DType::U8);
-  bits = k.binary(BinaryOp::And, bits, laneConstant(k, {0xf}, DType::U8, 2));
-  bits = k.binary(BinaryOp::Shl, bits, laneConstant(k, {0, 4}, DType::U8, 2));
+  Value bits = k.cast(v, DType::U32);
+  bits = k.binary(BinaryOp::And, bits, laneConstant(k, {0xf}, DType::U32, 2));
+  bits = k.binary(BinaryOp::Shl, bits, laneConstant(k, {0, 4}, DType::U32, 2));
   return reduce(k, vector::CombiningKind::OR, bits);
 }
 
@@ -408,28 +409,29 @@ Value unpackInt4x2(KernelBuilder &k, Value packed) {
   if (packed.lanes() != 1 || !isInteger(packed.dtype()))
     throw EnigmaError("unpack_int4x2 takes an integer scalar, got " +
                       lanesText(packed) + " of " + shortName(packed.dtype()));
-  // Move each nibble to the top of a char, then shift it back down with
+  // Move each nibble to the top of an int, then shift it back down with
   // sign extension.
-  Value bytes = k.broadcast(k.cast(k.cast(packed, DType::U8), DType::I8), 2);
-  bytes = k.binary(BinaryOp::Shl, bytes, laneConstant(k, {4, 0}, DType::I8, 2));
-  return k.binary(BinaryOp::Shr, bytes, laneConstant(k, {4}, DType::I8, 2));
+  Value words = k.broadcast(k.cast(k.cast(packed, DType::U32), DType::I32), 2);
+  words = k.binary(BinaryOp::Shl, words,
+                   laneConstant(k, {28, 24}, DType::I32, 2));
+  return k.binary(BinaryOp::Shr, words, laneConstant(k, {28}, DType::I32, 2));
 }
 
 Value dequantizeInt8(KernelBuilder &k, Value x, Value scale, Value zeroPoint) {
   checkOwner(&k, x, "dequantize_int8");
   checkOwner(&k, scale, "dequantize_int8");
   checkOwner(&k, zeroPoint, "dequantize_int8");
-  if (!isInteger(x.dtype()))
-    throw EnigmaError(std::string("dequantize_int8 takes integer values, "
-                                  "got ") +
-                      shortName(x.dtype()));
-  if (!isFloat(scale.dtype()) || scale.lanes() != 1)
-    throw EnigmaError("dequantize_int8: scale must be a float scalar, got " +
-                      lanesText(scale) + " of " + shortName(scale.dtype()));
+  for (const Value *v : {&x, &scale, &zeroPoint})
+    if (v->dtype() == DType::Bool)
+      throw EnigmaError("dequantize_int8 takes numbers, got a bool");
+  if (scale.lanes() != 1)
+    throw EnigmaError("dequantize_int8: scale must be a scalar, got " +
+                      lanesText(scale));
   if (zeroPoint.lanes() != 1)
     throw EnigmaError("dequantize_int8: zero_point must be a scalar");
-  DType t = scale.dtype();
-  return mul(k, sub(k, k.cast(x, t), k.cast(zeroPoint, t)), scale);
+  // The original DSL's formula: the difference in int, then float.
+  Value diff = sub(k, k.cast(x, DType::I32), k.cast(zeroPoint, DType::I32));
+  return mul(k, k.cast(diff, DType::F32), k.cast(scale, DType::F32));
 }
 
 } // namespace enigma

@@ -21,7 +21,8 @@ __all__ = [
     "pack_float_to_srgb_unorm4x8", "pack_float_to_unorm10a2",
     "unpack_snorm4x8_to_float", "unpack_unorm4x8_to_float",
     "unpack_snorm2x16_to_float", "unpack_unorm2x16_to_float",
-    "unpack_unorm4x8_srgb_to_float", "unpack_unorm10a2_to_float",
+    "unpack_unorm4x8_srgb_to_float", "unpack_srgb_unorm4x8_to_float",
+    "unpack_unorm10a2_to_float",
     "pack_uint8x4", "unpack_uint8x4", "pack_int4x2", "unpack_int4x2",
     "dequantize_int8",
 ]
@@ -242,7 +243,14 @@ def unpack_unorm2x16_to_float(packed) -> IRValue:
 
 def unpack_unorm4x8_srgb_to_float(packed) -> IRValue:
     """Metal ``unpack_unorm4x8_srgb_to_float(uint)`` -> float4: unorm4x8,
-    then r, g, b through the sRGB-to-linear curve; alpha linear."""
+    then r, g, b through the sRGB-to-linear curve; alpha linear. Emitted as
+    the call of Metal's function (op ``enigma.unpack_unorm4x8_srgb``)."""
+    return _unpack("srgb_unorm4x8", packed)
+
+
+def unpack_srgb_unorm4x8_to_float(packed) -> IRValue:
+    """The original DSL's name of :func:`unpack_unorm4x8_srgb_to_float`
+    (the inverse of ``pack_float_to_srgb_unorm4x8``)."""
     return _unpack("srgb_unorm4x8", packed)
 
 
@@ -252,51 +260,70 @@ def unpack_unorm10a2_to_float(packed) -> IRValue:
 
 
 # --------------------------------------------------------------------------
-# Quantisation
+# Quantisation (the original DSL's helpers, with its result types)
 # --------------------------------------------------------------------------
 
-def _int_vector(what: str, lanes: int, values) -> IRValue:
-    if len(values) == 1:
-        v = _value(values[0], what)
-        return v
+_U32 = as_dtype("u32")
+
+
+def _as_uint(x) -> IRValue:
+    """``metal_cast(x, "uint")``, as the original's helpers convert."""
+    return to_value(x, _U32).cast(_U32)
+
+
+def _lanes(v: IRValue) -> tuple:
+    return tuple(_call("vec_extract", v, k) for k in builtins.range(v.lanes))
+
+
+def _uint_vector(what: str, lanes: int, values) -> IRValue:
+    """One integer vector of ``lanes`` lanes as given, or ``lanes`` values
+    each converted to uint."""
+    if len(values) == 1 and isinstance(values[0], IRValue) and \
+            values[0].lanes > 1:
+        return values[0]
     if len(values) != lanes:
-        fail(f"{what} takes one {lanes}-lane vector or {lanes} values, got "
-             f"{len(values)} arguments")
-    return make_vec(*values)
+        fail(f"{what} takes {lanes} values (or one {lanes}-lane integer "
+             f"vector), got {len(values)} arguments")
+    return make_vec(*[_as_uint(v) for v in values])
 
 
 def pack_uint8x4(*values) -> IRValue:
-    """Four 8-bit lanes -> uint, lane 0 in bits 0-7 (little-endian, as
-    ``as_type<uint>(uchar4)``). Takes a 4-lane integer vector or 4 integer
-    values; each is wrapped to 8 bits."""
-    return _call("pack_uint8x4", _int_vector("pack_uint8x4", 4, values))
+    """``pack_uint8x4(b0, b1, b2, b3)`` -> uint: each value converted to
+    uint, its low 8 bits placed at bits ``8 * i`` (lane 0 lowest, as
+    ``as_type<uint>(uchar4)``). Also takes one 4-lane integer vector."""
+    return _call("pack_uint8x4", _uint_vector("pack_uint8x4", 4, values))
 
 
-def unpack_uint8x4(packed) -> IRValue:
-    """uint -> uchar4, the inverse of :func:`pack_uint8x4`."""
-    return _call("unpack_uint8x4", to_value(packed, as_dtype("u32")))
+def unpack_uint8x4(packed) -> tuple:
+    """uint -> a tuple of four uint bytes ``(u >> 8i) & 0xff``, lane 0 from
+    the lowest bits: ``b0, b1, b2, b3 = enigma.unpack_uint8x4(p)``. The
+    inverse of :func:`pack_uint8x4`."""
+    return _lanes(_call("unpack_uint8x4", _as_uint(packed)))
 
 
 def pack_int4x2(*values) -> IRValue:
-    """Two signed 4-bit values -> uchar: lane 0 in the low nibble, lane 1 in
-    the high nibble, each wrapped to 4 bits (two's complement, -8..7). Takes
-    a 2-lane integer vector or 2 integer values."""
-    return _call("pack_int4x2", _int_vector("pack_int4x2", 2, values))
+    """``pack_int4x2(lo, hi)`` -> uint ``(lo & 0xf) | ((hi & 0xf) << 4)``:
+    two signed 4-bit values (-8..7; others wrap, two's complement), each
+    converted to uint first. Also takes one 2-lane integer vector."""
+    return _call("pack_int4x2", _uint_vector("pack_int4x2", 2, values))
 
 
-def unpack_int4x2(packed) -> IRValue:
-    """uchar -> char2 of the two sign-extended nibbles, low nibble first."""
-    return _call("unpack_int4x2", to_value(packed, as_dtype("u8")))
+def unpack_int4x2(packed) -> tuple:
+    """uint -> a tuple ``(lo, hi)`` of two ints: the sign-extended low and
+    high nibbles of the low byte (``0xf7`` -> ``(7, -1)``). The inverse of
+    :func:`pack_int4x2`."""
+    return _lanes(_call("unpack_int4x2", _as_uint(packed)))
 
 
 def dequantize_int8(x, scale, zero_point=0) -> IRValue:
-    """``(float(x) - zero_point) * scale`` for integer ``x`` (scalar or
-    vector), computed in scale's float type (f32 for a Python number)."""
+    """``float(int(x) - int(zero_point)) * float(scale)``, a float (the
+    original DSL's formula: ``x`` and ``zero_point`` are converted to int,
+    ``scale`` to float). ``x`` may also be an integer vector (lane by
+    lane)."""
     x = to_value(x)
     scale = to_value(scale, f32)
-    if not scale.dtype.is_float:
-        fail(f"dequantize_int8: scale must be a float, got {scale.dtype.name}")
-    return _call("dequantize_int8", x, scale, to_value(zero_point, scale.dtype))
+    zero_point = to_value(zero_point, as_dtype("i32"))
+    return _call("dequantize_int8", x, scale, zero_point)
 
 
 # --------------------------------------------------------------------------

@@ -40,6 +40,7 @@ enum class PackFormat : uint8_t {
   Snorm2x16,
   Unorm2x16,
   Srgb4x8,   // pack_float_to_srgb_unorm4x8 / unpack_unorm4x8_srgb_to_float
+             // (the unpack is Metal's function: enigma.unpack_unorm4x8_srgb)
   Unorm10a2,
 };
 /// Lanes the format packs (4 or 2).
@@ -52,14 +53,17 @@ Value unpackToFloat(KernelBuilder &k, PackFormat format, Value packed);
 // --- Quantisation ---------------------------------------------------------------
 /// 4-lane integer vector -> uint, lane 0 in bits 0-7 (lanes wrap to 8 bits).
 Value packUint8x4(KernelBuilder &k, Value v);
-/// uint -> uchar4, the inverse of packUint8x4.
+/// uint -> uint4 of its bytes (lane i = (u >> 8i) & 0xff), the inverse of
+/// packUint8x4.
 Value unpackUint8x4(KernelBuilder &k, Value packed);
-/// 2-lane integer vector -> uchar: lane 0 in the low nibble, lane 1 in the
-/// high nibble, each wrapped to 4 bits (two's complement).
+/// 2-lane integer vector -> uint: lane 0 in bits 0-3, lane 1 in bits 4-7,
+/// each wrapped to 4 bits (two's complement).
 Value packInt4x2(KernelBuilder &k, Value v);
-/// uchar -> char2 of the two sign-extended nibbles, low nibble first.
+/// integer -> int2 of the sign-extended nibbles of its low byte, low nibble
+/// first.
 Value unpackInt4x2(KernelBuilder &k, Value packed);
-/// (float(x) - zeroPoint) * scale, in scale's float type; x may be a vector.
+/// float(int(x) - int(zeroPoint)) * float(scale), a float (vector when x
+/// is one); x may be integer or float (converted to int).
 Value dequantizeInt8(KernelBuilder &k, Value x, Value scale, Value zeroPoint);
 
 } // namespace enigma

@@ -40,3 +40,11 @@ enigma.kernel @int_fract(%x: i32 {enigma.name = "x"}) {
   %0 = enigma.fract %x : i32
   enigma.return
 }
+
+// -----
+
+enigma.kernel @unpack_srgb_of_float(%x: f32 {enigma.name = "x"}) {
+  // expected-error @+1 {{operand #0 must be 32-bit signless integer}}
+  %0 = "enigma.unpack_unorm4x8_srgb"(%x) : (f32) -> vector<4xf32>
+  enigma.return
+}

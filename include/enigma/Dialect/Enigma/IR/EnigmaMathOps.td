@@ -208,4 +208,21 @@ def Enigma_InsertBitsOp : Enigma_BuiltinOp<"insert_bits", "insert_bits",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Packing
+//===----------------------------------------------------------------------===//
+
+def Enigma_UnpackUnorm4x8SrgbOp
+    : Enigma_BuiltinOp<"unpack_unorm4x8_srgb", "unpack_unorm4x8_srgb_to_float"> {
+  let summary = "Metal unpack_unorm4x8_srgb_to_float(x): sRGB bytes to linear";
+  let description = [{
+    Byte i of x (i = 0 at the lowest bits) as a unorm value c = byte / 255;
+    lanes 0-2 (r, g, b) converted from sRGB to linear (c / 12.92 when
+    c <= 0.04045, else ((c + 0.055) / 1.055)^2.4), lane 3 (alpha) kept.
+  }];
+  let arguments = (ins I32:$x);
+  let results = (outs VectorOfLengthAndType<[4], [F32]>:$result);
+  let assemblyFormat = "$x attr-dict `:` type($result)";
+}
+
 #endif
