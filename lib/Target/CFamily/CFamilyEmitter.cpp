@@ -448,6 +448,21 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
     define(result(), "(" + typeName(result().getType()) + ")(" + expr(a()) +
                          " " + sym + " " + expr(b()) + ")");
   };
+  // Integer / and %: host C++ calls the prelude's total versions, since x86
+  // traps on a zero divisor and on MIN / -1
+  // (enigma_cpu_integer_division.h); GPUs divide directly.
+  auto division = [&](const char *sym, bool asSigned) {
+    if (target() != Target::Cpp)
+      return asSigned ? signedBinary(sym) : unsignedBinary(sym);
+    Type t = result().getType();
+    std::string callee = *sym == '/' ? "enigma_div" : "enigma_rem";
+    if (!llvm::isa<VectorType>(t)) // operands may print as plain literals
+      callee += "<" + typeName(t, asSigned) + ">";
+    std::string x = asSigned ? S(a()) : expr(a());
+    std::string y = asSigned ? S(b()) : expr(b());
+    define(result(),
+           "(" + typeName(t) + ")" + callee + "(" + x + ", " + y + ")");
+  };
   auto call2 = [&](const char *fn, bool asSigned) {
     std::string x = asSigned ? S(a()) : expr(a());
     std::string y = asSigned ? S(b()) : expr(b());
@@ -478,10 +493,10 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
       .Case([&](arith::ShLIOp) { intBinary("<<"); return success(); })
       .Case([&](arith::ShRUIOp) { unsignedBinary(">>"); return success(); })
       .Case([&](arith::ShRSIOp) { signedBinary(">>"); return success(); })
-      .Case([&](arith::DivUIOp) { unsignedBinary("/"); return success(); })
-      .Case([&](arith::RemUIOp) { unsignedBinary("%"); return success(); })
-      .Case([&](arith::DivSIOp) { signedBinary("/"); return success(); })
-      .Case([&](arith::RemSIOp) { signedBinary("%"); return success(); })
+      .Case([&](arith::DivUIOp) { division("/", false); return success(); })
+      .Case([&](arith::RemUIOp) { division("%", false); return success(); })
+      .Case([&](arith::DivSIOp) { division("/", true); return success(); })
+      .Case([&](arith::RemSIOp) { division("%", true); return success(); })
       .Case([&](arith::MaxSIOp) { call2("max", true); return success(); })
       .Case([&](arith::MinSIOp) { call2("min", true); return success(); })
       .Case([&](arith::MaxUIOp) { call2("max", false); return success(); })

@@ -16,6 +16,7 @@
 #include "enigma_cpu_simd.h"
 #include "enigma_cpu_vector_memory.h"
 #include "enigma_cpu_async_copy.h"
+#include "enigma_cpu_integer_division.h"
 
 using namespace metal;
 
