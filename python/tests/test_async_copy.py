@@ -589,3 +589,49 @@ def test_event_waited_outside_its_branch_is_an_error():
 def test_outside_a_kernel_is_an_error():
     with pytest.raises(enigma.EnigmaError):
         enigma.async_copy_wait()
+
+
+# --------------------------------------------------------------------------
+# Tensors in an @enigma.jit launch: a slice is its buffer from the slice's
+# (traced) base offset on
+# --------------------------------------------------------------------------
+
+JIT_TILE = 64
+
+
+@enigma.kernel
+def scale_tiles_async(gX, gY, factor):
+    tile = enigma.threadgroup_alloc(enigma.f32, JIT_TILE)
+    tid, _, _ = enigma.arch.thread_idx()
+    bid, _, _ = enigma.arch.block_idx()
+    with enigma.if_(enigma.simdgroup_index_in_threadgroup() == 1):
+        ev = enigma.async_copy_1d_d2t(tile, 0, gX[None, bid], 0, JIT_TILE)
+        enigma.async_copy_wait(ev)
+    enigma.barrier()
+    tile[tid] = tile[tid] * factor
+    enigma.barrier()
+    with enigma.if_(enigma.simdgroup_index_in_threadgroup() == 0):
+        ev = enigma.async_copy_1d_t2d(gY[None, bid], 0, tile, 0, JIT_TILE)
+        enigma.async_copy_wait(ev)
+
+
+@enigma.jit
+def scale_async(X, Y):
+    gX = enigma.tensor_zipped_divide(X, enigma.make_layout(JIT_TILE))
+    gY = enigma.tensor_zipped_divide(Y, enigma.make_layout(JIT_TILE))
+    scale_tiles_async(gX, gY, 1.5).launch(
+        grid=[gX.size(1) * JIT_TILE, 1, 1], block=[JIT_TILE, 1, 1])
+
+
+@pytest.mark.parametrize("tiles", [1, 5])
+def test_tensor_slices_in_a_jit_launch(runtime, rng, tiles):
+    n = tiles * JIT_TILE
+    compiled = enigma.compile(scale_async,
+                              enigma.Tensor("X", 0, enigma.f32,
+                                            enigma.make_layout(n)),
+                              enigma.Tensor("Y", 1, enigma.f32,
+                                            enigma.make_layout(n)))
+    x = rng.standard_normal(n).astype(np.float32)
+    raw = runtime.execute(compiled, [x], output_size=4 * n)
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32),
+                                  x * np.float32(1.5))
