@@ -33,7 +33,10 @@ src = config.enigma_src_root
 prelude = os.path.join(src, "include", "enigma", "Target", "Prelude")
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%enigma_src", src))
-# Compile MSL as C++ against the host stand-in for metal_stdlib.
+# Compile MSL against the MSL host runtime's metal_stdlib (check_msl.py
+# imports enigma with this build's core).
+config.environment["ENIGMA_CORE_DIR"] = os.path.join(
+    config.enigma_obj_root, "python", "enigma")
 config.substitutions.append(
     ("%check_msl", "%s %s" % (config.python_executable,
                               os.path.join(src, "test", "msl-host",

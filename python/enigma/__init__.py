@@ -33,6 +33,7 @@ from ._dtypes import (  # noqa: F401
 from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
+from ._metal_host import MetalHostRuntime  # noqa: F401
 from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
 from . import benchmark, testing  # noqa: F401,E402
 # The original DSL's module paths, thin re-exports of the names above.

@@ -1,5 +1,6 @@
 """Shared fixtures: every test that takes ``runtime`` runs once per backend
-named in ENIGMA_TEST_BACKENDS (default "cpu"; the GPU script adds "cuda")."""
+named in ENIGMA_TEST_BACKENDS (default "cpu"; the GPU script adds "cuda";
+"metal-host" runs the Metal source itself on the host)."""
 
 import os
 import secrets
@@ -19,6 +20,8 @@ def _make_runtime(name):
             _runtimes[name] = enigma.CpuRuntime()
         elif name == "cuda":
             _runtimes[name] = enigma.CudaRuntime()
+        elif name == "metal-host":
+            _runtimes[name] = enigma.MetalHostRuntime()
         else:
             raise ValueError(f"unknown backend {name!r} in ENIGMA_TEST_BACKENDS")
     return _runtimes[name]

@@ -1,5 +1,6 @@
 #include <metal_stdlib>
 using namespace metal;
+// expect-error: error:
 
 // Metal has no implicit int4 -> float4 conversion.
 kernel void enigma_kernel_bad(device float4* out [[buffer(0)]],

@@ -1,5 +1,6 @@
 #include <metal_stdlib>
 using namespace metal;
+// expect-error: use of undeclared identifier 'tidx'
 
 // `tidx` is never declared.
 kernel void enigma_kernel_bad(device float* out [[buffer(0)]],

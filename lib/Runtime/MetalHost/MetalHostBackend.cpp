@@ -1,0 +1,421 @@
+//===- MetalHostBackend.cpp -----------------------------------------------===//
+#include "enigma/Runtime/MetalHostBackend.h"
+
+#include "GroupRunner.h"
+#include "Harness.h"
+#include "MslCompiler.h"
+#include "MslSource.h"
+
+#include "../Cpu/FaultGuard.h"
+#include "../Cpu/ThreadPool.h"
+
+#include "enigma/Cache/ArtifactCache.h"
+
+#include <algorithm>
+#include <bit>
+#include <csignal>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+
+#include <dlfcn.h>
+
+namespace fs = std::filesystem;
+
+static_assert(std::endian::native == std::endian::little,
+              "scalars are handed to kernels as the low bytes of a uint64_t");
+
+namespace enigma {
+namespace {
+using namespace metalhost;
+
+//===----------------------------------------------------------------------===//
+// Buffers and loaded kernels
+//===----------------------------------------------------------------------===//
+
+constexpr size_t kBufferAlignment = 64; // a cache line; any vector load
+
+class HostBuffer final : public DeviceBuffer {
+public:
+  explicit HostBuffer(size_t bytes) : bytes(bytes) {
+    size_t capacity = std::max(kBufferAlignment,
+                               (bytes + kBufferAlignment - 1) /
+                                   kBufferAlignment * kBufferAlignment);
+    memory = static_cast<uint8_t *>(std::aligned_alloc(kBufferAlignment, capacity));
+    if (!memory)
+      throw RuntimeFailure("out of memory allocating a " +
+                           std::to_string(bytes) + "-byte buffer");
+    std::memset(memory, 0, capacity);
+  }
+  ~HostBuffer() override { std::free(memory); }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+
+  size_t size() const override { return bytes; }
+  uint8_t *data() const { return memory; }
+
+private:
+  uint8_t *memory = nullptr;
+  size_t bytes;
+};
+
+const HostBuffer &asHostBuffer(const DeviceBuffer &buffer) {
+  const auto *host = dynamic_cast<const HostBuffer *>(&buffer);
+  if (!host)
+    throw RuntimeFailure(
+        "the MSL host backend was given a buffer of another backend");
+  return *host;
+}
+
+class MslKernelObject final : public LoadedKernel {
+public:
+  MslKernelObject(void *library, EnigmaMslThreadMainFn main)
+      : library(library), main(main) {}
+  ~MslKernelObject() override { ::dlclose(library); }
+  MslKernelObject(const MslKernelObject &) = delete;
+  MslKernelObject &operator=(const MslKernelObject &) = delete;
+
+  EnigmaMslThreadMainFn threadMain() const { return main; }
+
+private:
+  void *library;
+  EnigmaMslThreadMainFn main;
+};
+
+std::shared_ptr<LoadedKernel> openKernel(const std::string &path) {
+  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    throw RuntimeFailure("cannot load the compiled MSL kernel " + path + ": " +
+                         ::dlerror());
+  auto version = reinterpret_cast<EnigmaMslAbiVersionFn>(
+      ::dlsym(library, "enigma_msl_abi_version"));
+  auto main = reinterpret_cast<EnigmaMslThreadMainFn>(
+      ::dlsym(library, "enigma_msl_thread_main"));
+  if (!version || !main || version() != ENIGMA_MSL_ABI_VERSION) {
+    ::dlclose(library);
+    throw RuntimeFailure("the compiled MSL kernel " + path +
+                         " does not have the runtime's interface");
+  }
+  return std::make_shared<MslKernelObject>(library, main);
+}
+
+void writeTextFile(const fs::path &path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), std::streamsize(text.size()));
+  if (!out.flush())
+    throw RuntimeFailure("cannot write " + path.string());
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// What the groups of one launch share.
+struct Launch {
+  DispatchShape shape;
+  EnigmaMslThreadMainFn main;
+  void *const *args;
+  std::atomic<bool> stopped{false};
+  std::mutex failureMutex;
+  std::string failure; // the first fault or error, if any
+  bool faulted = false;  // the failure is the kernel's fault
+  const std::string *kernelName;
+
+  void fail(const std::string &message, bool fault) {
+    std::lock_guard<std::mutex> lock(failureMutex);
+    if (failure.empty()) {
+      failure = message;
+      faulted = fault;
+    }
+    stopped = true;
+  }
+};
+
+struct Chunk {
+  Launch *launch;
+  uint64_t begin, end;
+};
+
+/// Runs under cpu::runGuarded, which must not be left by an exception.
+void runChunk(void *context) {
+  auto &chunk = *static_cast<Chunk *>(context);
+  GroupRunner &runner = GroupRunner::forThisThread();
+  try {
+    for (uint64_t g = chunk.begin; g < chunk.end; ++g) {
+      if (chunk.launch->stopped.load(std::memory_order_relaxed))
+        return;
+      runner.run(chunk.launch->shape, g, chunk.launch->main,
+                 chunk.launch->args);
+    }
+  } catch (const std::exception &e) {
+    chunk.launch->fail(e.what(), false);
+    runner.reset();
+  }
+}
+
+std::string triple(const uint32_t v[3]) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
+         std::to_string(v[2]) + ")";
+}
+
+/// Where and why the kernel faulted.
+std::string describeFault(const Launch &launch, const GroupRunner &runner,
+                          const cpu::Fault &fault) {
+  std::string where;
+  if (const EnigmaMslThread *t = runner.runningThread())
+    where = " in thread " + triple(t->position_in_grid) + " (threadgroup " +
+            triple(runner.currentGroup().threadgroup_position_in_grid) +
+            ", thread " + triple(t->position_in_threadgroup) + " of it)";
+  std::string why = fault.describe();
+  if ((fault.signal == SIGSEGV || fault.signal == SIGBUS) &&
+      runner.isGuardPage(reinterpret_cast<const void *>(fault.address)))
+    why = "stack overflow: a thread used more than " +
+          std::to_string(runner.stackBytes() / 1024) +
+          " KiB of stack (set ENIGMA_MSL_STACK_KB for more)";
+  return "kernel " + *launch.kernelName + " faulted" + where + ": " + why +
+         ". On a GPU this is undefined behaviour (typically an out-of-bounds "
+         "access); nothing after the fault was run";
+}
+
+void runGuardedChunk(Launch &launch, uint64_t begin, uint64_t end) {
+  Chunk chunk{&launch, begin, end};
+  GroupRunner &runner = GroupRunner::forThisThread();
+  cpu::Fault fault;
+  if (!cpu::runGuarded(&runChunk, &chunk, fault)) {
+    launch.fail(describeFault(launch, runner, fault), true);
+    runner.reset();
+  }
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// MetalHostBackend
+//===----------------------------------------------------------------------===//
+
+MetalHostBackend::MetalHostBackend()
+    : MetalHostBackend(ArtifactCache::fromEnvironment()) {}
+
+MetalHostBackend::MetalHostBackend(std::shared_ptr<ArtifactCache> artifactCache)
+    : cache(artifactCache ? std::move(artifactCache)
+                          : ArtifactCache::disabled()) {
+  MslCompiler::instance(); // fails here when there is no usable clang++
+}
+
+MetalHostBackend::~MetalHostBackend() = default;
+
+std::shared_ptr<LoadedKernel>
+MetalHostBackend::load(const KernelArtifact &kernel,
+                       const ConstantValues &constants) {
+  if (kernel.mslSource.empty())
+    throw RuntimeFailure("kernel " + kernel.kernelName +
+                         " has no Metal source for the MSL host backend");
+  MslSource source =
+      MslSource::parse(kernel.mslSource, kernel.kernelName + ".metal");
+  const MslKernel &msl = source.kernel(kernel.kernelName);
+  if (msl.bindings().size() != kernel.params.size())
+    throw RuntimeFailure("kernel " + kernel.kernelName + " declares " +
+                         std::to_string(msl.bindings().size()) +
+                         " buffer parameters in its Metal source but has " +
+                         std::to_string(kernel.params.size()) + " parameters");
+  std::string text = source.adapted(constants) + generateHarness(msl);
+
+  MslCompiler &compiler = MslCompiler::instance();
+  std::string key = ArtifactCache::makeKey(
+      {"msl-host-object-1", compiler.identity(), kernel.kernelName, text});
+  if (std::optional<std::string> cached = cache->lookupPath(key)) {
+    ++fromCacheCount;
+    return openKernel(*cached);
+  }
+  // On failure the scratch directory is kept: the error names the file.
+  fs::path scratch = cache->makeScratchDirectory();
+  fs::path sourcePath = scratch / (kernel.kernelName + ".metal");
+  writeTextFile(sourcePath, text);
+  fs::path object = scratch / (kernel.kernelName + ".so");
+  compiler.compileSharedObject(*cache, sourcePath.string(), object.string());
+  std::string path = cache->storeFile(key, object.string(), ".so");
+  std::shared_ptr<LoadedKernel> loaded = openKernel(path);
+  ++compiledCount;
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  return loaded;
+}
+
+std::shared_ptr<DeviceBuffer> MetalHostBackend::allocate(size_t bytes) {
+  return std::make_shared<HostBuffer>(bytes);
+}
+
+void MetalHostBackend::upload(DeviceBuffer &dst, const void *src,
+                              size_t bytes) {
+  const HostBuffer &buffer = asHostBuffer(dst);
+  if (bytes > buffer.size())
+    throw RuntimeFailure("upload of " + std::to_string(bytes) +
+                         " bytes into a " + std::to_string(buffer.size()) +
+                         "-byte buffer");
+  if (bytes > 0)
+    std::memcpy(buffer.data(), src, bytes);
+}
+
+void MetalHostBackend::download(const DeviceBuffer &src, void *dst,
+                                size_t bytes) {
+  const HostBuffer &buffer = asHostBuffer(src);
+  if (bytes > buffer.size())
+    throw RuntimeFailure("download of " + std::to_string(bytes) +
+                         " bytes from a " + std::to_string(buffer.size()) +
+                         "-byte buffer");
+  if (bytes > 0)
+    std::memcpy(dst, buffer.data(), bytes);
+}
+
+void MetalHostBackend::launch(LoadedKernel &kernel,
+                              const KernelArtifact &artifact,
+                              const std::vector<LaunchArg> &args, Dim3 grid,
+                              Dim3 threads) {
+  auto *object = dynamic_cast<MslKernelObject *>(&kernel);
+  if (!object)
+    throw RuntimeFailure(
+        "the MSL host backend was given a kernel of another backend");
+  if (args.size() != artifact.params.size())
+    throw RuntimeFailure("kernel " + artifact.kernelName + " has " +
+                         std::to_string(artifact.params.size()) +
+                         " parameters but was launched with " +
+                         std::to_string(args.size()) + " arguments");
+  if (grid.volume() == 0 || threads.volume() == 0)
+    throw RuntimeFailure("kernel " + artifact.kernelName +
+                         " launched with an empty grid or threadgroup");
+  if (threads.volume() > GroupRunner::kMaxThreads)
+    throw RuntimeFailure("kernel " + artifact.kernelName +
+                         ": more than 1024 threads in a threadgroup");
+
+  // args[i]: a buffer's base, or a pointer to an 8-byte copy of a scalar.
+  std::vector<void *> pointers(args.size());
+  std::vector<uint64_t> scalarBits(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (artifact.params[i].kind == ParamKind::Scalar) {
+      scalarBits[i] = args[i].scalar.bits;
+      pointers[i] = &scalarBits[i];
+    } else if (!args[i].buffer) {
+      throw RuntimeFailure("kernel " + artifact.kernelName + ": parameter " +
+                           artifact.params[i].name + " has no buffer");
+    } else {
+      pointers[i] = asHostBuffer(*args[i].buffer).data();
+    }
+  }
+
+  Launch launch;
+  launch.main = object->threadMain();
+  launch.args = pointers.data();
+  launch.kernelName = &artifact.kernelName;
+  const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
+  const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
+  unsigned __int128 totalGroups = 1;
+  for (int d = 0; d < 3; ++d) {
+    launch.shape.grid[d] = gridDims[d];
+    launch.shape.threads[d] = groupDims[d];
+    launch.shape.groups[d] = uint32_t(
+        (uint64_t(gridDims[d]) + groupDims[d] - 1) / groupDims[d]);
+    totalGroups *= launch.shape.groups[d];
+  }
+  if (totalGroups >> 64)
+    throw RuntimeFailure("kernel " + artifact.kernelName +
+                         ": the dispatch has more than 2^64 threadgroups");
+
+  cpu::installFaultHandlers();
+  cpu::ThreadPool::shared().parallelFor(
+      uint64_t(totalGroups), [&](uint64_t begin, uint64_t end) {
+        runGuardedChunk(launch, begin, end);
+      });
+  if (launch.faulted)
+    throw KernelFault(launch.failure);
+  if (!launch.failure.empty())
+    throw RuntimeFailure(launch.failure);
+}
+
+double MetalHostBackend::launchTimed(LoadedKernel &kernel,
+                                     const KernelArtifact &artifact,
+                                     const std::vector<LaunchArg> &args,
+                                     Dim3 grid, Dim3 threads) {
+  auto start = std::chrono::steady_clock::now();
+  launch(kernel, artifact, args, grid, threads);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  return std::chrono::duration<double, std::micro>(elapsed).count();
+}
+
+KernelArtifact
+MetalHostBackend::artifactForSource(const std::string &text,
+                                    const std::string &kernelName,
+                                    const std::vector<unsigned> &defined,
+                                    std::vector<bool> *bytesParams) {
+  MslSource source = MslSource::parse(text, kernelName + ".metal");
+  const MslKernel &msl = source.kernel(kernelName);
+  KernelArtifact artifact;
+  artifact.kernelName = kernelName;
+  artifact.mslSource = text;
+  for (const MslParam *p : msl.bindings()) {
+    KernelParam param;
+    param.name = p->name;
+    param.kind = p->kind == MslParam::Kind::Scalar ? ParamKind::Scalar
+                                                   : ParamKind::Buffer;
+    unsigned width = 1;
+    std::string element = p->elementType;
+    // Atomic buffers hold their plain values.
+    if (element == "atomic_int" || element == "atomic<int>")
+      element = "int";
+    else if (element == "atomic_uint" || element == "atomic<uint>")
+      element = "uint";
+    else if (element == "atomic_float" || element == "atomic<float>")
+      element = "float";
+    else if (element == "atomic_ulong" || element == "atomic<ulong>")
+      element = "ulong";
+    else if (element == "atomic_bool" || element == "atomic<bool>")
+      element = "bool";
+    std::optional<DType> dtype = dtypeOfMslType(element, width);
+    param.dtype = dtype ? *dtype : DType::U8;
+    param.vecWidth = dtype ? width : 1;
+    artifact.params.push_back(param);
+    if (bytesParams)
+      bytesParams->push_back(!dtype);
+  }
+  for (const MslFunctionConstant &c : source.functionConstants()) {
+    if (std::find(defined.begin(), defined.end(), c.index) == defined.end())
+      continue;
+    unsigned width = 1;
+    std::string type = c.type;
+    type.erase(std::remove(type.begin(), type.end(), ' '), type.end());
+    if (type.rfind("metal::", 0) == 0)
+      type = type.substr(7);
+    std::optional<DType> dtype = dtypeOfMslType(type, width);
+    if (!dtype || width != 1)
+      throw MslSourceError(source.fileName() + ":" + std::to_string(c.line) +
+                           ": function constant " + c.name + " has type " +
+                           c.type + "; the MSL host runtime takes scalar "
+                           "function constants");
+    artifact.constants.push_back({c.index, *dtype});
+  }
+  return artifact;
+}
+
+void MetalHostBackend::checkSource(const std::string &text,
+                                   const std::string &fileName) {
+  MslSource source = MslSource::parse(text, fileName);
+  std::string full = source.adapted({});
+  for (size_t i = 0; i < source.kernels().size(); ++i)
+    full += generateHarness(source.kernels()[i],
+                            "enigma_msl_check_" + std::to_string(i));
+  fs::path scratch = cache->makeScratchDirectory();
+  struct Remove {
+    fs::path path;
+    ~Remove() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } remove{scratch};
+  fs::path path = scratch / fs::path(fileName).filename();
+  writeTextFile(path, full);
+  MslCompiler::instance().checkSyntax(*cache, path.string());
+}
+
+} // namespace enigma
