@@ -20,6 +20,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include <dlfcn.h>
@@ -219,6 +221,85 @@ void writeTextFile(const fs::path &path, std::string_view text) {
     throw RuntimeFailure("cannot write " + path.string());
 }
 
+//===----------------------------------------------------------------------===//
+// Target flags: probed once per compiler and CPU
+//===----------------------------------------------------------------------===//
+
+/// Kernel code of the kind g++ 12 with AVX512-FP16 turns into a zero-masked
+/// `vmovsh` store that binutils 2.40 rejects (fuzz seed 3141545): half
+/// values chosen by comparisons and kept across libm calls.
+constexpr const char *kArchProbeSource = R"(#include "enigma_cpu_prelude.h"
+extern "C" void enigma_arch_probe(void *const *args,
+                                  const EnigmaCpuLaunch *launch,
+                                  uint64_t begin, uint64_t end) {
+  const ushort *in0 = (const ushort *)args[0];
+  const half *in1 = (const half *)args[1];
+  bool *out0 = (bool *)args[2];
+  ushort *out1 = (ushort *)args[3];
+  (void)launch;
+  for (uint t = uint(begin); t < uint(end); ++t) {
+    ushort v0 = in0[t];
+    half v1 = in1[t];
+    ushort v3 = (ushort)abs((short)v0);
+    half v5 = isnan(v1) ? half(0.0f) : v1;
+    half v6 = clamp(v5, half(-65504.0f), half(65504.0f));
+    half v11 = (half)fmod((half)t, v6);
+    half v12 = step(v5, v6);
+    half v16 = isnan(v11) ? half(0.0f) : v11;
+    half v17 = clamp(v16, half(-128.0f), half(127.0f));
+    bool v21 = (ulong)(short)v3 == (ulong)(long)v6 || v17 != half(0.0f);
+    half v24 = floor(v12 / (half)(short)v3);
+    half v27 = fmax(v11, v24);
+    out0[t] = !v21;
+    out1[t] = (ushort)!(v16 >= v27);
+  }
+}
+)";
+
+/// The target flags for this compiler on this CPU: the first candidate that
+/// builds the probe (docs/design/host-compiler-flags.md). Decided once per
+/// machine: kept in the cache under the compiler's identity and the CPU's,
+/// and in memory for the process.
+std::vector<std::string> targetFlags(ArtifactCache &cache,
+                                     const cpu::HostCompiler &compiler,
+                                     const fs::path &scratch,
+                                     const std::string &includeDir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>> chosen;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto known = chosen.find(compiler.identity()); known != chosen.end())
+    return known->second;
+
+  std::string candidates;
+  for (const auto &flags : cpu::HostCompiler::archCandidates())
+    candidates += joinLines(flags) + "|";
+  std::string key = ArtifactCache::makeKey(
+      {"cpu-target-flags-1", compiler.identity(), cpu::hostCpuIdentity(),
+       candidates, kArchProbeSource});
+  std::optional<std::vector<std::string>> flags;
+  if (std::optional<std::string> path = cache.lookupPath(key)) {
+    std::ifstream in(*path);
+    std::vector<std::string> words;
+    for (std::string word; std::getline(in, word);)
+      if (!word.empty())
+        words.push_back(word);
+    const auto &known = cpu::HostCompiler::archCandidates();
+    if (std::find(known.begin(), known.end(), words) != known.end())
+      flags = words;
+  }
+  if (!flags) {
+    fs::path probe = scratch / "enigma_arch_probe.cpp";
+    writeTextFile(probe, kArchProbeSource);
+    flags = compiler.chooseArch(probe.string(),
+                                (scratch / "enigma_arch_probe.so").string(),
+                                includeDir);
+    if (cache.enabled())
+      cache.store(key, joinLines(*flags), ".txt");
+  }
+  chosen[compiler.identity()] = *flags;
+  return *flags;
+}
+
 /// Builds the shared object in `scratch` and hands it to the cache; returns
 /// where the object now is (in the cache, or still in `scratch`).
 std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
@@ -238,8 +319,9 @@ std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
   }
 
   fs::path object = scratch / (kernel.kernelName + ".so");
-  compiler.compileSharedObject(source.string(), object.string(), *includeDir,
-                               defines);
+  compiler.compileSharedObject(
+      source.string(), object.string(), *includeDir, defines,
+      targetFlags(cache, compiler, scratch, *includeDir));
   return cache.storeFile(key, object.string(), ".so");
 }
 
@@ -348,10 +430,14 @@ CpuBackend::load(const KernelArtifact &kernel,
 
   const cpu::HostCompiler &compiler = cpu::HostCompiler::fromEnvironment();
   std::vector<std::string> defines = constantDefines(constants);
+  // The target flags are not in the key: they follow from the compiler and
+  // the CPU, which are.
   std::string flags = joinLines(cpu::HostCompiler::sharedObjectFlags());
+  for (const auto &candidate : cpu::HostCompiler::archCandidates())
+    flags += joinLines(candidate) + "|";
   std::string defineLines = joinLines(defines);
   std::string key = ArtifactCache::makeKey(
-      {"cpu-shared-object-1", compiler.identity(), flags,
+      {"cpu-shared-object-2", compiler.identity(), flags,
        cpu::hostCpuIdentity(), preludeDigest(), defineLines,
        kernel.kernelName, kernel.cppSource});
 

@@ -3,6 +3,7 @@
 
 #include "enigma/Runtime/Backend.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -124,7 +125,6 @@ const std::vector<std::string> &HostCompiler::sharedObjectFlags() {
   static const std::vector<std::string> flags = {
       "-std=c++17",           // the language the emitter writes
       "-O3",                  // kernels are hot loops: inline and vectorise
-      "-march=native",        // the host's vector ISA (CPU is in the key)
       "-fPIC", "-shared",     // a shared object for dlopen
       "-fwrapv",              // integer overflow wraps, as on GPUs
       "-fno-strict-aliasing", // kernels reinterpret buffers (as_type, atomics)
@@ -135,36 +135,112 @@ const std::vector<std::string> &HostCompiler::sharedObjectFlags() {
   return flags;
 }
 
-void HostCompiler::compileSharedObject(
-    const std::string &sourcePath, const std::string &outputPath,
-    const std::string &includeDir,
-    const std::vector<std::string> &defines) const {
-  std::vector<std::string> argv = command;
+const std::vector<std::vector<std::string>> &HostCompiler::archCandidates() {
+  static const std::vector<std::vector<std::string>> candidates = {
+      {"-march=native"}, // the host's vector ISA (the CPU is in the key)
+#if defined(__x86_64__)
+      // g++ 12 emits zero-masked vmovsh stores for some half code, which
+      // binutils 2.40 rejects ("unsupported masking for `vmovsh'").
+      {"-march=native", "-mno-avx512fp16"},
+      {"-march=x86-64-v3"}, // AVX2 and FMA: any x86 of the last decade
+#endif
+      {}, // the compiler's default target
+  };
+  return candidates;
+}
+
+namespace {
+/// An assembler that rejected the compiler's output, or a compiler that
+/// does not know a flag: problems of the target flags, not of the source.
+bool rejectsTargetFlags(const std::string &output) {
+  for (const char *sign :
+       {"Assembler messages:", "unrecognized command-line option",
+        "unrecognized command line option", "bad value", "unknown argument",
+        "unknown target CPU", "unsupported option"})
+    if (output.find(sign) != std::string::npos)
+      return true;
+  return false;
+}
+} // namespace
+
+struct HostCompiler::Attempt {
+  std::vector<std::string> argv;
+  ProcessResult result;
+};
+
+HostCompiler::Attempt
+HostCompiler::compile(const std::vector<std::string> &arch,
+                      const std::string &sourcePath,
+                      const std::string &outputPath,
+                      const std::string &includeDir,
+                      const std::vector<std::string> &defines) const {
+  Attempt attempt;
+  std::vector<std::string> &argv = attempt.argv;
+  argv = command;
   for (const std::string &flag : sharedObjectFlags())
     argv.push_back(flag);
+  argv.insert(argv.end(), arch.begin(), arch.end());
   argv.push_back("-I" + includeDir);
   for (const std::string &define : defines)
     argv.push_back("-D" + define);
   argv.push_back(sourcePath);
   argv.push_back("-o");
   argv.push_back(outputPath);
-  ProcessResult result = runProcess(argv);
+  attempt.result = runProcess(argv);
   // A crash of the compiler itself is its bug, not the kernel's; they live
   // mostly in the vectoriser (g++ 12 once died on an AVX-512 signbit), so
   // try once more without it before giving up.
-  if (result.exitCode != 0 &&
-      result.output.find("internal compiler error") != std::string::npos) {
+  if (attempt.result.exitCode != 0 &&
+      attempt.result.output.find("internal compiler error") !=
+          std::string::npos) {
     std::vector<std::string> retry = argv;
     retry.insert(retry.end() - 3, "-fno-tree-vectorize");
     ProcessResult second = runProcess(retry);
     if (second.exitCode == 0)
-      return;
-    result.output += "\n(again without vectorisation:)\n" + second.output;
+      attempt.result = second;
+    else
+      attempt.result.output +=
+          "\n(again without vectorisation:)\n" + second.output;
   }
-  if (result.exitCode != 0)
+  return attempt;
+}
+
+std::vector<std::string>
+HostCompiler::chooseArch(const std::string &probeSource,
+                         const std::string &outputPath,
+                         const std::string &includeDir) const {
+  const auto &candidates = archCandidates();
+  for (size_t i = 0; i + 1 < candidates.size(); ++i) {
+    Attempt attempt =
+        compile(candidates[i], probeSource, outputPath, includeDir, {});
+    if (attempt.result.exitCode == 0 ||
+        !rejectsTargetFlags(attempt.result.output))
+      return candidates[i];
+  }
+  return candidates.back();
+}
+
+void HostCompiler::compileSharedObject(
+    const std::string &sourcePath, const std::string &outputPath,
+    const std::string &includeDir, const std::vector<std::string> &defines,
+    const std::vector<std::string> &arch) const {
+  Attempt attempt = compile(arch, sourcePath, outputPath, includeDir, defines);
+  // The probe passed with `arch`, but this kernel may hit an assembler
+  // problem it did not: go down the list from there.
+  const auto &candidates = archCandidates();
+  auto next = std::find(candidates.begin(), candidates.end(), arch);
+  std::string output = attempt.result.output;
+  while (attempt.result.exitCode != 0 &&
+         rejectsTargetFlags(attempt.result.output) && next != candidates.end() &&
+         ++next != candidates.end()) {
+    attempt = compile(*next, sourcePath, outputPath, includeDir, defines);
+    output += "\n(again with the target flags \"" + joinWords(*next) +
+              "\":)\n" + attempt.result.output;
+  }
+  if (attempt.result.exitCode != 0)
     throw RuntimeFailure("the host C++ compiler failed on " + sourcePath +
-                         " (source kept there; command: " + joinWords(argv) +
-                         "):\n" + result.output);
+                         " (source kept there; command: " +
+                         joinWords(attempt.argv) + "):\n" + output);
 }
 
 const std::string &hostCpuIdentity() {
