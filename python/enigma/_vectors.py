@@ -1,7 +1,7 @@
-"""Vectors, geometry, packing and quantisation (API.md section 8).
+"""Vectors, geometry, packing and quantisation (docs/reference/vectors.md).
 
 Vectors are IRValues with ``lanes`` > 1; their element type is ``dtype``.
-The exact formulas are in docs/reference/vectors.md.
+The exact formulas are in that page.
 """
 
 from __future__ import annotations
