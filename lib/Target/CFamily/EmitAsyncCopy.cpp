@@ -3,9 +3,9 @@
 // Simdgroup async copies (docs/reference/async-copy.md, design in
 // docs/design/async-copy.md).
 //
-// MSL: Metal has no public function for them; the AIR intrinsics that Apple's
-// own headers use are declared at file scope by their LLVM names and called
-// with the element size and alignment:
+// MSL: Metal has no public function for them; Apple's AIR intrinsics (what
+// its private simdgroup_async_copy lowers to) are declared at file scope by
+// their LLVM names and called with the element size and alignment:
 //   struct _simdgroup_event_t;
 //   typedef thread _simdgroup_event_t *enigma_async_event;
 //   thread _simdgroup_event_t *enigma_async_copy_1d_d2t(ulong, ulong,
@@ -26,8 +26,6 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
 
