@@ -77,8 +77,9 @@ def _memory(x, what: str, role: str):
         start = getattr(x, "_view_start", None)
         return x._array, (start() if start is not None else 0)
     if isinstance(x, Tensor):
-        # A Tensor stands for its buffer from its base offset on.
-        return x._buffer()._buffer, x.base_offset
+        # A Tensor stands for its memory (a buffer parameter or its
+        # threadgroup array) from its base offset on.
+        return x._memory()[1], x.base_offset
     if isinstance(x, str):
         tracer = current_tracer(what)
         for proxy in getattr(tracer, "buffers", {}).values():

@@ -709,3 +709,22 @@ def test_threadgroup_tensor_passed_to_a_jit_kernel(runtime, rng):
     x = rng.standard_normal(n).astype(np.float32)
     out = run(runtime, compiled, [x], np.float32, n)
     np.testing.assert_array_equal(out, x.reshape(-1, 32)[:, ::-1].ravel())
+
+
+def test_threadgroup_tensor_as_an_async_copy_destination(runtime, rng):
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_index_in_threadgroup()
+        tile = Tensor("tile", -1, "float", address_space="threadgroup",
+                      shape=64)
+        with enigma.if_(enigma.simdgroup_index_in_threadgroup() == 0):
+            ev = enigma.async_copy_1d_d2t(tile, 0, Tensor("A", 0, "float"),
+                                          0, 64)
+            enigma.async_copy_wait(ev)
+        enigma.barrier()
+        B[t] = tile[63 - t]
+
+    a = rng.standard_normal(64).astype(np.float32)
+    out = run(runtime, enigma.compile(k), [a], np.float32, 64,
+              grid=(64, 1, 1), threads=(64, 1, 1))
+    np.testing.assert_array_equal(out, a[::-1])
