@@ -33,7 +33,7 @@ from ._dtypes import as_dtype
 from ._math import fma
 from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
                     simdgroup_multiply_accumulate)
-from ._tensor import _MAX_VECTOR_BYTES, _power_of_two_divisor
+from ._tensor import Tensor, _MAX_VECTOR_BYTES, _power_of_two_divisor
 from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
                        fail, to_value)
 
@@ -138,6 +138,18 @@ class _Operand:
             self.memory, self.base, self.size = operand, 0, operand.size
             self.space = "threadgroup"
             self.label = operand.name
+        elif isinstance(operand, Tensor):
+            # The original's Tensor: element i is memory[base_offset + i]
+            # (a single index is a raw element index; the layout is unused).
+            self.memory = operand._memory()[0]
+            self.base = operand.base_offset
+            if isinstance(self.base, IRValue):
+                self.base = self.base.cast(_U32)
+            self.space = operand.address_space
+            self.size = self.memory.size - self.base \
+                if self.space == "threadgroup" and \
+                isinstance(self.base, int) else None
+            self.label = f"tensor {operand.name}"
         elif registers and isinstance(operand, RegisterTensor):
             self.memory, self.base, self.size = operand, 0, operand.size
             self.shape = operand.shape
@@ -145,7 +157,7 @@ class _Operand:
             self.label = "register tensor"
         else:
             kinds = ["a buffer parameter", "a threadgroup_alloc tensor",
-                     "a pipeline stage"] + \
+                     "a pipeline stage", "an enigma.Tensor"] + \
                 (["a register tensor"] if registers else [])
             fail(f"{what}: {role} must be {', '.join(kinds[:-1])} or "
                  f"{kinds[-1]}, got {type(operand).__name__}")

@@ -533,3 +533,46 @@ def test_pipeline_errors():
     def bad_stage(X: enigma.f32):
         enigma.pipeline("float", 16, stages=3).stage(3)
     _error(bad_stage, r"k must be in 0\.\.2")
+
+
+# --------------------------------------------------------------------------
+# enigma.Tensor operands (the original's copy and gemm take its Tensors)
+# --------------------------------------------------------------------------
+
+@enigma.kernel
+def tensor_views(A: enigma.f32, B: enigma.f32, Out: enigma.f32):
+    tid = enigma.thread_position_in_grid
+    A_s = enigma.Tensor("A_s", -1, "float", address_space="threadgroup",
+                        shape=64)
+    B_s = enigma.Tensor("B_s", -1, "float", address_space="threadgroup",
+                        shape=64)
+    C_s = enigma.Tensor("C_s", -1, "float", address_space="threadgroup",
+                        shape=64)
+    A_view = enigma.Tensor("A", 0, "float", base_offset=8)  # A from 8 on
+    with enigma.if_(enigma.cmp_eq(tid, 0)):
+        enigma.copy(A_view, A_s, 64)
+        enigma.copy(B, B_s, 64)
+    C_s[tid] = 1.0
+    enigma.barrier()
+    C = enigma.register_tensor((8, 8), dtype="float", fill=0.0)
+    enigma.gemm(A_s, B_s, C, M=8, N=8, K=8)
+    enigma.gemm(A_s, B_s, C_s, M=8, N=8, K=8)
+    enigma.barrier()
+    for i in range(8):
+        for j in range(8):
+            Out[tid * 65 + i * 8 + j] = C[i, j]
+    Out[tid * 65 + 64] = C_s[tid]
+
+
+def test_copy_and_gemm_take_tensor_views(runtime, rng):
+    a = rng.uniform(-1, 1, 72).astype(np.float32)
+    b = rng.uniform(-1, 1, 64).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(tensor_views), [a, b],
+                     np.float32, 64 * 65, (64, 1, 1), (64, 1, 1))
+    out = out.reshape(64, 65)
+    ref = a[8:].astype(np.float64).reshape(8, 8) @ \
+        b.astype(np.float64).reshape(8, 8)
+    np.testing.assert_allclose(out[:, :64], np.tile(ref.ravel(), (64, 1)),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[:, 64], 1.0 + ref.ravel(), rtol=1e-5,
+                               atol=1e-6)
