@@ -28,40 +28,34 @@ def run(runtime, compiled, inputs, out_dtype, count, grid=None, threads=None,
 
 
 # --------------------------------------------------------------------------
-# The original's TV vector add (examples/vector_add_tv.py), unchanged but
-# for the runtime
+# A thread/value-layout kernel in the original's style: an @enigma.jit host
+# function divides the tensors into tiles, the kernel picks its tile by
+# block index and its values by thread index (C = 2A + B)
 # --------------------------------------------------------------------------
 
 @enigma.kernel
-def add_kernel(gA, gB, gC, tv_layout, tiler):
-    tidx, _, _ = enigma.arch.thread_idx()
-    bidx, _, _ = enigma.arch.block_idx()
-    blkA = gA[((None, None), bidx)]
-    blkB = gB[((None, None), bidx)]
-    blkC = gC[((None, None), bidx)]
-    tidfrgA = tensor_composition(blkA, tv_layout, tiler)
-    tidfrgB = tensor_composition(blkB, tv_layout, tiler)
-    tidfrgC = tensor_composition(blkC, tv_layout, tiler)
-    thrA = tidfrgA[(tidx, None)]
-    thrB = tidfrgB[(tidx, None)]
-    thrC = tidfrgC[(tidx, None)]
-    thrC.store(thrA.load() + thrB.load())
+def axpy_tile(x_tiles, y_tiles, out_tiles, thread_values, tile_shape):
+    thread, _, _ = enigma.arch.thread_idx()
+    block, _, _ = enigma.arch.block_idx()
+    views = []
+    for tiles in (x_tiles, y_tiles, out_tiles):
+        tile = tiles[((None, None), block)]
+        per_thread = tensor_composition(tile, thread_values, tile_shape)
+        views.append(per_thread[(thread, None)])
+    x, y, out = views
+    out.store(x.load() * 2.0 + y.load())
 
 
 @enigma.jit
-def elementwise_add(mA, mB, mC):
-    thr_layout = enigma.make_ordered_layout((4, 64), order=(1, 0))
-    val_layout = enigma.make_ordered_layout((4, 4), order=(1, 0))
-    tiler_mn, tv_layout = enigma.make_layout_tv(thr_layout, val_layout)
-    gA = tensor_zipped_divide(mA, tiler_mn)
-    gB = tensor_zipped_divide(mB, tiler_mn)
-    gC = tensor_zipped_divide(mC, tiler_mn)
-    num_blocks = enigma.size(gA, mode=[1])
-    threads = enigma.size(tv_layout, mode=[0])
-    add_kernel(gA, gB, gC, tv_layout, tiler_mn).launch(
-        grid=(num_blocks * threads, 1, 1),
-        block=(threads, 1, 1),
-    )
+def axpy(mX, mY, mOut):
+    threads_mn = enigma.make_ordered_layout((8, 32), order=(1, 0))
+    values_mn = enigma.make_ordered_layout((2, 8), order=(1, 0))
+    tile_shape, thread_values = enigma.make_layout_tv(threads_mn, values_mn)
+    tiled = [tensor_zipped_divide(t, tile_shape) for t in (mX, mY, mOut)]
+    blocks = enigma.size(tiled[0], mode=[1])
+    per_block = enigma.size(thread_values, mode=[0])
+    axpy_tile(*tiled, thread_values, tile_shape).launch(
+        grid=(blocks * per_block, 1, 1), block=(per_block, 1, 1))
 
 
 def _tv_tensors(M, N):
@@ -69,9 +63,9 @@ def _tv_tensors(M, N):
             for i, n in enumerate("ABC")]
 
 
-@pytest.mark.parametrize("M,N", [(16, 256), (256, 512), (48, 768)])
-def test_original_vector_add_tv(runtime, rng, M, N):
-    compiled = enigma.compile(elementwise_add, *_tv_tensors(M, N))
+@pytest.mark.parametrize("M,N", [(16, 256), (64, 512), (48, 768)])
+def test_tv_axpy(runtime, rng, M, N):
+    compiled = enigma.compile(axpy, *_tv_tensors(M, N))
     blocks = (M // 16) * (N // 256)
     # The grid counts threads, as launched.
     assert compiled.grid == (blocks * 256, 1, 1)
@@ -80,7 +74,7 @@ def test_original_vector_add_tv(runtime, rng, M, N):
     B = rng.standard_normal((M, N)).astype(np.float32)
     out = run(runtime, compiled, [A.ravel(), B.ravel()], np.float32, M * N,
               grid=compiled.grid, threads=compiled.block)
-    expected = (A.astype(np.float64) + B).astype(np.float32)
+    expected = (A.astype(np.float64) * 2 + B).astype(np.float32)
     np.testing.assert_array_equal(out.reshape(M, N), expected)
     # execute() without a grid and dispatch_shape agree with the launch.
     assert enigma.dispatch_shape(compiled) == (compiled.grid, compiled.block)
@@ -88,18 +82,17 @@ def test_original_vector_add_tv(runtime, rng, M, N):
     np.testing.assert_array_equal(again, out)
 
 
-def test_original_vector_add_tv_prepared(runtime, rng):
-    # benchmark_naive_vs_tv.py's pattern: prepare once, dispatch with the
-    # compiled grid and block.
+def test_tv_axpy_prepared(runtime, rng):
+    # Prepared once, dispatched with the compiled grid and block.
     M, N = 32, 512
-    compiled = enigma.compile(elementwise_add, *_tv_tensors(M, N))
+    compiled = enigma.compile(axpy, *_tv_tensors(M, N))
     A = rng.standard_normal(M * N).astype(np.float32)
     B = rng.standard_normal(M * N).astype(np.float32)
     prep = runtime.prepare(compiled, [A, B], M * N * 4)
     try:
         prep.dispatch(grid=compiled.grid, threads=compiled.block)
         out = np.frombuffer(prep.read_output(), np.float32)
-        np.testing.assert_array_equal(out, A + B)
+        np.testing.assert_array_equal(out, A * np.float32(2) + B)
         assert prep.dispatch_timed(grid=compiled.grid,
                                    threads=compiled.block) >= 0
     finally:
