@@ -122,10 +122,12 @@ class _Operand:
         self.role = role
         self.shape = None
         if isinstance(operand, BufferProxy):
-            if operand.lanes > 1:
+            # copy moves whole vectors of a vec_width buffer, as the
+            # original does; gemm needs scalar elements.
+            if operand.lanes > 1 and what != "copy":
                 fail(f"{what}: {role} is buffer '{operand.name}', which holds "
-                     f"{operand.lanes}-lane vectors (vec_width); the tile "
-                     "helpers work on scalar elements")
+                     f"{operand.lanes}-lane vectors (vec_width); {what} works "
+                     "on scalar elements")
             self.memory, self.base, self.size = operand, 0, None
             self.space = "device"
             self.label = f"buffer '{operand.name}'"
@@ -299,7 +301,8 @@ def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
     # Whether a chunk may run past the end: only the last chunk can, and
     # only when count is not (provably) a multiple of the width.
     ragged = width > 1 and _power_of_two_divisor(count) % width != 0
-    lanes = 1 if ragged or mask_fn is not None else \
+    lanes = 1 if ragged or mask_fn is not None or \
+        _vector_elements(src_op) or _vector_elements(dst_op) else \
         _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width)
 
     if cooperative:
@@ -320,6 +323,11 @@ def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
                 if guard is False:
                     continue
             _copy_element(src_op, dst_op, src_base, dst_base, i, guard)
+
+
+def _vector_elements(op) -> bool:
+    """Whether the operand's elements are vectors (a vec_width buffer)."""
+    return getattr(op.memory, "lanes", 1) > 1
 
 
 def _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width) -> int:

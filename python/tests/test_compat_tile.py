@@ -576,3 +576,30 @@ def test_copy_and_gemm_take_tensor_views(runtime, rng):
                                rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out[:, 64], 1.0 + ref.ravel(), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_copy_between_vec_width_buffers(runtime, rng):
+    """The original pairs copy with compile(..., vec_width=k): its buffers
+    then hold float4s, and copy moves count of them."""
+    @enigma.kernel
+    def copy_vectors(A: enigma.f32, B: enigma.f32):
+        tid = enigma.thread_position_in_grid
+        with enigma.if_(enigma.cmp_eq(tid, 0)):
+            enigma.copy(A, B, 25, src_offset=3, coalesced_width=2)
+
+    compiled = enigma.compile(copy_vectors, vec_width=4)
+    assert "device float4*" in compiled.metal_source
+    a = _nonzero(rng, 4 * 28)
+    out = run_kernel(runtime, compiled, [a], np.float32, 4 * 25, (8, 1, 1),
+                     (8, 1, 1))
+    np.testing.assert_array_equal(out, a[12:])
+
+
+def test_gemm_rejects_vec_width_buffers():
+    @enigma.kernel
+    def gemm_vectors(A: enigma.f32, B: enigma.f32):
+        C = enigma.register_tensor((2, 2), dtype="float")
+        enigma.gemm(A, B, C, M=2, N=2, K=2)
+    with pytest.raises(enigma.EnigmaError, match="vec_width") as info:
+        enigma.compile(gemm_vectors, vec_width=4)
+    assert "test_compat_tile.py:" in str(info.value)
