@@ -133,7 +133,12 @@ def test_prepared_dispatch_says_how_to_find_the_access(runtime):
     assert "enigma_kernel_scatter" in message
     assert "bounds_check=True" in message
     assert "Run again" not in message  # no re-run: the buffers are the caller's
-    with pytest.raises(enigma.KernelFaultError):
+    # Queued: raised by dispatch_async on the CPU, by synchronize on CUDA
+    # (where the fault reset the context, so the buffers are new ones).
+    prepared = runtime.prepare(enigma.compile(scatter), [idx],
+                               output_size=4 * n)
+    with pytest.raises(enigma.KernelFaultError,
+                       match="kernel enigma_kernel_scatter"):
         prepared.dispatch_async(grid=n, threads=32)
         prepared.synchronize()
 

@@ -5,6 +5,11 @@
 // machines without CUDA: constructing a CudaBackend there throws
 // BackendUnavailable.
 //
+// A kernel that faults (an illegal address...) poisons the device's primary
+// context: the backend resets it and throws KernelFault naming the kernel.
+// Kernels reload themselves; buffers made before the reset are gone and say
+// so when used (docs/design/cuda-backend.md, "Kernel faults").
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_RUNTIME_CUDABACKEND_H
 #define ENIGMA_RUNTIME_CUDABACKEND_H
@@ -62,7 +67,7 @@ public:
   /// blocking the host.
   void waitForStream(uint64_t stream);
   /// The CUstream this backend queues on, for interop (DLPack's stream
-  /// argument).
+  /// argument). A context reset after a kernel fault replaces it.
   uint64_t streamHandle() const;
   /// The raw device address of a buffer made by this backend.
   static uint64_t devicePointer(const DeviceBuffer &buffer);

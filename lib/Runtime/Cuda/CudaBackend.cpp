@@ -7,17 +7,98 @@
 #include "Nvrtc.h"
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <iterator>
 #include <optional>
 
 namespace enigma {
 using namespace cuda;
 
-struct CudaBackend::State {
+namespace {
+/// A device's primary context as this process's backends hold it: retained
+/// once, shared by every CudaBackend of the device (and, in the driver, by
+/// other libraries: the CUDA runtime API, PyTorch, CuPy use it too).
+/// `generation` counts resets: whatever was made in the context before one
+/// (modules, streams, events, allocations) is gone.
+struct PrimaryContext {
   const DriverApi &api;
   CUdevice device = 0;
+  int ordinal = 0;
   CUcontext context = nullptr;
+  unsigned retains = 0;
+  std::atomic<uint64_t> generation{0};
+  /// Why CUDA cannot be used here any more ("" while it can).
+  std::string broken;
+
+  PrimaryContext(const DriverApi &api, CUdevice device, int ordinal)
+      : api(api), device(device), ordinal(ordinal) {}
+  ~PrimaryContext() {
+    // A reset does not release a retain (cuDevicePrimaryCtxReset), so the
+    // one taken after each reset is released here too.
+    for (; retains > 0; --retains)
+      api.cuDevicePrimaryCtxRelease(device);
+  }
+
+  /// After an error that poisoned the context: destroys everything in it,
+  /// activates it again and checks that it works. Returns "" or what
+  /// failed.
+  std::string reset() {
+    std::string failure;
+    auto step = [&](CUresult result, const char *what) {
+      if (failure.empty() && result != kCudaSuccess)
+        failure = std::string(what) + ": " + describeResult(api, result);
+      return failure.empty();
+    };
+    CUcontext fresh = nullptr;
+    if (step(api.cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset") &&
+        step(api.cuDevicePrimaryCtxRetain(&fresh, device),
+             "cuDevicePrimaryCtxRetain")) {
+      ++retains;
+      context = fresh;
+      CUdeviceptr probe = 0;
+      if (step(api.cuCtxSetCurrent(fresh), "cuCtxSetCurrent") &&
+          step(api.cuCtxSynchronize(), "cuCtxSynchronize") &&
+          step(api.cuMemAlloc(&probe, 16), "cuMemAlloc"))
+        step(api.cuMemFree(probe), "cuMemFree");
+    }
+    ++generation;
+    if (!failure.empty())
+      broken = "the CUDA context of device " + std::to_string(ordinal) +
+               " could not be recovered after a kernel faulted (" + failure +
+               "); restart the process to use CUDA again";
+    return failure;
+  }
+
+  /// The process's context of `ordinal`, retained on first use.
+  static std::shared_ptr<PrimaryContext> get(const DriverApi &api,
+                                             CUdevice device, int ordinal) {
+    static std::mutex mutex;
+    static std::map<int, std::weak_ptr<PrimaryContext>> contexts;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto existing = contexts[ordinal].lock()) {
+      if (!existing->broken.empty())
+        throw BackendUnavailable(existing->broken);
+      return existing;
+    }
+    auto created = std::make_shared<PrimaryContext>(api, device, ordinal);
+    checkResult(api, api.cuDevicePrimaryCtxRetain(&created->context, device),
+                "cuDevicePrimaryCtxRetain");
+    created->retains = 1;
+    contexts[ordinal] = created;
+    return created;
+  }
+};
+} // namespace
+
+struct CudaBackend::State {
+  const DriverApi &api;
+  std::shared_ptr<PrimaryContext> primary;
+  CUdevice device = 0;
+  // Made in the context's generation `generation`; gone after a reset.
+  uint64_t generation = 0;
   CUstream stream = nullptr;
   CUevent start = nullptr, end = nullptr;
   CUevent handoff = nullptr; // orders our stream after a caller's stream
@@ -27,29 +108,113 @@ struct CudaBackend::State {
   uint64_t maxThreads = 1024;
   std::string arch;          // what NVRTC is asked for: "sm_90" / "compute_90"
   std::string archNote;      // why, when it is not the device's own cubin
+  /// Kernels queued by launchAsync since the last wait, for messages.
+  std::vector<std::string> queued;
+  bool queuedUnchecked = false; // one of them is not bounds-checked
 
   explicit State(const DriverApi &api) : api(api) {}
   ~State() {
-    if (!context)
+    if (!primary || !current())
       return;
     // Best effort: a failing driver at teardown must not throw.
-    api.cuCtxSetCurrent(context);
-    if (start)
-      api.cuEventDestroy(start);
-    if (end)
-      api.cuEventDestroy(end);
-    if (handoff)
-      api.cuEventDestroy(handoff);
+    api.cuCtxSetCurrent(primary->context);
+    destroyQueues();
+  }
+  bool current() const { return generation == primary->generation; }
+
+  void createQueues() {
+    // A blocking stream (flags 0): the synchronous copies on the default
+    // stream wait for launches queued on it.
+    check(api.cuStreamCreate(&stream, 0), "cuStreamCreate");
+    check(api.cuEventCreate(&start, kEventDefault), "cuEventCreate");
+    check(api.cuEventCreate(&end, kEventDefault), "cuEventCreate");
+    check(api.cuEventCreate(&handoff, kEventDisableTiming), "cuEventCreate");
+  }
+  void destroyQueues() {
+    for (CUevent event : {start, end, handoff})
+      if (event)
+        api.cuEventDestroy(event);
     if (stream)
       api.cuStreamDestroy(stream);
-    api.cuDevicePrimaryCtxRelease(device);
+    stream = nullptr;
+    start = end = handoff = nullptr;
   }
-  /// The context must be current on whichever thread calls in.
-  void makeCurrent() const {
-    checkResult(api, api.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+
+  /// The context must be current on whichever thread calls in. After a
+  /// reset (by a fault here or in another backend of the device) the
+  /// stream and events are made again; launches that were queued on the
+  /// old ones are reported lost.
+  void makeCurrent() {
+    if (!primary->broken.empty())
+      throw RuntimeFailure(primary->broken);
+    checkResult(api, api.cuCtxSetCurrent(primary->context), "cuCtxSetCurrent");
+    if (current())
+      return;
+    std::string lost = queuedNames();
+    queued.clear();
+    stream = nullptr; // destroyed with the context
+    start = end = handoff = nullptr;
+    generation = primary->generation;
+    createQueues();
+    if (!lost.empty())
+      throw RuntimeFailure("the launches queued on this CUDA runtime (" + lost +
+                           ") were lost: the CUDA context of device " +
+                           std::to_string(ordinal) +
+                           " was reset after a kernel faulted");
   }
-  void check(CUresult result, const char *what) const {
+
+  std::string queuedNames() const {
+    std::string names;
+    for (const std::string &name : queued)
+      names += (names.empty() ? "" : ", ") + name;
+    return names;
+  }
+
+  /// Throws unless `result` is success; an error that poisoned the context
+  /// is a fault of a kernel queued earlier.
+  void check(CUresult result, const char *what) {
+    if (result == kCudaSuccess)
+      return;
+    if (poisonsContext(result))
+      deviceFault(result, nullptr);
     checkResult(api, result, what);
+  }
+
+  /// Recovers from an error that poisoned the context, then throws the
+  /// KernelFault naming `kernel` (and the kernels queued since the last
+  /// wait; null when it is not known which one faulted).
+  [[noreturn]] void deviceFault(CUresult result, const KernelArtifact *kernel) {
+    std::string culprit;
+    if (kernel)
+      culprit = "kernel " + kernel->kernelName;
+    if (!queued.empty())
+      culprit += (culprit.empty() ? "" : ", or one queued before it, ") +
+                 std::string(queued.size() == 1 && !kernel
+                                 ? "kernel "
+                                 : "one of the kernels ") +
+                 queuedNames();
+    if (culprit.empty())
+      culprit = "an earlier kernel";
+    // The advice for bounds-checked kernels only when every candidate is.
+    bool allChecked = (kernel || !queued.empty()) && !queuedUnchecked &&
+                      (!kernel || !kernel->boundsCheckParams.empty());
+    queued.clear();
+    queuedUnchecked = false;
+    std::string message = culprit + " failed on the device (" + deviceName +
+                          "): " + describeResult(api, result);
+    std::string failure = primary->reset();
+    if (failure.empty())
+      message += ". The CUDA context of device " + std::to_string(ordinal) +
+                 " was reset to recover: device memory allocated in it before "
+                 "(buffers of prepared kernels, arrays of other libraries "
+                 "such as PyTorch or CuPy) is gone, and this runtime reloads "
+                 "its kernels and keeps working; ";
+    else
+      message += ". " + primary->broken + "; ";
+    KernelArtifact advice;
+    if (allChecked)
+      advice.boundsCheckParams.resize(1);
+    throw KernelFault(message + kernelFaultAdvice(advice));
   }
 };
 
@@ -59,35 +224,88 @@ class CudaBuffer final : public DeviceBuffer {
 public:
   CudaBuffer(std::shared_ptr<CudaBackend::State> state, CUdeviceptr pointer,
              size_t bytes, bool owned)
-      : state(std::move(state)), pointer(pointer), bytes(bytes),
-        owned(owned) {}
+      : state(std::move(state)), pointer(pointer), bytes(bytes), owned(owned),
+        generation(this->state->primary->generation) {}
   ~CudaBuffer() override {
-    if (owned && state->api.cuCtxSetCurrent(state->context) == kCudaSuccess)
+    // After a reset the memory is gone, and its address may belong to a
+    // newer allocation: never free it then.
+    const PrimaryContext &primary = *state->primary;
+    if (owned && generation == primary.generation &&
+        state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
       state->api.cuMemFree(pointer);
   }
   size_t size() const override { return bytes; }
+
+  /// The device address; throws when the memory went with a context reset.
+  CUdeviceptr address() const {
+    if (generation != state->primary->generation)
+      throw RuntimeFailure(
+          std::string(owned ? "a buffer of this CUDA runtime"
+                            : "a device array bound to this CUDA runtime") +
+          " was made before the CUDA context of device " +
+          std::to_string(state->ordinal) +
+          " was reset after a kernel faulted, and is gone; " +
+          (owned ? "prepare the kernel again" : "bind a new array"));
+    return pointer;
+  }
 
   std::shared_ptr<CudaBackend::State> state;
   CUdeviceptr pointer;
   size_t bytes;
   bool owned;
+  uint64_t generation; // of the context the memory belongs to
 };
 
+/// A loaded kernel keeps its image, so that after a context reset it loads
+/// itself again at the next launch (the Dispatcher caches these objects).
 class CudaKernel final : public LoadedKernel {
 public:
-  CudaKernel(std::shared_ptr<CudaBackend::State> state, CUmodule module,
-             CUfunction function, std::string description)
-      : state(std::move(state)), module(module), function(function),
-        description(std::move(description)) {}
-  ~CudaKernel() override {
-    if (state->api.cuCtxSetCurrent(state->context) == kCudaSuccess)
-      state->api.cuModuleUnload(module);
+  CudaKernel(std::shared_ptr<CudaBackend::State> state, std::string image,
+             std::string name, std::string description)
+      : state(std::move(state)), image(std::move(image)),
+        name(std::move(name)), description(std::move(description)) {}
+  ~CudaKernel() override { unload(); }
+
+  /// The entry point in the current context (which must be current).
+  CUfunction entry() {
+    if (module && generation == state->primary->generation)
+      return function;
+    module = nullptr; // an old one went with its context
+    CUmodule loaded = loadModule(*state, image, name);
+    CUfunction found = nullptr;
+    CUresult result =
+        state->api.cuModuleGetFunction(&found, loaded, name.c_str());
+    if (result != kCudaSuccess) {
+      state->api.cuModuleUnload(loaded);
+      throw RuntimeFailure("the CUDA source does not define kernel " + name +
+                           " (" + describeResult(state->api, result) + ")");
+    }
+    module = loaded;
+    function = found;
+    generation = state->primary->generation;
+    return function;
   }
 
   std::shared_ptr<CudaBackend::State> state;
-  CUmodule module;
-  CUfunction function;
+  std::string image;
+  std::string name;
   std::string description;
+
+private:
+  static CUmodule loadModule(const CudaBackend::State &state,
+                             const std::string &image,
+                             const std::string &kernelName);
+  void unload() {
+    const PrimaryContext &primary = *state->primary;
+    if (module && generation == primary.generation &&
+        state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
+      state->api.cuModuleUnload(module);
+    module = nullptr;
+  }
+
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  uint64_t generation = 0;
 };
 
 const CudaBuffer &asCudaBuffer(const DeviceBuffer &buffer) {
@@ -169,8 +387,9 @@ NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
 
 /// Loads a cubin, or JIT-compiles PTX, reporting the driver's log on
 /// failure.
-CUmodule loadModule(const CudaBackend::State &state, const std::string &image,
-                    const std::string &kernelName) {
+CUmodule CudaKernel::loadModule(const CudaBackend::State &state,
+                                const std::string &image,
+                                const std::string &kernelName) {
   char errorLog[8192] = {0};
   int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes};
   void *values[] = {errorLog, reinterpret_cast<void *>(sizeof errorLog)};
@@ -211,7 +430,7 @@ struct LaunchArguments {
         if (!args[i].buffer)
           throw DispatchError("parameter '" + param.name + "' of " +
                               artifact.kernelName + " needs a buffer");
-        slots[i] = asCudaBuffer(*args[i].buffer).pointer;
+        slots[i] = asCudaBuffer(*args[i].buffer).address();
       } else {
         slots[i] = args[i].scalar.bits;
       }
@@ -283,15 +502,10 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
   // first dispatch.
   chooseArchitecture(s, Nvrtc::get());
 
-  s.check(api.cuDevicePrimaryCtxRetain(&s.context, s.device),
-          "cuDevicePrimaryCtxRetain");
-  s.makeCurrent();
-  // A blocking stream (flags 0): the synchronous copies on the default
-  // stream wait for launches queued on it.
-  s.check(api.cuStreamCreate(&s.stream, 0), "cuStreamCreate");
-  s.check(api.cuEventCreate(&s.start, kEventDefault), "cuEventCreate");
-  s.check(api.cuEventCreate(&s.end, kEventDefault), "cuEventCreate");
-  s.check(api.cuEventCreate(&s.handoff, kEventDisableTiming), "cuEventCreate");
+  s.primary = PrimaryContext::get(api, s.device, deviceOrdinal);
+  s.generation = s.primary->generation;
+  checkResult(api, api.cuCtxSetCurrent(s.primary->context), "cuCtxSetCurrent");
+  s.createQueues();
   state = std::move(created);
 }
 
@@ -323,16 +537,9 @@ CudaBackend::load(const KernelArtifact &kernel,
   NvrtcOutput code = loadOrCompileCubin(nvrtc, program, fromCache);
 
   state->makeCurrent();
-  CUmodule module = loadModule(*state, code.image, kernel.kernelName);
-  CUfunction function = nullptr;
-  CUresult result =
-      state->api.cuModuleGetFunction(&function, module, kernel.kernelName.c_str());
-  if (result != kCudaSuccess) {
-    state->api.cuModuleUnload(module);
-    throw RuntimeFailure("the CUDA source does not define kernel " +
-                         kernel.kernelName + " (" +
-                         describeResult(state->api, result) + ")");
-  }
+  auto loaded = std::make_shared<CudaKernel>(state, std::move(code.image),
+                                             kernel.kernelName, "");
+  loaded->entry(); // loads it now, so that errors show at load time
 
   std::string description =
       (code.isCubin ? "cubin " : "PTX ") + state->arch + " (" +
@@ -340,8 +547,8 @@ CudaBackend::load(const KernelArtifact &kernel,
       ")";
   if (!state->archNote.empty())
     description += ", " + state->archNote;
-  return std::make_shared<CudaKernel>(state, module, function,
-                                      std::move(description));
+  loaded->description = std::move(description);
+  return loaded;
 }
 
 std::string CudaBackend::describeLoadedCode(const LoadedKernel &kernel) {
@@ -356,6 +563,8 @@ std::shared_ptr<DeviceBuffer> CudaBackend::allocate(size_t bytes) {
   size_t allocated = std::max<size_t>(bytes, 16);
   CUdeviceptr pointer = 0;
   CUresult result = state->api.cuMemAlloc(&pointer, allocated);
+  if (poisonsContext(result))
+    state->check(result, "cuMemAlloc");
   if (result != kCudaSuccess)
     throw RuntimeFailure("allocating " + std::to_string(bytes) +
                          " bytes on " + state->deviceName + " failed: " +
@@ -403,7 +612,7 @@ uint64_t CudaBackend::streamHandle() const {
 }
 
 uint64_t CudaBackend::devicePointer(const DeviceBuffer &buffer) {
-  return asCudaBuffer(buffer).pointer;
+  return asCudaBuffer(buffer).address();
 }
 
 void CudaBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
@@ -415,7 +624,7 @@ void CudaBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
   if (bytes == 0)
     return;
   state->makeCurrent();
-  state->check(state->api.cuMemcpyHtoD(buffer.pointer, src, bytes),
+  state->check(state->api.cuMemcpyHtoD(buffer.address(), src, bytes),
                "cuMemcpyHtoD");
 }
 
@@ -428,7 +637,7 @@ void CudaBackend::download(const DeviceBuffer &src, void *dst, size_t bytes) {
   if (bytes == 0)
     return;
   state->makeCurrent();
-  state->check(state->api.cuMemcpyDtoH(dst, buffer.pointer, bytes),
+  state->check(state->api.cuMemcpyDtoH(dst, buffer.address(), bytes),
                "cuMemcpyDtoH");
 }
 
@@ -443,33 +652,53 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
     throw DispatchError("threadgroup of " + std::to_string(threads.volume()) +
                         " threads exceeds the device limit of " +
                         std::to_string(state->maxThreads));
+  state->makeCurrent();
   LaunchArguments arguments(artifact, args, grid, threads);
   if (grid.volume() == 0)
     return; // an empty dispatch runs nothing, as on Metal
 
-  state->makeCurrent();
   // Kernels with simdgroup functions place their threads themselves.
   Dim3 block = artifact.cudaLinearBlocks
                    ? Dim3{uint32_t(threads.volume()), 1, 1}
                    : threads;
   CUresult result = state->api.cuLaunchKernel(
-      cudaKernel.function, blocksFor(grid.x, threads.x),
+      cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
       block.y, block.z, 0, state->stream, arguments.pointers.data(),
       nullptr);
+  if (poisonsContext(result)) // an earlier launch faulted
+    state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)
     throw RuntimeFailure("launching " + artifact.kernelName + " failed: " +
                          describeResult(state->api, result));
+}
+
+namespace {
+bool boundsChecked(const KernelArtifact &artifact) {
+  return !artifact.boundsCheckParams.empty();
+}
+} // namespace
+
+/// After waiting for `artifact`'s launch (and everything queued before it):
+/// a poisoning error is that kernel's fault (or an earlier one's).
+static void checkLaunch(CudaBackend::State &state,
+                        const KernelArtifact &artifact, CUresult result) {
+  if (result == kCudaSuccess) {
+    state.queued.clear();
+    state.queuedUnchecked = false;
+    return;
+  }
+  if (poisonsContext(result))
+    state.deviceFault(result, &artifact);
+  throw RuntimeFailure(artifact.kernelName + " failed on the device: " +
+                       describeResult(state.api, result));
 }
 
 void CudaBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
                          const std::vector<LaunchArg> &args, Dim3 grid,
                          Dim3 threads) {
   enqueue(kernel, artifact, args, grid, threads);
-  CUresult result = state->api.cuCtxSynchronize();
-  if (result != kCudaSuccess)
-    throw RuntimeFailure(artifact.kernelName + " failed on the device: " +
-                         describeResult(state->api, result));
+  checkLaunch(*state, artifact, state->api.cuCtxSynchronize());
 }
 
 double CudaBackend::launchTimed(LoadedKernel &kernel,
@@ -482,10 +711,7 @@ double CudaBackend::launchTimed(LoadedKernel &kernel,
   enqueue(kernel, artifact, args, grid, threads);
   state->check(state->api.cuEventRecord(state->end, state->stream),
                "cuEventRecord");
-  CUresult result = state->api.cuEventSynchronize(state->end);
-  if (result != kCudaSuccess)
-    throw RuntimeFailure(artifact.kernelName + " failed on the device: " +
-                         describeResult(state->api, result));
+  checkLaunch(*state, artifact, state->api.cuEventSynchronize(state->end));
   float milliseconds = 0;
   state->check(state->api.cuEventElapsedTime(&milliseconds, state->start,
                                              state->end),
@@ -498,14 +724,24 @@ void CudaBackend::launchAsync(LoadedKernel &kernel,
                               const std::vector<LaunchArg> &args, Dim3 grid,
                               Dim3 threads) {
   enqueue(kernel, artifact, args, grid, threads);
+  // Named in the message if it faults; a kernel queued again is named once.
+  if (state->queued.empty() || state->queued.back() != artifact.kernelName) {
+    if (state->queued.size() < 8)
+      state->queued.push_back(artifact.kernelName);
+  }
+  state->queuedUnchecked |= !boundsChecked(artifact);
 }
 
 void CudaBackend::synchronize() {
   state->makeCurrent();
   CUresult result = state->api.cuStreamSynchronize(state->stream);
+  if (poisonsContext(result))
+    state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)
     throw RuntimeFailure("a queued CUDA kernel failed: " +
                          describeResult(state->api, result));
+  state->queued.clear();
+  state->queuedUnchecked = false;
 }
 
 std::string CudaBackend::compileForCheck(const std::string &cudaSource,

@@ -24,6 +24,8 @@ std::string bindDriver(const SharedLibrary &lib, DriverApi &api) {
              missing);
   bindSymbol(lib, api.cuDevicePrimaryCtxRelease,
              "cuDevicePrimaryCtxRelease_v2", missing);
+  bindSymbol(lib, api.cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2",
+             missing);
   bindSymbol(lib, api.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
   bindSymbol(lib, api.cuCtxSynchronize, "cuCtxSynchronize", missing);
   bindSymbol(lib, api.cuModuleLoadDataEx, "cuModuleLoadDataEx", missing);
@@ -95,6 +97,23 @@ std::string describeResult(const DriverApi &api, CUresult result) {
   if (text)
     out += std::string(": ") + text;
   return out;
+}
+
+bool poisonsContext(CUresult result) {
+  switch (result) {
+  case kCudaErrorIllegalAddress:
+  case kCudaErrorLaunchTimeout:
+  case kCudaErrorAssert:
+  case kCudaErrorHardwareStackError:
+  case kCudaErrorIllegalInstruction:
+  case kCudaErrorMisalignedAddress:
+  case kCudaErrorInvalidAddressSpace:
+  case kCudaErrorInvalidPc:
+  case kCudaErrorLaunchFailed:
+    return true;
+  default:
+    return false;
+  }
 }
 
 void checkResult(const DriverApi &api, CUresult result, const char *what) {

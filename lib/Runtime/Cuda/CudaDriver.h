@@ -26,6 +26,18 @@ using CUevent = struct CUevent_st *;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
+// Errors of a kernel that poison its context: every later call in the
+// context fails with them until it is destroyed (cuda.h: "the context
+// cannot be used").
+inline constexpr CUresult kCudaErrorIllegalAddress = 700;
+inline constexpr CUresult kCudaErrorLaunchTimeout = 702;
+inline constexpr CUresult kCudaErrorAssert = 710;
+inline constexpr CUresult kCudaErrorHardwareStackError = 714;
+inline constexpr CUresult kCudaErrorIllegalInstruction = 715;
+inline constexpr CUresult kCudaErrorMisalignedAddress = 716;
+inline constexpr CUresult kCudaErrorInvalidAddressSpace = 717;
+inline constexpr CUresult kCudaErrorInvalidPc = 718;
+inline constexpr CUresult kCudaErrorLaunchFailed = 719;
 inline constexpr int kAttrMaxThreadsPerBlock = 1;
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
@@ -50,6 +62,7 @@ struct DriverApi {
                                    CUdevice device);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *context, CUdevice device);
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
+  CUresult (*cuDevicePrimaryCtxReset)(CUdevice device);
   CUresult (*cuCtxSetCurrent)(CUcontext context);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image,
@@ -90,6 +103,10 @@ const DriverApi &driverApi();
 
 /// "CUDA_ERROR_X: <driver's description>" for a result code.
 std::string describeResult(const DriverApi &api, CUresult result);
+
+/// True for the errors after which the context must be destroyed (see
+/// kCudaErrorIllegalAddress).
+bool poisonsContext(CUresult result);
 
 /// Throws RuntimeFailure "<what> failed: <description>" unless `result` is
 /// success.
