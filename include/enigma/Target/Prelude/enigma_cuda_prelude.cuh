@@ -3,7 +3,11 @@
  * Included by every CUDA kernel Enigma generates and compiled by NVRTC, so
  * the emitter can print Metal's names (uint, half, clamp, simd_sum,
  * threadgroup_barrier, atomic_fetch_add_explicit, ...) for CUDA too. Metal's
- * semantics are the reference. Kept lean: it is parsed for every kernel.
+ * semantics are the reference. Types, vectors, math, integer, geometry,
+ * packing and as_type are the semantics library the CPU backend uses too
+ * (metal_semantics.h); this prelude adds what only CUDA has: thread
+ * positions, barriers, warp functions, atomics, launch guards, and Metal's
+ * vector names over CUDA's own. Kept lean: it is parsed for every kernel.
  *
  * The backend defines:
  *   ENIGMA_USE_HALF / ENIGMA_USE_BFLOAT  when the kernel mentions half /
@@ -30,275 +34,19 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 #error "Enigma's CUDA kernels need NVRTC 12.8 or newer (__nv_atomic builtins)"
 #endif
 
-/*===--- Scalar types ------------------------------------------------------===*/
-
-typedef unsigned char uchar;
-typedef unsigned short ushort;
-typedef unsigned int uint;
-typedef unsigned long ulong; /* 64-bit, as Metal's ulong (LP64 hosts) */
+/*===--- Metal's value semantics --------------------------------------------===*/
 
 #if ENIGMA_USE_HALF
 #include <cuda_fp16.h>
-typedef __half half;
 #endif
 #if ENIGMA_USE_BFLOAT
 #include <cuda_bf16.h>
-typedef __nv_bfloat16 bfloat;
 #endif
+#include "metal_semantics.h"
+using namespace metal;
+#include "enigma_cuda_vectors.cuh"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
-
-/*===--- Float math with Metal's names --------------------------------------===*
- * CUDA already provides sqrt rsqrt abs ceil floor round (half away from zero,
- * as Metal) trunc exp exp2 log log2 log10 sin cos tan asin acos atan sinh
- * cosh tanh fmin fmax pow fmod atan2 copysign fma min max isnan isinf
- * isfinite signbit for float with the same meaning; these are the rest. */
-
-/* +-1, or x itself for +-0, and 0 for NaN (Metal's definition). */
-__device__ inline float sign(float x) {
-  return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : (x == x ? x : 0.0f);
-}
-__device__ inline float saturate(float x) { return fminf(fmaxf(x, 0.0f), 1.0f); }
-/* x - floor(x), never reaching 1.0 (Metal's definition), rounded to T
- * before the clamp so half/bfloat cannot round up to 1.0; NaN stays NaN and
- * +-inf, +-0 give +-0 (OpenCL's special values, which Metal follows). */
-template <class T> __device__ inline T enigma_fract_as(float x, float below_one) {
-  if (isnan(x))
-    return T(x);
-  if (isinf(x) || x == 0.0f)
-    return T(copysignf(0.0f, x));
-  return T(fminf(float(T(x - floorf(x))), below_one));
-}
-__device__ inline float fract(float x) {
-  return enigma_fract_as<float>(x, 0x1.fffffep-1f);
-}
-__device__ inline float step(float edge, float x) { return x < edge ? 0.0f : 1.0f; }
-__device__ inline float clamp(float x, float lo, float hi) {
-  return fminf(fmaxf(x, lo), hi);
-}
-__device__ inline float mix(float x, float y, float t) { return x + (y - x) * t; }
-__device__ inline float smoothstep(float e0, float e1, float x) {
-  float t = clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
-  return t * t * (3.0f - 2.0f * t);
-}
-__device__ inline bool isnormal(float x) {
-  return isfinite(x) && fabsf(x) >= 0x1p-126f;
-}
-
-/* Integer clamp (Metal's clamp is generic over scalar types). */
-template <class T> __device__ inline T clamp(T x, T lo, T hi) {
-  return x < lo ? lo : (x > hi ? hi : x);
-}
-
-/* half and bfloat: computed in float, then rounded once, which is what
- * Metal's half math promises at least. */
-#define ENIGMA_VIA_FLOAT_1(T, f)                                               \
-  __device__ inline T f(T x) { return T(f(float(x))); }
-#define ENIGMA_VIA_FLOAT_2(T, f)                                               \
-  __device__ inline T f(T x, T y) { return T(f(float(x), float(y))); }
-#define ENIGMA_VIA_FLOAT_3(T, f)                                               \
-  __device__ inline T f(T x, T y, T z) {                                       \
-    return T(f(float(x), float(y), float(z)));                                 \
-  }
-#define ENIGMA_VIA_FLOAT_PRED(T, f)                                            \
-  __device__ inline bool f(T x) { return f(float(x)); }
-#define ENIGMA_LOW_PRECISION_MATH(T)                                           \
-  ENIGMA_VIA_FLOAT_1(T, sqrt) ENIGMA_VIA_FLOAT_1(T, rsqrt)                     \
-  ENIGMA_VIA_FLOAT_1(T, abs) ENIGMA_VIA_FLOAT_1(T, ceil)                       \
-  ENIGMA_VIA_FLOAT_1(T, floor) ENIGMA_VIA_FLOAT_1(T, round)                    \
-  ENIGMA_VIA_FLOAT_1(T, trunc) ENIGMA_VIA_FLOAT_1(T, sign)                     \
-  ENIGMA_VIA_FLOAT_1(T, saturate)                                              \
-  ENIGMA_VIA_FLOAT_1(T, exp) ENIGMA_VIA_FLOAT_1(T, exp2)                       \
-  ENIGMA_VIA_FLOAT_1(T, log) ENIGMA_VIA_FLOAT_1(T, log2)                       \
-  ENIGMA_VIA_FLOAT_1(T, log10) ENIGMA_VIA_FLOAT_1(T, sin)                      \
-  ENIGMA_VIA_FLOAT_1(T, cos) ENIGMA_VIA_FLOAT_1(T, tan)                        \
-  ENIGMA_VIA_FLOAT_1(T, asin) ENIGMA_VIA_FLOAT_1(T, acos)                      \
-  ENIGMA_VIA_FLOAT_1(T, atan) ENIGMA_VIA_FLOAT_1(T, sinh)                      \
-  ENIGMA_VIA_FLOAT_1(T, cosh) ENIGMA_VIA_FLOAT_1(T, tanh)                      \
-  ENIGMA_VIA_FLOAT_2(T, fmin) ENIGMA_VIA_FLOAT_2(T, fmax)                      \
-  ENIGMA_VIA_FLOAT_2(T, min) ENIGMA_VIA_FLOAT_2(T, max)                        \
-  ENIGMA_VIA_FLOAT_2(T, pow) ENIGMA_VIA_FLOAT_2(T, fmod)                       \
-  ENIGMA_VIA_FLOAT_2(T, atan2) ENIGMA_VIA_FLOAT_2(T, step)                     \
-  ENIGMA_VIA_FLOAT_2(T, copysign) ENIGMA_VIA_FLOAT_3(T, clamp)                 \
-  ENIGMA_VIA_FLOAT_3(T, fma) ENIGMA_VIA_FLOAT_3(T, mix)                        \
-  ENIGMA_VIA_FLOAT_3(T, smoothstep) ENIGMA_VIA_FLOAT_PRED(T, isnan)            \
-  ENIGMA_VIA_FLOAT_PRED(T, isinf) ENIGMA_VIA_FLOAT_PRED(T, isfinite)           \
-  ENIGMA_VIA_FLOAT_PRED(T, signbit)
-
-/* fract and isnormal depend on the type's own precision and exponent range
- * (1e-6 is a normal float but a subnormal half). */
-#if ENIGMA_USE_HALF
-ENIGMA_LOW_PRECISION_MATH(half)
-__device__ inline half fract(half x) {
-  return enigma_fract_as<half>(float(x), 0x1.ffcp-1f);
-}
-__device__ inline bool isnormal(half x) {
-  unsigned exponent = (__half_as_ushort(x) >> 10) & 0x1fu;
-  return exponent != 0 && exponent != 0x1fu;
-}
-#endif
-#if ENIGMA_USE_BFLOAT
-ENIGMA_LOW_PRECISION_MATH(bfloat)
-__device__ inline bfloat fract(bfloat x) {
-  return enigma_fract_as<bfloat>(float(x), 0x1.fep-1f);
-}
-__device__ inline bool isnormal(bfloat x) { return isnormal(float(x)); }
-#endif
-#undef ENIGMA_LOW_PRECISION_MATH
-#undef ENIGMA_VIA_FLOAT_1
-#undef ENIGMA_VIA_FLOAT_2
-#undef ENIGMA_VIA_FLOAT_3
-#undef ENIGMA_VIA_FLOAT_PRED
-
-/*===--- Integer math (8..64-bit, signed and unsigned) ----------------------===*/
-
-namespace enigma_detail {
-/* The unsigned type of the same width, and the width in bits. */
-template <class T> struct int_info;
-#define ENIGMA_INT_INFO(T, U, S)                                               \
-  template <> struct int_info<T> {                                             \
-    typedef U unsigned_type;                                                   \
-    static constexpr int bits = 8 * sizeof(T);                                 \
-    static constexpr bool is_signed = S;                                       \
-  };
-ENIGMA_INT_INFO(signed char, unsigned char, true)
-ENIGMA_INT_INFO(char, unsigned char, (char)-1 < 0)
-ENIGMA_INT_INFO(unsigned char, unsigned char, false)
-ENIGMA_INT_INFO(short, unsigned short, true)
-ENIGMA_INT_INFO(unsigned short, unsigned short, false)
-ENIGMA_INT_INFO(int, unsigned int, true)
-ENIGMA_INT_INFO(unsigned int, unsigned int, false)
-ENIGMA_INT_INFO(long, unsigned long, true)
-ENIGMA_INT_INFO(unsigned long, unsigned long, false)
-ENIGMA_INT_INFO(long long, unsigned long long, true)
-ENIGMA_INT_INFO(unsigned long long, unsigned long long, false)
-#undef ENIGMA_INT_INFO
-
-template <class T> __device__ inline T max_of() {
-  typedef typename int_info<T>::unsigned_type U;
-  return int_info<T>::is_signed ? T(U(~U(0)) >> 1) : T(~U(0));
-}
-template <class T> __device__ inline T min_of() {
-  return int_info<T>::is_signed ? T(-max_of<T>() - 1) : T(0);
-}
-/* Saturates a value computed exactly in 128 bits to T's range. */
-template <class T> __device__ inline T saturate_wide(__int128 v) {
-  return v > (__int128)max_of<T>()   ? max_of<T>()
-         : v < (__int128)min_of<T>() ? min_of<T>()
-                                     : T(v);
-}
-} // namespace enigma_detail
-
-/* abs for the narrow types CUDA lacks; unsigned abs is the identity. */
-__device__ inline signed char abs(signed char x) { return x < 0 ? -x : x; }
-__device__ inline short abs(short x) { return x < 0 ? -x : x; }
-__device__ inline uchar abs(uchar x) { return x; }
-__device__ inline ushort abs(ushort x) { return x; }
-__device__ inline uint abs(uint x) { return x; }
-__device__ inline ulong abs(ulong x) { return x; }
-__device__ inline unsigned long long abs(unsigned long long x) { return x; }
-
-/* |x - y| without overflow; the bits of the unsigned difference. */
-template <class T> __device__ inline T absdiff(T x, T y) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  return x > y ? T(U(U(x) - U(y))) : T(U(U(y) - U(x)));
-}
-template <class T> __device__ inline T addsat(T x, T y) {
-  if constexpr (enigma_detail::int_info<T>::is_signed)
-    return enigma_detail::saturate_wide<T>((__int128)x + (__int128)y);
-  else {
-    T sum = T(x + y);
-    return sum < x ? enigma_detail::max_of<T>() : sum;
-  }
-}
-template <class T> __device__ inline T subsat(T x, T y) {
-  if constexpr (enigma_detail::int_info<T>::is_signed)
-    return enigma_detail::saturate_wide<T>((__int128)x - (__int128)y);
-  else
-    return x < y ? T(0) : T(x - y);
-}
-/* The high half of the double-width product. */
-template <class T> __device__ inline T mulhi(T x, T y) {
-  constexpr int bits = enigma_detail::int_info<T>::bits;
-  if constexpr (enigma_detail::int_info<T>::is_signed)
-    return T(((__int128)x * (__int128)y) >> bits);
-  else
-    return T(((unsigned __int128)x * (unsigned __int128)y) >> bits);
-}
-/* x * y + z, saturated (64-bit signed/unsigned products fit in 128 bits). */
-template <class T> __device__ inline T madsat(T x, T y, T z) {
-  if constexpr (enigma_detail::int_info<T>::is_signed)
-    return enigma_detail::saturate_wide<T>((__int128)x * y + z);
-  else {
-    unsigned __int128 v = (unsigned __int128)x * y + z;
-    return v > (unsigned __int128)enigma_detail::max_of<T>()
-               ? enigma_detail::max_of<T>()
-               : T(v);
-  }
-}
-/* Rotate left by n modulo the width (Metal's rotate). */
-template <class T, class N> __device__ inline T rotate(T x, N n) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  constexpr int bits = enigma_detail::int_info<T>::bits;
-  unsigned s = unsigned(n) % bits;
-  U u = U(x);
-  return s == 0 ? x : T(U(U(u << s) | U(u >> (bits - s))));
-}
-template <class T> __device__ inline T clz(T x) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  constexpr int bits = enigma_detail::int_info<T>::bits;
-  if constexpr (bits == 64)
-    return T(__clzll((long long)U(x)));
-  else
-    return T(__clz(int(unsigned(U(x)))) - (32 - bits));
-}
-template <class T> __device__ inline T ctz(T x) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  constexpr int bits = enigma_detail::int_info<T>::bits;
-  if (U(x) == 0)
-    return T(bits);
-  if constexpr (bits == 64)
-    return T(__ffsll((long long)U(x)) - 1);
-  else
-    return T(__ffs(int(unsigned(U(x)))) - 1);
-}
-template <class T> __device__ inline T popcount(T x) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  if constexpr (enigma_detail::int_info<T>::bits == 64)
-    return T(__popcll((unsigned long long)U(x)));
-  else
-    return T(__popc(unsigned(U(x))));
-}
-template <class T> __device__ inline T reverse_bits(T x) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  constexpr int bits = enigma_detail::int_info<T>::bits;
-  if constexpr (bits == 64)
-    return T(__brevll((unsigned long long)U(x)));
-  else
-    return T(U(__brev(unsigned(U(x))) >> (32 - bits)));
-}
-/* `count` bits from `offset`, sign-extended for signed T (Metal). */
-template <class T> __device__ inline T extract_bits(T x, uint offset, uint count) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  if (count == 0)
-    return T(0);
-  unsigned long long field = (unsigned long long)U(x) >> offset;
-  unsigned drop = 64u - count;
-  if constexpr (enigma_detail::int_info<T>::is_signed)
-    return T((long long)(field << drop) >> drop);
-  else
-    return T((field << drop) >> drop);
-}
-template <class T>
-__device__ inline T insert_bits(T base, T insert, uint offset, uint count) {
-  typedef typename enigma_detail::int_info<T>::unsigned_type U;
-  if (count == 0)
-    return base;
-  unsigned long long mask = (~0ull >> (64u - count)) << offset;
-  unsigned long long merged = ((unsigned long long)U(base) & ~mask) |
-                              (((unsigned long long)U(insert) << offset) & mask);
-  return T(U(merged));
-}
 
 /*===--- Thread positions Metal has and CUDA spells differently -------------===*/
 
@@ -352,9 +100,7 @@ __device__ inline void simdgroup_barrier(mem_flags flags) {
  * narrowing them: otherwise NVRTC turns a 16-bit negation into neg.s16,
  * whose result sign-extends wrongly for -32768 on sm_90 (+32768). */
 __device__ __forceinline__ unsigned int enigma_opaque_u32(unsigned int x) {
-  unsigned int r;
-  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
-  return r;
+  return metal::detail::opaque_u32(x);
 }
 
 /* Metal's integer abs: the most negative value wraps to itself. CUDA's
@@ -387,6 +133,13 @@ __device__ inline long enigma_abs(long x) {
 __device__ inline long long enigma_abs(long long x) {
   return (long long)(x < 0 ? 0ull - (unsigned long long)x
                            : (unsigned long long)x);
+}
+template <class T, int N>
+__device__ inline metal::vec<T, N> enigma_abs(const metal::vec<T, N> &v) {
+  metal::vec<T, N> r;
+  for (int i = 0; i < N; ++i)
+    r[i] = enigma_abs(v[i]);
+  return r;
 }
 
 /*===--- SIMD-group (warp) and quad-group functions ----------------------------===*
@@ -799,8 +552,6 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #undef ENIGMA_WITH_STORE_ORDER
 #undef ENIGMA_SCOPE
 
-#include "enigma_cuda_vectors.cuh"
-#include "enigma_cuda_math.cuh"
 #include "enigma_cuda_simdgroup_matrix.cuh"
 #include "enigma_cuda_vector_memory.cuh"
 #include "enigma_cuda_async_copy.cuh"

@@ -1,14 +1,14 @@
-//===- metal_host_matrix.h - Metal matrix types on the host -----*- C++ -*-===//
+//===- metal_matrix.h - Metal's matrix types ---------------------*- C++ -*-===//
 //
 // matrix<T, Cols, Rows>, column-major as in Metal: m[c] is column c (a
 // vec<T, Rows>), floatCxR has C columns of R rows. Products follow linear
 // algebra: matrix * column vector, row vector * matrix, matrix * matrix.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ENIGMA_METAL_HOST_MATRIX_H
-#define ENIGMA_METAL_HOST_MATRIX_H
+#ifndef ENIGMA_METAL_MATRIX_H
+#define ENIGMA_METAL_MATRIX_H
 
-#include "metal_host_vector.h"
+#include "metal_vector.h"
 
 namespace metal {
 
@@ -20,7 +20,7 @@ template <class T, int Cols, int Rows> struct matrix {
   matrix() = default;
 
   // matrix(s): s on the diagonal, zero elsewhere.
-  explicit matrix(T diagonal) {
+  METAL_FUNC explicit matrix(T diagonal) {
     for (int c = 0; c < Cols; ++c)
       for (int r = 0; r < Rows; ++r)
         columns[c][r] = c == r ? diagonal : T(0);
@@ -28,17 +28,16 @@ template <class T, int Cols, int Rows> struct matrix {
 
   // matrix(column0, column1, ...).
   template <class... Columns,
-            std::enable_if_t<sizeof...(Columns) == Cols &&
-                                 (std::is_same<Columns, vec<T, Rows>>::value &&
-                                  ...),
-                             int> = 0>
-  matrix(const Columns &...cols) : columns{cols...} {}
+            detail::enable_if_t<sizeof...(Columns) == Cols &&
+                                 (detail::is_same<Columns, vec<T, Rows>>::value &&
+                                  ...)> = 0>
+  METAL_FUNC matrix(const Columns &...cols) : columns{cols...} {}
 
-  vec<T, Rows> &operator[](int c) { return columns[c]; }
-  const vec<T, Rows> &operator[](int c) const { return columns[c]; }
+  METAL_FUNC vec<T, Rows> &operator[](int c) { return columns[c]; }
+  METAL_FUNC const vec<T, Rows> &operator[](int c) const { return columns[c]; }
 };
 
-#define ENIGMA_METAL_MATRIX_ALIASES(T)                                         \
+#define METAL_MATRIX_ALIASES(T)                                         \
   typedef matrix<T, 2, 2> T##2x2;                                              \
   typedef matrix<T, 2, 3> T##2x3;                                              \
   typedef matrix<T, 2, 4> T##2x4;                                              \
@@ -48,13 +47,15 @@ template <class T, int Cols, int Rows> struct matrix {
   typedef matrix<T, 4, 2> T##4x2;                                              \
   typedef matrix<T, 4, 3> T##4x3;                                              \
   typedef matrix<T, 4, 4> T##4x4;
-ENIGMA_METAL_MATRIX_ALIASES(float)
-ENIGMA_METAL_MATRIX_ALIASES(half)
-#undef ENIGMA_METAL_MATRIX_ALIASES
+METAL_MATRIX_ALIASES(float)
+#if METAL_HAS_HALF
+METAL_MATRIX_ALIASES(half)
+#endif
+#undef METAL_MATRIX_ALIASES
 
 // (Rows x Cols) * (Cols): sum of columns weighted by the vector's lanes.
 template <class T, int Cols, int Rows>
-inline vec<T, Rows> operator*(const matrix<T, Cols, Rows> &m,
+METAL_FUNC vec<T, Rows> operator*(const matrix<T, Cols, Rows> &m,
                               const vec<T, Cols> &v) {
   vec<T, Rows> result = m[0] * v[0];
   for (int c = 1; c < Cols; ++c)
@@ -64,7 +65,7 @@ inline vec<T, Rows> operator*(const matrix<T, Cols, Rows> &m,
 
 // (Rows) * (Rows x Cols): lane c is the dot of v with column c.
 template <class T, int Cols, int Rows>
-inline vec<T, Cols> operator*(const vec<T, Rows> &v,
+METAL_FUNC vec<T, Cols> operator*(const vec<T, Rows> &v,
                               const matrix<T, Cols, Rows> &m) {
   vec<T, Cols> result;
   for (int c = 0; c < Cols; ++c) {
@@ -77,7 +78,7 @@ inline vec<T, Cols> operator*(const vec<T, Rows> &v,
 }
 
 template <class T, int K, int Cols, int Rows>
-inline matrix<T, Cols, Rows> operator*(const matrix<T, K, Rows> &a,
+METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, K, Rows> &a,
                                        const matrix<T, Cols, K> &b) {
   matrix<T, Cols, Rows> result;
   for (int c = 0; c < Cols; ++c)
@@ -86,8 +87,8 @@ inline matrix<T, Cols, Rows> operator*(const matrix<T, K, Rows> &a,
 }
 
 template <class T, int Cols, int Rows, class S,
-          std::enable_if_t<detail::is_metal_scalar_v<S>, int> = 0>
-inline matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m, S s) {
+          detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>
+METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m, S s) {
   matrix<T, Cols, Rows> result;
   for (int c = 0; c < Cols; ++c)
     result[c] = m[c] * T(s);
@@ -95,13 +96,13 @@ inline matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m, S s) {
 }
 
 template <class T, int Cols, int Rows, class S,
-          std::enable_if_t<detail::is_metal_scalar_v<S>, int> = 0>
-inline matrix<T, Cols, Rows> operator*(S s, const matrix<T, Cols, Rows> &m) {
+          detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>
+METAL_FUNC matrix<T, Cols, Rows> operator*(S s, const matrix<T, Cols, Rows> &m) {
   return m * s;
 }
 
 template <class T, int Cols, int Rows>
-inline matrix<T, Cols, Rows> operator+(const matrix<T, Cols, Rows> &a,
+METAL_FUNC matrix<T, Cols, Rows> operator+(const matrix<T, Cols, Rows> &a,
                                        const matrix<T, Cols, Rows> &b) {
   matrix<T, Cols, Rows> result;
   for (int c = 0; c < Cols; ++c)
@@ -110,7 +111,7 @@ inline matrix<T, Cols, Rows> operator+(const matrix<T, Cols, Rows> &a,
 }
 
 template <class T, int Cols, int Rows>
-inline matrix<T, Cols, Rows> operator-(const matrix<T, Cols, Rows> &a,
+METAL_FUNC matrix<T, Cols, Rows> operator-(const matrix<T, Cols, Rows> &a,
                                        const matrix<T, Cols, Rows> &b) {
   matrix<T, Cols, Rows> result;
   for (int c = 0; c < Cols; ++c)
@@ -119,7 +120,7 @@ inline matrix<T, Cols, Rows> operator-(const matrix<T, Cols, Rows> &a,
 }
 
 template <class T, int Cols, int Rows>
-inline matrix<T, Rows, Cols> transpose(const matrix<T, Cols, Rows> &m) {
+METAL_FUNC matrix<T, Rows, Cols> transpose(const matrix<T, Cols, Rows> &m) {
   matrix<T, Rows, Cols> result;
   for (int c = 0; c < Cols; ++c)
     for (int r = 0; r < Rows; ++r)
@@ -127,18 +128,18 @@ inline matrix<T, Rows, Cols> transpose(const matrix<T, Cols, Rows> &m) {
   return result;
 }
 
-template <class T> inline T determinant(const matrix<T, 2, 2> &m) {
+template <class T> METAL_FUNC T determinant(const matrix<T, 2, 2> &m) {
   return m[0][0] * m[1][1] - m[1][0] * m[0][1];
 }
 
-template <class T> inline T determinant(const matrix<T, 3, 3> &m) {
+template <class T> METAL_FUNC T determinant(const matrix<T, 3, 3> &m) {
   return m[0][0] * (m[1][1] * m[2][2] - m[2][1] * m[1][2]) -
          m[1][0] * (m[0][1] * m[2][2] - m[2][1] * m[0][2]) +
          m[2][0] * (m[0][1] * m[1][2] - m[1][1] * m[0][2]);
 }
 
 // Laplace expansion along column 0 using the 3x3 minors.
-template <class T> inline T determinant(const matrix<T, 4, 4> &m) {
+template <class T> METAL_FUNC T determinant(const matrix<T, 4, 4> &m) {
   T result = T(0);
   for (int row = 0; row < 4; ++row) {
     matrix<T, 3, 3> minor;
@@ -154,4 +155,4 @@ template <class T> inline T determinant(const matrix<T, 4, 4> &m) {
 
 } // namespace metal
 
-#endif // ENIGMA_METAL_HOST_MATRIX_H
+#endif // ENIGMA_METAL_MATRIX_H
