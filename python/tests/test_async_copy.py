@@ -85,6 +85,18 @@ def test_1d_device_to_threadgroup(runtime, rng, name, count, src_off, dst_off,
     np.testing.assert_array_equal(out, ref)
 
 
+def test_two_dimensional_threadgroup(runtime, rng):
+    """An 8 x 6 threadgroup: simdgroups are runs of 32 linear thread indices
+    (the second has 16 lanes), whichever the group's shape."""
+    compiled, tile_n = _d2t_1d("f32", 45, 3, 1, 48, 1)
+    src = _values(rng, "f32", 52)
+    out = run_kernel(runtime, compiled, [src], np.float32, tile_n,
+                     (8, 6, 1), (8, 6, 1))
+    ref = np.full(tile_n, _POISON["f32"], dtype=np.float32)
+    ref[1:46] = src[3:48]
+    np.testing.assert_array_equal(out, ref)
+
+
 # --------------------------------------------------------------------------
 # 1-D, threadgroup -> device
 # --------------------------------------------------------------------------
