@@ -113,10 +113,12 @@ class PipelineStage(ThreadgroupTensor):
 
 class _Operand:
     """A memory operand of copy / gemm, normalised: ``memory`` (a buffer
-    parameter, threadgroup tensor or register tensor) whose element ``i``
-    of the operand is ``memory[base + i]``; ``size`` is the element count
-    when it is known at trace time (threadgroup and register memory), None
-    for buffers. Register tensors are read at Python-int indices only."""
+    parameter, threadgroup tensor or register tensor; stages and
+    ``enigma.Tensor`` views resolve to the memory they view) whose element
+    ``i`` of the operand is ``memory[base + i]``; ``size`` is the element
+    count when it is known at trace time (threadgroup and register memory),
+    None for buffers. Register tensors are read at Python-int indices
+    only."""
 
     def __init__(self, what: str, role: str, operand, registers=False):
         self.role = role
@@ -243,8 +245,9 @@ def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
     touch neighbouring memory; then every thread of the group must make the
     same call.
 
-    ``src`` and ``dst`` are buffer parameters, ``threadgroup_alloc`` tensors
-    or pipeline stages. ``count`` is a Python int >= 0 or a traced integer;
+    ``src`` and ``dst`` are buffer parameters (whole vectors of a
+    ``vec_width`` buffer), ``threadgroup_alloc`` tensors, pipeline stages or
+    ``enigma.Tensor`` views (from their ``base_offset``). ``count`` is a Python int >= 0 or a traced integer;
     the offsets are Python ints >= 0 or traced integers. ``mask_fn(i)``,
     when given, is called with the traced element index ``i`` (an ``int``,
     before the offsets) and returns a bool: elements where it is false are
