@@ -603,3 +603,36 @@ def test_gemm_rejects_vec_width_buffers():
     with pytest.raises(enigma.EnigmaError, match="vec_width") as info:
         enigma.compile(gemm_vectors, vec_width=4)
     assert "test_compat_tile.py:" in str(info.value)
+
+
+@enigma.kernel
+def prefetch_three_stages(A: enigma.f32, n: enigma.Scalar(enigma.u32),
+                          Out: enigma.f32):
+    """The pattern of the original's Pipeline docstring: three stages, two
+    tiles prefetched, then consume the front, prefetch two ahead and
+    advance, in a traced loop; tiles come from enigma.Tensor views."""
+    t = enigma.thread_index_in_threadgroup()
+
+    def tile_loader(i):
+        return enigma.Tensor("A", 0, "float", base_offset=i * STAGE)
+
+    pipe = enigma.pipeline("float", STAGE, stages=3)
+    for stage_id in range(2):
+        enigma.copy(tile_loader(stage_id), pipe.stage(stage_id), count=STAGE)
+    enigma.barrier()
+    with enigma.for_range(0, n, dtype="uint") as it:
+        enigma.barrier()
+        front = pipe.front()
+        Out[it * STAGE + t] = front[t] * 3.0
+        with enigma.if_(it + 2 < n):
+            enigma.copy(tile_loader(it + 2), pipe.stage(2), count=STAGE)
+        pipe.advance()
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_pipeline_docstring_pattern(runtime, rng, n):
+    a = _nonzero(rng, n * STAGE)
+    out = run_kernel(runtime, enigma.compile(prefetch_three_stages), [a],
+                     np.float32, n * STAGE, (STAGE, 1, 1), (STAGE, 1, 1),
+                     scalars=[n])
+    np.testing.assert_array_equal(out, a * np.float32(3.0))
