@@ -6,8 +6,8 @@
 // RUN: enigma-opt %s | enigma-opt | FileCheck %s --check-prefix=ROUND
 
 // enigma.unpack_unorm4x8_srgb is Metal's unpack_unorm4x8_srgb_to_float: MSL
-// calls the standard library, CUDA the prelude's copy, host C++ the Metal
-// semantics library, all under the Metal name.
+// calls the standard library, CUDA and host C++ the Metal semantics library
+// (metal_pack.h), all under the Metal name.
 
 // CHECK-LABEL: enigma_kernel_unpack_srgb(
 // CHECK: uint [[P:v[0-9]+]] = p[
