@@ -8,7 +8,7 @@
 // A kernel that faults (an illegal address...) poisons the device's primary
 // context: the backend resets it and throws KernelFault naming the kernel.
 // Kernels reload themselves; buffers made before the reset are gone and say
-// so when used (docs/design/cuda-backend.md, "Kernel faults").
+// so when used (docs/design/cpu-faults.md, "CUDA").
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_RUNTIME_CUDABACKEND_H

@@ -391,8 +391,8 @@ std::string faultMessage(const KernelArtifact &kernel,
   std::string where =
       run.faultEnd - run.faultBegin <= 1
           ? "threadgroup " + groupPosition(shape, run.faultBegin)
-          : "threadgroups " + groupPosition(shape, run.faultBegin) + " to " +
-                groupPosition(shape, run.faultEnd - 1);
+          : "one of threadgroups " + groupPosition(shape, run.faultBegin) +
+                " to " + groupPosition(shape, run.faultEnd - 1);
   return "kernel " + kernel.kernelName + " faulted on the CPU: " +
          run.fault.describe() + " in " + where + " of " +
          std::to_string(shape.groups[0]) + " x " +
@@ -533,10 +533,11 @@ void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
   run.entry = cpuKernel->entryPoint();
   run.args = pointers.data();
   run.shape = &shape;
-  // Groups per kernel call: enough for about 1024 threads, so that the
-  // calls stay cheap next to the work while a fault stops the other
-  // workers soon.
-  run.groupsPerCall = std::max<uint64_t>(1, 1024 / threads.volume());
+  // Groups per kernel call: about 16384 threads, so that the calls cost
+  // nothing next to the work (an empty kernel split into calls of 1024
+  // threads launched measurably slower) while a fault still stops the
+  // other workers soon.
+  run.groupsPerCall = std::max<uint64_t>(1, 16384 / threads.volume());
   cpu::ThreadPool::shared().parallelFor(
       uint64_t(totalGroups),
       [&run](uint64_t begin, uint64_t end) { run.runGroups(begin, end); });
