@@ -21,6 +21,7 @@ from ._simd import *  # noqa: F401,F403
 from ._control import *  # noqa: F401,F403
 from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
+from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
 from ._builtins import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401

@@ -14,6 +14,8 @@ from . import _core
 from ._dtypes import as_dtype
 from ._tracing import (EnigmaError, IRValue, current_tracer, to_value,
                        user_location)
+from . import _mma
+from ._mma import Fragment as _Fragment
 
 
 def _build(what, fn, *args):
@@ -36,6 +38,8 @@ def _values(args):
 
 def _apply(name, *args):
     current_tracer(name)
+    if any(isinstance(a, _Fragment) for a in args):  # python/enigma/_mma.py
+        return _mma.fragment_math(name, *args)
     values = _values(args)
     return _build(name, _core.math_call, name, [v._value for v in values])
 
@@ -416,6 +420,8 @@ def where(false_val, true_val, cond):
     """``cond ? true_val : false_val`` (MSL ``select(false_val, true_val,
     cond)``; note the argument order). ``cond`` must be a bool."""
     current_tracer("where")
+    if any(isinstance(a, _Fragment) for a in (false_val, true_val, cond)):
+        return _mma.fragment_where(false_val, true_val, cond)
     f, t = _values([false_val, true_val])
     c = to_value(cond)
     return _build("where", _core.where, f._value, t._value, c._value)

@@ -214,6 +214,15 @@ class IRValue:
 
     __slots__ = ("_tracer", "_value")
 
+    def __new__(cls, tracer=None, value=None):
+        # A fragment (an M x N matrix held by a simdgroup) is an IRValue
+        # with its own operators: python/enigma/_mma.py.
+        if cls is IRValue and value is not None and \
+                _core.mma_shape(value) is not None:
+            from ._mma import Fragment
+            cls = Fragment
+        return object.__new__(cls)
+
     def __init__(self, tracer: Tracer, value):
         self._tracer = tracer
         self._value = value

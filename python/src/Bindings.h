@@ -29,6 +29,8 @@ void bindAsyncCopies(nanobind::module_ &m);
 /// The layout algebra (python/enigma/_layout.py is its front).
 void bindLayouts(nanobind::module_ &m);
 void bindTensors(nanobind::module_ &m);
+/// Fragments, products and tile copies (python/enigma/_mma.py).
+void bindMmas(nanobind::module_ &m);
 } // namespace enigma::python
 
 #endif

@@ -65,4 +65,5 @@ NB_MODULE(_core, m) {
   enigma::python::bindAsyncCopies(m);
   enigma::python::bindLayouts(m);
   enigma::python::bindTensors(m);
+  enigma::python::bindMmas(m);
 }

@@ -44,6 +44,8 @@ std::string CFamilyEmitter::typeName(Type type, bool asSigned) {
   if (type.isBF16()) return "bfloat";
   // Each target defines it (EmitAsyncCopy.cpp, the preludes).
   if (llvm::isa<AsyncEventType>(type)) return "enigma_async_event";
+  if (auto tensor = llvm::dyn_cast<RankedTensorType>(type))
+    return fragmentTypeName(*this, tensor); // EmitMma.cpp
   return "<unsupported type>";
 }
 
@@ -303,6 +305,10 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
     return emitIf(ifOp);
   bool handled = false;
+  if (failed(emitMmaFamily(*this, op, handled)))
+    return failure();
+  if (handled)
+    return success();
   if (failed(emitArith(op, handled)))
     return failure();
   if (handled)

@@ -54,6 +54,8 @@ public:
   void indentMore() { indent += 2; }
   void indentLess() { indent -= 2; }
   KernelOp getKernel() { return kernel; }
+  /// How this target spells a thread query op (also a detached one).
+  std::string queryExpr(mlir::Operation *query) { return threadQuery(query); }
   llvm::raw_ostream &stream() { return os; }
 
 protected:

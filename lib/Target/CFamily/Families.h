@@ -43,6 +43,19 @@ void emitAsyncCopyDeclarations(CFamilyEmitter &e);
 /// CUDA: the per-thread count of cp.async groups, at kernel entry.
 void emitAsyncCopyPrologue(CFamilyEmitter &e);
 
+/// Fragments, products and tile copies (EmitMma.cpp); also element-wise
+/// arith / math on fragments, so it runs before the core arith printer.
+mlir::LogicalResult emitMmaFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                  bool &handled);
+/// enigma_frag<T, M, N> / enigma_row<T, M> for a fragment / row vector.
+std::string fragmentTypeName(CFamilyEmitter &e, mlir::RankedTensorType type);
+/// Whether the kernel has ops of the mma family or fragment values.
+bool usesMma(KernelOp kernel);
+/// MSL: the helper templates of the mma family, at file scope.
+void emitMmaDeclarations(CFamilyEmitter &e);
+/// MSL: the Metal attributes (name, is uint3) the mma helpers read.
+std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel);
+
 /// Declarations that must precede the kernel function (Metal function
 /// constants, helper types); printed by every target before the signature.
 void emitFileScopeDeclarations(CFamilyEmitter &e);

@@ -177,7 +177,7 @@ protected:
 bool cudaUsesLinearBlocks(KernelOp kernel) {
   // Async copies are split among the lanes of a warp, which must then be
   // one simdgroup.
-  return usesAsyncCopy(kernel) ||
+  return usesAsyncCopy(kernel) || usesMma(kernel) ||
          kernel
              .walk([](Operation *op) {
                return op->hasTrait<Collective>() ? WalkResult::interrupt()

@@ -44,9 +44,14 @@ protected:
       queries.insert(name);
       isVectorQuery[name] = queryDim(op).has_value();
     });
+    for (auto [name, isVector] : mmaMetalQueries(kernel)) {
+      queries.insert(name);
+      isVectorQuery[name] = isVector;
+    }
 
     emitFileScopeDeclarations(*this);
     emitAsyncCopyDeclarations(*this);
+    emitMmaDeclarations(*this);
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

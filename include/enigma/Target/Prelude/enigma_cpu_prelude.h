@@ -19,6 +19,7 @@
 #include "enigma_cpu_integer_division.h"
 
 using namespace metal;
+#include "enigma_cpu_mma.h"
 
 // Marks kernel buffer pointers as not aliasing, as Metal buffers are assumed.
 #define ENIGMA_CPU_RESTRICT __restrict__

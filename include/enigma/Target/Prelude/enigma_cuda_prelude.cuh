@@ -555,5 +555,6 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #include "enigma_cuda_simdgroup_matrix.cuh"
 #include "enigma_cuda_vector_memory.cuh"
 #include "enigma_cuda_async_copy.cuh"
+#include "enigma_cuda_mma.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

@@ -26,6 +26,7 @@ void EnigmaDialect::initialize() {
   registerCooperationOps();
   registerSimdOps();
   registerAsyncCopyOps();
+  registerMmaOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

@@ -29,6 +29,7 @@ def Enigma_Dialect : Dialect {
     void registerCooperationOps();
     void registerSimdOps();
     void registerAsyncCopyOps();
+    void registerMmaOps();
   }];
 }
 

@@ -1,0 +1,548 @@
+/*===- enigma_cuda_mma.cuh - Fragments and tensor-core products -*- CUDA -*-===*
+ *
+ * The CUDA lowering of the mma family (docs/design/mma.md). A fragment
+ * `enigma_frag<T, M, N>` is an M x N matrix held by the 32 lanes of a warp:
+ * each lane keeps M*N/32 values, for every 16x8 block (blocks in row-major
+ * order) the quartet of an mma.sync accumulator:
+ *   v[4b + 0] = (16 bi + g,     8 bj + 2t)    v[4b + 1] = (.., 8 bj + 2t + 1)
+ *   v[4b + 2] = (16 bi + g + 8, 8 bj + 2t)    v[4b + 3] = (.., 8 bj + 2t + 1)
+ * with b = bi * (N / 8) + bj, g = lane / 4, t = lane % 4. A row vector
+ * `enigma_row<T, M>` keeps rows 16 i + g (v[2i]) and 16 i + g + 8 (v[2i+1]).
+ *
+ * Products: half / bfloat tiles through ldmatrix and mma.sync m16n8k16;
+ * float tiles through m16n8k8 TF32 (when allowed) or FMA in registers.
+ * Tile copies: cp.async of 16-byte chunks with zero fill at the edges.
+ * Everything is unrolled at compile time so fragments stay in registers.
+ *===----------------------------------------------------------------------===*/
+#ifndef ENIGMA_CUDA_MMA_CUH
+#define ENIGMA_CUDA_MMA_CUH
+
+template <class T, int M, int N> struct enigma_frag {
+  typedef T value_type;
+  enum : int { size = M * N / 32, rows = M, cols = N };
+  T v[size];
+};
+template <class T, int M> struct enigma_row {
+  typedef T value_type;
+  enum : int { size = M / 8, rows = M };
+  T v[size];
+};
+
+namespace enigma_mma {
+
+typedef unsigned long long u64;
+
+/* CuTe's Swizzle<B, Base, S> of an element offset. */
+template <int B, int Base, int S> __device__ __forceinline__ u64 swz(u64 x) {
+  if (B == 0)
+    return x;
+  const u64 mask = ((1ull << B) - 1ull) << Base;
+  if (S >= 0)
+    return x ^ ((x >> (S >= 0 ? S : 0)) & mask);
+  return x ^ ((x << (S < 0 ? -S : 0)) & mask);
+}
+
+/* Row and column of element i of an M x N fragment in lane `lane`. */
+template <int N> __device__ __forceinline__ int row_of(int i, unsigned lane) {
+  return 16 * ((i >> 2) / (N / 8)) + int(lane >> 2) + 8 * ((i & 3) >> 1);
+}
+template <int N> __device__ __forceinline__ int col_of(int i, unsigned lane) {
+  return 8 * ((i >> 2) % (N / 8)) + 2 * int(lane & 3u) + (i & 1);
+}
+/* Index in the lane's row vector of the row of element i. */
+template <int N> __device__ __forceinline__ int row_slot(int i) {
+  return 2 * ((i >> 2) / (N / 8)) + ((i & 3) >> 1);
+}
+
+/* Whether a 16-bit operand type is half (else bfloat). */
+template <class T> struct is_half { enum : bool { value = false }; };
+#if ENIGMA_USE_HALF
+template <> struct is_half<half> { enum : bool { value = true }; };
+#endif
+
+template <class T> __device__ __forceinline__ unsigned short bits16(T x) {
+  unsigned short u;
+  __builtin_memcpy(&u, &x, 2);
+  return u;
+}
+template <class T>
+__device__ __forceinline__ unsigned pack2(T lo, T hi) {
+  return unsigned(bits16(lo)) | (unsigned(bits16(hi)) << 16);
+}
+
+__device__ __forceinline__ unsigned smem(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned &r0,
+                                        unsigned &r1, unsigned &r2,
+                                        unsigned &r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, "
+               "[%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned addr, unsigned &r0,
+                                              unsigned &r1, unsigned &r2,
+                                              unsigned &r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, "
+               "%3}, [%4];\n"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(addr));
+}
+
+/* d += a * b, m16n8k16, f32 accumulators; Half selects f16 operands. */
+template <bool Half>
+__device__ __forceinline__ void mma16816(float *d, const unsigned *a,
+                                         const unsigned *b) {
+  if (Half)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, "
+        "%3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* d += a * b, m16n8k8 TF32. */
+__device__ __forceinline__ void mma1688_tf32(float *d, const unsigned *a,
+                                             const unsigned *b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+__device__ __forceinline__ unsigned to_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+/* An operand tile: element (r, c) of the logical tile lives at
+ * p[base + swizzle(off + r * Ld + c)] (Trans: off + c * Ld + r). */
+template <class T, int Ld, bool Trans, int S0, int S1, int S2> struct Tile {
+  enum : bool { kTrans = Trans };
+  const T *p;
+  u64 base, off;
+  __device__ __forceinline__ u64 at(int r, int c) const {
+    return base + swz<S0, S1, S2>(Trans ? off + u64(c) * Ld + u64(r)
+                                        : off + u64(r) * Ld + u64(c));
+  }
+  __device__ __forceinline__ T operator()(int r, int c) const {
+    return p[at(r, c)];
+  }
+  /* Shared-memory byte address of the element at stored row `sr`, stored
+   * column `sc` (what ldmatrix wants). */
+  __device__ __forceinline__ unsigned addr(int sr, int sc) const {
+    return smem(p) +
+           unsigned(sizeof(T) *
+                    (base + swz<S0, S1, S2>(off + u64(sr) * Ld + u64(sc))));
+  }
+};
+
+/* ---- 16-bit operands: ldmatrix + mma.sync m16n8k16 ---------------------- */
+
+/* A registers of the 16 x 16 block (bi, kk) of an M x K tile in memory. */
+template <class TA>
+__device__ __forceinline__ void load_a16(const TA &A, int bi, int kk,
+                                         unsigned lane, bool direct,
+                                         unsigned *r) {
+  const int q = int(lane >> 3), r8 = int(lane & 7u);
+  if (direct) {
+    const int m0 = 16 * bi + 8 * (q & 1), k0 = 16 * kk + 8 * (q >> 1);
+    if (TA::kTrans) /* stored K x M: rows are k */
+      ldsm_x4_trans(A.addr(k0 + r8, m0), r[0], r[1], r[2], r[3]);
+    else
+      ldsm_x4(A.addr(m0 + r8, k0), r[0], r[1], r[2], r[3]);
+    return;
+  }
+  const int g = int(lane >> 2), t = int(lane & 3u);
+  const int m = 16 * bi + g, k = 16 * kk + 2 * t;
+  r[0] = pack2(A(m, k), A(m, k + 1));
+  r[1] = pack2(A(m + 8, k), A(m + 8, k + 1));
+  r[2] = pack2(A(m, k + 8), A(m, k + 9));
+  r[3] = pack2(A(m + 8, k + 8), A(m + 8, k + 9));
+}
+
+/* B registers of the n-blocks 2 jb and 2 jb + 1 (16 columns) for the K
+ * step kk: r[0..1] for block 2 jb, r[2..3] for block 2 jb + 1. */
+template <class TB>
+__device__ __forceinline__ void load_b16(const TB &B, int jb, int kk,
+                                         unsigned lane, bool direct,
+                                         unsigned *r) {
+  const int q = int(lane >> 3), r8 = int(lane & 7u);
+  if (direct) {
+    if (TB::kTrans) { /* stored N x K: rows are n, k contiguous */
+      const int n0 = 16 * jb + 8 * (q >> 1), k0 = 16 * kk + 8 * (q & 1);
+      ldsm_x4(B.addr(n0 + r8, k0), r[0], r[1], r[2], r[3]);
+    } else { /* stored K x N: rows are k */
+      const int k0 = 16 * kk + 8 * (q & 1), n0 = 16 * jb + 8 * (q >> 1);
+      ldsm_x4_trans(B.addr(k0 + r8, n0), r[0], r[1], r[2], r[3]);
+    }
+    return;
+  }
+  const int g = int(lane >> 2), t = int(lane & 3u);
+  const int k = 16 * kk + 2 * t;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int n = 16 * jb + 8 * h + g;
+    r[2 * h] = pack2(B(k, n), B(k + 1, n));
+    r[2 * h + 1] = pack2(B(k + 8, n), B(k + 9, n));
+  }
+}
+
+/* ---- float operands without TF32: FMA in registers ----------------------- */
+
+template <int M, int N, int K, class TA, class TB>
+__device__ __forceinline__ void mma_simt(float *acc, const TA &A, const TB &B,
+                                         unsigned lane) {
+  const int g = int(lane >> 2), t = int(lane & 3u);
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    float av[M / 8], bv[N / 4];
+#pragma unroll
+    for (int s = 0; s < M / 8; ++s)
+      av[s] = A(16 * (s >> 1) + g + 8 * (s & 1), k);
+#pragma unroll
+    for (int s = 0; s < N / 4; ++s)
+      bv[s] = B(k, 8 * (s >> 1) + 2 * t + (s & 1));
+#pragma unroll
+    for (int i = 0; i < M * N / 32; ++i)
+      acc[i] = fmaf(av[row_slot<N>(i)],
+                    bv[2 * ((i >> 2) % (N / 8)) + (i & 1)], acc[i]);
+  }
+}
+
+/* Vectorised FMA path for a K-contiguous A (float4 per row and 4 k) and an
+ * N-contiguous B (float2 per column pair). */
+template <int M, int N, int K, class TA, class TB>
+__device__ __forceinline__ void mma_simt_vec(float *acc, const TA &A,
+                                             const TB &B, unsigned lane) {
+  const int g = int(lane >> 2), t = int(lane & 3u);
+#pragma unroll
+  for (int k4 = 0; k4 < K; k4 += 4) {
+    float4 av[M / 8];
+#pragma unroll
+    for (int s = 0; s < M / 8; ++s)
+      av[s] = *(const float4 *)&A.p[A.at(16 * (s >> 1) + g + 8 * (s & 1), k4)];
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      float2 bv[N / 8];
+#pragma unroll
+      for (int s = 0; s < N / 8; ++s)
+        bv[s] = *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
+#pragma unroll
+      for (int i = 0; i < M * N / 32; ++i) {
+        const float4 a = av[row_slot<N>(i)];
+        const float ak = kk == 0 ? a.x : kk == 1 ? a.y : kk == 2 ? a.z : a.w;
+        const float2 b = bv[(i >> 2) % (N / 8)];
+        acc[i] = fmaf(ak, (i & 1) ? b.y : b.x, acc[i]);
+      }
+    }
+  }
+}
+
+} // namespace enigma_mma
+
+/*===--- Fragments -----------------------------------------------------------===*/
+
+template <class F, class V> __device__ __forceinline__ F enigma_mma_fill(V value) {
+  F f;
+#pragma unroll
+  for (int i = 0; i < F::size; ++i)
+    f.v[i] = value;
+  return f;
+}
+
+template <class F, int Dim>
+__device__ __forceinline__ F enigma_mma_iota(unsigned lane) {
+  F f;
+#pragma unroll
+  for (int i = 0; i < F::size; ++i)
+    f.v[i] = Dim == 0 ? unsigned(enigma_mma::row_of<F::cols>(i, lane))
+                      : unsigned(enigma_mma::col_of<F::cols>(i, lane));
+  return f;
+}
+
+/* Element (r, c) = p[off + r * ld + c] (Trans: p[off + c * ld + r]); with
+ * Bounded, elements at r >= rows or c >= cols are 0 and not read. */
+template <class F, bool Trans, bool Bounded, class P>
+__device__ __forceinline__ F enigma_mma_load(P p, enigma_mma::u64 off,
+                                               enigma_mma::u64 ld,
+                                               enigma_mma::u64 rows,
+                                               enigma_mma::u64 cols,
+                                               unsigned lane) {
+  F f;
+#pragma unroll
+  for (int i = 0; i < F::size; ++i) {
+    const enigma_mma::u64 r = enigma_mma::row_of<F::cols>(i, lane);
+    const enigma_mma::u64 c = enigma_mma::col_of<F::cols>(i, lane);
+    if (Bounded && (r >= rows || c >= cols))
+      f.v[i] = typename F::value_type(0.0f);
+    else
+      f.v[i] = p[Trans ? off + c * ld + r : off + r * ld + c];
+  }
+  return f;
+}
+
+template <bool Trans, bool Bounded, class F, class P>
+__device__ __forceinline__ void
+enigma_mma_store(const F &f, P p, enigma_mma::u64 off, enigma_mma::u64 ld,
+                   enigma_mma::u64 rows, enigma_mma::u64 cols, unsigned lane) {
+#pragma unroll
+  for (int i = 0; i < F::size; ++i) {
+    const enigma_mma::u64 r = enigma_mma::row_of<F::cols>(i, lane);
+    const enigma_mma::u64 c = enigma_mma::col_of<F::cols>(i, lane);
+    if (!Bounded || (r < rows && c < cols))
+      p[Trans ? off + c * ld + r : off + r * ld + c] = f.v[i];
+  }
+}
+
+/* Kind: 0 sum, 1 max, 2 min (fmax / fmin: NaN only when a row is all NaN).
+ * A lane combines its own values of a row, then the quad's four lanes. */
+template <int Kind, class T, int M, int N>
+__device__ __forceinline__ enigma_row<T, M>
+enigma_mma_reduce_rows(const enigma_frag<T, M, N> &f) {
+  /* max / min start from the first value, so an all-NaN row stays NaN */
+  float acc[M / 8];
+  bool first[M / 8];
+#pragma unroll
+  for (int s = 0; s < M / 8; ++s) {
+    acc[s] = 0.0f;
+    first[s] = true;
+  }
+#pragma unroll
+  for (int i = 0; i < M * N / 32; ++i) {
+    const int s = enigma_mma::row_slot<N>(i);
+    const float x = float(f.v[i]);
+    if (Kind == 0)
+      acc[s] += x;
+    else if (first[s])
+      acc[s] = x;
+    else
+      acc[s] = Kind == 1 ? fmaxf(acc[s], x) : fminf(acc[s], x);
+    first[s] = false;
+  }
+  enigma_row<T, M> out;
+#pragma unroll
+  for (int s = 0; s < M / 8; ++s) {
+    float x = acc[s];
+#pragma unroll
+    for (int m = 1; m <= 2; m <<= 1) {
+      const float y = __shfl_xor_sync(0xffffffffu, x, m);
+      x = Kind == 0 ? x + y : Kind == 1 ? fmaxf(x, y) : fminf(x, y);
+    }
+    out.v[s] = T(x);
+  }
+  return out;
+}
+
+template <class F, class T, int M>
+__device__ __forceinline__ F enigma_mma_broadcast_rows(const enigma_row<T, M> &r) {
+  F f;
+#pragma unroll
+  for (int i = 0; i < F::size; ++i)
+    f.v[i] = r.v[enigma_mma::row_slot<F::cols>(i)];
+  return f;
+}
+
+/*===--- Products --------------------------------------------------------------===*/
+
+/* acc + A * B, A an M x K tile and B a K x N tile in shared memory. */
+template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int BLd,
+          bool BTr, int BS0, int BS1, int BS2, bool Tf32, class T, int M,
+          int N>
+__device__ __forceinline__ enigma_frag<float, M, N>
+enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
+                enigma_mma::u64 a_base, enigma_mma::u64 a_off, const T *b,
+                enigma_mma::u64 b_base, enigma_mma::u64 b_off, unsigned lane) {
+  using namespace enigma_mma;
+  typedef Tile<T, ALd, ATr, AS0, AS1, AS2> TA;
+  typedef Tile<T, BLd, BTr, BS0, BS1, BS2> TB;
+  const TA A{a, a_base, a_off};
+  const TB B{b, b_base, b_off};
+  if constexpr (sizeof(T) == 2) {
+    /* ldmatrix wants 16-byte rows: both starts a multiple of 8 elements. */
+    const bool direct = ((a_base | a_off | b_base | b_off) & 7u) == 0;
+    constexpr bool kHalf = is_half<T>::value;
+#pragma unroll
+    for (int kk = 0; kk < K / 16; ++kk) {
+      unsigned af[M / 16][4], bf[N / 16][4];
+#pragma unroll
+      for (int bi = 0; bi < M / 16; ++bi)
+        load_a16(A, bi, kk, lane, direct, af[bi]);
+#pragma unroll
+      for (int jb = 0; jb < N / 16; ++jb)
+        load_b16(B, jb, kk, lane, direct, bf[jb]);
+#pragma unroll
+      for (int bi = 0; bi < M / 16; ++bi)
+#pragma unroll
+        for (int bj = 0; bj < N / 8; ++bj)
+          mma16816<kHalf>(&acc.v[4 * (bi * (N / 8) + bj)], af[bi],
+                          &bf[bj >> 1][2 * (bj & 1)]);
+    }
+  } else if constexpr (Tf32) {
+    const int g = int(lane >> 2), t = int(lane & 3u);
+    const int q = int(lane >> 3), r8 = int(lane & 7u);
+    /* ldmatrix on 32-bit data: 8 rows of 4 floats, starts 16-byte aligned */
+    const bool aDirect = !ATr && ((a_base | a_off) & 3u) == 0;
+    const bool bDirect = BTr && ((b_base | b_off) & 3u) == 0;
+#pragma unroll
+    for (int kk = 0; kk < K / 8; ++kk) {
+      unsigned af[M / 16][4], bf[N / 8][2];
+#pragma unroll
+      for (int bi = 0; bi < M / 16; ++bi) {
+        if (aDirect) {
+          ldsm_x4(A.addr(16 * bi + 8 * (q & 1) + r8, 8 * kk + 4 * (q >> 1)),
+                  af[bi][0], af[bi][1], af[bi][2], af[bi][3]);
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            af[bi][j] = to_tf32(__uint_as_float(af[bi][j]));
+        } else {
+          const int m = 16 * bi + g, k = 8 * kk + t;
+          af[bi][0] = to_tf32(A(m, k));
+          af[bi][1] = to_tf32(A(m + 8, k));
+          af[bi][2] = to_tf32(A(m, k + 4));
+          af[bi][3] = to_tf32(A(m + 8, k + 4));
+        }
+      }
+#pragma unroll
+      for (int jb = 0; jb < N / 16; ++jb) {
+        if (bDirect) {
+          ldsm_x4(B.addr(16 * jb + 8 * (q >> 1) + r8, 8 * kk + 4 * (q & 1)),
+                  bf[2 * jb][0], bf[2 * jb][1], bf[2 * jb + 1][0],
+                  bf[2 * jb + 1][1]);
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            bf[2 * jb][j] = to_tf32(__uint_as_float(bf[2 * jb][j]));
+            bf[2 * jb + 1][j] = to_tf32(__uint_as_float(bf[2 * jb + 1][j]));
+          }
+        } else {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int n = 16 * jb + 8 * h + g, k = 8 * kk + t;
+            bf[2 * jb + h][0] = to_tf32(B(k, n));
+            bf[2 * jb + h][1] = to_tf32(B(k + 4, n));
+          }
+        }
+      }
+#pragma unroll
+      for (int bi = 0; bi < M / 16; ++bi)
+#pragma unroll
+        for (int bj = 0; bj < N / 8; ++bj)
+          mma1688_tf32(&acc.v[4 * (bi * (N / 8) + bj)], af[bi], bf[bj]);
+    }
+  } else {
+    /* float4 reads of A rows need 4 contiguous, aligned k; float2 reads of
+     * B column pairs 2 contiguous, aligned n (swizzles keep 16-byte
+     * chunks, the pitches are multiples of 4). */
+    const bool vec = !ATr && !BTr && ((a_base | a_off) & 3u) == 0 &&
+                     ((b_base | b_off) & 1u) == 0;
+    if (vec)
+      mma_simt_vec<M, N, K>(acc.v, A, B, lane);
+    else
+      mma_simt<M, N, K>(acc.v, A, B, lane);
+  }
+  return acc;
+}
+
+/* acc + A * B with A an M x K fragment of half / bfloat (its 16x8 blocks
+ * 2 kk and 2 kk + 1 are the A registers of K step kk) and B as above. */
+template <int BLd, bool BTr, int BS0, int BS1, int BS2, class T, int M, int N,
+          int K>
+__device__ __forceinline__ enigma_frag<float, M, N>
+enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
+               const T *b, enigma_mma::u64 b_base, enigma_mma::u64 b_off,
+               unsigned lane) {
+  using namespace enigma_mma;
+  typedef Tile<T, BLd, BTr, BS0, BS1, BS2> TB;
+  const TB B{b, b_base, b_off};
+  const bool direct = ((b_base | b_off) & 7u) == 0;
+  constexpr bool kHalf = is_half<T>::value;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    unsigned bf[N / 16][4];
+#pragma unroll
+    for (int jb = 0; jb < N / 16; ++jb)
+      load_b16(B, jb, kk, lane, direct, bf[jb]);
+#pragma unroll
+    for (int bi = 0; bi < M / 16; ++bi) {
+      const T *lo = &a.v[4 * (bi * (K / 8) + 2 * kk)];
+      const T *hi = lo + 4;
+      const unsigned ar[4] = {pack2(lo[0], lo[1]), pack2(lo[2], lo[3]),
+                              pack2(hi[0], hi[1]), pack2(hi[2], hi[3])};
+#pragma unroll
+      for (int bj = 0; bj < N / 8; ++bj)
+        mma16816<kHalf>(&acc.v[4 * (bi * (N / 8) + bj)], ar,
+                        &bf[bj >> 1][2 * (bj & 1)]);
+    }
+  }
+  return acc;
+}
+
+/*===--- Tile copies -------------------------------------------------------------===*/
+
+/* The threadgroup copies a Rows x Cols tile (chunk i of 16 bytes by thread
+ * i mod nthreads): dst[dst_base + swizzle(r * DstLd + c)] = src[src_off +
+ * r * src_ld + c] inside valid_rows x valid_cols, 0 outside. cp.async when
+ * the source rows are 16-byte aligned (the zero fill of a chunk crossing the
+ * edge is cp.async's src-size), element copies otherwise. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+__device__ __forceinline__ void
+enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
+                       enigma_mma::u64 src_off, enigma_mma::u64 src_ld,
+                       enigma_mma::u64 valid_rows, enigma_mma::u64 valid_cols,
+                       unsigned tid, unsigned nthreads) {
+  using namespace enigma_mma;
+  constexpr int E = 16 / int(sizeof(T)); /* elements per chunk */
+  constexpr int PerRow = Cols / E;
+  constexpr int Chunks = Rows * PerRow;
+  const bool aligned =
+      ((((u64)(size_t)(src + src_off)) | (src_ld * sizeof(T))) & 15u) == 0;
+  if (aligned) {
+    const unsigned base = smem(dst);
+    for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
+      const u64 r = i / PerRow, c = u64(i % PerRow) * E;
+      const u64 at = dst_base + swz<S0, S1, S2>(r * DstLd + c);
+      unsigned bytes = 0;
+      const T *from = src;
+      if (r < valid_rows && c < valid_cols) {
+        const u64 n = valid_cols - c;
+        bytes = unsigned((n < u64(E) ? n : u64(E)) * sizeof(T));
+        from = src + src_off + r * src_ld + c;
+      }
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                       base + unsigned(at * sizeof(T))),
+                   "l"(__cvta_generic_to_global(from)), "r"(bytes)
+                   : "memory");
+    }
+    return;
+  }
+  for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
+    const u64 r = i / PerRow, c0 = u64(i % PerRow) * E;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const u64 c = c0 + e;
+      const bool in = r < valid_rows && c < valid_cols;
+      dst[dst_base + swz<S0, S1, S2>(r * DstLd + c)] =
+          in ? src[src_off + r * src_ld + c] : T(0.0f);
+    }
+  }
+}
+
+__device__ __forceinline__ void enigma_copy_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int Pending> __device__ __forceinline__ void enigma_copy_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+#endif /* ENIGMA_CUDA_MMA_CUH */

@@ -1,0 +1,371 @@
+//===- MmaOps.cpp - The matrix multiply-accumulate family -----------------===//
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/Divergence.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace enigma;
+
+namespace enigma {
+
+bool isFragmentOp(Operation *op) {
+  return isa<MmaFillOp, MmaIotaOp, MmaLoadOp, MmaStoreOp, MmaOp, MmaRegOp,
+             MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
+}
+
+namespace {
+
+/// Largest fragment: 256 elements per lane (CUDA registers spill beyond).
+constexpr int64_t kMaxFragmentElements = 32 * 256;
+
+unsigned elementBytes(Type t) {
+  return t.isInteger(1) ? 1 : (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+std::string typeText(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// A fragment is `tensor<MxNxT>` with M and N multiples of 16 and at most
+/// kMaxFragmentElements elements; a row vector `tensor<MxT>`, M a multiple
+/// of 16.
+LogicalResult checkShape(Operation *op, Type type, const char *what) {
+  auto t = llvm::dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape())
+    return op->emitOpError() << what << " must have a static shape";
+  ArrayRef<int64_t> shape = t.getShape();
+  for (int64_t d : shape)
+    if (d <= 0 || d % 16 != 0)
+      return op->emitOpError()
+             << what << " " << typeText(type)
+             << ": fragment sides must be positive multiples of 16";
+  if (t.getNumElements() > kMaxFragmentElements)
+    return op->emitOpError()
+           << what << " " << typeText(type) << " has " << t.getNumElements()
+           << " elements; a fragment holds at most " << kMaxFragmentElements
+           << " (256 per lane)";
+  return success();
+}
+
+LogicalResult checkSwizzle(Operation *op, std::optional<ArrayRef<int32_t>> sw,
+                           Type element, const char *what) {
+  if (!sw)
+    return success();
+  if (sw->size() != 3)
+    return op->emitOpError() << what
+                             << " must be [bits, base, shift], got "
+                             << sw->size() << " values";
+  int32_t bits = (*sw)[0], base = (*sw)[1], shift = (*sw)[2];
+  if (bits < 0 || bits > 16 || base < 0 || base > 24 ||
+      std::abs(shift) < bits || std::abs(shift) > 24)
+    return op->emitOpError()
+           << what << " Swizzle(" << bits << ", " << base << ", " << shift
+           << ") is not valid: need 0 <= bits <= 16, base >= 0 and "
+              "|shift| >= bits";
+  unsigned chunkBits = 0;
+  for (unsigned bytes = elementBytes(element); bytes < 16; bytes *= 2)
+    ++chunkBits;
+  if (bits > 0 && base < int32_t(chunkBits))
+    return op->emitOpError()
+           << what << " Swizzle(" << bits << ", " << base << ", " << shift
+           << ") splits 16-byte chunks of " << typeText(element)
+           << "; its base must be at least " << chunkBits;
+  return success();
+}
+
+std::optional<int64_t> constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+/// One past the largest element of a rows x cols tile at `offset` with
+/// pitch `ld` (transposed: columns `ld` apart), swizzled.
+int64_t tileExtent(std::optional<ArrayRef<int32_t>> sw, int64_t offset,
+                   int64_t rows, int64_t cols, int64_t ld, bool transpose) {
+  ArrayRef<int32_t> swizzle = sw ? *sw : ArrayRef<int32_t>();
+  int64_t extent = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      int64_t at = transpose ? offset + c * ld + r : offset + r * ld + c;
+      extent = std::max(extent, applyMmaSwizzle(swizzle, at) + 1);
+    }
+  return extent;
+}
+
+/// A threadgroup operand tile of the product: threadgroup memory, the pitch
+/// covers the stored row and keeps rows 16-byte aligned, the swizzle keeps
+/// chunks, and a constant placement fits the allocation.
+LogicalResult checkOperandTile(Operation *op, const char *name, Value memref,
+                               Value base, Value offset, int64_t rows,
+                               int64_t cols, int64_t ld, bool transpose,
+                               std::optional<ArrayRef<int32_t>> sw) {
+  auto mem = llvm::cast<MemRefType>(memref.getType());
+  Type element = mem.getElementType();
+  if (getAddressSpace(mem) != AddressSpace::Threadgroup)
+    return op->emitOpError() << "operand " << name
+                             << " must be in threadgroup memory";
+  int64_t stored = transpose ? rows : cols;
+  if (ld < stored)
+    return op->emitOpError()
+           << "operand " << name << ": its pitch " << ld
+           << " is shorter than a stored row of " << stored << " elements";
+  if (ld * elementBytes(element) % 16 != 0)
+    return op->emitOpError() << "operand " << name << ": its pitch " << ld
+                             << " must be a multiple of 16 bytes ("
+                             << 16 / elementBytes(element) << " elements)";
+  std::string what = std::string("operand ") + name + " swizzle";
+  if (failed(checkSwizzle(op, sw, element, what.c_str())))
+    return failure();
+  for (Value v : {base, offset})
+    if (isThreadVarying(v, SyncScope::Simdgroup))
+      return op->emitOpError() << "operand " << name
+                               << ": its offsets must be the same in every "
+                                  "lane of the simdgroup";
+  std::optional<int64_t> b = constantIndex(base), o = constantIndex(offset);
+  if (b && o && mem.hasStaticShape()) {
+    int64_t end = *b + tileExtent(sw, *o, transpose ? cols : rows,
+                                  transpose ? rows : cols, ld, false);
+    if (*b < 0 || *o < 0 || end > mem.getNumElements())
+      return op->emitOpError()
+             << "operand " << name << ": the " << rows << " x " << cols
+             << " tile reaches element " << end - 1
+             << " of a threadgroup array of " << mem.getNumElements();
+  }
+  return success();
+}
+
+LogicalResult checkUniform(Operation *op, ValueRange values, SyncScope scope,
+                           const char *what) {
+  for (Value v : values)
+    if (v && isThreadVarying(v, scope))
+      return op->emitOpError()
+             << what << " must be the same in every "
+             << (scope == SyncScope::Simdgroup ? "lane of the simdgroup"
+                                               : "thread of the threadgroup");
+  return success();
+}
+
+LogicalResult checkMemory(Operation *op, Value memref, Type element,
+                          bool write) {
+  auto mem = llvm::cast<MemRefType>(memref.getType());
+  if (mem.getElementType() != element)
+    return op->emitOpError()
+           << "memory of " << typeText(mem.getElementType())
+           << " with a fragment of " << typeText(element)
+           << "; convert the fragment first";
+  AddressSpace space = getAddressSpace(mem);
+  if (space == AddressSpace::Thread || (write && space == AddressSpace::Constant))
+    return op->emitOpError() << "needs device or threadgroup memory";
+  return success();
+}
+
+LogicalResult verifyLoadStore(Operation *op, Type fragment, Value memref,
+                              Value offset, Value ld, Value rows, Value cols,
+                              bool write) {
+  if (failed(checkShape(op, fragment, "the fragment")))
+    return failure();
+  if (bool(rows) != bool(cols))
+    return op->emitOpError("takes both bounds (rows and cols) or neither");
+  if (failed(checkMemory(op, memref,
+                         llvm::cast<RankedTensorType>(fragment).getElementType(),
+                         write)))
+    return failure();
+  return checkUniform(op, {offset, ld, rows, cols}, SyncScope::Simdgroup,
+                      "the offset, pitch and bounds");
+}
+
+LogicalResult verifyMma(MmaOp op) {
+  auto acc = llvm::cast<RankedTensorType>(op.getAcc().getType());
+  if (failed(checkShape(op, acc, "the accumulator")))
+    return failure();
+  int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = op.getK();
+  Type ta = op.getA().getType().getElementType();
+  Type tb = op.getB().getType().getElementType();
+  if (ta != tb)
+    return op.emitOpError() << "multiplies " << typeText(ta) << " by "
+                            << typeText(tb)
+                            << "; both operands must have one element type";
+  int64_t kStep = ta.isF32() ? 8 : 16;
+  if (k % kStep != 0)
+    return op.emitOpError() << "K = " << k << " must be a multiple of "
+                            << kStep << " for " << typeText(ta)
+                            << " operands";
+  if (op.getTf32() && !ta.isF32())
+    return op.emitOpError("'tf32' applies to f32 operands only");
+  if (failed(checkOperandTile(op, "A", op.getA(), op.getABase(),
+                              op.getAOffset(), m, k, op.getALd(),
+                              op.getATranspose(), op.getASwizzle())))
+    return failure();
+  return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
+                          k, n, op.getBLd(), op.getBTranspose(),
+                          op.getBSwizzle());
+}
+
+LogicalResult verifyMmaReg(MmaRegOp op) {
+  auto acc = llvm::cast<RankedTensorType>(op.getAcc().getType());
+  auto a = llvm::cast<RankedTensorType>(op.getA().getType());
+  if (failed(checkShape(op, acc, "the accumulator")) ||
+      failed(checkShape(op, a, "operand A")))
+    return failure();
+  if (a.getDimSize(0) != acc.getDimSize(0))
+    return op.emitOpError() << "A has " << a.getDimSize(0)
+                            << " rows, the accumulator " << acc.getDimSize(0);
+  Type tb = op.getB().getType().getElementType();
+  if (a.getElementType() != tb)
+    return op.emitOpError() << "multiplies " << typeText(a.getElementType())
+                            << " by " << typeText(tb)
+                            << "; both operands must have one element type";
+  return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
+                          a.getDimSize(1), acc.getDimSize(1), op.getBLd(),
+                          op.getBTranspose(), op.getBSwizzle());
+}
+
+LogicalResult verifyCopyTile(CopyTileAsyncOp op) {
+  if (Operation *owner = findDivergentRegionOwner(op, SyncScope::Threadgroup)) {
+    InFlightDiagnostic diag = op.emitOpError(
+        "is under control flow that depends on the thread's position; the "
+        "threads of the threadgroup share the copy, so every thread must "
+        "reach it");
+    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    return diag;
+  }
+  auto dst = op.getDst().getType(), src = op.getSrc().getType();
+  Type element = dst.getElementType();
+  if (src.getElementType() != element)
+    return op.emitOpError() << "copies " << typeText(src.getElementType())
+                            << " into " << typeText(element)
+                            << "; both must have one element type";
+  if (getAddressSpace(dst) != AddressSpace::Threadgroup)
+    return op.emitOpError("copies into threadgroup memory only");
+  if (getAddressSpace(src) == AddressSpace::Threadgroup ||
+      getAddressSpace(src) == AddressSpace::Thread)
+    return op.emitOpError("copies from a device buffer only");
+  unsigned bytes = elementBytes(element);
+  if (op.getCols() * bytes % 16 != 0 || op.getDstLd() * bytes % 16 != 0)
+    return op.emitOpError()
+           << "copies rows of " << op.getCols() << " elements with pitch "
+           << op.getDstLd() << "; both must be multiples of 16 bytes ("
+           << 16 / bytes << " elements of " << typeText(element) << ")";
+  if (op.getDstLd() < op.getCols())
+    return op.emitOpError() << "pitch " << op.getDstLd()
+                            << " is shorter than a row of " << op.getCols();
+  if (failed(checkSwizzle(op, op.getDstSwizzle(), element, "the swizzle")))
+    return failure();
+  if (failed(checkUniform(op,
+                          {op.getDstBase(), op.getSrcOffset(), op.getSrcLd(),
+                           op.getValidRows(), op.getValidCols()},
+                          SyncScope::Threadgroup, "the copy's operands")))
+    return failure();
+  std::optional<int64_t> base = constantIndex(op.getDstBase());
+  if (base && dst.hasStaticShape()) {
+    int64_t end = *base + tileExtent(op.getDstSwizzle(), 0, op.getRows(),
+                                     op.getCols(), op.getDstLd(), false);
+    if (*base < 0 || end > dst.getNumElements())
+      return op.emitOpError()
+             << "the " << op.getRows() << " x " << op.getCols()
+             << " tile reaches element " << end - 1
+             << " of a threadgroup array of " << dst.getNumElements();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult verifyMmaOp(Operation *op) {
+  if (!op->getParentOfType<KernelOp>())
+    return op->emitOpError("must be inside an enigma.kernel");
+  if (isa<CopyTileAsyncOp>(op))
+    return verifyCopyTile(cast<CopyTileAsyncOp>(op));
+  if (isa<CopyAsyncCommitOp, CopyAsyncWaitOp>(op))
+    return success();
+  if (Operation *owner = findDivergentRegionOwner(op, SyncScope::Simdgroup)) {
+    InFlightDiagnostic diag = op->emitOpError(
+        "is under control flow that depends on the thread's lane; a fragment "
+        "is held by the whole simdgroup, so every lane must reach it");
+    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    return diag;
+  }
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MmaFillOp fill) -> LogicalResult {
+        auto t = llvm::cast<RankedTensorType>(fill.getType());
+        if (failed(checkShape(op, t, "the result")))
+          return failure();
+        if (t.getElementType() != fill.getValue().getType())
+          return op->emitOpError("fills a fragment of ")
+                 << typeText(t.getElementType()) << " with a "
+                 << typeText(fill.getValue().getType());
+        return checkUniform(op, fill.getValue(), SyncScope::Simdgroup,
+                            "the fill value");
+      })
+      .Case([&](MmaIotaOp iota) {
+        return checkShape(op, iota.getType(), "the result");
+      })
+      .Case([&](MmaLoadOp load) {
+        return verifyLoadStore(op, load.getType(), load.getMemref(),
+                               load.getOffset(), load.getLd(), load.getRows(),
+                               load.getCols(), false);
+      })
+      .Case([&](MmaStoreOp store) {
+        return verifyLoadStore(op, store.getValue().getType(),
+                               store.getMemref(), store.getOffset(),
+                               store.getLd(), store.getRows(), store.getCols(),
+                               true);
+      })
+      .Case([&](MmaOp mma) { return verifyMma(mma); })
+      .Case([&](MmaRegOp mma) { return verifyMmaReg(mma); })
+      .Case([&](MmaReduceRowsOp reduce) -> LogicalResult {
+        auto in = llvm::cast<RankedTensorType>(reduce.getValue().getType());
+        auto out = llvm::cast<RankedTensorType>(reduce.getType());
+        if (failed(checkShape(op, in, "the fragment")))
+          return failure();
+        if (out.getDimSize(0) != in.getDimSize(0) ||
+            out.getElementType() != in.getElementType())
+          return op->emitOpError("gives a row vector of ")
+                 << typeText(out) << " for " << typeText(in);
+        return success();
+      })
+      .Case([&](MmaBroadcastRowsOp broadcast) -> LogicalResult {
+        auto in = llvm::cast<RankedTensorType>(broadcast.getValue().getType());
+        auto out = llvm::cast<RankedTensorType>(broadcast.getType());
+        if (failed(checkShape(op, out, "the result")) ||
+            failed(checkShape(op, in, "the row vector")))
+          return failure();
+        if (out.getDimSize(0) != in.getDimSize(0) ||
+            out.getElementType() != in.getElementType())
+          return op->emitOpError("broadcasts ")
+                 << typeText(in) << " to " << typeText(out);
+        return success();
+      })
+      .Default([](Operation *) { return success(); });
+}
+
+} // namespace enigma
+
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaAttributes.cpp.inc"
+#define GET_OP_CLASSES
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.cpp.inc"
+
+void EnigmaDialect::registerMmaOps() {
+  addOperations<
+#define GET_OP_LIST
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaAttributes.cpp.inc"
+      >();
+}

@@ -1,0 +1,779 @@
+"""Matrix multiply-accumulate on simdgroup fragments (docs/reference/mma.md,
+docs/design/mma.md).
+
+A :class:`Fragment` is an ``M x N`` matrix held collectively by the 32 lanes
+of one simdgroup, in a register layout that belongs to the target (tensor
+core accumulators on CUDA, ``simdgroup_matrix`` elements on Metal, whole
+rows per lane on the CPU). Make one with :func:`mma_fill`, :func:`mma_load`
+or :func:`mma_iota`; multiply tiles of threadgroup memory into it with
+:func:`mma`; combine fragments element by element with Python's operators
+and ``enigma.exp``-style functions; reduce rows with :meth:`Fragment.row_max`
+/ :meth:`Fragment.row_sum`; write it out with :func:`mma_store`.
+:func:`copy_tile` fills threadgroup memory from a device buffer with the
+whole threadgroup (cp.async on CUDA), :func:`copy_commit` /
+:func:`copy_wait` pipeline those copies.
+
+:func:`gemm_block` is a complete threadgroup GEMM built from these (tile
+shapes per target in :class:`MmaConfig`, :func:`gemm_configs`), and
+:func:`autotune` times configurations on a runtime.
+"""
+
+from __future__ import annotations
+
+import math as _math
+
+from . import _core
+from ._dtypes import as_dtype
+from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
+                       fail, to_value, user_location)
+
+__all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
+           "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
+           "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
+           "gemm_block", "gemm_configs", "default_gemm_config"]
+
+_U32 = as_dtype("uint")
+
+
+def _call(function: str, *args):
+    """``_core.<function>(builder, *args)`` with the user's location on the
+    ops and on any EnigmaError."""
+    tracer = current_tracer(function)
+    file, line = user_location()
+    tracer.builder.set_location(file, line)
+    try:
+        return getattr(_core, function)(tracer.builder, *args)
+    except EnigmaError as e:
+        message = str(e)
+        if message.startswith(f"{file}:{line}:"):
+            raise
+        raise EnigmaError(f"{file}:{line}: {message}") from None
+
+
+def _wrap(value) -> IRValue:
+    return IRValue(current_tracer("mma"), value)
+
+
+def _index(x, what: str):
+    """A traced uint (or a wider integer) for an offset, pitch or bound."""
+    if isinstance(x, Fragment):
+        fail(f"{what} must be an integer, got a fragment")
+    if isinstance(x, IRValue):
+        if x.lanes != 1 or x.dtype.is_float or x.dtype.name == "b1":
+            fail(f"{what} must be an integer, got {x.dtype.name}")
+        return x._value
+    if isinstance(x, bool) or not isinstance(x, int):
+        fail(f"{what} must be an integer, got {type(x).__name__}")
+    if x < 0:
+        fail(f"{what} must not be negative, got {x}")
+    return to_value(x, _U32 if x < 2**32 else as_dtype("u64"))._value
+
+
+def _static(x, what: str, minimum: int = 1) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        fail(f"{what} must be a Python int, got {type(x).__name__}")
+    if x < minimum:
+        fail(f"{what} must be at least {minimum}, got {x}")
+    return x
+
+
+def _swizzle(sw, what: str):
+    """(bits, base, shift) of an enigma.Swizzle (or a 3-tuple), or None."""
+    if sw is None:
+        return None
+    from ._layout import Swizzle
+    if isinstance(sw, Swizzle):
+        return (sw.bits, sw.base, sw.shift)
+    if isinstance(sw, tuple) and len(sw) == 3 and \
+            all(isinstance(v, int) for v in sw):
+        return tuple(sw)
+    fail(f"{what} must be an enigma.Swizzle, got {sw!r}")
+
+
+# --------------------------------------------------------------------------
+# Fragments
+# --------------------------------------------------------------------------
+
+def _shape_of(value):
+    return _core.mma_shape(value._value if isinstance(value, IRValue)
+                           else value)
+
+
+class Fragment(IRValue):
+    """An ``rows x cols`` matrix held collectively by the 32 lanes of one
+    simdgroup (cols is None for a row vector: one value per row, from
+    :meth:`row_max` / :meth:`row_sum`). Its lane layout is the target's.
+
+    Operators work element by element: ``+ - * / // %``, ``& | ^ << >>``
+    for integers, comparisons (giving bool fragments), unary ``-`` and
+    ``abs``. The other operand may be a fragment of the same shape and
+    dtype, a traced scalar or a Python number (converted to the fragment's
+    dtype); a row vector next to a fragment of as many rows is repeated
+    along the columns (``acc * scale`` scales each row). ``enigma.exp``,
+    ``exp2``, ``log``, ``log2``, ``sqrt``, ``rsqrt``, ``tanh``, ``abs``,
+    ``fmax``, ``fmin`` and ``enigma.where`` accept fragments. Every lane of
+    the simdgroup must compute with a fragment: none may be computed under
+    control flow that depends on the lane."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        """(rows, cols) of a fragment, (rows,) of a row vector."""
+        rows, cols = _shape_of(self)
+        return (rows, cols) if cols else (rows,)
+
+    @property
+    def rows(self) -> int:
+        return _shape_of(self)[0]
+
+    @property
+    def cols(self):
+        """Columns; None for a row vector."""
+        return _shape_of(self)[1] or None
+
+    @property
+    def is_row_vector(self) -> bool:
+        return _shape_of(self)[1] == 0
+
+    def __repr__(self) -> str:
+        shape = " x ".join(str(d) for d in self.shape)
+        kind = "row vector" if self.is_row_vector else "fragment"
+        return f"<{kind} {shape} {self.dtype.name}>"
+
+    def _lane(self, name: str):
+        fail(f".{name}: a fragment has no lanes to read; its layout belongs "
+             "to the target (store it with enigma.mma_store)")
+
+    def cast(self, dtype) -> "Fragment":
+        """The fragment converted element by element to ``dtype``."""
+        dtype = as_dtype(dtype)
+        if dtype.name == self.dtype.name:
+            return self
+        return _wrap(_call("mma_cast", self._value, dtype.name))
+
+    # reductions and broadcasts ---------------------------------------------
+    def _reduce(self, kind: str) -> "Fragment":
+        if self.is_row_vector:
+            fail(f"row_{kind}: this is already a row vector")
+        return _wrap(_call("mma_reduce_rows", self._value, kind))
+
+    def row_max(self) -> "Fragment":
+        """The maximum of each row (a row vector); NaN only for a row that
+        is all NaN."""
+        return self._reduce("max")
+
+    def row_min(self) -> "Fragment":
+        """The minimum of each row (a row vector)."""
+        return self._reduce("min")
+
+    def row_sum(self) -> "Fragment":
+        """The sum of each row (a row vector), in the target's order."""
+        return self._reduce("sum")
+
+    def broadcast(self, cols: int) -> "Fragment":
+        """A row vector repeated along ``cols`` columns: a fragment whose
+        row r is element r."""
+        if not self.is_row_vector:
+            fail("broadcast: only a row vector is broadcast along the "
+                 "columns")
+        return _wrap(_call("mma_broadcast_rows", self._value,
+                           _static(cols, "broadcast: cols")))
+
+    # element-wise ------------------------------------------------------------
+    def _other(self, other):
+        """`other` as a core value next to this fragment: row vectors are
+        broadcast to this fragment's columns, numbers take its dtype."""
+        if isinstance(other, Fragment):
+            if other.is_row_vector and not self.is_row_vector:
+                return other.broadcast(self.cols)._value
+            return other._value
+        if isinstance(other, IRValue):
+            return other._value
+        if isinstance(other, (bool, int, float)):
+            return to_value(other, self.dtype)._value
+        fail(f"a fragment cannot be combined with {type(other).__name__}")
+
+    def _self_for(self, other):
+        if self.is_row_vector and isinstance(other, Fragment) and \
+                not other.is_row_vector:
+            return self.broadcast(other.cols)._value
+        return self._value
+
+    def _bin(self, op, other, reflected=False):
+        a, b = self._self_for(other), self._other(other)
+        if reflected:
+            a, b = b, a
+        return _wrap(_call("mma_binary", op, a, b))
+
+    def _cmp(self, op, other):
+        return _wrap(_call("mma_compare", op, self._self_for(other),
+                           self._other(other)))
+
+    def __neg__(self):
+        return _wrap(_call("mma_unary", "neg", self._value))
+
+    def __abs__(self):
+        return _wrap(_call("mma_unary", "abs", self._value))
+
+    def __invert__(self):
+        if self.dtype.name == "b1":
+            return self ^ True
+        if self.dtype.is_float:
+            fail("'~' is not defined for float fragments")
+        return self ^ -1
+
+    __hash__ = IRValue.__hash__
+
+
+def _is_fragment(x) -> bool:
+    return isinstance(x, Fragment)
+
+
+def fragment_math(name: str, *args):
+    """enigma.<name>(...) when an argument is a fragment (called by
+    _math._apply)."""
+    unary = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs",
+             "sin", "cos", "floor", "ceil")
+    if name in unary and len(args) == 1:
+        return _wrap(_call("mma_unary", name, args[0]._value))
+    if name in ("fmax", "fmin", "max", "min") and len(args) == 2:
+        f = args[0] if _is_fragment(args[0]) else args[1]
+        other = args[1] if f is args[0] else args[0]
+        op = "max" if name in ("fmax", "max") else "min"
+        return f._bin(op, other, reflected=f is not args[0])
+    fail(f"enigma.{name} does not take fragments; fragments support exp, "
+         "exp2, log, log2, sqrt, rsqrt, tanh, abs, sin, cos, floor, ceil, "
+         "fmax, fmin and where")
+
+
+def fragment_where(false_val, true_val, cond):
+    """enigma.where(false_val, true_val, cond) when an argument is a
+    fragment (called by _math.where)."""
+    like = next(a for a in (true_val, false_val, cond) if _is_fragment(a))
+
+    def raw(x, dtype=None):
+        if isinstance(x, Fragment):
+            if x.is_row_vector and not like.is_row_vector:
+                return x.broadcast(like.cols)._value
+            return x._value
+        if isinstance(x, IRValue):
+            return x._value
+        if dtype is None:
+            for v in (true_val, false_val):
+                if isinstance(v, IRValue) and not (v is cond):
+                    dtype = v.dtype
+                    break
+        return to_value(x, dtype)._value
+
+    c = raw(cond, as_dtype("bool"))
+    return _wrap(_call("mma_select", c, raw(true_val), raw(false_val)))
+
+
+for _name, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"),
+                   ("truediv", "div"), ("floordiv", "floordiv"),
+                   ("mod", "rem"), ("and", "and"), ("or", "or"),
+                   ("xor", "xor"), ("lshift", "shl"), ("rshift", "shr")):
+    def _forward(self, o, _op=_op):
+        return self._bin(_op, o)
+
+    def _reflected(self, o, _op=_op):
+        return self._bin(_op, o, reflected=True)
+
+    setattr(Fragment, f"__{_name}__", _forward)
+    setattr(Fragment, f"__r{_name}__", _reflected)
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    def _compare(self, o, _op=_name):
+        return self._cmp(_op, o)
+
+    setattr(Fragment, f"__{_name}__", _compare)
+del _name, _op
+
+
+# --------------------------------------------------------------------------
+# Making, loading and storing fragments
+# --------------------------------------------------------------------------
+
+def _shape_args(rows, cols, what):
+    rows = _static(rows, f"{what}: rows")
+    cols = 0 if cols is None else _static(cols, f"{what}: cols")
+    return rows, cols
+
+
+def mma_fill(value, rows: int, cols: int | None = None, dtype=None) -> Fragment:
+    """A ``rows x cols`` fragment (a row vector when ``cols`` is None) with
+    every element ``value``, which must be the same in every lane. The
+    dtype is ``dtype``, else the value's (a Python number: float)."""
+    rows, cols = _shape_args(rows, cols, "mma_fill")
+    if dtype is None:
+        dtype = value.dtype if isinstance(value, IRValue) else as_dtype("float")
+    dtype = as_dtype(dtype)
+    if isinstance(value, Fragment):
+        fail("mma_fill takes a scalar value, got a fragment")
+    v = to_value(value, dtype)
+    return _wrap(_call("mma_fill", v._value, dtype.name, rows, cols))
+
+
+def mma_zeros(rows: int, cols: int | None = None, dtype="float") -> Fragment:
+    """``mma_fill(0, rows, cols, dtype)``: the usual accumulator start."""
+    return mma_fill(0, rows, cols, dtype)
+
+
+def mma_iota(dim: int, rows: int, cols: int) -> Fragment:
+    """An int fragment whose elements are their row (``dim=0``) or column
+    (``dim=1``) index: masks are comparisons of these, e.g. causal
+    ``mma_iota(1, r, c) + col0 > mma_iota(0, r, c) + row0``."""
+    rows, cols = _shape_args(rows, cols, "mma_iota")
+    if dim not in (0, 1) or isinstance(dim, bool):
+        fail(f"mma_iota: dim must be 0 (rows) or 1 (columns), got {dim!r}")
+    return _wrap(_call("mma_iota", dim, rows, cols))
+
+
+def _memory(mem, what: str, threadgroup_only=False):
+    """(core memory, base offset or None) of a buffer, threadgroup tensor or
+    pipeline stage."""
+    from ._cooperation import ThreadgroupTensor
+    from ._tile import PipelineStage
+    if isinstance(mem, PipelineStage):
+        return mem._tensor._array, mem.offset
+    if isinstance(mem, ThreadgroupTensor):
+        return mem._array, None
+    if isinstance(mem, BufferProxy) and not threadgroup_only:
+        if mem.lanes > 1:
+            fail(f"{what}: buffer '{mem.name}' holds {mem.lanes}-lane "
+                 "vectors (vec_width); use a scalar buffer")
+        return mem._buffer, None
+    kinds = ("a threadgroup_alloc tensor or a pipeline stage"
+             if threadgroup_only else
+             "a buffer parameter, a threadgroup_alloc tensor or a pipeline "
+             "stage")
+    fail(f"{what}: the memory must be {kinds}, got {type(mem).__name__}")
+
+
+def _plus(base, offset):
+    if base is None:
+        return offset
+    if isinstance(offset, int) and offset == 0:
+        return base
+    return base + offset
+
+
+def _bounds(bounds, what):
+    if bounds is None:
+        return None, None
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        fail(f"{what}: bounds must be (rows, cols), got {bounds!r}")
+    return (_index(bounds[0], f"{what}: row bound"),
+            _index(bounds[1], f"{what}: column bound"))
+
+
+def mma_load(mem, rows: int, cols: int, *, ld, offset=0, transpose=False,
+             bounds=None) -> Fragment:
+    """A ``rows x cols`` fragment of ``mem``'s dtype: element (r, c) is
+    ``mem[offset + r * ld + c]`` (``transpose=True``: ``mem[offset + c * ld
+    + r]``). ``mem`` is a buffer parameter, threadgroup tensor or pipeline
+    stage (its offset is added). ``bounds=(R, C)``: elements at ``r >= R``
+    or ``c >= C`` are 0 and not read (masked edges)."""
+    what = "mma_load"
+    rows, cols = _shape_args(rows, cols, what)
+    memory, base = _memory(mem, what)
+    r, c = _bounds(bounds, what)
+    return _wrap(_call("mma_load", memory, _index(_plus(base, offset),
+                                                   f"{what}: offset"),
+                       _index(ld, f"{what}: ld"), rows, cols,
+                       bool(transpose), r, c))
+
+
+def mma_store(frag, mem, *, ld, offset=0, transpose=False,
+              bounds=None) -> None:
+    """Writes ``frag`` (converted to ``mem``'s dtype) to ``mem[offset + r *
+    ld + c]`` (``transpose=True``: ``mem[offset + c * ld + r]``);
+    ``bounds=(R, C)`` writes only the elements at ``r < R`` and ``c <
+    C``."""
+    what = "mma_store"
+    if not isinstance(frag, Fragment):
+        fail(f"{what}: expected a fragment, got {type(frag).__name__}")
+    memory, base = _memory(mem, what)
+    r, c = _bounds(bounds, what)
+    _call("mma_store", frag._value, memory,
+          _index(_plus(base, offset), f"{what}: offset"),
+          _index(ld, f"{what}: ld"), bool(transpose), r, c)
+
+
+class MmaOperand:
+    """A tile of threadgroup memory used as an operand of :func:`mma` (see
+    :func:`mma_operand`)."""
+
+    __slots__ = ("memory", "base", "offset", "ld", "transpose", "swizzle",
+                 "dtype")
+
+    def __init__(self, mem, *, ld, offset=0, transpose=False, swizzle=None):
+        what = "mma_operand"
+        self.memory, base = _memory(mem, what, threadgroup_only=True)
+        self.base = 0 if base is None else base
+        self.offset = offset
+        self.ld = _static(ld, f"{what}: ld")
+        self.transpose = bool(transpose)
+        self.swizzle = _swizzle(swizzle, f"{what}: swizzle")
+        self.dtype = mem.dtype
+
+    def __repr__(self) -> str:
+        return (f"MmaOperand(ld={self.ld}, transpose={self.transpose}, "
+                f"swizzle={self.swizzle})")
+
+
+def mma_operand(mem, *, ld: int, offset=0, transpose=False,
+                swizzle=None) -> MmaOperand:
+    """An operand tile of :func:`mma` in threadgroup memory ``mem`` (a
+    threadgroup tensor or pipeline stage): element (r, c) of the tile is
+    ``mem[swizzle(offset + r * ld + c)]``, with ``transpose=True``
+    ``mem[swizzle(offset + c * ld + r)]`` (A stored K x M, B stored N x K).
+    ``ld`` (a Python int) is the pitch of the stored rows, a multiple of 16
+    bytes; ``swizzle`` an ``enigma.Swizzle`` that the tile was stored with
+    (:func:`copy_tile` with the same swizzle), applied to the offset inside
+    the allocation or stage."""
+    return MmaOperand(mem, ld=ld, offset=offset, transpose=transpose,
+                      swizzle=swizzle)
+
+
+def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
+        allow_tf32: bool = False) -> Fragment:
+    """``acc + A @ B``. ``acc`` is an ``M x N`` float fragment; ``b`` a
+    ``K x N`` :func:`mma_operand`; ``a`` an ``M x K`` :func:`mma_operand`
+    (give ``k``) or an ``M x K`` fragment (converted to B's dtype: flash
+    attention's ``P @ V``). Operands are both half, both bfloat, or both
+    float; float operands use TF32 tensor cores on CUDA only with
+    ``allow_tf32=True`` (else full fp32 FMA). Every lane of the simdgroup
+    must reach the call."""
+    what = "mma"
+    if not isinstance(acc, Fragment):
+        fail(f"{what}: the accumulator must be a fragment, got "
+             f"{type(acc).__name__}")
+    if not isinstance(b, MmaOperand):
+        fail(f"{what}: B must be an enigma.mma_operand(...) tile of "
+             f"threadgroup memory, got {type(b).__name__}")
+    b_args = (b.memory, _index(b.base, f"{what}: B base"),
+              _index(b.offset, f"{what}: B offset"), b.ld, b.transpose,
+              b.swizzle)
+    if isinstance(a, Fragment):
+        if k is not None and k != a.cols:
+            fail(f"{what}: k={k} but A is a {a.rows} x {a.cols} fragment")
+        return _wrap(_call("mma_reg", acc._value, a._value, *b_args))
+    if not isinstance(a, MmaOperand):
+        fail(f"{what}: A must be an enigma.mma_operand(...) tile or a "
+             f"fragment, got {type(a).__name__}")
+    if k is None:
+        fail(f"{what}: give k= (the inner dimension) when A is in memory")
+    k = _static(k, f"{what}: k")
+    return _wrap(_call("mma", acc._value, a.memory,
+                       _index(a.base, f"{what}: A base"),
+                       _index(a.offset, f"{what}: A offset"), a.ld,
+                       a.transpose, a.swizzle, *b_args, k, bool(allow_tf32)))
+
+
+def mma_swizzle(row_elements: int, dtype):
+    """The ``enigma.Swizzle`` that makes a tile whose stored rows hold
+    ``row_elements`` elements of ``dtype`` free of shared-memory bank
+    conflicts for :func:`mma` and :func:`copy_tile`: it XORs the 16-byte
+    chunk index within a row with the row number, so that the 8 rows an
+    ``ldmatrix`` reads land in 8 different chunks of 128 bytes. None when
+    the row is not a power of two of at least 2 chunks."""
+    from ._layout import Swizzle
+    size = as_dtype(dtype).size
+    row_bytes = row_elements * size
+    chunks = row_bytes // 16
+    if row_bytes % 16 or chunks < 2 or chunks & (chunks - 1):
+        return None
+    base = int(_math.log2(16 // size))
+    bits = int(_math.log2(min(chunks, 8)))
+    shift = int(_math.log2(row_elements)) + (3 - bits) - base
+    return Swizzle(bits, base, shift)
+
+
+# --------------------------------------------------------------------------
+# Tile copies
+# --------------------------------------------------------------------------
+
+def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
+              dst_ld: int | None = None, valid_rows=None, valid_cols=None,
+              swizzle=None) -> None:
+    """The whole threadgroup copies a ``rows x cols`` tile of the device
+    buffer ``src`` (rows ``src_ld`` elements apart, element (0, 0) at
+    ``src_offset``) into threadgroup memory ``dst`` (a threadgroup tensor
+    or pipeline stage), row pitch ``dst_ld`` (default ``cols``), offsets
+    swizzled by ``swizzle``. Elements at ``r >= valid_rows`` or ``c >=
+    valid_cols`` become 0 without reading ``src`` (masked edges).
+
+    On CUDA the copy is asynchronous (cp.async, 16-byte chunks; element
+    copies when the source rows are not 16-byte aligned): the data is in
+    ``dst`` after :func:`copy_commit`, :func:`copy_wait` and
+    ``enigma.barrier()``. Every thread must reach the call with the same
+    arguments. ``cols * element size`` and ``dst_ld * element size`` must
+    be multiples of 16 bytes."""
+    what = "copy_tile"
+    memory, base = _memory(dst, what, threadgroup_only=True)
+    if not isinstance(src, BufferProxy):
+        fail(f"{what}: the source must be a buffer parameter, got "
+             f"{type(src).__name__}")
+    if src.lanes > 1:
+        fail(f"{what}: buffer '{src.name}' holds vectors (vec_width)")
+    rows = _static(rows, f"{what}: rows")
+    cols = _static(cols, f"{what}: cols")
+    dst_ld = cols if dst_ld is None else _static(dst_ld, f"{what}: dst_ld")
+    vr = _index(rows if valid_rows is None else valid_rows,
+                f"{what}: valid_rows")
+    vc = _index(cols if valid_cols is None else valid_cols,
+                f"{what}: valid_cols")
+    _call("copy_tile_async", memory, _index(0 if base is None else base,
+                                            f"{what}: destination"),
+          src._buffer, _index(src_offset, f"{what}: src_offset"),
+          _index(src_ld, f"{what}: src_ld"), vr, vc, rows, cols, dst_ld,
+          _swizzle(swizzle, f"{what}: swizzle"))
+
+
+def copy_commit() -> None:
+    """Closes the group of this thread's :func:`copy_tile` copies issued
+    since the last commit (``cp.async.commit_group``)."""
+    _call("copy_async_commit")
+
+
+def copy_wait(pending: int = 0) -> None:
+    """Waits until at most ``pending`` (0-7) of this thread's most recently
+    committed copy groups are still in flight (``cp.async.wait_group``);
+    follow with ``enigma.barrier()`` so every thread sees every copy."""
+    if isinstance(pending, bool) or not isinstance(pending, int) or \
+            not 0 <= pending <= 7:
+        fail(f"copy_wait: pending must be an int from 0 to 7, got "
+             f"{pending!r}")
+    _call("copy_async_wait", pending)
+
+
+# --------------------------------------------------------------------------
+# A threadgroup GEMM
+# --------------------------------------------------------------------------
+
+class MmaConfig:
+    """Tile shapes of :func:`gemm_block`: a ``bm x bn`` block of C per
+    threadgroup, K in steps of ``bk``, ``wm x wn`` simdgroups (each a
+    ``bm/wm x bn/wn`` fragment), ``stages`` buffers of A and B tiles in
+    flight, and ``group_m`` block rows per group of the launch order (as
+    Triton's grouped ordering, for L2 reuse)."""
+
+    __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m")
+
+    def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
+                 group_m=8):
+        self.bm, self.bn, self.bk = bm, bn, bk
+        self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.wm * self.wn
+
+    def smem_bytes(self, dtype) -> int:
+        return self.stages * (self.bm + self.bn) * self.bk * \
+            as_dtype(dtype).size
+
+    def blocks(self, m: int, n: int) -> int:
+        return -(-m // self.bm) * -(-n // self.bn)
+
+    def launch(self, m: int, n: int):
+        """(grid, threads) of a launch over an m x n C."""
+        return ((self.blocks(m, n) * self.threads, 1, 1),
+                (self.threads, 1, 1))
+
+    def as_dict(self) -> dict:
+        return {s: getattr(self, s) for s in self.__slots__}
+
+    def __eq__(self, other):
+        return isinstance(other, MmaConfig) and \
+            self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash(tuple(self.as_dict().values()))
+
+    def __repr__(self) -> str:
+        return ("MmaConfig(" + ", ".join(f"{k}={v}" for k, v in
+                                          self.as_dict().items()) + ")")
+
+
+_TG_LIMIT = 32 * 1024
+
+
+def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
+    """Configurations worth timing for ``target`` ("cuda", "metal", "cpu")
+    and operand dtype, largest tiles first; all fit 32 KiB of threadgroup
+    memory."""
+    dtype = as_dtype(dtype)
+    if target == "cpu":
+        return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 32, 32, 1, 1, 2)]
+    if target == "metal":
+        return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 64, 32, 1, 2, 2)]
+    if dtype.size == 2:
+        cands = [MmaConfig(128, 128, 32, 2, 2, 2),
+                 MmaConfig(128, 128, 32, 2, 4, 2),
+                 MmaConfig(128, 128, 16, 2, 2, 4),
+                 MmaConfig(128, 64, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 32, 2, 2, 2),
+                 MmaConfig(64, 64, 64, 2, 2, 2)]
+    else:
+        cands = [MmaConfig(128, 64, 16, 2, 2, 2),
+                 MmaConfig(128, 128, 16, 2, 4, 2),
+                 MmaConfig(64, 64, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 16, 2, 2, 3),
+                 MmaConfig(128, 64, 32, 4, 2, 2)]
+    return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMIT]
+
+
+def default_gemm_config(target: str = "cuda", dtype="bf16") -> MmaConfig:
+    """The first of :func:`gemm_configs`."""
+    return gemm_configs(target, dtype)[0]
+
+
+def _check_config(config, dtype, what):
+    if not isinstance(config, MmaConfig):
+        fail(f"{what}: config must be an enigma.MmaConfig, got "
+             f"{type(config).__name__}")
+    c = config
+    for name in MmaConfig.__slots__:
+        _static(getattr(c, name), f"{what}: config.{name}")
+    if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
+        fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "
+             f"{c.bn}/{c.wn}) must have sides that are multiples of 16")
+    kstep = 8 if dtype.size == 4 else 16
+    if c.bk % kstep:
+        fail(f"{what}: {c}: bk must be a multiple of {kstep} for "
+             f"{dtype.name}")
+    if c.smem_bytes(dtype) > _TG_LIMIT:
+        fail(f"{what}: {c} needs {c.smem_bytes(dtype)} bytes of threadgroup "
+             f"memory for {dtype.name} tiles; the limit is {_TG_LIMIT}")
+    if c.stages < 2 or c.stages > 8:
+        fail(f"{what}: stages must be 2 to 8, got {c.stages}")
+
+
+def _block_origin(config, m, n):
+    """(row0, col0) of this threadgroup's block of C in grouped order."""
+    from ._builtins import threadgroup_position_in_grid
+    from ._math import imin
+    c = config
+    pid = threadgroup_position_in_grid("x")
+    blocks_m = (m + (c.bm - 1)) // c.bm
+    blocks_n = (n + (c.bn - 1)) // c.bn
+    per_group = c.group_m * blocks_n
+    group = pid // per_group
+    first_m = group * c.group_m
+    size_m = imin(blocks_m - first_m, c.group_m)
+    in_group = pid % per_group
+    return ((first_m + in_group % size_m) * c.bm,
+            (in_group // size_m) * c.bn)
+
+
+def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
+               ldc=None, a_transposed=False, b_transposed=False,
+               allow_tf32=False, epilogue=None, origin=None):
+    """This threadgroup's ``bm x bn`` block of ``C = A @ B`` (``A`` is
+    ``m x k``, ``B`` is ``k x n``, row-major with pitches ``lda`` (default
+    ``k``), ``ldb`` (default ``n``), ``ldc`` (default ``n``);
+    ``a_transposed``: A is stored ``k x m``, ``b_transposed``: B is stored
+    ``n x k``). Call it at the top level of the kernel body (it allocates
+    threadgroup memory); launch ``config.launch(m, n)``.
+
+    The K loop keeps ``config.stages`` tiles of A and B in flight
+    (:func:`copy_tile`, swizzled by :func:`mma_swizzle`), each simdgroup
+    multiplies its part into a fragment in registers, and the block is
+    stored with bounds, so any m, n, k is correct (edges are zero-filled
+    and masked). ``epilogue(acc, row, col)`` may return a new fragment
+    (``row``/``col``: this simdgroup's first row and column of C) before
+    it is stored. ``origin=(row0, col0)`` overrides the grouped launch
+    order. Returns nothing."""
+    from ._control import for_range, range_constexpr
+    from ._builtins import barrier, simdgroup_index_in_threadgroup
+    from ._math import where
+    from ._tile import pipeline
+    what = "gemm_block"
+    for name, buf in (("A", A), ("B", B), ("C", C)):
+        if not isinstance(buf, BufferProxy):
+            fail(f"{what}: {name} must be a buffer parameter, got "
+                 f"{type(buf).__name__}")
+    if A.dtype != B.dtype:
+        fail(f"{what}: A is {A.dtype.name} and B is {B.dtype.name}; both "
+             "must have one dtype")
+    dtype = A.dtype
+    if dtype.name not in ("f16", "bf16", "f32"):
+        fail(f"{what}: A and B must be half, bfloat or float, got "
+             f"{dtype.name}")
+    _check_config(config, dtype, what)
+    c = config
+    lda = (m if a_transposed else k) if lda is None else lda
+    ldb = (k if b_transposed else n) if ldb is None else ldb
+    ldc = n if ldc is None else ldc
+    wtm, wtn = c.bm // c.wm, c.bn // c.wn
+
+    # Stored tiles: A is bm x bk (a_transposed: bk x bm), B bk x bn
+    # (b_transposed: bn x bk).
+    a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
+    b_shape = (c.bn, c.bk) if b_transposed else (c.bk, c.bn)
+    sw_a = mma_swizzle(a_shape[1], dtype)
+    sw_b = mma_swizzle(b_shape[1], dtype)
+    a_tiles = pipeline(dtype, c.bm * c.bk, c.stages)
+    b_tiles = pipeline(dtype, c.bk * c.bn, c.stages)
+
+    row0, col0 = _block_origin(c, m, n) if origin is None else origin
+    warp = simdgroup_index_in_threadgroup()
+    wrow = (warp // c.wn) * wtm
+    wcol = (warp % c.wn) * wtn
+    ktiles = (k + (c.bk - 1)) // c.bk
+    rows_left = m - row0
+    cols_left = n - col0
+
+    def load(stage, kt):
+        k0 = kt * c.bk
+        k_left = where(0, k - k0, k0 < k)
+        if a_transposed:   # A^T tile: rows k0.., columns row0..
+            copy_tile(stage[0], A, c.bk, c.bm, src_ld=lda,
+                      src_offset=k0 * lda + row0, valid_rows=k_left,
+                      valid_cols=rows_left, swizzle=sw_a)
+        else:
+            copy_tile(stage[0], A, c.bm, c.bk, src_ld=lda,
+                      src_offset=row0 * lda + k0, valid_rows=rows_left,
+                      valid_cols=k_left, swizzle=sw_a)
+        if b_transposed:   # B^T tile: rows col0.., columns k0..
+            copy_tile(stage[1], B, c.bn, c.bk, src_ld=ldb,
+                      src_offset=col0 * ldb + k0, valid_rows=cols_left,
+                      valid_cols=k_left, swizzle=sw_b)
+        else:
+            copy_tile(stage[1], B, c.bk, c.bn, src_ld=ldb,
+                      src_offset=k0 * ldb + col0, valid_rows=k_left,
+                      valid_cols=cols_left, swizzle=sw_b)
+        copy_commit()
+
+    for s in range_constexpr(c.stages - 1):
+        load((a_tiles.stage(s), b_tiles.stage(s)), s)
+
+    with for_range(0, ktiles, dtype="uint",
+                   init=[mma_zeros(wtm, wtn)]) as (kt, carry):
+        copy_wait(c.stages - 2)
+        barrier()
+        # The stage the previous step computed on is free again.
+        load((a_tiles.back(), b_tiles.back()), kt + (c.stages - 1))
+        a_op = mma_operand(a_tiles.front(), ld=a_shape[1],
+                           offset=wrow if a_transposed else wrow * c.bk,
+                           transpose=a_transposed, swizzle=sw_a)
+        b_op = mma_operand(b_tiles.front(), ld=b_shape[1],
+                           offset=wcol * c.bk if b_transposed else wcol,
+                           transpose=b_transposed, swizzle=sw_b)
+        carry[0] = mma(carry[0], a_op, b_op, k=c.bk, allow_tf32=allow_tf32)
+        a_tiles.advance()
+        b_tiles.advance()
+    acc = carry[0]
+    copy_wait(0)
+
+    out_row, out_col = row0 + wrow, col0 + wcol
+    if epilogue is not None:
+        result = epilogue(acc, out_row, out_col)
+        if result is not None:
+            acc = result
+    mma_store(acc, C, ld=ldc, offset=out_row * ldc + out_col,
+              bounds=(where(0, m - out_row, out_row < m),
+                      where(0, n - out_col, out_col < n)))
