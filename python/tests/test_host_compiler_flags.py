@@ -83,11 +83,14 @@ def _run(tmp_path, compiler, code=_RUN):
 
 
 def _decision(tmp_path):
-    """The target flags kept in the cache: the one small text object."""
-    found = glob.glob(str(tmp_path / "cache" / "v1" / "objects" / "*.txt"))
+    """The target flags kept in the cache directory: one per line, then
+    "end"."""
+    found = glob.glob(str(tmp_path / "cache" / "cpu-target-flags" / "*.txt"))
     assert len(found) == 1, found
     with open(found[0]) as f:
-        return f.read().split()
+        lines = f.read().split()
+    assert lines[-1] == "end", lines
+    return lines[:-1]
 
 
 def _calls(log, what):

@@ -23,8 +23,10 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -256,10 +258,50 @@ extern "C" void enigma_arch_probe(void *const *args,
 }
 )";
 
+/// The target flags kept in `path`, if it holds one of the candidates.
+std::optional<std::vector<std::string>> readTargetFlags(const fs::path &path) {
+  std::ifstream in(path);
+  if (!in)
+    return std::nullopt;
+  // One flag per line, then "end" (so an empty file is not "no flags").
+  std::vector<std::string> words;
+  for (std::string word; std::getline(in, word);)
+    words.push_back(word);
+  if (words.empty() || words.back() != "end")
+    return std::nullopt;
+  words.pop_back();
+  const auto &known = cpu::HostCompiler::archCandidates();
+  if (std::find(known.begin(), known.end(), words) == known.end())
+    return std::nullopt; // damaged, or from another version: probe again
+  return words;
+}
+
+/// Writes the decision next to `path` and renames it into place, so that
+/// concurrent processes read a whole file or none. Best effort: a cache
+/// that cannot be written only means probing again next time.
+void writeTargetFlags(const fs::path &path,
+                      const std::vector<std::string> &flags) {
+  std::error_code error;
+  fs::create_directories(path.parent_path(), error);
+  fs::path temp = path;
+  temp += ".tmp-" + std::to_string(::getpid()) + "-" +
+          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << joinLines(flags) << "end\n";
+    if (!out.flush())
+      return;
+  }
+  fs::rename(temp, path, error);
+  if (error)
+    fs::remove(temp, error);
+}
+
 /// The target flags for this compiler on this CPU: the first candidate that
 /// builds the probe (docs/design/host-compiler-flags.md). Decided once per
-/// machine: kept in the cache under the compiler's identity and the CPU's,
-/// and in memory for the process.
+/// machine: kept in the cache directory (beside the artifacts, not among
+/// them) under the compiler's identity and the CPU's, and in memory for the
+/// process.
 std::vector<std::string> targetFlags(ArtifactCache &cache,
                                      const cpu::HostCompiler &compiler,
                                      const fs::path &scratch,
@@ -276,25 +318,20 @@ std::vector<std::string> targetFlags(ArtifactCache &cache,
   std::string key = ArtifactCache::makeKey(
       {"cpu-target-flags-1", compiler.identity(), cpu::hostCpuIdentity(),
        candidates, kArchProbeSource});
+  std::optional<fs::path> kept;
+  if (cache.enabled())
+    kept = fs::path(cache.directory()) / "cpu-target-flags" / (key + ".txt");
   std::optional<std::vector<std::string>> flags;
-  if (std::optional<std::string> path = cache.lookupPath(key)) {
-    std::ifstream in(*path);
-    std::vector<std::string> words;
-    for (std::string word; std::getline(in, word);)
-      if (!word.empty())
-        words.push_back(word);
-    const auto &known = cpu::HostCompiler::archCandidates();
-    if (std::find(known.begin(), known.end(), words) != known.end())
-      flags = words;
-  }
+  if (kept)
+    flags = readTargetFlags(*kept);
   if (!flags) {
     fs::path probe = scratch / "enigma_arch_probe.cpp";
     writeTextFile(probe, kArchProbeSource);
     flags = compiler.chooseArch(probe.string(),
                                 (scratch / "enigma_arch_probe.so").string(),
                                 includeDir);
-    if (cache.enabled())
-      cache.store(key, joinLines(*flags), ".txt");
+    if (kept)
+      writeTargetFlags(*kept, *flags);
   }
   chosen[compiler.identity()] = *flags;
   return *flags;
