@@ -242,13 +242,10 @@ def _device_arrays(inputs, outputs):
 
 
 def _bounds_checked_twin(compiled):
-    """``compiled`` compiled again in bounds-checked mode, or None when it
-    cannot be (not compiled from a kernel here, or checked already)."""
-    source = getattr(compiled, "_bounds_check_source", None)
-    if source is None or compiled.bounds_checked:
-        return None
+    """``compiled`` compiled again in bounds-checked mode (it keeps the
+    kernel it was compiled from in ``_bounds_check_source``)."""
     from ._compile import compile as compile_kernel
-    kernel, vec_width = source
+    kernel, vec_width = compiled._bounds_check_source
     return compile_kernel(kernel, vec_width=vec_width, emit_only=True,
                           bounds_check=True)
 
@@ -434,12 +431,11 @@ class _Runtime:
         bounds-checked mode, which names the out-of-bounds access and its
         file:line. Arrays bound in place are not run again (the faulting
         kernel may have written them)."""
-        checked = None
-        if not in_place:
-            checked = _bounds_checked_twin(compiled)
-        if checked is None:
+        if in_place or getattr(compiled, "_bounds_check_source", None) \
+                is None or compiled.bounds_checked:
             return KernelFaultError(str(fault))
         try:
+            checked = _bounds_checked_twin(compiled)
             self._core.execute(checked._artifact, *launch)
             found = ("it found no out-of-bounds access, so the fault is "
                      "elsewhere (simdgroup matrix loads and stores are not "
