@@ -99,7 +99,8 @@ def _calls(log, what):
     return [line for line in log.read_text().splitlines() if what in line]
 
 
-def test_native_flags_the_assembler_rejects_fall_back_once_per_machine(tmp_path):
+def test_native_flags_the_assembler_rejects_fall_back_once_a_machine(
+        tmp_path):
     compiler, log = _stand_in(
         tmp_path, '[[ $args == *" -march=native "* && '
                   '$args != *" -mno-avx512fp16 "* ]]')

@@ -16,7 +16,8 @@ TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 
 
 def _info(name):
-    dtype = np.dtype(getattr(np, {"i": "int", "u": "uint"}[name[0]] + name[1:]))
+    prefix = {"i": "int", "u": "uint"}[name[0]]
+    dtype = np.dtype(getattr(np, prefix + name[1:]))
     return dtype, np.iinfo(dtype)
 
 
