@@ -558,9 +558,12 @@ class _Rewriter:
                            "is not supported; use enigma.if_ or "
                            "enigma.while_")
             nested = in_loop or isinstance(node, (ast.For, ast.While))
+            # A loop's `else:` is a list of statements (IfExp's orelse is
+            # an expression).
+            orelse = getattr(node, "orelse", [])
+            orelse = orelse if isinstance(orelse, list) else []
             for child in ast.iter_child_nodes(node):
-                walk(child, nested if child not in getattr(node, "orelse", [])
-                     else in_loop)
+                walk(child, nested if child not in orelse else in_loop)
         for s in stmts:
             walk(s, False)
 

@@ -269,3 +269,22 @@ def test_closure_and_globals_stay_live(runtime):
     out = run_kernel(runtime, enigma.compile(scaled), [a], np.float32, 8,
                      (8, 1, 1), (8, 1, 1))
     np.testing.assert_allclose(out, a * 15.0)
+
+
+def test_conditional_expression_in_loop_body(runtime):
+    # `a if c else b` (a Python-level choice) inside an enigma.range body:
+    # the loop check walked IfExp's `orelse`, an expression, as a list.
+    flip = True
+
+    @enigma.kernel
+    def pick(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        acc = 0.0
+        for k in enigma.range(2):
+            acc = acc + (A[t] * 2.0 if flip else A[t])
+        B[t] = acc
+
+    a = np.arange(8, dtype=np.float32)
+    out = run_kernel(runtime, enigma.compile(pick), [a], np.float32, 8,
+                     (8, 1, 1), (8, 1, 1))
+    np.testing.assert_allclose(out, a * 4.0)
