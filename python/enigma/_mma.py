@@ -27,10 +27,13 @@ from ._dtypes import as_dtype
 from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
                        fail, to_value, user_location)
 
+from ._autotune import Autotuner, Launch, autotune  # noqa: F401
+
 __all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
-           "gemm_block", "gemm_configs", "default_gemm_config"]
+           "gemm_block", "gemm_configs", "default_gemm_config", "autotune",
+           "Autotuner", "Launch"]
 
 _U32 = as_dtype("uint")
 
@@ -480,7 +483,7 @@ def mma_swizzle(row_elements: int, dtype):
     ``ldmatrix`` reads land in 8 different chunks of 128 bytes. None when
     the row is not a power of two of at least 2 chunks."""
     from ._layout import Swizzle
-    size = as_dtype(dtype).size
+    size = as_dtype(dtype).itemsize
     row_bytes = row_elements * size
     chunks = row_bytes // 16
     if row_bytes % 16 or chunks < 2 or chunks & (chunks - 1):
@@ -573,7 +576,7 @@ class MmaConfig:
 
     def smem_bytes(self, dtype) -> int:
         return self.stages * (self.bm + self.bn) * self.bk * \
-            as_dtype(dtype).size
+            as_dtype(dtype).itemsize
 
     def blocks(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
@@ -610,7 +613,7 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
         return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 32, 32, 1, 1, 2)]
     if target == "metal":
         return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 64, 32, 1, 2, 2)]
-    if dtype.size == 2:
+    if dtype.itemsize == 2:
         cands = [MmaConfig(128, 128, 32, 2, 2, 2),
                  MmaConfig(128, 128, 32, 2, 4, 2),
                  MmaConfig(128, 128, 16, 2, 2, 4),
@@ -641,7 +644,7 @@ def _check_config(config, dtype, what):
     if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
         fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "
              f"{c.bn}/{c.wn}) must have sides that are multiples of 16")
-    kstep = 8 if dtype.size == 4 else 16
+    kstep = 8 if dtype.itemsize == 4 else 16
     if c.bk % kstep:
         fail(f"{what}: {c}: bk must be a multiple of {kstep} for "
              f"{dtype.name}")

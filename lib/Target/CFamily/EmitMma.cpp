@@ -35,6 +35,8 @@ namespace {
 // thread_elements() (lane l holds row fm, columns fn and fn + 1) is the one
 // MLX relies on; not run on Apple hardware.
 const char *kMslHelpers = R"msl(// Enigma fragments (docs/design/mma.md)
+#ifndef ENIGMA_MMA_HELPERS
+#define ENIGMA_MMA_HELPERS
 template <typename T, int M, int N> struct enigma_frag {
   typedef T value_type;
   enum : int { size = M * N / 32, rows = M, cols = N };
@@ -75,8 +77,8 @@ inline F enigma_mma_load(P p, ulong off, ulong ld, ulong rows, ulong cols, uint 
   F f;
   for (int i = 0; i < F::size; ++i) {
     const ulong r = enigma_mma_row<F::cols>(i, lane), c = enigma_mma_col<F::cols>(i, lane);
-    f.v[i] = (Bounded && (r >= rows || c >= cols)) ? typename F::value_type(0)
-             : p[Trans ? off + c * ld + r : off + r * ld + c];
+    if (Bounded && (r >= rows || c >= cols)) f.v[i] = typename F::value_type(0);
+    else f.v[i] = p[Trans ? off + c * ld + r : off + r * ld + c];
   }
   return f;
 }
@@ -193,13 +195,15 @@ inline void enigma_copy_tile_async(PD dst, ulong dst_base, PS src, ulong src_off
     const ulong r = i / (Cols / E), c0 = ulong(i % (Cols / E)) * E;
     for (int e = 0; e < E; ++e) {
       const ulong c = c0 + e;
-      dst[dst_base + enigma_mma_swz<S0, S1, S2>(r * DstLd + c)] =
-          r < valid_rows && c < valid_cols ? src[src_off + r * src_ld + c] : 0;
+      const ulong at = dst_base + enigma_mma_swz<S0, S1, S2>(r * DstLd + c);
+      if (r < valid_rows && c < valid_cols) dst[at] = src[src_off + r * src_ld + c];
+      else dst[at] = 0;
     }
   }
 }
 inline void enigma_copy_async_commit() {}
 template <int Pending> inline void enigma_copy_async_wait() {}
+#endif // ENIGMA_MMA_HELPERS
 
 )msl";
 

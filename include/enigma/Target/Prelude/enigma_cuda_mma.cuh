@@ -61,15 +61,16 @@ template <> struct is_half<half> { enum : bool { value = true }; };
 #endif
 
 template <class T> __device__ __forceinline__ unsigned short bits16(T x) {
-  unsigned short u;
-  __builtin_memcpy(&u, &x, 2);
-  return u;
+  return metal::detail::bit_cast<unsigned short>(x);
 }
 template <class T>
 __device__ __forceinline__ unsigned pack2(T lo, T hi) {
   return unsigned(bits16(lo)) | (unsigned(bits16(hi)) << 16);
 }
 
+/* The PTX the helpers use, one wrapper each. A host build that defines
+ * ENIGMA_MMA_EMULATION supplies its own (the emulation unit test). */
+#ifndef ENIGMA_MMA_EMULATION
 __device__ __forceinline__ unsigned smem(const void *p) {
   return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -124,6 +125,32 @@ __device__ __forceinline__ unsigned to_tf32(float x) {
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
 }
+
+__device__ __forceinline__ float as_float(unsigned x) {
+  return __uint_as_float(x);
+}
+
+__device__ __forceinline__ float shfl_xor(float x, int mask) {
+  return __shfl_xor_sync(0xffffffffu, x, mask);
+}
+
+/* 16 bytes from global to shared memory, of which `bytes` are read and the
+ * rest zero-filled. */
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src,
+                                           unsigned bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(__cvta_generic_to_global(src)), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int Pending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+#endif /* ENIGMA_MMA_EMULATION */
 
 /* An operand tile: element (r, c) of the logical tile lives at
  * p[base + swizzle(off + r * Ld + c)] (Trans: off + c * Ld + r). */
@@ -336,7 +363,7 @@ enigma_mma_reduce_rows(const enigma_frag<T, M, N> &f) {
     float x = acc[s];
 #pragma unroll
     for (int m = 1; m <= 2; m <<= 1) {
-      const float y = __shfl_xor_sync(0xffffffffu, x, m);
+      const float y = enigma_mma::shfl_xor(x, m);
       x = Kind == 0 ? x + y : Kind == 1 ? fmaxf(x, y) : fminf(x, y);
     }
     out.v[s] = T(x);
@@ -404,7 +431,7 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                   af[bi][0], af[bi][1], af[bi][2], af[bi][3]);
 #pragma unroll
           for (int j = 0; j < 4; ++j)
-            af[bi][j] = to_tf32(__uint_as_float(af[bi][j]));
+            af[bi][j] = to_tf32(as_float(af[bi][j]));
         } else {
           const int m = 16 * bi + g, k = 8 * kk + t;
           af[bi][0] = to_tf32(A(m, k));
@@ -421,8 +448,8 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                   bf[2 * jb + 1][1]);
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
-            bf[2 * jb][j] = to_tf32(__uint_as_float(bf[2 * jb][j]));
-            bf[2 * jb + 1][j] = to_tf32(__uint_as_float(bf[2 * jb + 1][j]));
+            bf[2 * jb][j] = to_tf32(as_float(bf[2 * jb][j]));
+            bf[2 * jb + 1][j] = to_tf32(as_float(bf[2 * jb + 1][j]));
           }
         } else {
 #pragma unroll
@@ -518,10 +545,7 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
         bytes = unsigned((n < u64(E) ? n : u64(E)) * sizeof(T));
         from = src + src_off + r * src_ld + c;
       }
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                       base + unsigned(at * sizeof(T))),
-                   "l"(__cvta_generic_to_global(from)), "r"(bytes)
-                   : "memory");
+      cp_async16(base + unsigned(at * sizeof(T)), from, bytes);
     }
     return;
   }
@@ -538,11 +562,11 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
 }
 
 __device__ __forceinline__ void enigma_copy_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  enigma_mma::cp_async_commit();
 }
 
 template <int Pending> __device__ __forceinline__ void enigma_copy_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+  enigma_mma::cp_async_wait<Pending>();
 }
 
 #endif /* ENIGMA_CUDA_MMA_CUH */

@@ -2,6 +2,7 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
@@ -83,10 +84,15 @@ LogicalResult checkSwizzle(Operation *op, std::optional<ArrayRef<int32_t>> sw,
   return success();
 }
 
+/// The value of a constant index, also through the builder's index casts
+/// (the verifier runs before the canonicalizer folds them).
 std::optional<int64_t> constantIndex(Value v) {
+  if (Operation *def = v.getDefiningOp())
+    if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def))
+      v = def->getOperand(0);
   APInt value;
   if (matchPattern(v, m_ConstantInt(&value)))
-    return value.getSExtValue();
+    return value.getZExtValue();
   return std::nullopt;
 }
 

@@ -1,0 +1,225 @@
+"""Flash attention forward, ``O = softmax(Q K^T / sqrt(d)) V`` (causal or
+not), bfloat16 in and out, on the matrix multiply-accumulate family
+(docs/reference/mma.md).
+
+    python examples/python/flash_attention.py [BH] [S] [D] [--causal]
+
+Q, K, V and O are ``BH x S x D`` (batch times heads, sequence, head
+dimension D = 64 or 128), row-major. A threadgroup of 4 simdgroups owns 64
+query rows, 16 per simdgroup, and walks the keys in blocks of ``bc``:
+
+1. its Q rows are read once into a bfloat16 fragment (registers);
+2. per key block, ``copy_tile`` brings K and V into swizzled threadgroup
+   memory (cp.async on CUDA), V's copy overlapping ``S = Q K^T`` and the
+   next K's copy overlapping ``P V``;
+3. ``S`` (a 16 x bc fragment, ``enigma.mma`` with K stored N x K) is scaled,
+   masked (``mma_iota`` columns past the sequence, and above the diagonal
+   when causal) and folded into the online softmax: the running row
+   maximum ``m`` and sum ``l`` are row vectors, ``P = exp2(S - m)``, the
+   accumulator ``O`` is rescaled by ``exp2(m_old - m)``;
+4. ``O += P V`` takes ``P`` from registers, converted to bfloat16 (the
+   accumulator layout is the A-operand layout of the next product);
+5. ``O / l`` is stored as bfloat16, rows past the sequence masked.
+
+Causal attention stops at the diagonal block. Any S works (edges are
+zero-filled and masked).
+"""
+
+import functools
+import math
+import sys
+
+import numpy as np
+
+import enigma
+
+ROWS = 64              # query rows per threadgroup
+SIMDGROUPS = ROWS // 16
+THREADS = 32 * SIMDGROUPS
+
+
+def to_bf16(x):
+    """float array -> bfloat16 bits (uint16), rounding to nearest even."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits):
+    """bfloat16 bits (uint16) -> float32."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(
+        np.float32)
+
+
+def make_kernel(d, causal, bc=64):
+    """The kernel for head dimension ``d``, causal or not, ``bc`` keys per
+    block."""
+    sw = enigma.mma_swizzle(d, enigma.bf16)   # K and V tiles: rows of d
+    neg_inf = float("-inf")
+
+    @enigma.kernel
+    def flash_attention(Q: enigma.bf16, K: enigma.bf16, V: enigma.bf16,
+                        S: enigma.Scalar(enigma.u32),
+                        scale: enigma.Scalar(enigma.f32), O: enigma.bf16):
+        k_s = enigma.threadgroup_alloc(enigma.bf16, bc * d)
+        v_s = enigma.threadgroup_alloc(enigma.bf16, bc * d)
+        q0 = enigma.threadgroup_position_in_grid("y") * ROWS
+        head = enigma.threadgroup_position_in_grid("z") * S * d
+        row0 = q0 + enigma.simdgroup_index_in_threadgroup() * 16
+        rows_left = enigma.where(0, S - row0, row0 < S)
+
+        q = enigma.mma_load(Q, 16, d, ld=d, offset=head + row0 * d,
+                            bounds=(rows_left, d))
+        o = enigma.mma_zeros(16, d)
+        m = enigma.mma_fill(neg_inf, 16)      # running row maximum
+        l = enigma.mma_zeros(16)              # running row sum
+        blocks = (S + (bc - 1)) // bc
+        if causal:   # blocks up to the threadgroup's last row
+            blocks = enigma.imin(blocks, (q0 + (ROWS + bc - 1)) // bc)
+
+        enigma.copy_tile(k_s, K, bc, d, src_ld=d, src_offset=head,
+                         valid_rows=enigma.imin(S, bc), swizzle=sw)
+        enigma.copy_commit()
+        for j in enigma.range(blocks, dtype="uint"):
+            k0 = j * bc
+            enigma.copy_tile(v_s, V, bc, d, src_ld=d,
+                             src_offset=head + k0 * d, valid_rows=S - k0,
+                             swizzle=sw)
+            enigma.copy_commit()
+            enigma.copy_wait(1)              # this block's K has landed
+            enigma.barrier()
+
+            s = enigma.mma(enigma.mma_zeros(16, bc), q,
+                           enigma.mma_operand(k_s, ld=d, transpose=True,
+                                              swizzle=sw))
+            s = s * scale                    # log2(e) / sqrt(d)
+            cols = enigma.mma_iota(1, 16, bc) + k0
+            masked = cols >= S
+            if causal:
+                masked = masked | (cols > enigma.mma_iota(0, 16, bc) + row0)
+            s = enigma.where(s, neg_inf, masked)
+            m_new = enigma.fmax(m, s.row_max())
+            p = enigma.exp2(s - m_new)
+            alpha = enigma.exp2(m - m_new)
+            l = l * alpha + p.row_sum()
+            o = o * alpha
+
+            enigma.barrier()                 # every simdgroup is done with K
+            k1 = k0 + bc
+            enigma.copy_tile(k_s, K, bc, d, src_ld=d,
+                             src_offset=head + k1 * d,
+                             valid_rows=enigma.where(0, S - k1, k1 < S),
+                             swizzle=sw)
+            enigma.copy_commit()
+            enigma.copy_wait(1)              # this block's V has landed
+            enigma.barrier()
+            o = enigma.mma(o, p.cast(enigma.bf16),
+                           enigma.mma_operand(v_s, ld=d, swizzle=sw))
+            m = m_new
+            enigma.barrier()                 # every simdgroup is done with V
+        enigma.copy_wait(0)
+        enigma.mma_store(o / l, O, ld=d, offset=head + row0 * d,
+                         bounds=(rows_left, d))
+
+    return flash_attention
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(d, causal, bc=64):
+    return enigma.compile(make_kernel(d, causal, bc))
+
+
+def block_keys(d):
+    """Keys per block: 64 (threadgroup memory holds one K and one V block)."""
+    return 64
+
+
+def launch(bh, s):
+    """(grid, threads): threadgroups of 128 threads over (rows, heads)."""
+    return (THREADS, -(-s // ROWS), bh), (THREADS, 1, 1)
+
+
+def _check_shapes(q, k, v):
+    if q.ndim != 3 or q.shape != k.shape or q.shape != v.shape:
+        raise ValueError(f"Q, K, V must be BH x S x D of one shape, got "
+                         f"{q.shape}, {k.shape}, {v.shape}")
+    bh, s, d = q.shape
+    if d not in (64, 128):
+        raise ValueError(f"head dimension must be 64 or 128, got {d}")
+    if bh * s * d >= 2**32:
+        raise ValueError("BH * S * D must be below 2^32 (32-bit offsets)")
+    return bh, s, d
+
+
+def _scale(d):
+    return math.log2(math.e) / math.sqrt(d)
+
+
+def run(rt, q, k, v, causal=False):
+    """Attention of bfloat16 bit arrays (uint16, BH x S x D); returns the
+    bfloat16 bits of O."""
+    q, k, v = (np.ascontiguousarray(x, np.uint16) for x in (q, k, v))
+    bh, s, d = _check_shapes(q, k, v)
+    grid, threads = launch(bh, s)
+    raw = rt.execute(compiled(d, causal, block_keys(d)), [q, k, v],
+                     output_size=q.size * 2, grid=grid, threads=threads,
+                     scalars=[s, _scale(d)])
+    return np.frombuffer(raw, np.uint16).reshape(q.shape).copy()
+
+
+def reference(q, k, v, causal=False):
+    """softmax(Q K^T / sqrt(d)) V in float64 from the bfloat16 inputs."""
+    q, k, v = (from_bf16(x).astype(np.float64) for x in (q, k, v))
+    scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
+    if causal:
+        s = q.shape[1]
+        scores = np.where(np.tril(np.ones((s, s), bool)), scores, -np.inf)
+    scores -= scores.max(axis=-1, keepdims=True)
+    p = np.exp(scores)
+    return (p / p.sum(axis=-1, keepdims=True)) @ v
+
+
+def check_output(o, q, k, v, causal=False):
+    """|o - ref| <= 2^-8 (max |V| + |ref|): P is rounded to bfloat16 before
+    P V (at most 2^-9 max|V| in a row's weighted sum) and O is rounded to
+    bfloat16 (2^-9 |ref|)."""
+    want = reference(q, k, v, causal)
+    got = from_bf16(o).astype(np.float64).reshape(want.shape)
+    vmax = np.abs(from_bf16(v)).max()
+    bound = 2.0**-8 * (vmax + np.abs(want)) + 1e-6
+    err = np.abs(got - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
+                           f"tolerance, worst error {float(np.nanmax(err))}")
+
+
+def run_prepared(rt, x, causal=False):
+    """(prepared, grid, threads, check) for ``x = (Q, K, V)`` bit arrays."""
+    q, k, v = (np.ascontiguousarray(a, np.uint16) for a in x)
+    bh, s, d = _check_shapes(q, k, v)
+    grid, threads = launch(bh, s)
+    prepared = rt.prepare(compiled(d, causal, block_keys(d)), [q, k, v],
+                          q.size * 2, scalars=[s, _scale(d)])
+
+    def check(out):
+        check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
+                     causal)
+
+    return prepared, grid, threads, check
+
+
+def main(*args) -> int:
+    causal = "--causal" in args
+    dims = [int(a) for a in args if a != "--causal"]
+    bh, s, d = (dims + [4, 200, 64][len(dims):])[:3]
+    rng = np.random.default_rng()
+    q, k, v = (to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
+    rt = enigma.best_runtime()
+    print(f"runtime: {type(rt).__name__}, BH={bh} S={s} D={d} "
+          f"causal={causal}")
+    check_output(run(rt, q, k, v, causal), q, k, v, causal)
+    print("pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

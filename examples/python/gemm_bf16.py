@@ -1,0 +1,137 @@
+"""bfloat16 GEMM ``C = A @ B`` (float accumulation, bfloat16 result) on the
+matrix multiply-accumulate family (docs/reference/mma.md).
+
+    python examples/python/gemm_bf16.py [M] [N] [K]
+
+Any M, N, K (edges are masked). Each threadgroup computes a ``bm x bn``
+block of C with ``enigma.gemm_block``: a ``stages``-deep pipeline of
+``copy_tile`` (cp.async on CUDA) brings ``bm x bk`` tiles of A and ``bk x
+bn`` tiles of B into swizzled threadgroup memory, every simdgroup multiplies
+its part into a fragment with ``enigma.mma`` (tensor cores on CUDA:
+ldmatrix + mma.sync m16n8k16), and the fragments are stored as bfloat16.
+Tile shapes come from ``enigma.MmaConfig``; ``tuned`` times the
+configurations of ``enigma.gemm_configs`` on the runtime
+(``enigma.autotune``).
+"""
+
+import functools
+import sys
+
+import numpy as np
+
+import enigma
+
+
+def to_bf16(x):
+    """float array -> bfloat16 bits (uint16), rounding to nearest even."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits):
+    """bfloat16 bits (uint16) -> float32."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(
+        np.float32)
+
+
+def make_kernel(config):
+    """The kernel for one tile configuration."""
+    @enigma.kernel
+    def gemm_bf16(A: enigma.bf16, B: enigma.bf16, M: enigma.Scalar(enigma.u32),
+                  N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
+                  C: enigma.bf16):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config)
+    return gemm_bf16
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(config):
+    return enigma.compile(make_kernel(config))
+
+
+def target_of(rt):
+    return {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
+
+
+def config_for(rt):
+    return enigma.default_gemm_config(target_of(rt), "bf16")
+
+
+@enigma.autotune(configs=enigma.gemm_configs("cuda", "bf16"),
+                 key=["m", "n", "k"])
+def tuned(config, m, n, k):
+    """The Launch of one configuration for an m x n x k product."""
+    return enigma.Launch(compiled(config), *config.launch(m, n),
+                         scalars=[m, n, k],
+                         output_bytes=m * n * 2)
+
+
+def _shapes(a, b):
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {a.shape} @ {b.shape}")
+    if 0 in (m, n, k):
+        raise ValueError(f"empty product {a.shape} @ {b.shape}")
+    return m, n, k
+
+
+def run(rt, a, b, config=None):
+    """C = A @ B for bfloat16 bit arrays (uint16, see to_bf16); returns the
+    bfloat16 bits of the (M, N) result."""
+    a, b = np.ascontiguousarray(a, np.uint16), np.ascontiguousarray(b, np.uint16)
+    m, n, k = _shapes(a, b)
+    config = config or config_for(rt)
+    grid, threads = config.launch(m, n)
+    raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
+                     grid=grid, threads=threads, scalars=[m, n, k])
+    return np.frombuffer(raw, np.uint16).reshape(m, n).copy()
+
+
+def reference(a, b):
+    """A @ B in float64 from the bfloat16 inputs."""
+    return from_bf16(a).astype(np.float64) @ from_bf16(b).astype(np.float64)
+
+
+def check_output(c, a, b):
+    """Every element within float accumulation error plus the final
+    rounding to bfloat16: |c - ab| <= 2^-8 |ab| + 2 K 2^-24 (|a| @ |b|)."""
+    fa = from_bf16(a).astype(np.float64)
+    fb = from_bf16(b).astype(np.float64)
+    want = fa @ fb
+    got = from_bf16(c).astype(np.float64).reshape(want.shape)
+    bound = 2.0**-8 * np.abs(want) + 2 * fa.shape[1] * 2.0**-24 * (
+        np.abs(fa) @ np.abs(fb)) + 1e-30
+    err = np.abs(got - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
+                           f"tolerance, worst error {float(np.nanmax(err))}")
+
+
+def run_prepared(rt, x, config=None):
+    """(prepared, grid, threads, check) for ``x = (A bits, B bits)``."""
+    a, b = (np.ascontiguousarray(v, np.uint16) for v in x)
+    m, n, k = _shapes(a, b)
+    config = config or config_for(rt)
+    grid, threads = config.launch(m, n)
+    prepared = rt.prepare(compiled(config), [a, b], m * n * 2,
+                          scalars=[m, n, k])
+
+    def check(out):
+        check_output(np.frombuffer(out, np.uint16).reshape(m, n), a, b)
+
+    return prepared, grid, threads, check
+
+
+def main(m: int = 200, n: int = 136, k: int = 96) -> int:
+    rng = np.random.default_rng()
+    a = to_bf16(rng.standard_normal((m, k)))
+    b = to_bf16(rng.standard_normal((k, n)))
+    rt = enigma.best_runtime()
+    print(f"runtime: {type(rt).__name__}, {config_for(rt)}")
+    check_output(run(rt, a, b), a, b)
+    print("pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*(int(v) for v in sys.argv[1:4])))

@@ -1,0 +1,121 @@
+"""float32 GEMM ``C = A @ B`` on the matrix multiply-accumulate family
+(docs/reference/mma.md), in full fp32 by default.
+
+    python examples/python/gemm_f32.py [M] [N] [K] [--tf32]
+
+Any M, N, K (edges are masked). The same threadgroup GEMM as
+gemm_bf16.py (``enigma.gemm_block``) with float tiles: on CUDA each
+simdgroup accumulates its fragment with FMA in registers (every element's
+sum stays fp32, like ``torch.matmul`` with TF32 off); with ``--tf32``
+(``allow_tf32=True``, as ``torch.backends.cuda.matmul.allow_tf32``) the
+product runs on TF32 tensor cores (mma.sync m16n8k8), which rounds the
+operands to 10 bits of mantissa. The CPU and Metal compute fp32 either way.
+"""
+
+import functools
+import sys
+
+import numpy as np
+
+import enigma
+
+
+def make_kernel(config, allow_tf32=False):
+    """The kernel for one tile configuration."""
+    @enigma.kernel
+    def gemm_f32(A: enigma.f32, B: enigma.f32, M: enigma.Scalar(enigma.u32),
+                 N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
+                 C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                          allow_tf32=allow_tf32)
+    return gemm_f32
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(config, allow_tf32=False):
+    return enigma.compile(make_kernel(config, allow_tf32))
+
+
+def config_for(rt):
+    target = {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
+    return enigma.default_gemm_config(target, "f32")
+
+
+@enigma.autotune(configs=enigma.gemm_configs("cuda", "f32"),
+                 key=["m", "n", "k", "allow_tf32"])
+def tuned(config, m, n, k, allow_tf32=False):
+    """The Launch of one configuration for an m x n x k product."""
+    return enigma.Launch(compiled(config, allow_tf32), *config.launch(m, n),
+                         scalars=[m, n, k],
+                         output_bytes=m * n * 4)
+
+
+def _shapes(a, b):
+    a = np.ascontiguousarray(a, np.float32)
+    b = np.ascontiguousarray(b, np.float32)
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise ValueError(f"inner dimensions differ: {a.shape} @ {b.shape}")
+    if 0 in (m, n, k):
+        raise ValueError(f"empty product {a.shape} @ {b.shape}")
+    return a, b, m, n, k
+
+
+def run(rt, a, b, config=None, allow_tf32=False):
+    """C = A @ B for 2-D float32 arrays; returns (M, N) float32."""
+    a, b, m, n, k = _shapes(a, b)
+    config = config or config_for(rt)
+    grid, threads = config.launch(m, n)
+    raw = rt.execute(compiled(config, allow_tf32), [a, b],
+                     output_size=m * n * 4, grid=grid, threads=threads,
+                     scalars=[m, n, k])
+    return np.frombuffer(raw, np.float32).reshape(m, n).copy()
+
+
+def check_output(c, a, b, tf32=False):
+    """Element by element: fp32 accumulation error |c - ab| <= 2 K 2^-24
+    (|a| @ |b|); with TF32 operands rounded to 11 significant bits, 2^-10
+    (|a| @ |b|) more."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    want = a @ b
+    c = np.asarray(c, np.float64).reshape(want.shape)
+    scale = np.abs(a) @ np.abs(b)
+    bound = 2 * a.shape[1] * 2.0**-24 * scale + (2.0**-10 * scale if tf32
+                                                 else 0) + 1e-30
+    err = np.abs(c - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
+                           f"tolerance, worst error {float(np.nanmax(err))}")
+
+
+def run_prepared(rt, x, config=None, allow_tf32=False):
+    """(prepared, grid, threads, check) for ``x = (A, B)``."""
+    a, b, m, n, k = _shapes(*x)
+    config = config or config_for(rt)
+    grid, threads = config.launch(m, n)
+    prepared = rt.prepare(compiled(config, allow_tf32), [a, b], m * n * 4,
+                          scalars=[m, n, k])
+
+    def check(out):
+        check_output(np.frombuffer(out, np.float32), a, b, allow_tf32)
+
+    return prepared, grid, threads, check
+
+
+def main(*args) -> int:
+    tf32 = "--tf32" in args
+    m, n, k = ([int(v) for v in args if v != "--tf32"] + [200, 136, 96][
+        len([v for v in args if v != "--tf32"]):])[:3]
+    rng = np.random.default_rng()
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    rt = enigma.best_runtime()
+    print(f"runtime: {type(rt).__name__}, {config_for(rt)}, tf32={tf32}")
+    check_output(run(rt, a, b, allow_tf32=tf32), a, b, tf32)
+    print("pass")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,689 @@
+"""The matrix multiply-accumulate family end to end (docs/reference/mma.md):
+fragments (fill, iota, load, store), products with operand tiles in
+threadgroup memory and A in registers, row reductions and broadcasts,
+element-wise arithmetic, fragments carried by loops and branches, the
+threadgroup tile copy, gemm_block, autotune, and the mistakes that must be
+an EnigmaError naming the user's line. Every result is checked against a
+numpy float64 reference with fresh random inputs, on every backend under
+test.
+
+Products use inputs that are small multiples of 1/8, so every product and
+every partial sum is exact in float and the comparison can be exact, in
+whatever order a target sums.
+"""
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+import enigma
+
+from conftest import run_kernel
+
+U32 = enigma.Scalar(enigma.u32)
+
+
+def _eighths(rng, shape, lo=-8, hi=8):
+    """Small multiples of 1/8: exact in half, bfloat and float, and so are
+    their products and short sums."""
+    return (rng.integers(lo, hi + 1, shape) / 8.0).astype(np.float32)
+
+
+def _to_bits(x, dtype):
+    x = np.ascontiguousarray(x, np.float32)
+    if dtype == "f16":
+        return x.astype(np.float16)
+    if dtype == "bf16":
+        u = x.view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return x
+
+
+def _from_bits(b, dtype):
+    if dtype == "f16":
+        return np.asarray(b).view(np.float16).astype(np.float32)
+    if dtype == "bf16":
+        return (np.asarray(b, np.uint16).astype(np.uint32) << 16).view(
+            np.float32)
+    return np.asarray(b, np.float32)
+
+
+# --------------------------------------------------------------------------
+# fill, iota, load, store
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _fill_iota():
+    @enigma.kernel
+    def fill_iota(X: enigma.f32, O: enigma.f32):
+        # Two simdgroups, each its own 32 x 48 block of O.
+        sg = enigma.simdgroup_index_in_threadgroup()
+        f = enigma.mma_fill(X[0], 32, 48)
+        rows = enigma.mma_iota(0, 32, 48).cast(enigma.f32)
+        cols = enigma.mma_iota(1, 32, 48).cast("float")
+        row_vec = enigma.mma_fill(X[1], 32)
+        out = f + rows * 100.0 + cols + row_vec
+        enigma.mma_store(out, O, ld=48, offset=sg * (32 * 48))
+    return enigma.compile(fill_iota)
+
+
+def test_fill_iota_and_row_vector_broadcast(runtime, rng):
+    x = rng.uniform(-2, 2, 2).astype(np.float32)
+    out = run_kernel(runtime, _fill_iota(), [x], np.float32, 2 * 32 * 48,
+                     (64, 1, 1), (64, 1, 1)).reshape(2, 32, 48)
+    r, c = np.meshgrid(np.arange(32, dtype=np.float32),
+                       np.arange(48, dtype=np.float32), indexing="ij")
+    # Rounded to float after each operation, in the kernel's order.
+    want = ((x[0] + r * np.float32(100)) + c) + x[1]
+    np.testing.assert_array_equal(out[0], want)
+    np.testing.assert_array_equal(out[1], want)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_store(load_t, store_t, bounded):
+    @enigma.kernel
+    def load_store(A: enigma.f32, off: U32, ld: U32, R: U32, C: U32,
+                   O: enigma.f32):
+        bounds = (R, C) if bounded else None
+        f = enigma.mma_load(A, 16, 32, ld=ld, offset=off, transpose=load_t,
+                            bounds=bounds)
+        enigma.mma_store(f * 2.0, O, ld=40, offset=3, transpose=store_t,
+                         bounds=bounds)
+    return enigma.compile(load_store)
+
+
+@pytest.mark.parametrize("load_t", [False, True])
+@pytest.mark.parametrize("store_t", [False, True])
+@pytest.mark.parametrize("bounded", [False, True])
+def test_load_store_transposed_and_bounded(runtime, rng, load_t, store_t,
+                                           bounded):
+    ld, off = 37, 5
+    a = rng.uniform(1, 2, off + 40 * ld).astype(np.float32)
+    R, C = (11, 23) if bounded else (16, 32)
+    out = run_kernel(runtime, _load_store(load_t, store_t, bounded), [a],
+                     np.float32, 3 + 40 * 40, (32, 1, 1), (32, 1, 1),
+                     scalars=[off, ld, R, C])
+    frag = np.zeros((16, 32), np.float32)
+    for r in range(16):
+        for c in range(32):
+            if r < R and c < C:
+                frag[r, c] = a[off + (c * ld + r if load_t else r * ld + c)]
+    want = np.zeros(3 + 40 * 40, np.float32)
+    for r in range(16):
+        for c in range(32):
+            if r < R and c < C:
+                want[3 + (c * 40 + r if store_t else r * 40 + c)] = \
+                    2 * frag[r, c]
+    np.testing.assert_array_equal(out, want)
+
+
+@functools.lru_cache(maxsize=None)
+def _broadcast_column():
+    @enigma.kernel
+    def bias(Bias: enigma.f32, O: enigma.f32):
+        # ld = 0: every row reads the same 32 elements (a bias per column).
+        b = enigma.mma_load(Bias, 16, 32, ld=0)
+        enigma.mma_store(b, O, ld=32)
+    return enigma.compile(bias)
+
+
+def test_load_with_zero_pitch_broadcasts_a_row(runtime, rng):
+    bias = rng.uniform(-1, 1, 32).astype(np.float32)
+    out = run_kernel(runtime, _broadcast_column(), [bias], np.float32,
+                     16 * 32, (32, 1, 1), (32, 1, 1)).reshape(16, 32)
+    np.testing.assert_array_equal(out, np.tile(bias, (16, 1)))
+
+
+@functools.lru_cache(maxsize=None)
+def _convert(dtype):
+    elem = getattr(enigma, dtype)
+
+    @enigma.kernel
+    def convert(A: enigma.f32, O: elem, P: enigma.f32):
+        t = enigma.threadgroup_alloc(elem, 16 * 16)
+        tid = enigma.thread_index_in_threadgroup()
+        for i in enigma.range(tid, 256, 32, dtype="uint"):
+            t[i] = A[i]
+        enigma.barrier()
+        f = enigma.mma_load(t, 16, 16, ld=16)        # from threadgroup memory
+        enigma.mma_store(enigma.mma_load(A, 16, 16, ld=16), O, ld=16)
+        enigma.mma_store(f.cast(enigma.f32) + 1.0, P, ld=16)
+    return enigma.compile(convert)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_store_converts_and_threadgroup_load(runtime, rng, dtype):
+    a = rng.uniform(-3, 3, 256).astype(np.float32)
+    raw = runtime.execute(_convert(dtype), [a], output_sizes=[512, 1024],
+                          grid=(32, 1, 1), threads=(32, 1, 1))
+    o = np.frombuffer(raw[0], np.uint16)
+    p = np.frombuffer(raw[1], np.float32)
+    np.testing.assert_array_equal(o, _to_bits(a, dtype).view(np.uint16))
+    np.testing.assert_array_equal(p, _from_bits(_to_bits(a, dtype), dtype)
+                                  + 1.0)
+
+
+# --------------------------------------------------------------------------
+# products
+# --------------------------------------------------------------------------
+
+M_, N_, K_ = 32, 48, 32
+
+
+@functools.lru_cache(maxsize=None)
+def _product(dtype, a_t, b_t, swizzled, tf32):
+    elem = getattr(enigma, dtype)
+    a_rows, a_cols = (K_, 2 * M_) if a_t else (2 * M_, K_)
+    b_rows, b_cols = (N_, K_) if b_t else (K_, N_)
+    sw_a = enigma.mma_swizzle(a_cols, elem) if swizzled else None
+    sw_b = enigma.mma_swizzle(b_cols, elem) if swizzled else None
+
+    @enigma.kernel
+    def product(A: elem, B: elem, Cin: enigma.f32, O: enigma.f32):
+        a_s = enigma.threadgroup_alloc(elem, a_rows * a_cols)
+        b_s = enigma.threadgroup_alloc(elem, b_rows * b_cols)
+        enigma.copy_tile(a_s, A, a_rows, a_cols, src_ld=a_cols, swizzle=sw_a)
+        enigma.copy_tile(b_s, B, b_rows, b_cols, src_ld=b_cols, swizzle=sw_b)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        # Two simdgroups: rows 0..31 and 32..63 of A and O.
+        sg = enigma.simdgroup_index_in_threadgroup()
+        acc = enigma.mma_load(Cin, M_, N_, ld=N_, offset=sg * (M_ * N_))
+        a = enigma.mma_operand(a_s, ld=a_cols,
+                               offset=sg * M_ if a_t else sg * (M_ * K_),
+                               transpose=a_t, swizzle=sw_a)
+        b = enigma.mma_operand(b_s, ld=b_cols, transpose=b_t, swizzle=sw_b)
+        acc = enigma.mma(acc, a, b, k=K_, allow_tf32=tf32)
+        enigma.mma_store(acc, O, ld=N_, offset=sg * (M_ * N_))
+    return enigma.compile(product)
+
+
+@pytest.mark.parametrize("dtype,tf32", [("f32", False), ("f32", True),
+                                        ("f16", False), ("bf16", False)])
+@pytest.mark.parametrize("a_t,b_t", [(False, False), (True, False),
+                                     (False, True), (True, True)])
+@pytest.mark.parametrize("swizzled", [False, True])
+def test_mma_products(runtime, rng, dtype, tf32, a_t, b_t, swizzled):
+    """acc + A @ B for two simdgroups (their own rows of A and acc), every
+    operand layout, with and without swizzles; exact with these inputs."""
+    a = _eighths(rng, (2 * M_, K_))
+    b = _eighths(rng, (K_, N_))
+    c = _eighths(rng, (2 * M_, N_))
+    a_store = np.ascontiguousarray(a.T if a_t else a)
+    b_store = np.ascontiguousarray(b.T if b_t else b)
+    out = run_kernel(runtime, _product(dtype, a_t, b_t, swizzled, tf32),
+                     [_to_bits(a_store, dtype), _to_bits(b_store, dtype), c],
+                     np.float32, 2 * M_ * N_, (64, 1, 1), (64, 1, 1))
+    want = a.astype(np.float64) @ b + c
+    np.testing.assert_array_equal(out.reshape(2 * M_, N_), want)
+
+
+@functools.lru_cache(maxsize=None)
+def _register_a():
+    @enigma.kernel
+    def pv(P: enigma.f32, V: enigma.bf16, O: enigma.f32):
+        v_s = enigma.threadgroup_alloc(enigma.bf16, 32 * 64)
+        sw = enigma.mma_swizzle(64, enigma.bf16)
+        enigma.copy_tile(v_s, V, 32, 64, src_ld=64, swizzle=sw)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        p = enigma.mma_load(P, 16, 32, ld=32)          # float, rounded below
+        acc = enigma.mma(enigma.mma_zeros(16, 64), p.cast(enigma.bf16),
+                         enigma.mma_operand(v_s, ld=64, swizzle=sw))
+        enigma.mma_store(acc, O, ld=64)
+    return enigma.compile(pv)
+
+
+def test_mma_with_a_fragment_in_registers(runtime, rng):
+    """P @ V with P a fragment converted to bfloat (flash attention)."""
+    p = rng.uniform(0, 1, (16, 32)).astype(np.float32)
+    v = _eighths(rng, (32, 64))
+    out = run_kernel(runtime, _register_a(), [p, _to_bits(v, "bf16")],
+                     np.float32, 16 * 64, (32, 1, 1), (32, 1, 1))
+    p_bf = _from_bits(_to_bits(p, "bf16"), "bf16").astype(np.float64)
+    want = p_bf @ v
+    err = np.abs(out.reshape(16, 64) - want)
+    bound = 1e-5 * (np.abs(p_bf) @ np.abs(v)) + 1e-6
+    assert (err <= bound).all(), float(err.max())
+
+
+# --------------------------------------------------------------------------
+# reductions and element-wise arithmetic
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _reductions():
+    @enigma.kernel
+    def reductions(A: enigma.f32, O: enigma.f32):
+        f = enigma.mma_load(A, 32, 32, ld=32)
+        for i, r in enumerate((f.row_max(), f.row_min(), f.row_sum())):
+            enigma.mma_store(r.broadcast(16), O, ld=48, offset=16 * i)
+    return enigma.compile(reductions)
+
+
+def test_row_reductions_nan_and_infinity(runtime, rng):
+    a = rng.uniform(-4, 4, (32, 32)).astype(np.float32)
+    a[3, 5] = np.nan          # ignored by max and min
+    a[7, :] = np.nan          # all NaN: NaN everywhere
+    a[9, 2] = -np.inf
+    a[10, :] = -np.inf
+    out = run_kernel(runtime, _reductions(), [a], np.float32, 32 * 48,
+                     (32, 1, 1), (32, 1, 1)).reshape(32, 48)
+    with np.errstate(invalid="ignore"):
+        nan_row = np.isnan(a).all(axis=1)
+        mx = np.where(nan_row, np.nan, np.nanmax(np.where(nan_row[:, None], 0,
+                                                          a), axis=1))
+        mn = np.where(nan_row, np.nan, np.nanmin(np.where(nan_row[:, None], 0,
+                                                          a), axis=1))
+        sm = a.astype(np.float64).sum(axis=1)
+    for c in range(16):
+        np.testing.assert_array_equal(out[:, c], mx)
+        np.testing.assert_array_equal(out[:, 16 + c], mn)
+        np.testing.assert_allclose(out[:, 32 + c], sm, rtol=1e-5, atol=1e-4)
+
+
+@functools.lru_cache(maxsize=None)
+def _elementwise():
+    @enigma.kernel
+    def elementwise(A: enigma.f32, s: enigma.Scalar(enigma.f32),
+                    O: enigma.f32):
+        x = enigma.mma_load(A, 16, 16, ld=16)
+        rows = enigma.mma_iota(0, 16, 16)
+        cols = enigma.mma_iota(1, 16, 16)
+        outs = [
+            x * 2.0 + 1.0, 3.0 - x, x / 4.0, -x, abs(x), x * s, s - x,
+            enigma.exp(x), enigma.exp2(x), enigma.log(abs(x) + 1.0),
+            enigma.sqrt(abs(x)), enigma.tanh(x), enigma.rsqrt(abs(x) + 1.0),
+            enigma.fmax(x, 0.5), enigma.fmin(0.25, x),
+            enigma.where(x, 0.0, x > 1.0),
+            enigma.where(-1.0, 1.0, cols >= rows),
+            ((rows * 16 + cols) // 3 % 5).cast(enigma.f32),
+            ((cols << 1) ^ rows).cast(enigma.f32),
+            (x > 0.0).cast(enigma.f32) + (x <= -1.0).cast(enigma.f32),
+            x.cast(enigma.bf16).cast(enigma.f32), x ** 3,
+        ]
+        for i, o in enumerate(outs):
+            enigma.mma_store(o, O, ld=16, offset=i * 256)
+    return enigma.compile(elementwise)
+
+
+def test_elementwise_arithmetic(runtime, rng):
+    a = rng.uniform(-3, 3, (16, 16)).astype(np.float32)
+    s = np.float32(rng.uniform(-2, 2))
+    out = run_kernel(runtime, _elementwise(), [a], np.float32, 22 * 256,
+                     (32, 1, 1), (32, 1, 1), scalars=[float(s)])
+    out = out.reshape(22, 16, 16)
+    x = a.astype(np.float64)
+    r, c = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    want = [x * 2 + 1, 3 - x, x / 4, -x, np.abs(x), x * s, s - x, np.exp(x),
+            np.exp2(x), np.log(np.abs(x) + 1), np.sqrt(np.abs(x)), np.tanh(x),
+            1 / np.sqrt(np.abs(x) + 1), np.maximum(x, 0.5),
+            np.minimum(0.25, x), np.where(x > 1, 0.0, x),
+            np.where(c >= r, 1.0, -1.0), (r * 16 + c) // 3 % 5,
+            (c << 1) ^ r, (x > 0) + (x <= -1.0),
+            _from_bits(_to_bits(a, "bf16"), "bf16"), x ** 3]
+    for i, w in enumerate(want):
+        np.testing.assert_allclose(out[i], w, rtol=2e-6, atol=1e-6,
+                                   err_msg=f"expression {i}")
+
+
+# --------------------------------------------------------------------------
+# fragments carried by loops and branches
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _k_loop():
+    @enigma.kernel
+    def k_loop(A: enigma.bf16, B: enigma.bf16, K: U32, flag: U32,
+               O: enigma.f32):
+        # acc += A[:, 16j:16j+16] @ B[16j:16j+16, :] step by step, the tiles
+        # copied into two stages; then doubled under a uniform branch.
+        a_s = enigma.pipeline(enigma.bf16, 16 * 16, 2)
+        b_s = enigma.pipeline(enigma.bf16, 16 * 32, 2)
+        acc = enigma.mma_zeros(16, 32)
+        for j in enigma.range(K // 16, dtype="uint"):
+            enigma.copy_tile(a_s.front(), A, 16, 16, src_ld=K,
+                             src_offset=j * 16)
+            enigma.copy_tile(b_s.front(), B, 16, 32, src_ld=32,
+                             src_offset=j * 16 * 32)
+            enigma.copy_commit()
+            enigma.copy_wait(0)
+            enigma.barrier()
+            acc = enigma.mma(acc, enigma.mma_operand(a_s.front(), ld=16),
+                             enigma.mma_operand(b_s.front(), ld=32), k=16)
+            a_s.advance()
+            b_s.advance()
+        with enigma.if_(flag == 1):
+            acc = acc * 2.0
+        enigma.mma_store(acc, O, ld=32)
+    return enigma.compile(k_loop)
+
+
+@pytest.mark.parametrize("k,flag", [(16, 0), (64, 1), (96, 0)])
+def test_accumulator_carried_by_loop_and_branch(runtime, rng, k, flag):
+    a = _eighths(rng, (16, k))
+    b = _eighths(rng, (k, 32))
+    out = run_kernel(runtime, _k_loop(), [_to_bits(a, "bf16"),
+                                          _to_bits(b, "bf16")],
+                     np.float32, 16 * 32, (32, 1, 1), (32, 1, 1),
+                     scalars=[k, flag])
+    want = (a.astype(np.float64) @ b) * (2 if flag else 1)
+    np.testing.assert_array_equal(out.reshape(16, 32), want)
+
+
+# --------------------------------------------------------------------------
+# copy_tile
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _copy_tile(dtype, swizzled):
+    elem = getattr(enigma, dtype)
+    rows, cols, ld = 24, 32, 40
+    sw = enigma.mma_swizzle(ld, elem) if swizzled else None
+    if sw is None and swizzled:
+        sw = enigma.Swizzle(2, 3 if elem.itemsize == 2 else 2, 3)
+
+    @enigma.kernel
+    def copy_tile(A: elem, off: U32, src_ld: U32, VR: U32, VC: U32, O: elem):
+        t = enigma.threadgroup_alloc(elem, 64 + rows * ld)
+        enigma.copy_tile(t, A, rows, cols, src_ld=src_ld, src_offset=off,
+                         dst_ld=ld, valid_rows=VR, valid_cols=VC,
+                         swizzle=sw)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        tid = enigma.thread_index_in_threadgroup()
+        for i in enigma.range(tid, rows * cols, 96, dtype="uint"):
+            at = (i // cols) * ld + i % cols
+            O[i] = t[sw(at) if sw is not None else at]
+    return enigma.compile(copy_tile), rows, cols
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("swizzled", [False, True])
+@pytest.mark.parametrize("off,src_ld,vr,vc", [
+    (0, 32, 24, 32),       # whole tile, aligned rows
+    (16, 48, 19, 27),      # edges inside chunks
+    (3, 37, 24, 32),       # unaligned rows: element copies
+    (8, 40, 0, 32),        # nothing valid: all zero
+])
+def test_copy_tile_edges_and_alignment(runtime, rng, dtype, swizzled, off,
+                                       src_ld, vr, vc):
+    kernel, rows, cols = _copy_tile(dtype, swizzled)
+    a = rng.uniform(1, 2, off + rows * src_ld + 8).astype(np.float32)
+    bits = _to_bits(a, dtype)
+    out = run_kernel(runtime, kernel, [bits], bits.dtype, rows * cols,
+                     (96, 1, 1), (96, 1, 1), scalars=[off, src_ld, vr, vc])
+    want = np.zeros((rows, cols), bits.dtype)
+    for r in range(min(rows, vr)):
+        want[r, :min(cols, vc)] = bits[off + r * src_ld:
+                                       off + r * src_ld + min(cols, vc)]
+    np.testing.assert_array_equal(out.reshape(rows, cols), want)
+
+
+# --------------------------------------------------------------------------
+# gemm_block
+# --------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def _gemm(dtype, a_t, b_t, config):
+    elem = getattr(enigma, dtype)
+
+    @enigma.kernel
+    def gemm(A: elem, B: elem, M: U32, N: U32, K: U32, C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                          a_transposed=a_t, b_transposed=b_t,
+                          epilogue=lambda acc, row, col: acc + 1.0)
+    return enigma.compile(gemm)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+@pytest.mark.parametrize("a_t,b_t", [(False, False), (True, True)])
+@pytest.mark.parametrize("m,n,k", [(32, 32, 16), (70, 45, 40), (33, 96, 24)])
+def test_gemm_block_any_shape(runtime, rng, dtype, a_t, b_t, m, n, k):
+    config = enigma.MmaConfig(32, 32, 16, 2, 1, 2, group_m=2)
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    out = run_kernel(runtime, _gemm(dtype, a_t, b_t, config),
+                     [_to_bits(a.T if a_t else a, dtype),
+                      _to_bits(b.T if b_t else b, dtype)],
+                     np.float32, m * n, *config.launch(m, n),
+                     scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n),
+                                  a.astype(np.float64) @ b + 1.0)
+
+
+def test_swizzle_choice():
+    sw = enigma.mma_swizzle(64, enigma.bf16)
+    assert (sw.bits, sw.base, sw.shift) == (3, 3, 3)
+    sw = enigma.mma_swizzle(32, enigma.bf16)
+    assert (sw.bits, sw.base, sw.shift) == (2, 3, 3)
+    sw = enigma.mma_swizzle(128, enigma.bf16)
+    assert (sw.bits, sw.base, sw.shift) == (3, 3, 4)
+    sw = enigma.mma_swizzle(32, enigma.f32)
+    assert (sw.bits, sw.base, sw.shift) == (3, 2, 3)
+    assert enigma.mma_swizzle(40, enigma.bf16) is None
+    # 8 rows read by one ldmatrix land in 8 different 16-byte chunks of
+    # every 128 bytes: no bank conflicts.
+    for ld, dt in ((32, enigma.bf16), (64, enigma.bf16), (128, enigma.bf16),
+                   (32, enigma.f32), (64, enigma.f32)):
+        sw = enigma.mma_swizzle(ld, dt)
+        per_chunk = 16 // dt.itemsize
+        for col in range(0, ld, per_chunk):
+            banks = {(sw(r * ld + col) * dt.itemsize // 16) % 8
+                     for r in range(8)}
+            assert len(banks) == 8, (ld, dt, col, banks)
+
+
+def test_gemm_configs_fit_threadgroup_memory():
+    for target in ("cuda", "metal", "cpu"):
+        for dtype in ("bf16", "f16", "f32"):
+            configs = enigma.gemm_configs(target, dtype)
+            assert configs
+            for c in configs:
+                assert c.smem_bytes(dtype) <= 32 * 1024
+                assert (c.bm // c.wm) % 16 == 0 and (c.bn // c.wn) % 16 == 0
+
+
+# --------------------------------------------------------------------------
+# autotune
+# --------------------------------------------------------------------------
+
+def test_autotune_times_caches_and_skips_failures(tmp_path, monkeypatch, rng,
+                                                   capsys):
+    monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
+    rt = enigma.CpuRuntime()
+    good = enigma.MmaConfig(32, 32, 16, 2, 1, 2)
+    bad = enigma.MmaConfig(24, 32, 16, 1, 1, 2)     # 24 rows: an EnigmaError
+    built = []
+
+    @enigma.autotune(configs=[bad, good], key=["m", "n", "k"], repeat=2)
+    def tuned(config, m, n, k):
+        built.append(config)
+        return enigma.Launch(_gemm("f32", False, False, config),
+                             *config.launch(m, n), scalars=[m, n, k])
+
+    a = _eighths(rng, (40, 24))
+    b = _eighths(rng, (24, 40))
+    checked = []
+
+    def check(prepared):
+        out = np.frombuffer(prepared.read_output(), np.float32)
+        np.testing.assert_array_equal(out.reshape(40, 40),
+                                      a.astype(np.float64) @ b + 1.0)
+        checked.append(True)
+
+    launch = tuned.best(rt, [a, b], output_size=40 * 40 * 4, check=check,
+                        m=40, n=40, k=24)
+    assert launch.compiled is _gemm("f32", False, False, good)
+    assert checked == [True]
+    results = tuned.timings[(40, 40, 24)]
+    assert isinstance(results[0][1], str) and "failed" in results[0][1]
+    assert isinstance(results[1][1], float) and results[1][1] > 0
+    files = list((tmp_path / "autotune").glob("tuned-*.json"))
+    assert len(files) == 1
+    # Not a terminal: no progress line.
+    assert "autotune" not in capsys.readouterr().err
+    out = np.frombuffer(launch.execute(rt, [a, b], output_size=40 * 40 * 4),
+                        np.float32)
+    np.testing.assert_array_equal(out.reshape(40, 40),
+                                  a.astype(np.float64) @ b + 1.0)
+
+    # A new process (a fresh tuner) reads the winner and builds only it.
+    built.clear()
+    again = enigma.autotune(configs=[bad, good], key=["m", "n", "k"])(
+        tuned.fn)
+    again.__name__ = "tuned"
+    assert again.best(rt, [a, b], output_size=40 * 40 * 4, m=40, n=40,
+                      k=24).compiled is launch.compiled
+    assert built == [good]
+
+
+# --------------------------------------------------------------------------
+# mistakes
+# --------------------------------------------------------------------------
+
+def _compile_error(body, *params):
+    """Compiles a kernel whose body is `body(*buffers)` and returns the
+    EnigmaError message."""
+    @enigma.kernel
+    def broken(A: enigma.bf16, B: enigma.f32):
+        body(A, B)
+    with pytest.raises(enigma.EnigmaError) as e:
+        enigma.compile(broken)
+    return str(e.value)
+
+
+def test_fragment_side_not_a_multiple_of_16():
+    msg = _compile_error(lambda A, B: enigma.mma_zeros(24, 32))
+    assert "24x32" in msg or "24 x 32" in msg, msg
+    assert "multiples of 16" in msg and "test_mma.py" in msg, msg
+
+
+def test_mma_operands_must_be_threadgroup_tiles_of_one_dtype():
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 256)
+        u = enigma.threadgroup_alloc(enigma.f32, 256)
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(t, ld=16),
+                   enigma.mma_operand(u, ld=16), k=16)
+    msg = _compile_error(body)
+    assert "one dtype" in msg and "test_mma.py" in msg, msg
+
+    def body2(A, B):
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(A, ld=16),
+                   None, k=16)
+    msg = _compile_error(body2)
+    assert "threadgroup" in msg, msg
+
+
+def test_mma_k_and_pitch_rules():
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 1024)
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(t, ld=32),
+                   enigma.mma_operand(t, ld=16), k=24)
+    msg = _compile_error(body)
+    assert "K = 24 must be a multiple of 16" in msg, msg
+
+    def body2(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 1024)
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(t, ld=20),
+                   enigma.mma_operand(t, ld=16), k=16)
+    msg = _compile_error(body2)
+    assert "pitch 20" in msg and "16 bytes" in msg, msg
+
+    def body3(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 256)
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(t, ld=16),
+                   enigma.mma_operand(t, ld=16, offset=192), k=16)
+    msg = _compile_error(body3)
+    assert "threadgroup array of 256" in msg, msg
+
+
+def test_swizzle_that_splits_chunks():
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 1024)
+        enigma.mma(enigma.mma_zeros(16, 16),
+                   enigma.mma_operand(t, ld=32, swizzle=enigma.Swizzle(2, 1, 4)),
+                   enigma.mma_operand(t, ld=16), k=16)
+    msg = _compile_error(body)
+    assert "splits 16-byte chunks" in msg, msg
+
+
+def test_fragment_ops_need_every_lane():
+    def body(A, B):
+        lane = enigma.thread_index_in_simdgroup()
+        acc = enigma.mma_zeros(16, 16)
+        with enigma.if_(lane < 4):
+            enigma.mma_store(acc, B, ld=16)
+    msg = _compile_error(body)
+    assert "every lane" in msg and "test_mma.py" in msg, msg
+
+
+def test_copy_tile_needs_every_thread():
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 256)
+        with enigma.if_(enigma.thread_index_in_threadgroup() < 64):
+            enigma.copy_tile(t, A, 16, 16, src_ld=16)
+    msg = _compile_error(body)
+    assert "every thread" in msg, msg
+
+
+def test_fragments_of_different_shapes_or_dtypes():
+    msg = _compile_error(lambda A, B: enigma.mma_zeros(16, 16) +
+                         enigma.mma_zeros(16, 32))
+    assert "different shapes" in msg, msg
+    msg = _compile_error(lambda A, B: enigma.mma_zeros(16, 16) +
+                         enigma.mma_zeros(16, 16, "bf16"))
+    assert "different types" in msg and ".cast()" in msg, msg
+
+
+def test_gemm_config_too_large_for_threadgroup_memory():
+    def body(A, B):
+        enigma.gemm_block(A, A, B, m=64, n=64, k=64,
+                          config=enigma.MmaConfig(128, 128, 64, 2, 2, 2))
+    msg = _compile_error(body)
+    assert "65536 bytes of threadgroup memory" in msg, msg
+
+
+def test_copy_wait_and_mma_arguments():
+    msg = _compile_error(lambda A, B: enigma.copy_wait(9))
+    assert "0 to 7" in msg, msg
+
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 1024)
+        enigma.mma(enigma.mma_zeros(16, 16), enigma.mma_operand(t, ld=32),
+                   enigma.mma_operand(t, ld=16))
+    msg = _compile_error(body)
+    assert "give k=" in msg, msg
+
+
+# --------------------------------------------------------------------------
+# generated sources
+# --------------------------------------------------------------------------
+
+def test_generated_sources_name_the_helpers():
+    k = _product("bf16", False, True, True, False)
+    assert "enigma_mma_sync<32, 32, false, 2, 3, 3, 32, true, 2, 3, 3, " \
+           "false>" in k.cuda_source
+    assert "enigma_copy_tile_async<64, 32, 32, 2, 3, 3>" in k.cuda_source
+    assert "enigma_frag<float, 32, 48>" in k.cuda_source
+    assert "simdgroup_multiply_accumulate" in k.metal_source
+    assert "[[thread_index_in_simdgroup]]" in k.metal_source
+    assert "enigma_mma_sync<" in k.cpp_source
+
+
+def test_cuda_source_compiles_to_tensor_core_instructions():
+    try:
+        enigma._core.Runtime.nvrtc_check('extern "C" __global__ void k() {}',
+                                         "sm_90", [])
+    except enigma.BackendUnavailableError:
+        pytest.skip("NVRTC is not installed here")
+    for key in (("bf16", False, True, True, False),
+                ("f32", True, False, False, True),
+                ("f32", False, False, True, False)):
+        enigma._core.Runtime.nvrtc_check(_product(*key).cuda_source,
+                                         "sm_90", [])

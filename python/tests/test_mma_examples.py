@@ -1,0 +1,144 @@
+"""The matrix multiply-accumulate examples (examples/python/gemm_bf16.py,
+gemm_f32.py, flash_attention.py) on every backend under test, at small and
+odd sizes, against their float64 numpy references with fresh random inputs.
+Tolerances live in each example's ``check_output``, with the reasoning:
+
+* bfloat16 GEMM: float accumulation (2 K 2^-24 (|A| @ |B|)) plus the final
+  rounding to bfloat16 (2^-8 |AB|);
+* float GEMM: 2 K 2^-24 (|A| @ |B|), plus 2^-10 (|A| @ |B|) with TF32;
+* attention: 2^-8 (max |V| + |O|), for P rounded to bfloat16 before P V
+  and O rounded to bfloat16.
+
+The check functions are tested too: a wrong result must fail them.
+"""
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import enigma
+
+_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+def _load(name):
+    key = f"enigma_example_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 32), (100, 70, 45),
+                                   (129, 200, 96)])
+def test_gemm_bf16(runtime, rng, m, n, k):
+    ex = _load("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    c = ex.run(runtime, a, b)
+    ex.check_output(c, a, b)
+    bad = c.copy()
+    bad.flat[len(bad.flat) // 2] ^= 0x0100     # flip a mantissa bit
+    with pytest.raises(AssertionError):
+        ex.check_output(bad, a, b)
+
+
+def test_gemm_bf16_prepared_and_other_configs(runtime, rng):
+    ex = _load("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((96, 80)))
+    b = ex.to_bf16(rng.standard_normal((80, 112)))
+    prepared, grid, threads, check = ex.run_prepared(runtime, (a, b))
+    try:
+        prepared.dispatch(grid, threads)
+        check(prepared.read_output())
+    finally:
+        prepared.release()
+    # The CUDA tile shapes are correct everywhere (the CPU just runs them).
+    for config in enigma.gemm_configs("cuda", "bf16")[:2]:
+        ex.check_output(ex.run(runtime, a, b, config), a, b)
+
+
+@pytest.mark.parametrize("tf32", [False, True])
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 64), (77, 130, 50)])
+def test_gemm_f32(runtime, rng, m, n, k, tf32):
+    ex = _load("gemm_f32")
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = ex.run(runtime, a, b, allow_tf32=tf32)
+    ex.check_output(c, a, b, tf32)
+    if not tf32 and m * n > 1:
+        bad = c.copy()
+        bad.flat[3] += 1e-3 * (abs(bad.flat[3]) + 1)
+        with pytest.raises(AssertionError):
+            ex.check_output(bad, a, b)
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bh,s", [(1, 1), (2, 64), (3, 100), (1, 130)])
+def test_flash_attention(runtime, rng, d, causal, bh, s):
+    ex = _load("flash_attention")
+    q, k, v = (ex.to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
+    o = ex.run(runtime, q, k, v, causal)
+    ex.check_output(o, q, k, v, causal)
+    if s > 1:
+        # Attending to the wrong keys must fail the check.
+        wrong = ex.run(runtime, q, k, v, not causal)
+        with pytest.raises(AssertionError):
+            ex.check_output(wrong, q, k, v, causal)
+
+
+def test_flash_attention_prepared(runtime, rng):
+    ex = _load("flash_attention")
+    q, k, v = (ex.to_bf16(rng.standard_normal((2, 80, 64))) for _ in range(3))
+    prepared, grid, threads, check = ex.run_prepared(runtime, (q, k, v),
+                                                     causal=True)
+    try:
+        prepared.dispatch(grid, threads)
+        check(prepared.read_output())
+    finally:
+        prepared.release()
+
+
+def test_attention_shape_mistakes():
+    ex = _load("flash_attention")
+    q = np.zeros((2, 8, 32), np.uint16)
+    with pytest.raises(ValueError, match="64 or 128"):
+        ex.run(enigma.CpuRuntime(), q, q, q)
+    with pytest.raises(ValueError, match="one shape"):
+        ex.run(enigma.CpuRuntime(), q, q[:1], q)
+
+
+def test_gemm_output_of_the_wrong_size_is_a_dispatch_error(rng):
+    ex = _load("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((32, 16)))
+    b = ex.to_bf16(rng.standard_normal((16, 32)))
+    config = enigma.gemm_configs("cpu", "bf16")[0]
+    with pytest.raises(enigma.DispatchError):
+        enigma.CpuRuntime().execute(ex.compiled(config), [a, b],
+                                    output_size=32 * 32 * 2 + 1,
+                                    grid=config.launch(32, 32)[0],
+                                    threads=config.launch(32, 32)[1],
+                                    scalars=[32, 32, 16])
+
+
+def test_tuned_launch_refuses_a_small_output(rng):
+    ex = _load("gemm_bf16")
+    config = enigma.gemm_configs("cpu", "bf16")[0]
+    launch = ex.tuned(config, m=40, n=24, k=16)
+    a = ex.to_bf16(rng.standard_normal((40, 16)))
+    b = ex.to_bf16(rng.standard_normal((16, 24)))
+    with pytest.raises(enigma.DispatchError, match="writes 1920"):
+        launch.execute(enigma.CpuRuntime(), [a, b], output_size=40 * 24)
+    out = launch.execute(enigma.CpuRuntime(), [a, b], output_size=40 * 24 * 2)
+    ex.check_output(np.frombuffer(out, np.uint16).reshape(40, 24), a, b)

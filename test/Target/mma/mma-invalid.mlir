@@ -1,0 +1,182 @@
+// RUN: enigma-opt %s -split-input-file -verify-diagnostics
+
+// The verifier's rules for fragments, products and tile copies.
+
+enigma.kernel @side_not_a_multiple_of_16() {
+  %z = arith.constant 0.0 : f32
+  // expected-error @+1 {{'enigma.mma_fill' op the result tensor<24x32xf32>: fragment sides must be positive multiples of 16}}
+  %f = enigma.mma_fill %z : f32 -> tensor<24x32xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @too_large() {
+  %z = arith.constant 0.0 : f32
+  // expected-error @+1 {{has 16384 elements; a fragment holds at most 8192 (256 per lane)}}
+  %f = enigma.mma_fill %z : f32 -> tensor<128x128xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @operand_in_device_memory(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{operand A must be in threadgroup memory}}
+  %r = enigma.mma %acc, %A[%c0, %c0], %t[%c0, %c0] {k = 16, a_ld = 16, b_ld = 16} : memref<?xbf16, #enigma.address_space<device>>, memref<1024xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @mixed_operands() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %u = enigma.threadgroup_alloc : memref<1024xf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{multiplies bf16 by f16; both operands must have one element type}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %u[%c0, %c0] {k = 16, a_ld = 16, b_ld = 16} : memref<1024xbf16, #enigma.address_space<threadgroup>>, memref<1024xf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @k_step() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{K = 8 must be a multiple of 16 for bf16 operands}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c0] {k = 8, a_ld = 16, b_ld = 16} : memref<1024xbf16, #enigma.address_space<threadgroup>>, memref<1024xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @tf32_needs_float() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{'tf32' applies to f32 operands only}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c0] {k = 16, a_ld = 16, b_ld = 16, tf32} : memref<1024xbf16, #enigma.address_space<threadgroup>>, memref<1024xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @tile_outside_allocation() {
+  %c0 = arith.constant 0 : index
+  %c200 = arith.constant 200 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<256xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{operand B: the 16 x 16 tile reaches element 455 of a threadgroup array of 256}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c200] {k = 16, a_ld = 16, b_ld = 16} : memref<256xbf16, #enigma.address_space<threadgroup>>, memref<256xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @swizzle_splits_chunks() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{operand A swizzle Swizzle(2, 1, 4) splits 16-byte chunks of bf16; its base must be at least 3}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c0] {k = 16, a_ld = 32, b_ld = 16, a_swizzle = array<i32: 2, 1, 4>} : memref<1024xbf16, #enigma.address_space<threadgroup>>, memref<1024xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @pitch_not_16_bytes() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{operand A: its pitch 20 must be a multiple of 16 bytes (8 elements)}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c0] {k = 16, a_ld = 20, b_ld = 16} : memref<1024xbf16, #enigma.address_space<threadgroup>>, memref<1024xbf16, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @lane_dependent(%O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O"}) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c4 = arith.constant 4 : i32
+  %z = arith.constant 0.0 : f32
+  %f = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  %lane = enigma.thread_index_in_simdgroup
+  %c = arith.cmpi ult, %lane, %c4 : i32
+  // expected-note @+1 {{divergent control flow is here}}
+  scf.if %c {
+    // expected-error @+1 {{is under control flow that depends on the thread's lane; a fragment is held by the whole simdgroup, so every lane must reach it}}
+    enigma.mma_store %f, %O[%c0], %c16 : tensor<16x16xf32>, memref<?xf32, #enigma.address_space<device>>
+  }
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @copy_thread_dependent(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : i32
+  %t = enigma.threadgroup_alloc : memref<256xf32, #enigma.address_space<threadgroup>>
+  %tid = enigma.thread_index_in_threadgroup
+  %c = arith.cmpi ult, %tid, %c64 : i32
+  // expected-note @+1 {{divergent control flow is here}}
+  scf.if %c {
+    // expected-error @+1 {{the threads of the threadgroup share the copy, so every thread must reach it}}
+    enigma.copy_tile_async %t[%c0], %A[%c0], %c16, %c16, %c16 {rows = 16, cols = 16, dst_ld = 16} : memref<256xf32, #enigma.address_space<threadgroup>>, memref<?xf32, #enigma.address_space<device>>
+  }
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @copy_row_not_16_bytes(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %t = enigma.threadgroup_alloc : memref<256xbf16, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{copies rows of 4 elements with pitch 4; both must be multiples of 16 bytes (8 elements of bf16)}}
+  enigma.copy_tile_async %t[%c0], %A[%c0], %c4, %c4, %c4 {rows = 4, cols = 4, dst_ld = 4} : memref<256xbf16, #enigma.address_space<threadgroup>>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @store_needs_matching_memory(%O: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "O"}) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %z = arith.constant 0.0 : f32
+  %f = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{memory of bf16 with a fragment of f32; convert the fragment first}}
+  enigma.mma_store %f, %O[%c0], %c16 : tensor<16x16xf32>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @fill_value_per_lane() {
+  %lane = enigma.thread_index_in_simdgroup
+  // expected-error @+1 {{the fill value must be the same in every lane of the simdgroup}}
+  %f = enigma.mma_fill %lane : i32 -> tensor<16x16xi32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @reduce_shape() {
+  %z = arith.constant 0.0 : f32
+  %f = enigma.mma_fill %z : f32 -> tensor<16x32xf32>
+  // expected-error @+1 {{gives a row vector of tensor<32xf32> for tensor<16x32xf32>}}
+  %r = enigma.mma_reduce_rows sum %f : tensor<16x32xf32> -> tensor<32xf32>
+  enigma.return
+}
