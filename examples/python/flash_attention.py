@@ -150,7 +150,8 @@ def _check_shapes(q, k, v):
     return bh, s, d
 
 
-def _scale(d):
+def scale(d):
+    """The scalar the kernel takes: log2(e) / sqrt(d) (scores go to exp2)."""
     return math.log2(math.e) / math.sqrt(d)
 
 
@@ -162,7 +163,7 @@ def run(rt, q, k, v, causal=False):
     grid, threads = launch(bh, s)
     raw = rt.execute(compiled(d, causal, block_keys(d)), [q, k, v],
                      output_size=q.size * 2, grid=grid, threads=threads,
-                     scalars=[s, _scale(d)])
+                     scalars=[s, scale(d)])
     return np.frombuffer(raw, np.uint16).reshape(q.shape).copy()
 
 
@@ -198,7 +199,7 @@ def run_prepared(rt, x, causal=False):
     bh, s, d = _check_shapes(q, k, v)
     grid, threads = launch(bh, s)
     prepared = rt.prepare(compiled(d, causal, block_keys(d)), [q, k, v],
-                          q.size * 2, scalars=[s, _scale(d)])
+                          q.size * 2, scalars=[s, scale(d)])
 
     def check(out):
         check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
