@@ -378,16 +378,28 @@ def bench_attention(rt, repeat, bh=128, s=4096, rounds=3):
 
             ref = sdpa()
             o = torch.full_like(q, float("nan"))
-            grid, threads = ex.launch(bh, s)
-            prepared = rt.prepare(ex.compiled(d, causal, ex.block_keys(d)),
-                                  [q, k, v], outputs=[o],
-                                  scalars=[s, ex.scale(d)])
+
+            def check(_prepared=None):
+                torch.cuda.synchronize()
+                err = (o.float() - ref.float()).abs()
+                bound = 2.0**-8 * (v.float().abs().max() + ref.float().abs())
+                bad = int((err > bound).sum().item())
+                assert bad == 0, (f"{name}: {bad} elements differ, worst "
+                                  f"{err.max().item():.4g}")
+
+            # Keys per block swept (enigma.autotune), each checked first.
+            key = dict(bh=bh, s=s, d=d, causal=causal)
+            launch = ex.tuned.best(rt, [q, k, v], outputs=[o], check=check,
+                                   **key)
+            for bc, t in ex.tuned.timings.get(tuple(key.values()), []):
+                rows.append((name, f"enigma keys per block = {bc}",
+                             "not run" if isinstance(t, str) else f"{t:.1f} us",
+                             t[:100] if isinstance(t, str) else _tflops(flops, t)))
+            grid, threads = launch.grid, launch.threads
+            prepared = launch.prepare(rt, [q, k, v], outputs=[o])
+            o.fill_(float("nan"))
             prepared.dispatch(grid, threads)
-            torch.cuda.synchronize()
-            err = (o.float() - ref.float()).abs()
-            bound = 2.0**-8 * (v.float().abs().max() + ref.float().abs())
-            bad = int((err > bound).sum().item())
-            assert bad == 0, f"{name}: {bad} elements differ, worst {err.max().item():.4g}"
+            check()
             results = {"enigma flash_attention example": [],
                        "torch SDPA (flash backend)": []}
             for _ in range(rounds):

@@ -133,6 +133,14 @@ def block_keys(d):
     return 64
 
 
+@enigma.autotune(configs=[32, 64, 128], key=["bh", "s", "d", "causal"])
+def tuned(bc, bh, s, d, causal):
+    """The Launch for ``bc`` keys per block (128 with D = 128 needs 64 KiB
+    of threadgroup memory and is refused when compiled)."""
+    return enigma.Launch(compiled(d, causal, bc), *launch(bh, s),
+                         scalars=[s, scale(d)], output_bytes=bh * s * d * 2)
+
+
 def launch(bh, s):
     """(grid, threads): threadgroups of 128 threads over (rows, heads)."""
     return (THREADS, -(-s // ROWS), bh), (THREADS, 1, 1)

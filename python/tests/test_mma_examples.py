@@ -142,3 +142,26 @@ def test_tuned_launch_refuses_a_small_output(rng):
         launch.execute(enigma.CpuRuntime(), [a, b], output_size=40 * 24)
     out = launch.execute(enigma.CpuRuntime(), [a, b], output_size=40 * 24 * 2)
     ex.check_output(np.frombuffer(out, np.uint16).reshape(40, 24), a, b)
+
+
+def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
+                                                      monkeypatch):
+    """The attention sweep: 32 and 64 keys per block are correct; 128 with
+    D = 128 does not fit 32 KiB of threadgroup memory and is skipped."""
+    monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
+    ex = _load("flash_attention")
+    bh, s, d = 2, 96, 128
+    q, k, v = (ex.to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
+
+    def check(prepared):
+        ex.check_output(np.frombuffer(prepared.read_output(), np.uint16)
+                        .reshape(q.shape), q, k, v, True)
+
+    launch = ex.tuned.best(runtime, [q, k, v], output_size=q.size * 2,
+                           check=check, bh=bh, s=s, d=d, causal=True)
+    timings = dict(ex.tuned.timings[(bh, s, d, True)])
+    assert isinstance(timings[32], float) and isinstance(timings[64], float)
+    assert "32768" in timings[128] or "32 KiB" in timings[128], timings[128]
+    out = launch.execute(runtime, [q, k, v], output_size=q.size * 2)
+    ex.check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
+                    True)

@@ -32,7 +32,7 @@ using namespace metal;
 namespace emu {
 
 constexpr int kLanes = 32;
-enum Op { None, Ldsm, LdsmTrans, Mma16Bf, Mma16Half, MmaTf32, Shfl };
+enum Op { None, Ldsm, LdsmTrans, Mma16Bf, Mma16Half, MmaTf32, Mma8Half, Movm, Shfl };
 
 struct Warp {
   ucontext_t sched;
@@ -183,6 +183,51 @@ void execute(Warp &w, Op op) {
     }
     break;
   }
+  case Mma8Half: {
+    // PTX ISA, mma.m16n8k8 with .f16 operands: A a0,a1 (row g) a2,a3
+    // (row g + 8) at columns 2t, 2t + 1; B b0,b1 at rows 2t, 2t + 1 of
+    // column g.
+    double A[16][8], B[8][8], C[16][8];
+    for (int l = 0; l < kLanes; ++l) {
+      int g = l / 4, t = l % 4;
+      const uint32_t *a = w.in[l], b = w.in[l][2], *c = w.in[l] + 6;
+      A[g][2 * t] = operand16(lo(a[0]), true);
+      A[g][2 * t + 1] = operand16(hi(a[0]), true);
+      A[g + 8][2 * t] = operand16(lo(a[1]), true);
+      A[g + 8][2 * t + 1] = operand16(hi(a[1]), true);
+      B[2 * t][g] = operand16(lo(b), true);
+      B[2 * t + 1][g] = operand16(hi(b), true);
+      C[g][2 * t] = bitsToFloat(c[0]);
+      C[g][2 * t + 1] = bitsToFloat(c[1]);
+      C[g + 8][2 * t] = bitsToFloat(c[2]);
+      C[g + 8][2 * t + 1] = bitsToFloat(c[3]);
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      int g = l / 4, t = l % 4;
+      int rows[4] = {g, g, g + 8, g + 8}, cols[4] = {2 * t, 2 * t + 1, 2 * t,
+                                                     2 * t + 1};
+      for (int e = 0; e < 4; ++e) {
+        double s = C[rows[e]][cols[e]];
+        for (int k = 0; k < 8; ++k)
+          s += A[rows[e]][k] * B[k][cols[e]];
+        w.out[l][e] = floatToBits(float(s));
+      }
+    }
+    break;
+  }
+  case Movm:
+    // movmatrix.trans: lane (g, t) receives elements (2t, g), (2t + 1, g)
+    // of the matrix whose row g, columns 2t, 2t + 1 lane (g, t) holds.
+    for (int l = 0; l < kLanes; ++l) {
+      int g = l / 4, t = l % 4;
+      auto element = [&](int row, int col) {
+        uint32_t word = w.in[row * 4 + col / 2][0];
+        return (col % 2) ? hi(word) : lo(word);
+      };
+      w.out[l][0] = uint32_t(element(2 * t, g)) |
+                    (uint32_t(element(2 * t + 1, g)) << 16);
+    }
+    break;
   case Shfl:
     for (int l = 0; l < kLanes; ++l)
       w.out[l][0] = w.in[(l ^ int(w.in[l][1])) & 31][0];
@@ -276,6 +321,24 @@ inline void mma16816(float *d, const unsigned *a, const unsigned *b) {
 }
 inline void mma1688_tf32(float *d, const unsigned *a, const unsigned *b) {
   mmaOp(emu::MmaTf32, d, a, b);
+}
+inline void mma1688_f16(float *d, const unsigned *a, unsigned b) {
+  const unsigned ab[4] = {a[0], a[1], b, 0u};
+  emu::Warp &w = *emu::g_warp;
+  uint32_t *in = w.in[w.current];
+  in[0] = ab[0], in[1] = ab[1], in[2] = ab[2];
+  for (int i = 0; i < 4; ++i)
+    in[6 + i] = emu::floatToBits(d[i]);
+  emu::collective(emu::Mma8Half);
+  const uint32_t *o = emu::g_warp->out[emu::g_warp->current];
+  for (int i = 0; i < 4; ++i)
+    d[i] = emu::bitsToFloat(o[i]);
+}
+inline unsigned movmatrix_trans(unsigned x) {
+  emu::Warp &w = *emu::g_warp;
+  w.in[w.current][0] = x;
+  emu::collective(emu::Movm);
+  return emu::g_warp->out[emu::g_warp->current][0];
 }
 inline unsigned to_tf32(float x) { // cvt.rna: nearest, ties away from zero
   uint32_t u = emu::floatToBits(x);
@@ -556,6 +619,31 @@ TEST(MmaEmulation, TileCopySwizzleEdgesAndUnalignedSource) {
             << (aligned ? "aligned " : "unaligned ") << r << ", " << c;
       }
   }
+}
+
+TEST(MmaEmulation, SimdgroupHalfMatricesOnTensorCores) {
+  // The simdgroup 8x8 layout: lane l holds row l / 4, columns 2 (l % 4) and
+  // the next. d = a * b + c, rounded once to half.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> dist(-16, 16);
+  float a[64], b[64], c[64], d[64];
+  for (int i = 0; i < 64; ++i)
+    a[i] = dist(rng) / 8.0f, b[i] = dist(rng) / 8.0f, c[i] = dist(rng) / 4.0f;
+  emu::runWarp([&](unsigned lane) {
+    int at = int(lane / 4) * 8 + int(lane % 4) * 2;
+    half dx, dy;
+    enigma_mma::half_mma88(half(a[at]), half(a[at + 1]), half(b[at]),
+                           half(b[at + 1]), half(c[at]), half(c[at + 1]), dx,
+                           dy);
+    d[at] = float(dx), d[at + 1] = float(dy);
+  });
+  for (int r = 0; r < 8; ++r)
+    for (int col = 0; col < 8; ++col) {
+      double s = c[r * 8 + col];
+      for (int k = 0; k < 8; ++k)
+        s += double(a[r * 8 + k]) * b[k * 8 + col];
+      EXPECT_EQ(d[r * 8 + col], float(half(float(s)))) << r << ", " << col;
+    }
 }
 
 } // namespace

@@ -120,6 +120,26 @@ __device__ __forceinline__ void mma1688_tf32(float *d, const unsigned *a,
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* d += a * b, m16n8k8 with f16 operands (A: 2 registers, B: 1). */
+__device__ __forceinline__ void mma1688_f16(float *d, const unsigned *a,
+                                            unsigned b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(b));
+}
+
+/* The transpose of an 8x8 matrix of 16-bit elements held as in ldmatrix
+ * (lane l: row l / 4, columns 2 (l % 4) and the next). */
+__device__ __forceinline__ unsigned movmatrix_trans(unsigned x) {
+  unsigned r;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n"
+               : "=r"(r)
+               : "r"(x));
+  return r;
+}
+
 __device__ __forceinline__ unsigned to_tf32(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
@@ -298,23 +318,44 @@ __device__ __forceinline__ F enigma_mma_iota(unsigned lane) {
   return f;
 }
 
+namespace enigma_mma {
+/* Two adjacent elements, accessed as one 2-element-aligned unit. */
+template <class T> struct alignas(2 * sizeof(T)) Pair {
+  T x, y;
+};
+} // namespace enigma_mma
+
 /* Element (r, c) = p[off + r * ld + c] (Trans: p[off + c * ld + r]); with
- * Bounded, elements at r >= rows or c >= cols are 0 and not read. */
+ * Bounded, elements at r >= rows or c >= cols are 0 and not read. Each
+ * lane's elements 4b, 4b + 1 (and 4b + 2, 4b + 3) are neighbours in a row:
+ * read as one pair when the row starts are even. */
 template <class F, bool Trans, bool Bounded, class P>
 __device__ __forceinline__ F enigma_mma_load(P p, enigma_mma::u64 off,
-                                               enigma_mma::u64 ld,
-                                               enigma_mma::u64 rows,
-                                               enigma_mma::u64 cols,
-                                               unsigned lane) {
+                                             enigma_mma::u64 ld,
+                                             enigma_mma::u64 rows,
+                                             enigma_mma::u64 cols,
+                                             unsigned lane) {
+  typedef typename F::value_type T;
   F f;
+  const bool pairs = !Trans && ((off | ld) & 1u) == 0;
 #pragma unroll
-  for (int i = 0; i < F::size; ++i) {
+  for (int i = 0; i < F::size; i += 2) {
     const enigma_mma::u64 r = enigma_mma::row_of<F::cols>(i, lane);
     const enigma_mma::u64 c = enigma_mma::col_of<F::cols>(i, lane);
-    if (Bounded && (r >= rows || c >= cols))
-      f.v[i] = typename F::value_type(0.0f);
-    else
-      f.v[i] = p[Trans ? off + c * ld + r : off + r * ld + c];
+    const bool in0 = !Bounded || (r < rows && c < cols);
+    const bool in1 = !Bounded || (r < rows && c + 1 < cols);
+    if (pairs && in1) {
+      const enigma_mma::Pair<T> v =
+          *reinterpret_cast<const enigma_mma::Pair<T> *>(&p[off + r * ld + c]);
+      f.v[i] = v.x;
+      f.v[i + 1] = v.y;
+      continue;
+    }
+    f.v[i] = in0 ? T(p[Trans ? off + c * ld + r : off + r * ld + c])
+                 : T(0.0f);
+    f.v[i + 1] = in1 ? T(p[Trans ? off + (c + 1) * ld + r
+                                 : off + r * ld + c + 1])
+                     : T(0.0f);
   }
   return f;
 }
@@ -322,13 +363,24 @@ __device__ __forceinline__ F enigma_mma_load(P p, enigma_mma::u64 off,
 template <bool Trans, bool Bounded, class F, class P>
 __device__ __forceinline__ void
 enigma_mma_store(const F &f, P p, enigma_mma::u64 off, enigma_mma::u64 ld,
-                   enigma_mma::u64 rows, enigma_mma::u64 cols, unsigned lane) {
+                 enigma_mma::u64 rows, enigma_mma::u64 cols, unsigned lane) {
+  typedef typename F::value_type T;
+  const bool pairs = !Trans && ((off | ld) & 1u) == 0;
 #pragma unroll
-  for (int i = 0; i < F::size; ++i) {
+  for (int i = 0; i < F::size; i += 2) {
     const enigma_mma::u64 r = enigma_mma::row_of<F::cols>(i, lane);
     const enigma_mma::u64 c = enigma_mma::col_of<F::cols>(i, lane);
-    if (!Bounded || (r < rows && c < cols))
+    const bool in0 = !Bounded || (r < rows && c < cols);
+    const bool in1 = !Bounded || (r < rows && c + 1 < cols);
+    if (pairs && in1) {
+      *reinterpret_cast<enigma_mma::Pair<T> *>(&p[off + r * ld + c]) =
+          enigma_mma::Pair<T>{f.v[i], f.v[i + 1]};
+      continue;
+    }
+    if (in0)
       p[Trans ? off + c * ld + r : off + r * ld + c] = f.v[i];
+    if (in1)
+      p[Trans ? off + (c + 1) * ld + r : off + r * ld + c + 1] = f.v[i + 1];
   }
 }
 
@@ -513,6 +565,36 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
   }
   return acc;
 }
+
+/*===--- Simdgroup 8x8 half matrices on the tensor cores ---------------------===*/
+
+namespace enigma_mma {
+/* d = a * b + c for 8x8 half tiles, each lane holding the pair of its row
+ * l / 4 at columns 2 (l % 4), + 1 (enigma_cuda_simdgroup_matrix.cuh): A's
+ * pair is a0/a1 of an m16n8k8 A fragment (rows 8-15 zero) and C's pair
+ * c0/c1; B's pairs become the B fragment (column l / 4) by a transpose.
+ * Products and sums in float, rounded once to half. */
+template <class H>
+__device__ __forceinline__ void half_mma88(H ax, H ay, H bx, H by, H cx,
+                                           H cy, H &dx, H &dy) {
+  const unsigned a[2] = {pack2(ax, ay), 0u};
+  const unsigned b = movmatrix_trans(pack2(bx, by));
+  float d[4] = {float(cx), float(cy), 0.0f, 0.0f};
+  mma1688_f16(d, a, b);
+  dx = H(d[0]);
+  dy = H(d[1]);
+}
+} // namespace enigma_mma
+
+#if ENIGMA_USE_HALF && !defined(ENIGMA_MMA_EMULATION)
+template <>
+__device__ inline half2 enigma_simdgroup_multiply_accumulate<half2>(
+    const half2 &a, const half2 &b, const half2 &c) {
+  half2 r;
+  enigma_mma::half_mma88(a.x, a.y, b.x, b.y, c.x, c.y, r.x, r.y);
+  return r;
+}
+#endif
 
 /*===--- Tile copies -------------------------------------------------------------===*/
 
