@@ -115,6 +115,10 @@ def test_vector_division_lane_by_lane(runtime, rng, name):
 def test_discarded_division_by_zero(runtime, rng):
     """The common GPU pattern: divide in every lane, keep the quotient
     only where the divisor is not zero."""
+    if runtime.name == "metal-host":
+        pytest.skip("Metal leaves a / 0 undefined (docs/language.md): clang, "
+                    "an LLVM compiler like Apple's, assumes the divisor is "
+                    "not zero and drops the select")
 
     @enigma.kernel
     def safe_ratio(A: enigma.i32, B: enigma.i32, C: enigma.i32):

@@ -81,6 +81,8 @@ def _check_add_works(runtime, rng, n=1000):
 def _fault_names_the_backend(runtime, message):
     if runtime.name == "cpu":
         assert "faulted on the CPU: SIGSEGV" in message, message
+    elif runtime.name == "metal-host":
+        assert "faulted on the MSL host runtime: SIGSEGV" in message, message
     else:
         assert "CUDA_ERROR_" in message and "reset" in message, message
 

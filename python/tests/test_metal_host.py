@@ -269,6 +269,44 @@ kernel void count(device atomic_uint *counter [[buffer(0)]],
     assert _f32(total)[0] == n / 2  # exact: every partial sum is a multiple of 0.5 < 2^24
 
 
+def test_float_and_bool_atomics_and_bool_shuffles(msl, rng):
+    source = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void misc(device const float *a [[buffer(0)]],
+                 device atomic_float *slot [[buffer(1)]],
+                 device atomic_bool *flag [[buffer(2)]],
+                 device float *seen [[buffer(3)]],
+                 device uint *odd_neighbour [[buffer(4)]],
+                 uint gid [[thread_position_in_grid]],
+                 uint lane [[thread_index_in_simdgroup]]) {
+    if (gid == 0) {
+        atomic_store_explicit(slot, 1.5f, memory_order_relaxed);
+        float old = atomic_exchange_explicit(slot, a[0], memory_order_relaxed);
+        float expected = a[0];
+        bool swapped = atomic_compare_exchange_weak_explicit(
+            slot, &expected, old + a[1], memory_order_relaxed,
+            memory_order_relaxed);
+        seen[0] = old;
+        seen[1] = atomic_load_explicit(slot, memory_order_relaxed);
+        atomic_store_explicit(flag, swapped, memory_order_relaxed);
+    }
+    const bool odd = (gid & 1u) != 0u;
+    odd_neighbour[gid] = uint(simd_shuffle_xor(odd, ushort(1))) +
+                         2u * uint(simd_broadcast(odd, ushort(3)));
+}
+"""
+    a = rng.standard_normal(2).astype(np.float32)
+    slot, flag, seen, neighbour = msl.execute_source(
+        source, "misc", [a], output_sizes=[4, 1, 8, 32 * 4], grid=32,
+        threads=32)
+    assert _f32(slot)[0] == np.float32(1.5) + a[1]
+    assert flag == b"\x01"
+    np.testing.assert_array_equal(_f32(seen), [1.5, np.float32(1.5) + a[1]])
+    want = [(1 - i % 2) + 2 for i in range(32)]
+    np.testing.assert_array_equal(_u32(neighbour), want)
+
+
 def test_function_constants_and_is_defined(msl):
     source = """
 #include <metal_stdlib>
@@ -331,6 +369,34 @@ kernel void advance(device Particle *particles [[buffer(0)]],
     np.testing.assert_allclose(moved.reshape(n, 2), want, rtol=1e-6)
 
 
+def test_simdgroup_matrix_accumulates_in_place(msl, rng):
+    # Every lane loads C, multiplies and stores C back: on a GPU the lanes
+    # do each step together, so C gains A * B once per step, not once per
+    # lane.
+    source = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void twice(device const float *A [[buffer(0)]],
+                  device const float *B [[buffer(1)]],
+                  device float *C [[buffer(2)]]) {
+    for (int step = 0; step < 2; ++step) {
+        simdgroup_float8x8 a, b, c;
+        simdgroup_load(c, C, 8);
+        simdgroup_load(a, A, 8);
+        simdgroup_load(b, B, 8);
+        simdgroup_multiply_accumulate(c, a, b, c);
+        simdgroup_store(c, C, 8);
+    }
+}
+"""
+    a = rng.standard_normal((8, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 8)).astype(np.float32)
+    out = _f32(msl.execute_source(source, "twice", [a, b], output_size=256,
+                                  grid=32, threads=32)).reshape(8, 8)
+    np.testing.assert_allclose(out, 2 * (a.astype(np.float64) @ b),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_simdgroup_async_copy_intrinsics(msl, rng):
     # The declarations Enigma emits for Apple's AIR async-copy intrinsics.
     source = """
@@ -389,11 +455,51 @@ def test_fault_raises_and_the_runtime_keeps_working(msl, rng):
         msl.execute_source(OUT_OF_BOUNDS, "wild", [], output_size=64,
                            grid=64, threads=32)
     message = str(caught.value)
-    assert "kernel wild faulted in thread (" in message
-    assert "SIGSEGV" in message
+    assert "kernel wild faulted on the MSL host runtime: SIGSEGV" in message
+    assert "in thread (1, 0, 0) (threadgroup (0, 0, 0)" in message
+    assert "undefined behaviour" in message
     assert isinstance(caught.value, enigma.EnigmaRuntimeError)
     # Still usable, threadgroups with barriers included.
     test_return_before_barrier(msl, rng, 100)
+
+
+def test_integer_division_by_zero_does_not_trap(msl):
+    # x86 traps where a GPU returns a value: the runtime completes the
+    # division with the values Enigma's other backends give.
+    source = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void divide(device const int *a [[buffer(0)]],
+                   device const int *b [[buffer(1)]],
+                   device const uchar *c [[buffer(2)]],
+                   device const uchar *d [[buffer(3)]],
+                   device int *q [[buffer(4)]],
+                   device int *r [[buffer(5)]],
+                   device uchar *q8 [[buffer(6)]],
+                   device long *q64 [[buffer(7)]],
+                   uint gid [[thread_position_in_grid]]) {
+    q[gid] = a[gid] / b[gid];
+    r[gid] = a[gid] % b[gid];
+    q8[gid] = c[gid] / d[gid];
+    q64[gid] = long(a[gid]) / long(b[gid]);
+}
+"""
+    a = np.array([7, -7, 5, -2**31, -2**31, 9], np.int32)
+    b = np.array([2, 0, 0, -1, 3, -4], np.int32)
+    c = np.array([200, 7, 0, 255, 1, 9], np.uint8)
+    d = np.array([3, 0, 0, 16, 1, 2], np.uint8)
+    q, r, q8, q64 = msl.execute_source(source, "divide", [a, b, c, d],
+                                       output_sizes=[24, 24, 6, 48], grid=6,
+                                       threads=6)
+    np.testing.assert_array_equal(np.frombuffer(q, np.int32),
+                                  [3, -1, -1, -2**31, -715827882, -2])
+    np.testing.assert_array_equal(np.frombuffer(r, np.int32),
+                                  [1, -1, -1, 0, -2, 1])
+    np.testing.assert_array_equal(np.frombuffer(q8, np.uint8),
+                                  [66, 255, 255, 15, 1, 4])
+    # 64-bit: every bit set, even where both operands fit in 32 bits.
+    np.testing.assert_array_equal(np.frombuffer(q64, np.int64),
+                                  [3, -1, -1, 2**31, -715827882, -2])
 
 
 def test_stack_overflow_is_reported(msl):

@@ -1,6 +1,7 @@
 //===- MetalHostBackend.cpp -----------------------------------------------===//
 #include "enigma/Runtime/MetalHostBackend.h"
 
+#include "DivisionTrap.h"
 #include "GroupRunner.h"
 #include "Harness.h"
 #include "MslCompiler.h"
@@ -123,7 +124,7 @@ struct Launch {
   std::mutex failureMutex;
   std::string failure; // the first fault or error, if any
   bool faulted = false;  // the failure is the kernel's fault
-  const std::string *kernelName;
+  const KernelArtifact *artifact;
 
   void fail(const std::string &message, bool fault) {
     std::lock_guard<std::mutex> lock(failureMutex);
@@ -176,16 +177,27 @@ std::string describeFault(const Launch &launch, const GroupRunner &runner,
     why = "stack overflow: a thread used more than " +
           std::to_string(runner.stackBytes() / 1024) +
           " KiB of stack (set ENIGMA_MSL_STACK_KB for more)";
-  return "kernel " + *launch.kernelName + " faulted" + where + ": " + why +
-         ". On a GPU this is undefined behaviour (typically an out-of-bounds "
-         "access); nothing after the fault was run";
+  // Enigma kernels can be run again in bounds-checked mode; hand-written
+  // Metal (no host C++ flavour) cannot.
+  std::string advice =
+      launch.artifact->cppSource.empty()
+          ? "on a GPU this is undefined behaviour, typically an out-of-bounds "
+            "access"
+          : kernelFaultAdvice(*launch.artifact);
+  return "kernel " + launch.artifact->kernelName +
+         " faulted on the MSL host runtime: " + why + where +
+         "; the dispatch was stopped and its outputs are incomplete; " +
+         advice;
 }
 
 void runGuardedChunk(Launch &launch, uint64_t begin, uint64_t end) {
   Chunk chunk{&launch, begin, end};
   GroupRunner &runner = GroupRunner::forThisThread();
   cpu::Fault fault;
-  if (!cpu::runGuarded(&runChunk, &chunk, fault)) {
+  setRunningKernelCode(true);
+  bool finished = cpu::runGuarded(&runChunk, &chunk, fault);
+  setRunningKernelCode(false);
+  if (!finished) {
     launch.fail(describeFault(launch, runner, fault), true);
     runner.reset();
   }
@@ -308,7 +320,7 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
   Launch launch;
   launch.main = object->threadMain();
   launch.args = pointers.data();
-  launch.kernelName = &artifact.kernelName;
+  launch.artifact = &artifact;
   const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
   const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
   unsigned __int128 totalGroups = 1;
@@ -324,6 +336,7 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
                          ": the dispatch has more than 2^64 threadgroups");
 
   cpu::installFaultHandlers();
+  installDivisionTrapHandler(); // in front of the fault guard
   cpu::ThreadPool::shared().parallelFor(
       uint64_t(totalGroups), [&](uint64_t begin, uint64_t end) {
         runGuardedChunk(launch, begin, end);

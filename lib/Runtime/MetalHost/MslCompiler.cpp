@@ -173,6 +173,12 @@ const std::vector<std::string> &MslCompiler::flags() {
       "-ffp-contract=off",    // each + - * rounded (Enigma's Metal builds
                               // use -fno-fast-math); as the CPU backend
       "-fvisibility=hidden",
+#if defined(__x86_64__)
+      // No 64-bit division done in 32 bits when the operands fit: a zero
+      // divisor must trap in a division of the operation's own width
+      // (DivisionTrap.h).
+      "-Xclang", "-target-feature", "-Xclang", "-idivq-to-divl",
+#endif
       "-Wno-unknown-attributes", // [[buffer(0)]] etc. are read by the runtime
       "-Wno-ignored-attributes",
       "-Wno-return-type-c-linkage",
@@ -202,9 +208,15 @@ MslCompiler &MslCompiler::instance() {
   for (const auto &candidate : candidates) {
     if (std::optional<std::string> version = probe(candidate)) {
       compiler.reset(new MslCompiler(candidate));
+      // Linking is a third of a small kernel's build time; lld takes half
+      // as long as the default linker.
+      ProcessResult lld = runProcess({"ld.lld", "--version"});
+      if (lld.started && lld.exitCode == 0)
+        compiler->linkFlags.push_back("-fuse-ld=lld");
       compiler->toolchainIdentity =
           joinWords(candidate) + " | " + *version + " | " +
-          joinWords(flags()) + " | " + libraryDigest();
+          joinWords(flags()) + " " + joinWords(compiler->linkFlags) + " | " +
+          libraryDigest();
       return *compiler;
     }
   }
@@ -281,6 +293,7 @@ void MslCompiler::compileSharedObject(ArtifactCache &cache,
   std::vector<std::string> argv = command;
   for (const std::string &flag : flags())
     argv.push_back(flag);
+  argv.insert(argv.end(), linkFlags.begin(), linkFlags.end());
   argv.insert(argv.end(), {"-shared", "-I" + includeDir, "-include-pch",
                            pchPath, sourcePath, "-o", outputPath});
   run(argv, sourcePath);

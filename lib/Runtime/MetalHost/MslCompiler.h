@@ -49,6 +49,7 @@ private:
   void run(std::vector<std::string> argv, const std::string &sourcePath);
 
   std::vector<std::string> command;
+  std::vector<std::string> linkFlags; // -fuse-ld=lld where it exists
   std::string toolchainIdentity;
   std::mutex prepareMutex;
   std::string includeDir;

@@ -98,21 +98,26 @@ template <class T> inline T float_update(T *p, T operand, bool subtract,
   inline void atomic_store_explicit(volatile space atomic<T> *object,          \
                                     enigma_detail::exactly<T> desired,         \
                                     memory_order order) {                      \
-    __atomic_store_n(enigma_detail::cell<T>(object), desired,                     \
-                     enigma_detail::store_order(order));                       \
+    T value = desired; /* the generic builtins also take float and bool */   \
+    __atomic_store(enigma_detail::cell<T>(object), &value,                     \
+                   enigma_detail::store_order(order));                         \
   }                                                                            \
   template <class T>                                                           \
   inline T atomic_load_explicit(const volatile space atomic<T> *object,        \
                                 memory_order order) {                          \
-    return __atomic_load_n(enigma_detail::cell<T>(object),                        \
-                           enigma_detail::load_order(order));                  \
+    T value;                                                                   \
+    __atomic_load(enigma_detail::cell<T>(object), &value,                      \
+                  enigma_detail::load_order(order));                           \
+    return value;                                                              \
   }                                                                            \
   template <class T>                                                           \
   inline T atomic_exchange_explicit(volatile space atomic<T> *object,          \
                                     enigma_detail::exactly<T> desired,         \
                                     memory_order order) {                      \
-    return __atomic_exchange_n(enigma_detail::cell<T>(object), desired,           \
-                               enigma_detail::host_order(order));              \
+    T value = desired, old;                                                    \
+    __atomic_exchange(enigma_detail::cell<T>(object), &value, &old,            \
+                      enigma_detail::host_order(order));                       \
+    return old;                                                                \
   }                                                                            \
   template <class T>                                                           \
   inline bool atomic_compare_exchange_weak_explicit(                           \
@@ -120,9 +125,11 @@ template <class T> inline T float_update(T *p, T operand, bool subtract,
       enigma_detail::exactly<T> desired, memory_order success,                 \
       memory_order failure) {                                                  \
     /* Never fails spuriously: a weak exchange may, but need not. */          \
-    return __atomic_compare_exchange_n(                                        \
-        enigma_detail::cell<T>(object), (T *)expected, desired, false,            \
-        enigma_detail::host_order(success), enigma_detail::load_order(failure)); \
+    T value = desired;                                                         \
+    return __atomic_compare_exchange(                                          \
+        enigma_detail::cell<T>(object), (T *)expected, &value, false,          \
+        enigma_detail::host_order(success),                                    \
+        enigma_detail::load_order(failure));                                   \
   }                                                                            \
   template <class T, std::enable_if_t<!std::is_same<T, bool>::value, int> = 0> \
   inline T atomic_fetch_add_explicit(volatile space atomic<T> *object,         \
@@ -160,7 +167,7 @@ template <class T> inline T float_update(T *p, T operand, bool subtract,
   inline T atomic_fetch_##op##_explicit(volatile space atomic<T> *object,      \
                                         enigma_detail::exactly<T> operand,     \
                                         memory_order order) {                  \
-    return __atomic_fetch_##op(enigma_detail::cell<T>(object), operand,           \
+    return __atomic_fetch_##op(enigma_detail::cell<T>(object), operand,         \
                                enigma_detail::host_order(order));              \
   }
 

@@ -164,6 +164,12 @@ template <> struct simd_value<ulong> : std::true_type {};
 template <class T, int N> struct simd_value<vec<T, N>> : simd_value<T> {};
 template <class T>
 constexpr bool simd_value_v = simd_value<std::remove_cv_t<T>>::value;
+/// Shuffles and broadcasts also move bools.
+template <class T> struct shuffle_value : simd_value<T> {};
+template <> struct shuffle_value<bool> : std::true_type {};
+template <int N> struct shuffle_value<vec<bool, N>> : std::true_type {};
+template <class T>
+constexpr bool shuffle_value_v = shuffle_value<std::remove_cv_t<T>>::value;
 template <class T> struct scalar_of { using type = T; };
 template <class T, int N> struct scalar_of<vec<T, N>> { using type = T; };
 template <class T>
@@ -197,6 +203,7 @@ private:
 
 #define ENIGMA_MSL_VALUE_FN(T) template <class T, std::enable_if_t<enigma_detail::simd_value_v<T>, int> = 0>
 #define ENIGMA_MSL_INTEGER_FN(T) template <class T, std::enable_if_t<enigma_detail::simd_integer_v<T>, int> = 0>
+#define ENIGMA_MSL_SHUFFLE_FN(T) template <class T, std::enable_if_t<enigma_detail::shuffle_value_v<T>, int> = 0>
 
 #define ENIGMA_MSL_GROUP_FUNCTIONS(group, width)                              \
   ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_sum(T data) {            \
@@ -254,49 +261,49 @@ private:
                                      T>,                                       \
         data);                                                                 \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle(T data,          \
+  ENIGMA_MSL_SHUFFLE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle(T data,          \
                                                              ushort lane) {    \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<                                       \
             width, enigma_detail::shuffle_kind::index, T>,                    \
         data, lane);                                                           \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_broadcast(T data,        \
+  ENIGMA_MSL_SHUFFLE_FN(T) ENIGMA_MSL_INLINE T group##_broadcast(T data,        \
                                                                ushort lane) {  \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<                                       \
             width, enigma_detail::shuffle_kind::index, T>,                    \
         data, lane);                                                           \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle_up(T data,       \
+  ENIGMA_MSL_SHUFFLE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle_up(T data,       \
                                                                 ushort delta) { \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<width,                                 \
                                         enigma_detail::shuffle_kind::up, T>,  \
         data, delta);                                                          \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T)                                                       \
+  ENIGMA_MSL_SHUFFLE_FN(T)                                                     \
   ENIGMA_MSL_INLINE T group##_shuffle_down(T data, ushort delta) {            \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<width,                                 \
                                         enigma_detail::shuffle_kind::down, T>, \
         data, delta);                                                          \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle_xor(T data,      \
+  ENIGMA_MSL_SHUFFLE_FN(T) ENIGMA_MSL_INLINE T group##_shuffle_xor(T data,      \
                                                                  ushort mask) { \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<width,                                 \
                                         enigma_detail::shuffle_kind::xor_, T>, \
         data, mask);                                                           \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T)                                                       \
+  ENIGMA_MSL_SHUFFLE_FN(T)                                                     \
   ENIGMA_MSL_INLINE T group##_shuffle_rotate_up(T data, ushort delta) {       \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<                                       \
             width, enigma_detail::shuffle_kind::rotate_up, T>,                \
         data, delta);                                                          \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T)                                                       \
+  ENIGMA_MSL_SHUFFLE_FN(T)                                                     \
   ENIGMA_MSL_INLINE T group##_shuffle_rotate_down(T data, ushort delta) {     \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_shuffle<                                       \
@@ -321,7 +328,7 @@ private:
             width, enigma_detail::shuffle_kind::fill_down, T>,                \
         pair, uint32_t(delta) | uint32_t(modulo) << 16);                       \
   }                                                                            \
-  ENIGMA_MSL_VALUE_FN(T) ENIGMA_MSL_INLINE T group##_broadcast_first(T data) { \
+  ENIGMA_MSL_SHUFFLE_FN(T) ENIGMA_MSL_INLINE T group##_broadcast_first(T data) { \
     return enigma_detail::collective<T>(                                      \
         &enigma_detail::resolve_broadcast_first<width, T>, data);             \
   }                                                                            \
@@ -354,6 +361,7 @@ ENIGMA_MSL_GROUP_FUNCTIONS(quad, 4u)
 #undef ENIGMA_MSL_GROUP_FUNCTIONS
 #undef ENIGMA_MSL_VALUE_FN
 #undef ENIGMA_MSL_INTEGER_FN
+#undef ENIGMA_MSL_SHUFFLE_FN
 
 } // namespace metal
 

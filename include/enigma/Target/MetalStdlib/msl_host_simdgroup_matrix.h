@@ -2,10 +2,12 @@
 //
 // On a GPU a simdgroup_matrix is spread over the 32 lanes of a simdgroup and
 // every function on it is executed by all lanes together. Here every lane
-// holds the whole tile (64 elements, row-major) and computes it alone: the
-// lanes of a simdgroup call the same functions with the same arguments, so
-// each ends with the tile the simdgroup would hold. Products sum in float in
-// k order and round once to the element type (as the CPU backend does).
+// holds the whole tile (64 elements, row-major): the lanes of a simdgroup
+// call the same functions with the same arguments, so each ends with the
+// tile the simdgroup would hold. Products are computed by each lane alone
+// (no memory involved); they sum in float in k order and round once to the
+// element type (as the CPU backend does). Loads and stores touch memory, so
+// they are simdgroup functions done once for the lanes together.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_MSL_HOST_SIMDGROUP_MATRIX_H
@@ -56,6 +58,39 @@ inline ulong tile_index(int r, int c, ulong stride, ulong2 origin,
   return transpose ? (origin.y + ulong(c)) * stride + origin.x + ulong(r)
                    : (origin.y + ulong(r)) * stride + origin.x + ulong(c);
 }
+
+/// A tile load or store as one lane asks for it.
+template <class M, class T> struct tile_access {
+  M *matrix;
+  T *memory;
+  ulong stride;
+  ulong2 origin;
+  bool transpose;
+};
+
+/// Loads and stores are simdgroup functions done once, when the lanes
+/// have arrived (as the lanes of a SIMD unit execute them together): no lane
+/// can store a tile before every lane has loaded what it overwrites.
+template <class M, class T, int Cols, int Rows>
+void resolve_tile_load(EnigmaMslThread *const *lanes, uint32_t count) {
+  const auto &first = *take<const tile_access<M, T> *>(lanes[0]->in);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c)
+      first.matrix->enigma_elements[r * Cols + c] = first.memory[tile_index(
+          r, c, first.stride, first.origin, first.transpose)];
+  for (uint32_t i = 1; i < count; ++i)
+    *take<const tile_access<M, T> *>(lanes[i]->in)->matrix = *first.matrix;
+}
+
+template <class M, class T, int Cols, int Rows>
+void resolve_tile_store(EnigmaMslThread *const *lanes, uint32_t) {
+  const auto &first = *take<const tile_access<M, T> *>(lanes[0]->in);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c)
+      first.memory[tile_index(r, c, first.stride, first.origin,
+                              first.transpose)] =
+          first.matrix->enigma_elements[r * Cols + c];
+}
 } // namespace enigma_detail
 
 #define ENIGMA_MSL_MATRIX_MEMORY(space)                                        \
@@ -65,10 +100,14 @@ inline ulong tile_index(int r, int c, ulong stride, ulong2 origin,
                              ulong elements_per_row = Cols,                    \
                              ulong2 matrix_origin = ulong2(0),                 \
                              bool transpose_matrix = false) {                  \
-    for (int r = 0; r < Rows; ++r)                                             \
-      for (int c = 0; c < Cols; ++c)                                           \
-        d.enigma_elements[r * Cols + c] = src[enigma_detail::tile_index(      \
-            r, c, elements_per_row, matrix_origin, transpose_matrix)];         \
+    using M = simdgroup_matrix<T, Cols, Rows>;                                 \
+    const enigma_detail::tile_access<M, const T> access{                       \
+        &d, (const T *)src, elements_per_row, matrix_origin,                   \
+        transpose_matrix};                                                     \
+    EnigmaMslThread *me = enigma_detail::current;                              \
+    enigma_detail::put(me->in, &access);                                       \
+    enigma_detail::arrive(                                                     \
+        me, &enigma_detail::resolve_tile_load<M, const T, Cols, Rows>);        \
   }                                                                            \
   template <class T, int Cols, int Rows>                                       \
   inline void simdgroup_store(const simdgroup_matrix<T, Cols, Rows> &a,        \
@@ -76,11 +115,13 @@ inline ulong tile_index(int r, int c, ulong stride, ulong2 origin,
                               ulong elements_per_row = Cols,                   \
                               ulong2 matrix_origin = ulong2(0),                \
                               bool transpose_matrix = false) {                 \
-    for (int r = 0; r < Rows; ++r)                                             \
-      for (int c = 0; c < Cols; ++c)                                           \
-        dst[enigma_detail::tile_index(r, c, elements_per_row, matrix_origin,   \
-                                      transpose_matrix)] =                     \
-            a.enigma_elements[r * Cols + c];                                   \
+    using M = simdgroup_matrix<T, Cols, Rows>;                                 \
+    const enigma_detail::tile_access<const M, T> access{                       \
+        &a, (T *)dst, elements_per_row, matrix_origin, transpose_matrix};      \
+    EnigmaMslThread *me = enigma_detail::current;                              \
+    enigma_detail::put(me->in, &access);                                       \
+    enigma_detail::arrive(                                                     \
+        me, &enigma_detail::resolve_tile_store<const M, T, Cols, Rows>);       \
   }
 ENIGMA_MSL_MATRIX_MEMORY(ENIGMA_MSL_DEVICE)
 ENIGMA_MSL_MATRIX_MEMORY(ENIGMA_MSL_THREADGROUP)
