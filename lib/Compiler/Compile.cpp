@@ -2,6 +2,7 @@
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Target/Emit.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/Transforms/GridIndexBounds.h"
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
@@ -232,6 +233,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
   artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
+  artifact.wholeSimdgroups = usesFragments(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
     if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {
           return u.index == unsigned(op.getIndex());

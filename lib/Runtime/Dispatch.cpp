@@ -198,6 +198,22 @@ void checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads) {
                         std::to_string(maxThreads));
 }
 
+void checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid,
+                          Dim3 threads) {
+  if (!kernel.wholeSimdgroups)
+    return;
+  bool partialEdge = grid.x % threads.x || grid.y % threads.y ||
+                     grid.z % threads.z;
+  if (threads.volume() % 32 == 0 && !partialEdge)
+    return;
+  throw DispatchError(
+      "kernel " + kernel.kernelName + " holds simdgroup fragments, so its "
+      "threadgroups must be whole simdgroups: threads " + formatDim3(threads) +
+      (threads.volume() % 32 ? " is not a multiple of 32 threads"
+                             : " does not divide grid " + formatDim3(grid) +
+                                   " (the edge threadgroup would be partial)"));
+}
+
 //===----------------------------------------------------------------------===//
 // Binding
 //===----------------------------------------------------------------------===//
@@ -528,6 +544,7 @@ std::vector<std::vector<uint8_t>>
 Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
                     Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads, maxThreadsPerThreadgroup());
+  checkWholeSimdgroups(kernel, grid, threads);
   Binding binding = bind(kernel, args);
   // Bounds-checked mode: the kernel is launched with its hidden parameters.
   std::shared_ptr<const KernelArtifact> checked =
@@ -616,6 +633,7 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
+  checkWholeSimdgroups(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid);
   backend->launch(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
@@ -627,6 +645,7 @@ void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
+  checkWholeSimdgroups(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
@@ -643,6 +662,7 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
+  checkWholeSimdgroups(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid);
   double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)

@@ -687,3 +687,22 @@ def test_cuda_source_compiles_to_tensor_core_instructions():
                 ("f32", False, False, True, False)):
         enigma._core.Runtime.nvrtc_check(_product(*key).cuda_source,
                                          "sm_90", [])
+
+
+def test_partial_simdgroups_are_a_dispatch_error(rng):
+    """A fragment is held by 32 lanes: a threadgroup that is not whole
+    simdgroups (threads, or an edge group the grid cuts) is refused before
+    the launch, on every backend."""
+    k = _fill_iota()
+    x = np.ones(2, np.float32)
+    rt = enigma.CpuRuntime()
+    for grid, threads in (((48, 1, 1), (48, 1, 1)), ((96, 1, 1), (64, 1, 1)),
+                          ((64, 3, 1), (32, 2, 1))):
+        with pytest.raises(enigma.DispatchError, match="whole simdgroups"):
+            rt.execute(k, [x], output_size=2 * 32 * 48 * 4, grid=grid,
+                       threads=threads)
+    prepared = rt.prepare(k, [x], 2 * 32 * 48 * 4)
+    with pytest.raises(enigma.DispatchError, match="whole simdgroups"):
+        prepared.dispatch((40, 1, 1), (40, 1, 1))
+    prepared.dispatch((64, 1, 1), (64, 1, 1))      # fine
+    prepared.release()

@@ -93,6 +93,12 @@ convertNumber(const HostNumber &value, DType dtype, std::string_view what);
 [[gnu::visibility("default")]] void
 checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads);
 
+/// Throws DispatchError when `kernel` needs whole simdgroups (fragments)
+/// and a threadgroup of the launch is not: threads per threadgroup not a
+/// multiple of 32, or a partial edge group.
+[[gnu::visibility("default")]] void
+checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid, Dim3 threads);
+
 /// A kernel bound to device buffers, ready to be dispatched repeatedly.
 /// Move-only; release() frees the buffers, after which every call fails.
 class [[gnu::visibility("default")]] PreparedKernel {

@@ -86,6 +86,9 @@ struct KernelArtifact {
   bool cudaLinearBlocks = false;
   /// Bytes of threadgroup memory the kernel allocates statically.
   uint64_t threadgroupMemoryBytes = 0;
+  /// The kernel holds simdgroup fragments (the mma family): every
+  /// threadgroup of a launch must be whole simdgroups.
+  bool wholeSimdgroups = false;
   /// Bounds-checked mode: hidden parameters after `params` (empty when the
   /// mode is off or nothing is checked) and the table of checked accesses.
   std::vector<BoundsCheckParam> boundsCheckParams;

@@ -21,6 +21,15 @@ bool isFragmentOp(Operation *op) {
              MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
 }
 
+bool usesFragments(KernelOp kernel) {
+  return kernel
+      .walk([](Operation *op) {
+        return isFragmentOp(op) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 namespace {
 
 /// Largest fragment: 256 elements per lane (CUDA registers spill beyond).

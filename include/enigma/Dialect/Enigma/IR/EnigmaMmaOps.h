@@ -42,6 +42,10 @@ inline int64_t applyMmaSwizzle(llvm::ArrayRef<int32_t> swizzle,
 /// tile copy and its commit / wait).
 bool isFragmentOp(mlir::Operation *op);
 
+/// True when the kernel computes with fragments (its threadgroups must be
+/// whole simdgroups).
+bool usesFragments(KernelOp kernel);
+
 /// True when `type` is a fragment or row vector (a ranked tensor).
 inline bool isFragmentType(mlir::Type type) {
   return llvm::isa<mlir::RankedTensorType>(type);
