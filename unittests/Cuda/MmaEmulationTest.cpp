@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -44,6 +45,7 @@ struct Warp {
   uint32_t out[kLanes][4] = {};
   int current = 0;
   std::function<void(unsigned)> body;
+  std::exception_ptr error; // thrown by a lane (e.g. a misaligned address)
 };
 
 Warp *g_warp = nullptr;
@@ -52,7 +54,12 @@ char *g_arena = nullptr; // "shared memory": addresses are offsets into it
 void trampoline() {
   Warp *w = g_warp;
   int lane = w->current;
-  w->body(unsigned(lane));
+  try {
+    w->body(unsigned(lane));
+  } catch (...) {
+    if (!w->error)
+      w->error = std::current_exception();
+  }
   w->done[lane] = true;
   swapcontext(&w->lane[lane], &w->sched);
 }
@@ -258,6 +265,8 @@ void runWarp(std::function<void(unsigned)> body) {
       w.current = l;
       swapcontext(&w.sched, &w.lane[l]);
     }
+    if (w.error)
+      std::rethrow_exception(w.error);
     int finished = 0;
     for (int l = 0; l < kLanes; ++l)
       finished += w.done[l];
@@ -269,7 +278,13 @@ void runWarp(std::function<void(unsigned)> body) {
     for (int l = 1; l < kLanes; ++l)
       if (w.pending[l] != op)
         throw std::runtime_error("lanes reached different instructions");
-    execute(w, op);
+    try {
+      execute(w, op);
+    } catch (...) {
+      // Let the suspended lanes go; the error is the warp's result.
+      g_warp = nullptr;
+      throw;
+    }
   }
   g_warp = nullptr;
 }
@@ -603,20 +618,22 @@ TEST(MmaEmulation, TileCopySwizzleEdgesAndUnalignedSource) {
   std::vector<float> buf(80 * 40);
   for (size_t i = 0; i < buf.size(); ++i)
     buf[i] = float(i) + 0.25f;
-  for (bool aligned : {true, false}) {
+  // Aligned; an odd source start; a destination base inside a chunk.
+  for (int variant : {0, 1, 2}) {
     Arena arena;
     float *dst = arena.at<float>(1024);
-    const float *src = buf.data() + (aligned ? 0 : 1);
-    // 24 x 32 tile from rows of 40 (aligned) or an odd start; valid 20 x 30.
+    const float *src = buf.data() + (variant == 1 ? 1 : 0);
+    const u64 base = variant == 2 ? 66 : 64;
+    // 24 x 32 tile from rows of 40; valid 20 x 30.
     emu::runWarp([&](unsigned lane) {
-      enigma_copy_tile_async<24, 32, 32, 3, 2, 3>(dst, 64, src, 2 * 40, 40,
+      enigma_copy_tile_async<24, 32, 32, 3, 2, 3>(dst, base, src, 2 * 40, 40,
                                                  20, 30, lane, 32);
     });
     for (int r = 0; r < 24; ++r)
       for (int c = 0; c < 32; ++c) {
         float want = (r < 20 && c < 30) ? src[(2 + r) * 40 + c] : 0.0f;
-        ASSERT_EQ(dst[64 + swizzle(3, 2, 3, u64(r) * 32 + c)], want)
-            << (aligned ? "aligned " : "unaligned ") << r << ", " << c;
+        ASSERT_EQ(dst[base + swizzle(3, 2, 3, u64(r) * 32 + c)], want)
+            << "variant " << variant << ": " << r << ", " << c;
       }
   }
 }

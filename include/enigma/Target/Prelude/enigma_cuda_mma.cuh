@@ -602,7 +602,8 @@ __device__ inline half2 enigma_simdgroup_multiply_accumulate<half2>(
  * i mod nthreads): dst[dst_base + swizzle(r * DstLd + c)] = src[src_off +
  * r * src_ld + c] inside valid_rows x valid_cols, 0 outside. cp.async when
  * the source rows are 16-byte aligned (the zero fill of a chunk crossing the
- * edge is cp.async's src-size), element copies otherwise. */
+ * edge is cp.async's src-size), element copies otherwise (also when
+ * dst_base is not a whole chunk). */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
 __device__ __forceinline__ void
 enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
@@ -613,8 +614,9 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
   constexpr int E = 16 / int(sizeof(T)); /* elements per chunk */
   constexpr int PerRow = Cols / E;
   constexpr int Chunks = Rows * PerRow;
-  const bool aligned =
-      ((((u64)(size_t)(src + src_off)) | (src_ld * sizeof(T))) & 15u) == 0;
+  const bool aligned = ((((u64)(size_t)(src + src_off)) |
+                         (src_ld * sizeof(T)) | (dst_base * sizeof(T))) &
+                        15u) == 0;
   if (aligned) {
     const unsigned base = smem(dst);
     for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
