@@ -32,7 +32,8 @@ from ._autotune import Autotuner, Launch, autotune  # noqa: F401
 __all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
-           "gemm_block", "gemm_configs", "default_gemm_config", "autotune",
+           "gemm_block", "gemm_tile", "gemm_configs", "default_gemm_config",
+           "autotune",
            "Autotuner", "Launch"]
 
 _U32 = as_dtype("uint")
@@ -670,6 +671,53 @@ def _block_origin(config, m, n):
     in_group = pid % per_group
     return ((first_m + in_group % size_m) * c.bm,
             (in_group // size_m) * c.bn)
+
+
+def gemm_tile(a, b, c, *, m: int, n: int, k: int, a_transposed=False,
+              b_transposed=False, lda=None, ldb=None, ldc=None, c_offset=0,
+              accumulate=True, allow_tf32=False, warp_tile=(32, 32)):
+    """``C (+)= A @ B`` for an ``m x k`` tile ``a`` and a ``k x n`` tile
+    ``b`` already in threadgroup memory (threadgroup tensors or pipeline
+    stages; ``a_transposed``: stored ``k x m``; ``b_transposed``: stored
+    ``n x k``; pitches ``lda``/``ldb`` default to the stored rows), into
+    ``c`` (a buffer, threadgroup tensor or stage) at ``c_offset`` with pitch
+    ``ldc`` (default ``n``): the threadgroup product that ``enigma.gemm``
+    can lower to. The ``m x n`` output is cut into ``warp_tile`` fragments
+    (16 where a side does not divide), dealt to the simdgroups in turn; each
+    loads its C tile (``accumulate``) or starts at 0, multiplies with
+    :func:`mma` and stores it. Call it with the tiles complete (after a
+    barrier); it ends without one. ``m``, ``n``, ``k`` are Python ints,
+    ``m`` and ``n`` multiples of 16."""
+    from ._builtins import simdgroup_index_in_threadgroup, \
+        simdgroups_per_threadgroup
+    from ._control import for_range
+    what = "gemm_tile"
+    m, n, k = (_static(v, f"{what}: {name}") for v, name in
+               ((m, "m"), (n, "n"), (k, "k")))
+    if m % 16 or n % 16:
+        fail(f"{what}: m = {m} and n = {n} must be multiples of 16 (the "
+             "fragment granularity); pad the tiles")
+    tm = warp_tile[0] if m % warp_tile[0] == 0 else 16
+    tn = warp_tile[1] if n % warp_tile[1] == 0 else 16
+    lda = (m if a_transposed else k) if lda is None else lda
+    ldb = (k if b_transposed else n) if ldb is None else ldb
+    ldc = n if ldc is None else ldc
+    tiles_n = n // tn
+    tiles = (m // tm) * tiles_n
+    sg = simdgroup_index_in_threadgroup()
+    with for_range(sg, tiles, simdgroups_per_threadgroup(),
+                   dtype="uint") as t:
+        r0 = (t // tiles_n) * tm
+        c0 = (t % tiles_n) * tn
+        at = c_offset + r0 * ldc + c0
+        acc = mma_load(c, tm, tn, ld=ldc, offset=at).cast("float") \
+            if accumulate else mma_zeros(tm, tn)
+        a_op = mma_operand(a, ld=lda, offset=r0 if a_transposed else
+                           r0 * lda, transpose=a_transposed)
+        b_op = mma_operand(b, ld=ldb, offset=c0 * ldb if b_transposed else
+                           c0, transpose=b_transposed)
+        acc = mma(acc, a_op, b_op, k=k, allow_tf32=allow_tf32)
+        mma_store(acc, c, ld=ldc, offset=at)
 
 
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,

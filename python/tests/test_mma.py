@@ -706,3 +706,56 @@ def test_partial_simdgroups_are_a_dispatch_error(rng):
         prepared.dispatch((40, 1, 1), (40, 1, 1))
     prepared.dispatch((64, 1, 1), (64, 1, 1))      # fine
     prepared.release()
+
+
+@functools.lru_cache(maxsize=None)
+def _gemm_tile(dtype, a_t, b_t, accumulate):
+    elem = getattr(enigma, dtype)
+    m, n, k = 48, 64, 32
+
+    @enigma.kernel
+    def tile_product(A: elem, B: elem, C: enigma.f32):
+        a = enigma.threadgroup_alloc(elem, m * k)
+        b = enigma.threadgroup_alloc(elem, k * n)
+        enigma.copy_tile(a, A, k if a_t else m, m if a_t else k,
+                         src_ld=m if a_t else k)
+        enigma.copy_tile(b, B, n if b_t else k, k if b_t else n,
+                         src_ld=k if b_t else n)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        enigma.gemm_tile(a, b, C, m=m, n=n, k=k, a_transposed=a_t,
+                         b_transposed=b_t, accumulate=accumulate)
+    return enigma.compile(tile_product), m, n, k
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+@pytest.mark.parametrize("a_t,b_t", [(False, False), (True, True)])
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("threads", [32, 96])
+def test_gemm_tile_threadgroup_product(runtime, rng, dtype, a_t, b_t,
+                                       accumulate, threads):
+    """The product enigma.gemm can lower to: 48 x 64 output tiles (16 x 32
+    where 32 does not divide) dealt to 1 or 3 simdgroups."""
+    kernel, m, n, k = _gemm_tile(dtype, a_t, b_t, accumulate)
+    a = _eighths(rng, (m, k))
+    b = _eighths(rng, (k, n))
+    c = _eighths(rng, (m, n))
+    raw = runtime.execute(kernel, [_to_bits(a.T if a_t else a, dtype),
+                                   _to_bits(b.T if b_t else b, dtype)],
+                          outputs=None, output_size=m * n * 4,
+                          grid=(threads, 1, 1), threads=(threads, 1, 1)) \
+        if not accumulate else None
+    if accumulate:   # C is read and written: bind an initial C
+        prepared = runtime.prepare(kernel, [_to_bits(a.T if a_t else a, dtype),
+                                            _to_bits(b.T if b_t else b, dtype)],
+                                   m * n * 4)
+        prepared.dispatch((threads, 1, 1), (threads, 1, 1))   # C = 0 + AB
+        prepared.dispatch((threads, 1, 1), (threads, 1, 1))   # C = AB + AB
+        raw = prepared.read_output()
+        prepared.release()
+        want = 2 * (a.astype(np.float64) @ b)
+    else:
+        want = a.astype(np.float64) @ b
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32)
+                                  .reshape(m, n), want)
