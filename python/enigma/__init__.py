@@ -35,8 +35,10 @@ from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
 from ._metal_host import MetalHostRuntime  # noqa: F401
+from ._launch import use_runtime  # noqa: F401  (kernel[grid, threads](...))
+from ._log import set_log_level  # noqa: F401
 from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
-from . import benchmark, testing  # noqa: F401,E402
+from . import _log, benchmark, testing  # noqa: F401,E402
 # The original DSL's module paths, thin re-exports of the names above.
 from . import compiler, core, ops, tensor, tuple, typing  # noqa: F401,E402
 
@@ -45,6 +47,7 @@ BoundsCheckError = _core.BoundsCheckError
 KernelFaultError = _core.KernelFaultError
 
 __version__ = "0.1.0"
+_log.configure_from_environment()  # ENIGMA_LOG
 
 
 def __getattr__(name):
@@ -53,4 +56,7 @@ def __getattr__(name):
     if name == "thread_position_in_grid":
         from ._builtins import thread_position_in_grid_xyz
         return thread_position_in_grid_xyz("x")
+    if name == "torch":  # PyTorch integration, imported on first use
+        import importlib
+        return importlib.import_module(".torch", __name__)
     raise AttributeError(f"module 'enigma' has no attribute {name!r}")

@@ -566,6 +566,15 @@ class KernelDefinition:
             proxy.buffer_index = i
         return args
 
+    def __getitem__(self, launch):
+        """``kernel[grid, threads](a, b, c, n)``: launches on arrays in
+        place (python/enigma/_launch.py, docs/reference/launch.md)."""
+        try:
+            return self._launchers[launch]
+        except (AttributeError, KeyError, TypeError):
+            from ._launch import launcher
+            return launcher(self, launch)
+
     def __call__(self, *args, **kwargs):
         # Inside an @enigma.jit function this records a launch; elsewhere
         # it is an error.

@@ -19,6 +19,10 @@ void bindMetalRuntime(nanobind::module_ &m);
 void bindMetalHostRuntime(nanobind::module_ &m);
 /// A Python Runtime object over `backend` (for backends bound elsewhere).
 nanobind::object makeRuntime(std::shared_ptr<enigma::Backend> backend);
+/// The backend of a Python Runtime object (`enigma._core.Runtime`).
+std::shared_ptr<enigma::Backend> backendOf(nanobind::handle runtime);
+/// The function-call form (LaunchBindings.cpp).
+void bindLaunch(nanobind::module_ &m);
 // One per op family, each in its own file.
 void bindBuiltins(nanobind::module_ &m);
 void bindVectors(nanobind::module_ &m);

@@ -55,6 +55,7 @@ NB_MODULE(_core, m) {
       "buffers made before the fault are gone). An EnigmaRuntimeError.";
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
+  enigma::python::bindLaunch(m);
   enigma::python::bindMetalRuntime(m);
   enigma::python::bindMetalHostRuntime(m);
   enigma::python::bindBuiltins(m);

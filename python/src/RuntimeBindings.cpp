@@ -172,6 +172,10 @@ nb::object makeRuntime(std::shared_ptr<Backend> backend) {
   return nb::cast(new Runtime(std::move(backend)), nb::rv_policy::take_ownership);
 }
 
+std::shared_ptr<Backend> backendOf(nb::handle runtime) {
+  return nb::cast<Runtime &>(runtime).backend;
+}
+
 void bindRuntime(nb::module_ &m) {
   nb::class_<PreparedKernel>(m, "PreparedKernel",
                              "A kernel bound to device buffers")

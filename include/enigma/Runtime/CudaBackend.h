@@ -56,6 +56,19 @@ public:
   /// Waits for everything queued by launchAsync.
   void synchronize() override;
 
+  /// The function-call form's launch (lib/Runtime/Launch.cpp): queues
+  /// `kernel` on the caller's `stream` (a CUstream of this device; 0 is the
+  /// legacy default stream), or on the backend's own stream when
+  /// `ownStream`, with one 8-byte slot per parameter (a device address or a
+  /// scalar's bits), and returns without waiting. The context that was
+  /// current on the calling thread is current again afterwards, so other
+  /// libraries keep their current device.
+  void launchOnStream(LoadedKernel &kernel, const KernelArtifact &artifact,
+                      const uint64_t *slots, Dim3 grid, Dim3 threads,
+                      uint64_t stream, bool ownStream);
+  /// The device's ordinal.
+  int deviceOrdinal() const;
+
   /// A DeviceBuffer over memory someone else owns (a DLPack tensor, an
   /// object with __cuda_array_interface__), used without copying and never
   /// freed by Enigma. Throws DispatchError unless the address is memory of

@@ -56,7 +56,13 @@ public:
                            std::to_string(bytes) + "-byte buffer");
     std::memset(memory, 0, capacity);
   }
-  ~CpuBuffer() override { std::free(memory); }
+  /// The caller's host memory, used in place and never freed here.
+  CpuBuffer(uint8_t *external, size_t bytes)
+      : memory(external), bytes(bytes), owned(false) {}
+  ~CpuBuffer() override {
+    if (owned)
+      std::free(memory);
+  }
   CpuBuffer(const CpuBuffer &) = delete;
   CpuBuffer &operator=(const CpuBuffer &) = delete;
 
@@ -66,6 +72,7 @@ public:
 private:
   uint8_t *memory = nullptr;
   size_t bytes;
+  bool owned = true;
 };
 
 class CpuKernel final : public LoadedKernel {
@@ -498,6 +505,16 @@ CpuBackend::load(const KernelArtifact &kernel,
 
 std::shared_ptr<DeviceBuffer> CpuBackend::allocate(size_t bytes) {
   return std::make_shared<CpuBuffer>(bytes);
+}
+
+std::shared_ptr<DeviceBuffer> CpuBackend::wrapDeviceMemory(uint64_t address,
+                                                         size_t bytes) {
+  // The CPU's device memory is host memory: the caller's array, in place.
+  if (address == 0 && bytes > 0)
+    throw DispatchError("an array of " + std::to_string(bytes) +
+                        " bytes has a null address");
+  return std::make_shared<CpuBuffer>(
+      reinterpret_cast<uint8_t *>(uintptr_t(address)), bytes);
 }
 
 void CpuBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {

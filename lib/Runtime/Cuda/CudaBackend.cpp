@@ -116,9 +116,14 @@ struct CudaBackend::State {
   ~State() {
     if (!primary || !current())
       return;
-    // Best effort: a failing driver at teardown must not throw.
+    // Best effort: a failing driver at teardown must not throw. The
+    // caller's context is current again afterwards.
+    CUcontext previous = nullptr;
+    bool known = api.cuCtxGetCurrent(&previous) == kCudaSuccess;
     api.cuCtxSetCurrent(primary->context);
     destroyQueues();
+    if (known && previous != primary->context)
+      api.cuCtxSetCurrent(previous);
   }
   bool current() const { return generation == primary->generation; }
 
@@ -220,6 +225,30 @@ struct CudaBackend::State {
 
 namespace {
 
+/// Puts back the context the calling thread had current: the backend makes
+/// its device's context current for its work, and other libraries must not
+/// see that (PyTorch and CuPy read their current device from it). Not when
+/// it was already ours, which a reset after a fault may have replaced.
+class CallersContext {
+public:
+  explicit CallersContext(const CudaBackend::State &state)
+      : api(state.api), ours(state.primary->context) {
+    if (api.cuCtxGetCurrent(&previous) != kCudaSuccess)
+      previous = ours;
+  }
+  ~CallersContext() {
+    if (previous != ours)
+      api.cuCtxSetCurrent(previous);
+  }
+  CallersContext(const CallersContext &) = delete;
+  CallersContext &operator=(const CallersContext &) = delete;
+
+private:
+  const DriverApi &api;
+  CUcontext ours;
+  CUcontext previous = nullptr;
+};
+
 class CudaBuffer final : public DeviceBuffer {
 public:
   CudaBuffer(std::shared_ptr<CudaBackend::State> state, CUdeviceptr pointer,
@@ -230,9 +259,11 @@ public:
     // After a reset the memory is gone, and its address may belong to a
     // newer allocation: never free it then.
     const PrimaryContext &primary = *state->primary;
-    if (owned && generation == primary.generation &&
-        state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
-      state->api.cuMemFree(pointer);
+    if (owned && generation == primary.generation) {
+      CallersContext keep(*state);
+      if (state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
+        state->api.cuMemFree(pointer);
+    }
   }
   size_t size() const override { return bytes; }
 
@@ -297,9 +328,11 @@ private:
                              const std::string &kernelName);
   void unload() {
     const PrimaryContext &primary = *state->primary;
-    if (module && generation == primary.generation &&
-        state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
-      state->api.cuModuleUnload(module);
+    if (module && generation == primary.generation) {
+      CallersContext keep(*state);
+      if (state->api.cuCtxSetCurrent(primary.context) == kCudaSuccess)
+        state->api.cuModuleUnload(module);
+    }
     module = nullptr;
   }
 
@@ -504,6 +537,7 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
 
   s.primary = PrimaryContext::get(api, s.device, deviceOrdinal);
   s.generation = s.primary->generation;
+  CallersContext keep(s);
   checkResult(api, api.cuCtxSetCurrent(s.primary->context), "cuCtxSetCurrent");
   s.createQueues();
   state = std::move(created);
@@ -536,6 +570,7 @@ CudaBackend::load(const KernelArtifact &kernel,
   bool fromCache = false;
   NvrtcOutput code = loadOrCompileCubin(nvrtc, program, fromCache);
 
+  CallersContext keep(*state);
   state->makeCurrent();
   auto loaded = std::make_shared<CudaKernel>(state, std::move(code.image),
                                              kernel.kernelName, "");
@@ -557,6 +592,7 @@ std::string CudaBackend::describeLoadedCode(const LoadedKernel &kernel) {
 }
 
 std::shared_ptr<DeviceBuffer> CudaBackend::allocate(size_t bytes) {
+  CallersContext keep(*state);
   state->makeCurrent();
   // cuMemAlloc rejects 0 bytes; a tiny allocation keeps every buffer a
   // valid pointer to pass to a kernel.
@@ -583,6 +619,7 @@ CudaBackend::wrapDeviceMemory(uint64_t address, size_t bytes) {
                         " bytes has a null address");
   // A pointer of another device (or host memory) would only fail later, as
   // an illegal address inside the kernel; say it now.
+  CallersContext keep(*state);
   state->makeCurrent();
   int ordinal = -1;
   CUresult result = state->api.cuPointerGetAttribute(
@@ -600,6 +637,7 @@ CudaBackend::wrapDeviceMemory(uint64_t address, size_t bytes) {
 }
 
 void CudaBackend::waitForStream(uint64_t stream) {
+  CallersContext keep(*state);
   state->makeCurrent();
   state->check(state->api.cuEventRecord(state->handoff, CUstream(stream)),
                "cuEventRecord on the caller's stream");
@@ -623,6 +661,7 @@ void CudaBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
                         "-byte buffer");
   if (bytes == 0)
     return;
+  CallersContext keep(*state);
   state->makeCurrent();
   state->check(state->api.cuMemcpyHtoD(buffer.address(), src, bytes),
                "cuMemcpyHtoD");
@@ -636,6 +675,7 @@ void CudaBackend::download(const DeviceBuffer &src, void *dst, size_t bytes) {
                         "-byte buffer");
   if (bytes == 0)
     return;
+  CallersContext keep(*state);
   state->makeCurrent();
   state->check(state->api.cuMemcpyDtoH(dst, buffer.address(), bytes),
                "cuMemcpyDtoH");
@@ -697,6 +737,7 @@ static void checkLaunch(CudaBackend::State &state,
 void CudaBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
                          const std::vector<LaunchArg> &args, Dim3 grid,
                          Dim3 threads) {
+  CallersContext keep(*state);
   enqueue(kernel, artifact, args, grid, threads);
   checkLaunch(*state, artifact, state->api.cuCtxSynchronize());
 }
@@ -705,6 +746,7 @@ double CudaBackend::launchTimed(LoadedKernel &kernel,
                                 const KernelArtifact &artifact,
                                 const std::vector<LaunchArg> &args, Dim3 grid,
                                 Dim3 threads) {
+  CallersContext keep(*state);
   state->makeCurrent();
   state->check(state->api.cuEventRecord(state->start, state->stream),
                "cuEventRecord");
@@ -723,6 +765,7 @@ void CudaBackend::launchAsync(LoadedKernel &kernel,
                               const KernelArtifact &artifact,
                               const std::vector<LaunchArg> &args, Dim3 grid,
                               Dim3 threads) {
+  CallersContext keep(*state);
   enqueue(kernel, artifact, args, grid, threads);
   // Named in the message if it faults; a kernel queued again is named once.
   if (state->queued.empty() || state->queued.back() != artifact.kernelName) {
@@ -733,6 +776,7 @@ void CudaBackend::launchAsync(LoadedKernel &kernel,
 }
 
 void CudaBackend::synchronize() {
+  CallersContext keep(*state);
   state->makeCurrent();
   CUresult result = state->api.cuStreamSynchronize(state->stream);
   if (poisonsContext(result))
@@ -743,6 +787,57 @@ void CudaBackend::synchronize() {
   state->queued.clear();
   state->queuedUnchecked = false;
 }
+
+void CudaBackend::launchOnStream(LoadedKernel &kernel,
+                                 const KernelArtifact &artifact,
+                                 const uint64_t *slots, Dim3 grid,
+                                 Dim3 threads, uint64_t stream,
+                                 bool ownStream) {
+  CudaKernel &cudaKernel = asCudaKernel(kernel);
+  const DriverApi &api = state->api;
+  CallersContext keep(*state);
+  state->makeCurrent();
+  if (grid.volume() == 0)
+    return;
+
+  // cuLaunchKernel's argument array: a pointer to each parameter's slot,
+  // then the launch shape (EnigmaCudaLaunch in enigma_cuda_abi.h).
+  struct {
+    unsigned grid[3];
+    unsigned partialYZ;
+    unsigned threads[3];
+  } shape = {{grid.x, grid.y, grid.z},
+             grid.y % threads.y != 0 || grid.z % threads.z != 0 ? 1u : 0u,
+             {threads.x, threads.y, threads.z}};
+  constexpr size_t kInline = 32;
+  const size_t count = artifact.params.size();
+  void *inlinePointers[kInline + 1];
+  std::vector<void *> heapPointers;
+  void **pointers = inlinePointers;
+  if (count + 1 > kInline + 1) {
+    heapPointers.resize(count + 1);
+    pointers = heapPointers.data();
+  }
+  for (size_t i = 0; i < count; ++i)
+    pointers[i] = const_cast<uint64_t *>(&slots[i]);
+  pointers[count] = &shape;
+
+  Dim3 block = artifact.cudaLinearBlocks
+                   ? Dim3{uint32_t(threads.volume()), 1, 1}
+                   : threads;
+  CUresult result = api.cuLaunchKernel(
+      cudaKernel.entry(), blocksFor(grid.x, threads.x),
+      blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
+      block.y, block.z, 0, ownStream ? state->stream : CUstream(stream),
+      pointers, nullptr);
+  if (poisonsContext(result)) // an earlier launch faulted
+    state->deviceFault(result, nullptr);
+  if (result != kCudaSuccess)
+    throw RuntimeFailure("launching " + artifact.kernelName + " failed: " +
+                         describeResult(api, result));
+}
+
+int CudaBackend::deviceOrdinal() const { return state->ordinal; }
 
 std::string CudaBackend::compileForCheck(const std::string &cudaSource,
                                          const std::string &arch,

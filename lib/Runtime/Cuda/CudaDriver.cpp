@@ -27,6 +27,7 @@ std::string bindDriver(const SharedLibrary &lib, DriverApi &api) {
   bindSymbol(lib, api.cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2",
              missing);
   bindSymbol(lib, api.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  bindSymbol(lib, api.cuCtxGetCurrent, "cuCtxGetCurrent", missing);
   bindSymbol(lib, api.cuCtxSynchronize, "cuCtxSynchronize", missing);
   bindSymbol(lib, api.cuModuleLoadDataEx, "cuModuleLoadDataEx", missing);
   bindSymbol(lib, api.cuModuleUnload, "cuModuleUnload", missing);

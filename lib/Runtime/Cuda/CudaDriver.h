@@ -64,6 +64,7 @@ struct DriverApi {
   CUresult (*cuDevicePrimaryCtxRelease)(CUdevice device);
   CUresult (*cuDevicePrimaryCtxReset)(CUdevice device);
   CUresult (*cuCtxSetCurrent)(CUcontext context);
+  CUresult (*cuCtxGetCurrent)(CUcontext *context);
   CUresult (*cuCtxSynchronize)();
   CUresult (*cuModuleLoadDataEx)(CUmodule *module, const void *image,
                                  unsigned numOptions, int *options,

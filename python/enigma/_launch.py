@@ -1,0 +1,373 @@
+"""The function-call form: ``kernel[grid, threads](a, b, c, n)``.
+
+Every buffer parameter takes an array that the kernel reads and writes in
+place (numpy and other host arrays on the CPU backend; PyTorch, CuPy, JAX...
+arrays on CUDA); scalar parameters take Python numbers, by position or by
+keyword. The runtime follows from the arrays (host memory: the shared
+CpuRuntime; CUDA device d: one CudaRuntime per device), or is given with
+``runtime=`` / ``with enigma.use_runtime(rt):``. The kernel is compiled on
+first use and kept per signature; the launch itself is C++
+(python/src/LaunchBindings.cpp), queued on the current stream of the
+arrays' framework. docs/reference/launch.md is the reference,
+docs/design/launch-form.md says why.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from . import _core, _log, _progress
+from ._runtime import CpuRuntime, CudaRuntime, _shape
+
+HOST = -1  # `where` of host memory; CUDA devices are their ordinals
+
+# Threads per threadgroup when kernel[grid] leaves them out, by the number
+# of grid dimensions given.
+DEFAULT_THREADS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
+# Launchers kept per kernel for hashable kernel[...] keys; a program that
+# launches with ever new grids (kernel[n] for every n) starts over here.
+_MAX_LAUNCHERS = 256
+
+_runtimes_lock = threading.Lock()
+_host = []            # the shared CpuRuntime, made on first use
+_cuda = {}            # device ordinal -> CudaRuntime
+
+
+def host_runtime() -> CpuRuntime:
+    """The CpuRuntime the function-call form uses for host arrays."""
+    with _runtimes_lock:
+        if not _host:
+            _host.append(CpuRuntime())
+        return _host[0]
+
+
+def cuda_runtime(device: int) -> CudaRuntime:
+    """The CudaRuntime the function-call form uses for arrays on CUDA
+    device ``device`` (one per device, made on first use)."""
+    with _runtimes_lock:
+        runtime = _cuda.get(device)
+        if runtime is None:
+            runtime = _cuda[device] = CudaRuntime(device=device)
+        return runtime
+
+
+class use_runtime:
+    """``with enigma.use_runtime(rt):`` makes ``rt`` the runtime of every
+    function-call launch in the block (on this thread) that does not give
+    ``runtime=``. Nestable."""
+
+    def __init__(self, runtime):
+        if not hasattr(runtime, "_core"):
+            raise TypeError("use_runtime takes an Enigma runtime "
+                            "(enigma.CpuRuntime(), enigma.CudaRuntime(...)), "
+                            f"got {type(runtime).__name__}")
+        self.runtime = runtime
+        self._previous = []
+
+    def __enter__(self):
+        self._previous.append(_core.set_scoped_runtime(self.runtime))
+        return self.runtime
+
+    def __exit__(self, *exc):
+        _core.set_scoped_runtime(self._previous.pop())
+
+
+# --------------------------------------------------------------------------
+# kernel[...]
+# --------------------------------------------------------------------------
+
+class KernelCalls:
+    """A kernel's state for the function-call form: the C++ CallForm (one
+    loaded kernel per runtime) and the compiled kernel."""
+
+    def __init__(self, kernel):
+        if any(p.kind == "jit" for p in kernel.params):
+            from ._tracing import EnigmaError
+            raise EnigmaError(
+                f"kernel '{kernel.__name__}' has unannotated parameters "
+                "(Tensors and layouts of @enigma.jit), so it cannot be called "
+                "on arrays; annotate buffers (A: enigma.f32) and scalars "
+                "(n: enigma.Scalar(enigma.u32))")
+        self.kernel = kernel
+        self.compiled = None  # the CompiledKernel, made on first launch
+        # The C++ side refers back weakly: no cycle through C++ objects.
+        self.form = _core.CallForm(
+            kernel.kernel_name,
+            [(p.name, p.kind, p.dtype.name, p.multiple_of)
+             for p in kernel.params],
+            weakref.ref(self))
+
+    def compiled_kernel(self):
+        """(CompiledKernel, whether it came from the memory cache). A
+        kernel has one signature: its parameters' dtypes and multiple_of
+        promises come from its annotations (arrays must match them), and
+        bounds-checked mode (ENIGMA_BOUNDS_CHECK) is read when it is first
+        compiled, as enigma.compile reads it."""
+        if self.compiled is not None:
+            return self.compiled, True
+        from ._compile import compile as compile_kernel
+        self.compiled = compile_kernel(self.kernel, emit_only=True)
+        return self.compiled, False
+
+
+def _calls(kernel) -> KernelCalls:
+    calls = kernel.__dict__.get("_calls")
+    if calls is None:
+        calls = kernel._calls = KernelCalls(kernel)
+        kernel._launchers = {}
+    return calls
+
+
+def _split_key(key):
+    """(grid, threads or None) from what was written between the brackets:
+    kernel[grid] or kernel[grid, threads]."""
+    if isinstance(key, tuple):
+        if len(key) == 2:
+            return key
+        if len(key) == 1:
+            return key[0], None
+        raise TypeError(
+            f"kernel[...] takes a grid, or a grid and threads per "
+            f"threadgroup, got {len(key)} values {key!r}; give a "
+            "multi-dimensional grid as one tuple: kernel[(gx, gy), (tx, ty)]")
+    return key, None
+
+
+def launcher(kernel, key):
+    """``kernel[key]`` (KernelDefinition.__getitem__): a launcher for the
+    grid and threadgroup size in ``key``."""
+    calls = _calls(kernel)
+    grid, threads = _split_key(key)
+    grid3 = _shape(grid, "grid")
+    if threads is None:
+        dims = 1 if not isinstance(grid, (tuple, list)) else len(grid)
+        threads3 = DEFAULT_THREADS[dims]
+    else:
+        threads3 = _shape(threads, "threads")
+    made = calls.form.launcher(grid3, threads3, (grid3, threads3))
+    try:
+        cache = kernel._launchers
+        if len(cache) >= _MAX_LAUNCHERS:
+            cache.clear()
+        cache[key] = made
+    except TypeError:  # an unhashable key (a list): not kept
+        pass
+    return made
+
+
+# --------------------------------------------------------------------------
+# Helpers of the C++ launch path
+# --------------------------------------------------------------------------
+
+def _first_call(owner, where, runtime):
+    """A launch needs the kernel on a runtime it is not loaded on yet:
+    compiles it (or takes it from the memory cache) and loads it (compiling
+    for the target, or from the disk cache)."""
+    calls = owner()
+    kernel = calls.kernel
+    implicit = runtime is None
+    if implicit:
+        runtime = host_runtime() if where == HOST else cuda_runtime(where)
+        if _log.DEBUG:
+            _log.debug("%s: %s arrays, so %s", kernel.kernel_name,
+                       "host" if where == HOST else f"CUDA device {where}",
+                       _runtime_label(runtime))
+    elif isinstance(runtime, CudaRuntime):
+        where = runtime.device
+    elif isinstance(runtime, CpuRuntime):
+        where = HOST
+    else:
+        raise _core.DispatchError(
+            f"kernel {kernel.kernel_name}: the function-call form runs on "
+            f"CpuRuntime and CudaRuntime, not {type(runtime).__name__}; "
+            "launch it with that runtime's execute() or prepare()")
+    compiled, from_memory = calls.compiled_kernel()
+    if from_memory and _log.INFO:
+        _log.info("%s: compiled kernel from the memory cache",
+                  kernel.kernel_name)
+    label = _runtime_label(runtime)
+    start = time.perf_counter()
+    with _progress.activity(f"building {kernel.kernel_name} for {label}"):
+        how = calls.form.add_target(runtime._core, compiled._artifact, where,
+                                    implicit)
+    if _log.INFO:
+        _log.info("%s: loaded for %s in %s: %s", kernel.kernel_name, label,
+                  _log.milliseconds(time.perf_counter() - start), how)
+
+
+def _runtime_label(runtime) -> str:
+    if isinstance(runtime, CudaRuntime):
+        return f"cuda:{runtime.device}"
+    return runtime.name
+
+
+def _reader_of(cls) -> str:
+    """How the C++ side reads arguments of type ``cls`` (once per type)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(cls, torch.Tensor):
+        return "torch"
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and issubclass(cls, cupy.ndarray):
+        return "cupy"
+    if issubclass(cls, (np.ndarray, bytearray, memoryview)):
+        return "buffer"
+    if issubclass(cls, (bool, int, float, complex, str, bytes, np.generic)):
+        return "none"
+    if any(hasattr(cls, name) for name in (
+            "__cuda_array_interface__", "__dlpack__", "__array_interface__")):
+        return "python"
+    return "none"
+
+
+# DLPack device types (dlpack.h).
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_HOST, _DLPACK_CUDA_MANAGED = 1, 2, 3, 13
+
+
+def _describe_array(obj):
+    """(address, bytes, dtype name or None, where, contiguous, writable,
+    synchronous) of an array the C++ side does not read itself: JAX arrays
+    and others with DLPack or an array interface, and numpy arrays of
+    dtypes the buffer protocol does not export. None if not an array."""
+    if isinstance(obj, np.ndarray):
+        return _from_array_interface(obj.__array_interface__, HOST,
+                                     dtype=obj.dtype)
+    synchronous = False
+    if type(obj).__module__.startswith(("jax", "jaxlib")):
+        # JAX has no stream to queue on: wait for the array's producer.
+        obj.block_until_ready()
+        synchronous = True
+    if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
+        from ._interop import _DLPACK_DTYPES
+        kind, device = (int(v) for v in obj.__dlpack_device__())
+        (address, nbytes, code, bits, lanes, _kind, _id,
+         contiguous) = _core.Runtime.dlpack_info(obj.__dlpack__())
+        name = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
+        where = (device if kind in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED)
+                 else HOST if kind in (_DLPACK_CPU, _DLPACK_CUDA_HOST)
+                 else -2)
+        # Device arrays of other libraries: the launch goes to the
+        # runtime's own stream and is waited for.
+        return (address, nbytes, name, where, bool(contiguous), True,
+                synchronous or where != HOST)
+    if hasattr(obj, "__cuda_array_interface__"):
+        # The interface names no device: the current one (device 0 unless
+        # the program changed it) is assumed.
+        return _from_array_interface(obj.__cuda_array_interface__, 0,
+                                     synchronous=True)
+    if hasattr(obj, "__array_interface__"):
+        return _from_array_interface(obj.__array_interface__, HOST)
+    return None
+
+
+def _from_array_interface(interface, where, synchronous=False, dtype=None):
+    """The description of an array from its (CUDA) array interface."""
+    from ._interop import _c_strides
+    if dtype is None:
+        dtype = np.dtype(interface["typestr"])
+    shape = tuple(interface["shape"])
+    strides = interface.get("strides")
+    contiguous = strides is None or \
+        tuple(strides) == _c_strides(shape, dtype.itemsize)
+    address, readonly = interface["data"]
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    name = "bf16" if dtype.name == "bfloat16" else _dtype_name(dtype)
+    return (int(address or 0), nbytes, name, where, contiguous,
+            not readonly, synchronous)
+
+
+def _array_text(obj) -> str:
+    """How an argument is named in messages: its type, dtype, shape and
+    device."""
+    cls = type(obj)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if name.startswith("builtins."):
+        name = cls.__qualname__
+    text = f"a {name}"
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None:
+        text += f" of {dtype}"
+    shape = getattr(obj, "shape", None)
+    if shape is not None:
+        try:
+            text += f", shape {tuple(shape)}"
+        except TypeError:
+            pass
+    device = getattr(obj, "device", None)
+    if device is not None and not callable(device):
+        text += f", on {device}"
+    return text
+
+
+def _dtype_name(dtype):
+    """The Enigma dtype name of a numpy or PyTorch dtype object, or None."""
+    text = str(dtype)
+    if text.startswith("torch."):
+        return text[len("torch."):]
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        return None
+    if not dtype.isnative:
+        return None
+    return dtype.name
+
+
+def _torch_stream(device):
+    """PyTorch's current stream on ``device``; replaces itself with
+    PyTorch's own C function after the first call."""
+    import torch
+    fast = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if fast is None:
+        def fast(d):
+            return torch.cuda.current_stream(d).cuda_stream
+    _core.launch_setup({"torch_stream": fast})
+    return fast(device)
+
+
+def _cupy_stream(device):
+    """CuPy's current stream on ``device``; replaces itself with a faster
+    function after the first call."""
+    import cupy
+    get_device = cupy.cuda.runtime.getDevice
+    current_ptr = getattr(cupy.cuda.stream, "get_current_stream_ptr", None)
+    if current_ptr is None:
+        def current_ptr():
+            return cupy.cuda.get_current_stream().ptr
+
+    def on_device(d, _device=get_device, _ptr=current_ptr):
+        if _device() == d:
+            return _ptr()
+        with cupy.cuda.Device(d):
+            return _ptr()
+    _core.launch_setup({"cupy_stream": on_device})
+    return on_device(device)
+
+
+def _log_launch(name, key, runtime, stream, own_stream):
+    grid, threads = key
+    where = runtime.name
+    if where == "cuda":
+        where += " (" + ("the runtime's stream, waited for" if own_stream
+                         else f"stream 0x{stream:x}") + ")"
+    _log.info("launch %s grid %s threads %s on %s", name, grid, threads,
+              where)
+
+
+def log_launches(on: bool) -> None:
+    _core.launch_setup({"log_launch": _log_launch if on else None})
+
+
+_core.launch_setup({
+    "describe_array": _describe_array, "array_text": _array_text,
+    "reader_of": _reader_of, "dtype_name": _dtype_name,
+    "torch_stream": _torch_stream, "cupy_stream": _cupy_stream,
+    "first_call": _first_call, "log_launch": None,
+})
+atexit.register(_core.launch_teardown)
