@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 from ._dtypes import as_dtype
 from ._tracing import EnigmaError, KernelDefinition, Param
@@ -193,6 +194,8 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                           f"got {dump_mlir!r}")
     if bounds_check is None:
         bounds_check = os.environ.get("ENIGMA_BOUNDS_CHECK", "") not in ("", "0")
+    from . import _log
+    started = time.perf_counter() if _log.INFO else 0.0
     tracer = fn.trace(vec_width)
     traced = tracer.builder.mlir_text(dump_mlir == "locations")
     if dump_ir:
@@ -220,6 +223,11 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                     p.multiple_of)
               for p in artifact.params]
     _record_sources(artifact)
+    if _log.INFO:
+        _log.info("compiled %s (traced, optimised, printed as MSL, CUDA and "
+                  "host C++%s) in %s", artifact.kernel_name,
+                  ", bounds-checked" if bounds_check else "",
+                  _log.milliseconds(time.perf_counter() - started))
     compiled = CompiledKernel(artifact, params, traced, metallib, work_dir)
     # A dispatch that faults runs again compiled in bounds-checked mode to
     # find the access (_runtime.py).

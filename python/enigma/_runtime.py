@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from . import _core, _interop
+from . import _core, _interop, _log
 from ._compile import CompiledKernel
 from ._dtypes import as_dtype
 
@@ -410,6 +410,9 @@ class _Runtime:
             outputs)
         launch = (ins, sc, sizes, outs, _shape(grid, "grid"),
                   _shape(threads, "threads"), consts)
+        if _log.INFO:
+            _log.info("launch %s grid %s threads %s on %s (execute)",
+                      artifact.kernel_name, launch[4], launch[5], self.name)
         try:
             results = self._core.execute(artifact, *launch)
         except KernelFaultError as fault:
@@ -462,6 +465,8 @@ class _Runtime:
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
+        if _log.INFO:
+            _log.info("prepare %s on %s", artifact.kernel_name, self.name)
         return PreparedKernel(self._core.prepare(artifact, ins, sc, sizes,
                                                  outs, consts),
                               _device_arrays(inputs, outputs),
