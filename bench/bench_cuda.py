@@ -519,6 +519,94 @@ def bench_launch_overhead(rt, launches=20000):
         not_run("async launch, tiny kernel", "CuPy RawKernel", repr(e)[:80])
 
 
+@enigma.kernel
+def call_add(A: enigma.f32, B: enigma.f32, C: enigma.f32,
+             n: enigma.Scalar(enigma.u32)):
+    i = enigma.thread_position_in_grid
+    with enigma.if_(i < n):
+        C[i] = A[i] + B[i]
+
+
+def _host_us(launch, count):
+    t0 = time.perf_counter()
+    for _ in range(count):
+        launch()
+    return (time.perf_counter() - t0) / count * 1e6
+
+
+def bench_call_form_overhead(rt, launches=20000, busy_launches=500):
+    """Host time per launch of the function-call form (kernel[grid,
+    threads](a, b, c, n)) against a CuPy RawKernel of the same add on the
+    same CuPy arrays, and against torch.add(out=) on torch tensors: with
+    the GPU idle (small kernels that it keeps up with) and kept busy (a
+    long sleep kernel queued first, so every launch only queues; fewer
+    launches, to stay within the driver's queue)."""
+    import torch
+    n = 1 << 12
+    name = "call-form launch, add 4096"
+    results = {}
+
+    def measure(label, launch, sync, sleep):
+        for _ in range(100):
+            launch()
+        sync()
+        idle = min(_host_us(launch, launches) for _ in range(3))
+        sync()
+        busy = []
+        for _ in range(3):
+            sleep()
+            busy.append(_host_us(launch, busy_launches))
+            sync()
+        results[label] = (idle, min(busy))
+        rows.append((name, f"{label}, GPU idle", f"{idle:.2f} us", "host time per launch"))
+        rows.append((name, f"{label}, GPU busy", f"{min(busy):.2f} us", "host time per launch"))
+
+    ta, tb = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    tc = torch.empty_like(ta)
+    torch_sleep = lambda: torch.cuda._sleep(200_000_000)
+    measure("enigma call form (torch tensors)",
+            lambda: call_add[n, 256](ta, tb, tc, n), torch.cuda.synchronize,
+            torch_sleep)
+    assert torch.equal(tc, ta + tb), "call form on torch tensors is wrong"
+    measure("torch.add(out=)", lambda: torch.add(ta, tb, out=tc),
+            torch.cuda.synchronize, torch_sleep)
+    prepared = rt.prepare(enigma.compile(call_add), [ta, tb], outputs=[tc],
+                          scalars=[n])
+    measure("enigma prepared dispatch_async",
+            lambda: prepared.dispatch_async((n, 1, 1), (256, 1, 1)),
+            prepared.synchronize, torch_sleep)
+    prepared.release()
+    try:
+        import cupy as cp
+        kernel = cp.RawKernel(r'''
+        extern "C" __global__ void add(const float* a, const float* b, float* c, unsigned n) {
+          unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) c[i] = a[i] + b[i];
+        }''', "add")
+        ca, cb = cp.asarray(ta), cp.asarray(tb)
+        cc = cp.empty_like(ca)
+        sync = cp.cuda.Device().synchronize
+        measure("enigma call form (CuPy arrays)",
+                lambda: call_add[n, 256](ca, cb, cc, n), sync, torch_sleep)
+        assert cp.array_equal(cc, ca + cb), "call form on CuPy arrays is wrong"
+        blocks, size = ((n + 255) // 256,), (256,)
+        un = np.uint32(n)
+        measure("CuPy RawKernel", lambda: kernel(blocks, size, (ca, cb, cc, un)),
+                sync, torch_sleep)
+        for i, state in enumerate(("idle", "busy")):
+            ratio = (results["enigma call form (CuPy arrays)"][i]
+                     / results["CuPy RawKernel"][i])
+            rows.append((name, f"call form / CuPy RawKernel, GPU {state}",
+                         f"{ratio:.2f}", "target <= 1.0"))
+    except Exception as e:  # noqa: BLE001
+        not_run(name, "CuPy RawKernel", repr(e)[:80])
+    for i, state in enumerate(("idle", "busy")):
+        ratio = (results["enigma call form (torch tensors)"][i]
+                 / results["torch.add(out=)"][i])
+        rows.append((name, f"call form / torch.add, GPU {state}",
+                     f"{ratio:.2f}", ""))
+
+
 COMPILE_SNIPPET = r'''
 import time, numpy as np
 t0 = time.perf_counter()
@@ -648,6 +736,7 @@ def main():
                                            tf32_too=True),
         "attention": lambda: bench_attention(rt, args.repeat),
         "launch": lambda: bench_launch_overhead(rt),
+        "call_form": lambda: bench_call_form_overhead(rt),
         "compile": bench_compile,
     }
     only = [x for x in args.only.split(",") if x]
