@@ -28,7 +28,7 @@ CONFIGS = [
 @triton.jit
 def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                    stride_am, stride_ak, stride_bk, stride_bn,
-                   stride_cm, stride_cn, ALLOW_TF32: tl.constexpr,
+                   stride_cm, stride_cn,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     pid = tl.program_id(axis=0)
@@ -51,7 +51,7 @@ def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc, allow_tf32=ALLOW_TF32)
+        acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c = acc.to(c_ptr.dtype.element_ty)
@@ -63,8 +63,8 @@ def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def matmul(a, b, out=None, allow_tf32=False):
-    """``a @ b`` for row-major 2-D CUDA tensors of one dtype."""
+def matmul(a, b, out=None):
+    """``a @ b`` for row-major 2-D CUDA tensors of one 16-bit dtype."""
     assert a.shape[1] == b.shape[0], "incompatible dimensions"
     M, K = a.shape
     _, N = b.shape
@@ -75,6 +75,5 @@ def matmul(a, b, out=None, allow_tf32=False):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
     _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1),
-                         b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                         ALLOW_TF32=allow_tf32)
+                         b.stride(0), b.stride(1), c.stride(0), c.stride(1))
     return c
