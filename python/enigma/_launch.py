@@ -332,20 +332,23 @@ def _torch_stream(device):
 
 
 def _cupy_stream(device):
-    """CuPy's current stream on ``device``; replaces itself with a faster
-    function after the first call."""
+    """CuPy's current stream on ``device``; replaces itself with the
+    fastest way this CuPy offers after the first call."""
     import cupy
-    get_device = cupy.cuda.runtime.getDevice
-    current_ptr = getattr(cupy.cuda.stream, "get_current_stream_ptr", None)
-    if current_ptr is None:
-        def current_ptr():
-            return cupy.cuda.get_current_stream().ptr
+    get_current = cupy.cuda.get_current_stream
+    try:
+        get_current(device)  # CuPy takes the device (recent versions)
 
-    def on_device(d, _device=get_device, _ptr=current_ptr):
-        if _device() == d:
-            return _ptr()
-        with cupy.cuda.Device(d):
-            return _ptr()
+        def on_device(d, _get=get_current):
+            return _get(d).ptr
+    except TypeError:
+        get_device = cupy.cuda.runtime.getDevice
+
+        def on_device(d, _get=get_current, _device=get_device):
+            if _device() == d:
+                return _get().ptr
+            with cupy.cuda.Device(d):
+                return _get().ptr
     _core.launch_setup({"cupy_stream": on_device})
     return on_device(device)
 

@@ -90,12 +90,17 @@ class Arrays:
             pytest.skip("the function-call form runs on CpuRuntime and "
                         "CudaRuntime")
 
-    def put(self, array):
+    def put(self, array, bf16=False):
+        """A copy of ``array`` on the device; with ``bf16``, uint16 bits as
+        bfloat16 (a PyTorch dtype; numpy arrays stay uint16)."""
         array = np.ascontiguousarray(array)
         if self.torch is None:
             return array.copy()
-        return self.torch.from_numpy(array.copy()).to(
-            f"cuda:{self.runtime.device}")
+        tensor = self.torch.from_numpy(array.copy())
+        if bf16:
+            tensor = self.torch.from_numpy(array.view(np.int16).copy()).view(
+                self.torch.bfloat16)
+        return tensor.to(f"cuda:{self.runtime.device}")
 
     def get(self, array):
         if self.torch is None:
@@ -186,7 +191,7 @@ def test_bf16_takes_uint16_bits(runtime, rng):
     values = rng.standard_normal(n).astype(np.float32)
     bits = (values.view(np.uint32) >> 16).astype(np.uint16)  # truncated
     c = arrays.put(np.full(n, np.nan, np.float32))
-    bf16_double[n](arrays.put(bits), c, n)
+    bf16_double[n](arrays.put(bits, bf16=True), c, n)
     expected = (bits.astype(np.uint32) << 16).view(np.float32) * 2
     np.testing.assert_array_equal(arrays.get(c), expected)
 
