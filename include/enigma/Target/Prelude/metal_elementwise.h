@@ -72,22 +72,16 @@ METAL_FUNC auto map_lanes(Fn fn, const Args &...args) {
 
 } // namespace detail
 
-// name(vectors and scalars...): a function object calling the scalar
-// `name` on each lane (its result converted to `lane_result`), then the
-// vector overload that maps it.
+// name(vectors and scalars...): the scalar `name` on each lane, its result
+// converted to `lane_result` (nothing, or bool for predicates). A lambda
+// rather than a named function object: NVRTC parses it faster.
 #define METAL_ELEMENTWISE_AS(name, lane_result)                                \
-  namespace detail {                                                           \
-  struct name##_of_lanes {                                                     \
-    template <class... Lanes>                                                  \
-    METAL_FUNC auto operator()(const Lanes &...lanes) const {                  \
-      return lane_result(name(lanes...));                                      \
-    }                                                                          \
-  };                                                                           \
-  }                                                                            \
   template <class... Args,                                                     \
             detail::enable_if_t<detail::valid_lanewise_call<Args...>()> = 0>   \
   METAL_FUNC auto name(const Args &...args) {                                  \
-    return detail::map_lanes(detail::name##_of_lanes(), args...);              \
+    return detail::map_lanes(                                                  \
+        [](const auto &...lanes) { return lane_result(name(lanes...)); },      \
+        args...);                                                              \
   }
 #define METAL_ELEMENTWISE(name) METAL_ELEMENTWISE_AS(name, )
 // Predicates give bool lanes (CUDA's signbit(float) returns int, as C's).
