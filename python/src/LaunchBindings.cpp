@@ -171,12 +171,42 @@ std::optional<DType> dtypeOfFormat(const char *format, Py_ssize_t itemsize) {
   }
 }
 
+/// `n` default-constructed values, in place for the usual kernel (up to 16
+/// parameters), so that a launch allocates nothing.
+template <typename T, size_t Inline = 16> class Slots {
+public:
+  explicit Slots(size_t n) : count(n) {
+    if (n > Inline) {
+      heap.resize(n);
+      data = heap.data();
+    } else {
+      data = local;
+    }
+  }
+  Slots(const Slots &) = delete;
+  Slots &operator=(const Slots &) = delete;
+  T &operator[](size_t i) { return data[i]; }
+  const T &operator[](size_t i) const { return data[i]; }
+  size_t size() const { return count; }
+  T *begin() { return data; }
+  T *end() { return data + count; }
+
+private:
+  size_t count;
+  T local[Inline] = {};
+  std::vector<T> heap;
+  T *data;
+};
+
 /// Buffer views held for the duration of one call.
 struct HeldViews {
-  std::vector<Py_buffer> views;
+  explicit HeldViews(size_t n) : views(n) {}
+  Slots<Py_buffer> views;
+  size_t used = 0;
+  Py_buffer &next() { return views[used++]; }
   ~HeldViews() {
-    for (Py_buffer &view : views)
-      PyBuffer_Release(&view);
+    for (size_t i = 0; i < used; ++i)
+      PyBuffer_Release(&views[i]);
   }
 };
 
@@ -225,7 +255,7 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
     return true;
   }
   case Reader::Buffer: {
-    Py_buffer view;
+    Py_buffer &view = held.views[held.used];
     if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_STRIDES | PyBUF_FORMAT) !=
         0) {
       // numpy refuses to export some dtypes (bfloat16 of ml_dtypes...):
@@ -233,7 +263,7 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
       PyErr_Clear();
       break;
     }
-    held.views.push_back(view);
+    held.next(); // released at the end of the call
     info.address = uint64_t(reinterpret_cast<uintptr_t>(view.buf));
     info.bytes = size_t(view.len);
     info.dtype = dtypeOfFormat(view.format, view.itemsize);
@@ -372,10 +402,9 @@ std::string arrayText(nb::handle obj) {
 
 /// Binds positional and keyword arguments to the parameters (the kernel's
 /// Python signature); the runtime= keyword is taken out.
-std::vector<nb::handle> bindArguments(const CallForm &form, nb::args args,
-                                      nb::kwargs kwargs, nb::handle &runtime) {
+void bindArguments(const CallForm &form, nb::args args, nb::kwargs kwargs,
+                   nb::handle &runtime, Slots<nb::handle> &bound) {
   const size_t n = form.params.size();
-  std::vector<nb::handle> bound(n);
   size_t given = args.size();
   if (given > n)
     throw DispatchError(
@@ -417,7 +446,6 @@ std::vector<nb::handle> bindArguments(const CallForm &form, nb::args args,
                         "for " + missing +
                         " (every buffer parameter takes an array, written in "
                         "place; scalars take numbers)");
-  return bound;
 }
 
 size_t entryBytes(const KernelParam &param) {
@@ -442,7 +470,9 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
                          "exit)");
   CallForm &form = *self.form;
   nb::handle runtime;
-  std::vector<nb::handle> bound = bindArguments(form, args, kwargs, runtime);
+  const size_t n = form.params.size();
+  Slots<nb::handle> bound(n);
+  bindArguments(form, args, kwargs, runtime, bound);
   if (!runtime && Shared::scopedRuntime)
     runtime = Shared::scopedRuntime;
   nb::object runtimeCore;
@@ -455,11 +485,9 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
                           std::string(Py_TYPE(runtime.ptr())->tp_name));
   }
 
-  const size_t n = form.params.size();
-  HeldViews held;
-  held.views.reserve(n);
-  std::vector<ArrayInfo> arrays(n);
-  std::vector<DirectArg> launchArgs(n);
+  HeldViews held(n);
+  Slots<ArrayInfo> arrays(n);
+  Slots<DirectArg> launchArgs(n);
   int where = kHost;
   size_t firstArray = size_t(-1);
   Framework framework = Framework::None;
@@ -580,10 +608,10 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
                 queue.ownStream);
   if (target.where == kHost) {
     nb::gil_scoped_release release; // the CPU runs it now
-    target.launcher->launch(launchArgs.data(), self.grid, self.threads,
+    target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
                             queue);
   } else {
-    target.launcher->launch(launchArgs.data(), self.grid, self.threads,
+    target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
                             queue);
   }
 }
