@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# clang-19: the MSL host runtime compiles kernels' Metal source with it.
+# clang-19 (and its faster linker, lld-19): the MSL host runtime compiles
+# kernels' Metal source with it.
 packages=(llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools cmake
-          ninja-build g++ ccache libgtest-dev zlib1g-dev libzstd-dev clang-19)
+          ninja-build g++ ccache libgtest-dev zlib1g-dev libzstd-dev clang-19
+          lld-19)
 # Optional: clang's libFuzzer runtime for scripts/fuzz_opt.sh.
 if [ "${ENIGMA_FUZZ:-0}" = 1 ]; then packages+=(libclang-rt-19-dev); fi
 missing=()

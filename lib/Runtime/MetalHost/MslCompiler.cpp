@@ -209,9 +209,14 @@ MslCompiler &MslCompiler::instance() {
     if (std::optional<std::string> version = probe(candidate)) {
       compiler.reset(new MslCompiler(candidate));
       // Linking is a third of a small kernel's build time; lld takes half
-      // as long as the default linker.
-      ProcessResult lld = runProcess({"ld.lld", "--version"});
-      if (lld.started && lld.exitCode == 0)
+      // as long as the default linker. Asking the linker for its version
+      // through the compiler finds it where the compiler would.
+      std::vector<std::string> lld = candidate;
+      for (const char *flag : {"-fuse-ld=lld", "-Wl,--version", "-x", "c++",
+                               "/dev/null", "-o", "/dev/null"})
+        lld.push_back(flag);
+      ProcessResult linker = runProcess(lld);
+      if (linker.started && linker.exitCode == 0)
         compiler->linkFlags.push_back("-fuse-ld=lld");
       compiler->toolchainIdentity =
           joinWords(candidate) + " | " + *version + " | " +
