@@ -397,6 +397,52 @@ kernel void twice(device const float *A [[buffer(0)]],
                                rtol=1e-5, atol=1e-5)
 
 
+THREAD_ELEMENTS = """
+#include <metal_stdlib>
+using namespace metal;
+// Operands built lane by lane through thread_elements() (lane l holds row
+// fm(l), columns fn(l) and the next), the product read back the same way;
+// then a loaded tile scaled in place through its pairs and stored whole.
+kernel void pairs(device const float *A [[buffer(0)]],
+                  device const float *B [[buffer(1)]],
+                  device float *C [[buffer(2)]],
+                  device float *S [[buffer(3)]],
+                  ushort lane [[thread_index_in_simdgroup]]) {
+    const uint r = ((lane >> 2) & 4) + ((lane >> 1) & 3);
+    const uint c = ((lane >> 2) & 2) * 2 + (lane & 1) * 2;
+    simdgroup_float8x8 a, b;
+    simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+    a.thread_elements()[0] = A[r * 8 + c];
+    a.thread_elements()[1] = A[r * 8 + c + 1];
+    thread float2 &pair = b.thread_elements();
+    pair = float2(B[r * 8 + c], B[r * 8 + c + 1]);
+    simdgroup_multiply_accumulate(acc, a, b, acc);
+    C[r * 8 + c] = acc.thread_elements()[0];
+    C[r * 8 + c + 1] = acc.thread_elements()[1];
+    simdgroup_float8x8 t;
+    simdgroup_load(t, A, 8);
+    t.thread_elements() *= float(lane);
+    simdgroup_store(t, S, 8);
+}
+"""
+
+
+def test_simdgroup_matrix_thread_elements(msl, rng):
+    a = rng.standard_normal((8, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 8)).astype(np.float32)
+    c, s = msl.execute_source(THREAD_ELEMENTS, "pairs", [a, b],
+                              output_sizes=[256, 256], grid=32, threads=32)
+    np.testing.assert_allclose(_f32(c).reshape(8, 8),
+                               a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    owner = np.zeros((8, 8))
+    for lane in range(32):
+        r = ((lane >> 2) & 4) + ((lane >> 1) & 3)
+        col = ((lane >> 2) & 2) * 2 + (lane & 1) * 2
+        owner[r, col:col + 2] = lane
+    np.testing.assert_array_equal(_f32(s).reshape(8, 8),
+                                  a * owner.astype(np.float32))
+
+
 def test_simdgroup_async_copy_intrinsics(msl, rng):
     # The declarations Enigma emits for Apple's AIR async-copy intrinsics.
     source = """

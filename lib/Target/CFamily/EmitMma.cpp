@@ -117,28 +117,6 @@ inline float enigma_mma_at(P p, ulong base, ulong off, ulong r, ulong c) {
   return float(p[base + enigma_mma_swz<S0, S1, S2>(Trans ? off + c * Ld + r : off + r * Ld + c)]);
 }
 // One 8x8 step, c += a * b, each argument a lane's pair of its 8x8 tile.
-#ifdef ENIGMA_MSL_HOST_METAL_STDLIB
-// The host library keeps a whole tile in every lane and has no writable
-// thread_elements(): the same product from the lanes' pairs by shuffles.
-inline ushort enigma_mma_owner(uint r, uint c) {
-  return ushort(((r >> 2) << 4) | ((r & 3u) << 1) | ((c >> 1) & 1u) | (((c >> 2) & 1u) << 3));
-}
-inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
-  const uint fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);
-  float s0 = c[0], s1 = c[1];
-  for (uint k = 0; k < 8u; ++k) {
-    const float ax = simd_shuffle(a.x, enigma_mma_owner(fm, k));
-    const float ay = simd_shuffle(a.y, enigma_mma_owner(fm, k));
-    const float b0 = simd_shuffle(b.x, enigma_mma_owner(k, fn));
-    const float b1 = simd_shuffle(b.y, enigma_mma_owner(k, fn));
-    const float ak = (k & 1u) ? ay : ax;
-    s0 = fma(ak, b0, s0);
-    s1 = fma(ak, b1, s1);
-  }
-  c[0] = s0;
-  c[1] = s1;
-}
-#else
 inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   simdgroup_matrix<float, 8, 8> am, bm, cm;
   reinterpret_cast<thread float2 &>(am.thread_elements()) = a;
@@ -149,7 +127,6 @@ inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   c[0] = d.x;
   c[1] = d.y;
 }
-#endif
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int BLd, bool BTr, int BS0, int BS1,
           int BS2, bool Tf32, typename PA, typename PB, int M, int N>
 inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA a, ulong a_base,
