@@ -227,6 +227,38 @@ def test_thread_position_attributes(msl):
                                        (sx * sy + 3) // 4, 32, 0]
 
 
+def test_parameter_forms(msl, rng):
+    # [[kernel]] spelling, buffer indices with gaps and out of declaration
+    # order (bound in index order), a half scalar, a float4 constant
+    # reference (an input buffer) and a device reference (an output).
+    source = """
+#include <metal_stdlib>
+using namespace metal;
+[[kernel]] void forms(device float *out [[buffer(7)]],
+                      constant half &scale [[buffer(3)]],
+                      device const float *a [[buffer(0)]],
+                      constant float4 &offset [[buffer(2)]],
+                      device atomic_uint &count [[buffer(9)]],
+                      uint gid [[thread_position_in_grid]]) {
+    out[gid] = a[gid] * float(scale) + offset[gid % 4];
+    atomic_fetch_add_explicit(&count, 1u, memory_order_relaxed);
+}
+"""
+    a = rng.standard_normal(10).astype(np.float32)
+    offset = rng.standard_normal(4).astype(np.float32)
+    compiled = msl.compile_source(source, "forms")
+    assert [(p.name, p.kind, p.dtype.name, p.vec_width)
+            for p in compiled.params] == [
+        ("a", "buffer", "f32", 1), ("offset", "buffer", "f32", 4),
+        ("scale", "scalar", "f16", 1), ("out", "buffer", "f32", 1),
+        ("count", "buffer", "u32", 1)]
+    out, count = msl.execute(compiled, [a, offset], output_sizes=[40, 4],
+                             grid=10, threads=4, scalars=[0.5])
+    want = a * np.float32(0.5) + offset[np.arange(10) % 4]
+    np.testing.assert_array_equal(_f32(out), want)
+    assert _u32(count)[0] == 10
+
+
 def test_threadgroup_memory_is_per_group(msl):
     source = """
 #include <metal_stdlib>
