@@ -1,5 +1,5 @@
 """Runs last (file name): every MSL and CUDA text the suite generated must
-compile — the MSL as C++ against the host stand-in of metal_stdlib (no Apple
+compile — the MSL against the MSL host runtime's metal_stdlib (no Apple
 tools here), the CUDA through NVRTC for sm_90 (no GPU needed)."""
 
 import glob
