@@ -190,6 +190,13 @@ const std::vector<std::string> &MslCompiler::flags() {
 MslCompiler::MslCompiler(std::vector<std::string> words)
     : command(std::move(words)) {}
 
+MslCompiler::~MslCompiler() {
+  if (privateDir.empty())
+    return;
+  std::error_code ignored;
+  fs::remove_all(privateDir, ignored);
+}
+
 MslCompiler &MslCompiler::instance() {
   static std::mutex mutex;
   static std::unique_ptr<MslCompiler> compiler;

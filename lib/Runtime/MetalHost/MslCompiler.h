@@ -42,6 +42,10 @@ public:
   /// The flags every kernel is compiled with.
   static const std::vector<std::string> &flags();
 
+  /// Removes this process's copies of the headers and precompiled header
+  /// (made only when the cache is off).
+  ~MslCompiler();
+
 private:
   explicit MslCompiler(std::vector<std::string> command);
   /// The headers' directory and the precompiled header, made once.
