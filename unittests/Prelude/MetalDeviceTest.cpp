@@ -86,7 +86,8 @@ extern "C" __global__ void enigma_kernel_alone(metal::float4 *V,
 
 TEST_F(MetalDeviceTest, FloatMathIsCudasOwn) {
   std::string ptx;
-  COMPILE_OR_SKIP(ptx = ptxOf("F[i] = exp(F[i]) + rsqrt(F[j]) + sqrt(F[i + 2u]);"));
+  COMPILE_OR_SKIP(
+      ptx = ptxOf("F[i] = exp(F[i]) + rsqrt(F[j]) + sqrt(F[i + 2u]);"));
   EXPECT_NE(ptx.find("ex2.approx.ftz.f32"), std::string::npos) << ptx; // expf
   EXPECT_NE(ptx.find("rsqrt.approx.f32"), std::string::npos) << ptx;   // rsqrtf
   EXPECT_NE(ptx.find("sqrt.rn.f32"), std::string::npos) << ptx;        // sqrtf

@@ -509,7 +509,7 @@ TEST(MetalPack, AsType) {
   EXPECT_EQ(halves.y, bitsOf(-2.0f));
 }
 
-//===--- integer functions against wide references --------------------------===//
+//===--- integer functions against wide references ------------------------===//
 //
 // Every integer function at every width, against a reference computed in
 // __int128 or bit by bit: exhaustively for 8-bit operands (every pair) and
@@ -550,7 +550,9 @@ template <class T> T wrap(Wide<T> w) {
   return out;
 }
 template <class T> T saturate(Wide<T> w) {
-  return wrap<T>(w < lowest<T>() ? lowest<T>() : w > highest<T>() ? highest<T>() : w);
+  return wrap<T>(w < lowest<T>()    ? lowest<T>()
+                 : w > highest<T>() ? highest<T>()
+                                    : w);
 }
 template <class T> bool bit(T x, int i) {
   using U = std::make_unsigned_t<T>;
@@ -570,8 +572,9 @@ template <class T> void checkBinary(T x, T y) {
     const U product = U(a) * U(b), sum = product + U(b);
     EXPECT_EQ(metal::mulhi(x, y), wrap<T>(Wide<T>(product >> 64)));
     EXPECT_EQ(metal::madhi(x, y, x), wrap<T>(Wide<T>(product >> 64) + a));
-    EXPECT_EQ(metal::madsat(x, y, y),
-              sum > U(highest<T>()) ? wrap<T>(highest<T>()) : wrap<T>(Wide<T>(sum)));
+    EXPECT_EQ(metal::madsat(x, y, y), sum > U(highest<T>())
+                                          ? wrap<T>(highest<T>())
+                                          : wrap<T>(Wide<T>(sum)));
   } else {
     const Wide<T> product = a * b;
     const Wide<T> high = product >> widthOf<T>();
@@ -583,8 +586,8 @@ template <class T> void checkBinary(T x, T y) {
   EXPECT_EQ(metal::max(x, y), a < b ? y : x);
   EXPECT_EQ(metal::clamp(x, metal::min(x, y), metal::max(x, y)), x);
   // rotate: bit i goes to bit (i + count) mod width; count read unsigned.
-  const int count = int((unsigned long long)(std::make_unsigned_t<T>(y)) %
-                        widthOf<T>());
+  const int count =
+      int((unsigned long long)(std::make_unsigned_t<T>(y)) % widthOf<T>());
   Wide<T> rotated = 0;
   for (int i = 0; i < widthOf<T>(); ++i)
     if (bit(x, i))
@@ -617,7 +620,8 @@ template <class T> void checkUnary(T x) {
 template <class T> void checkBitFields(T x, T y) {
   for (unsigned offset = 0; offset < unsigned(widthOf<T>()); ++offset)
     for (unsigned bits = 0; offset + bits <= unsigned(widthOf<T>()); ++bits) {
-      SCOPED_TRACE(testing::Message() << "offset=" << offset << " bits=" << bits);
+      SCOPED_TRACE(testing::Message()
+                   << "offset=" << offset << " bits=" << bits);
       Wide<T> field = 0, merged = 0;
       for (unsigned i = 0; i < bits; ++i)
         if (bit(x, int(offset + i)))
@@ -625,7 +629,8 @@ template <class T> void checkBitFields(T x, T y) {
       if (signedInt<T>() && bits > 0 && bit(x, int(offset + bits - 1)))
         field -= Wide<T>(1) << bits; // sign-extend the top field bit
       for (int i = 0; i < widthOf<T>(); ++i) {
-        const bool inside = unsigned(i) >= offset && unsigned(i) < offset + bits;
+        const bool inside =
+            unsigned(i) >= offset && unsigned(i) < offset + bits;
         if (inside ? bit(y, int(unsigned(i) - offset)) : bit(x, i))
           merged |= Wide<T>(1) << i;
       }
@@ -653,8 +658,8 @@ template <class T> std::vector<T> randomValues(size_t n) {
 
 template <class T> class MetalIntegerReference : public ::testing::Test {};
 using AllIntegerTypes =
-    ::testing::Types<char, signed char, metal::uchar, short, metal::ushort,
-                     int, metal::uint, long, metal::ulong>;
+    ::testing::Types<char, signed char, metal::uchar, short, metal::ushort, int,
+                     metal::uint, long, metal::ulong>;
 TYPED_TEST_SUITE(MetalIntegerReference, AllIntegerTypes);
 
 TYPED_TEST(MetalIntegerReference, BinaryFunctions) {
@@ -679,8 +684,10 @@ TYPED_TEST(MetalIntegerReference, UnaryFunctions) {
   } else {
     for (T x : randomValues<T>(20000))
       checkUnary(x);
-    for (int i = 0; i < widthOf<T>(); ++i) // one bit, and all but one
-      checkUnary(wrap<T>(Wide<T>(1) << i)), checkUnary(wrap<T>(~(Wide<T>(1) << i)));
+    for (int i = 0; i < widthOf<T>(); ++i) { // one bit, and all but one
+      checkUnary(wrap<T>(Wide<T>(1) << i));
+      checkUnary(wrap<T>(~(Wide<T>(1) << i)));
+    }
   }
 }
 
@@ -698,8 +705,8 @@ template <class T> void checkVectorOperators(T x, T y) {
   const metal::vec<T, 4> negated = -a, left = a << b, right = a >> b;
   for (int i = 0; i < 4; ++i) {
     const Wide<T> p = value(a[i]), q = value(b[i]);
-    const int count = int((unsigned long long)(std::make_unsigned_t<T>(b[i])) %
-                          widthOf<T>());
+    const int count =
+        int((unsigned long long)(std::make_unsigned_t<T>(b[i])) % widthOf<T>());
     EXPECT_EQ(sum[i], wrap<T>(p + q));
     EXPECT_EQ(difference[i], wrap<T>(p - q));
     EXPECT_EQ(product[i], wrap<T>(p * q));
@@ -707,7 +714,8 @@ template <class T> void checkVectorOperators(T x, T y) {
     EXPECT_EQ(left[i], wrap<T>(p * (Wide<T>(1) << count)));
     // Arithmetic shift for signed lanes: floor division by 2^count.
     const Wide<T> divisor = Wide<T>(1) << count;
-    EXPECT_EQ(right[i], wrap<T>(p >= 0 ? p / divisor : -((-p + divisor - 1) / divisor)));
+    EXPECT_EQ(right[i],
+              wrap<T>(p >= 0 ? p / divisor : -((-p + divisor - 1) / divisor)));
   }
 }
 
@@ -719,7 +727,7 @@ TYPED_TEST(MetalIntegerReference, VectorOperatorsWrap) {
       checkVectorOperators(x, y);
 }
 
-//===--- functions added to every target by the shared library -------------===//
+//===--- functions added to every target by the shared library ------------===//
 
 TEST(MetalLibrary, EveryFunctionRunsOnTheHost) {
   float F[8] = {0.5f, 0.25f, 0.75f, 1.5f, 2, 3, 4, 5};
@@ -762,7 +770,7 @@ TEST(MetalLibrary, ReducedFloatFunctions) {
 }
 
 TEST(MetalLibrary, IsNormalAtTheFloatLimits) {
-  EXPECT_TRUE(metal::isnormal(0x1p-126f));    // smallest normal float
+  EXPECT_TRUE(metal::isnormal(0x1p-126f));         // smallest normal float
   EXPECT_FALSE(metal::isnormal(0x1.fffffcp-127f)); // largest subnormal
   EXPECT_TRUE(metal::isnormal(-0x1.fffffep127f));
   EXPECT_FALSE(metal::isnormal(std::numeric_limits<float>::infinity()));
@@ -777,8 +785,11 @@ TEST(MetalLibrary, VectorPredicatesGiveBoolLanes) {
                         0x1p-130f);
   const metal::bool4 sign = metal::signbit(v);
   const metal::bool4 normal = metal::isnormal(v);
-  static_assert(std::is_same<decltype(metal::signbit(v)), metal::bool4>::value, "");
-  static_assert(std::is_same<decltype(metal::isnan(metal::half2(0))), metal::bool2>::value, "");
+  static_assert(std::is_same<decltype(metal::signbit(v)), metal::bool4>::value,
+                "");
+  static_assert(std::is_same<decltype(metal::isnan(metal::half2(0))),
+                             metal::bool2>::value,
+                "");
   EXPECT_TRUE(sign.x);
   EXPECT_FALSE(sign.y);
   EXPECT_FALSE(normal.x);

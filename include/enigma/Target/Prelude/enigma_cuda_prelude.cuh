@@ -34,7 +34,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 #error "Enigma's CUDA kernels need NVRTC 12.8 or newer (__nv_atomic builtins)"
 #endif
 
-/*===--- Metal's value semantics --------------------------------------------===*/
+/*===--- Metal's value semantics ------------------------------------------===*/
 
 #if ENIGMA_USE_HALF
 #include <cuda_fp16.h>

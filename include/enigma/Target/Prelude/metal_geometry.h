@@ -1,4 +1,4 @@
-//===- metal_geometry.h - Metal's geometric functions ------------*- C++ -*-===//
+//===- metal_geometry.h - Metal's geometric functions -----------*- C++ -*-===//
 //
 // dot, length, distance, normalize, cross, reflect, refract, faceforward
 // with the formulas of the Metal specification, evaluated in the vector's
@@ -42,7 +42,8 @@ template <class T, int N> METAL_FUNC vec<T, N> normalize(const vec<T, N> &v) {
   return v * rsqrt(dot(v, v));
 }
 
-template <class T> METAL_FUNC vec<T, 3> cross(const vec<T, 3> &a, const vec<T, 3> &b) {
+template <class T>
+METAL_FUNC vec<T, 3> cross(const vec<T, 3> &a, const vec<T, 3> &b) {
   return vec<T, 3>(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z,
                    a.x * b.y - a.y * b.x);
 }

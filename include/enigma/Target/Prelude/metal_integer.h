@@ -191,7 +191,8 @@ METAL_FUNC T reverse_bits(T x) {
   constexpr int width = detail::int_traits<T>::bits;
   typedef detail::unsigned_t<T> U;
   if constexpr (width == 64)
-    return T(detail::metal_int_t<T>(detail::reverse_bits64(detail::raw_bits(x))));
+    return T(
+        detail::metal_int_t<T>(detail::reverse_bits64(detail::raw_bits(x))));
   else
     return T(detail::metal_int_t<T>(
         U(detail::reverse_bits32(detail::u32(detail::raw_bits(x))) >>

@@ -25,7 +25,7 @@
 
 namespace metal {
 
-//===--- C's float functions ------------------------------------------------===//
+//===--- C's float functions ----------------------------------------------===//
 
 #if METAL_CUDA
 #define METAL_C_FLOAT1(name, expr) using ::name;
@@ -95,7 +95,7 @@ METAL_FUNC bool signbit(float x) { return (detail::float_bits(x) >> 31) != 0; }
 #undef METAL_C_FLOAT2
 #undef METAL_C_FLOAT3
 
-//===--- Metal's own float functions ----------------------------------------===//
+//===--- Metal's own float functions --------------------------------------===//
 
 // +-1 by sign, x itself for +-0 (keeps -0.0), 0 for NaN.
 METAL_FUNC float sign(float x) {
@@ -135,7 +135,7 @@ METAL_FUNC float fract(float x) {
   return detail::fract_as<float>(x, 0x1.fffffep-1f);
 }
 
-//===--- half and bfloat: in float, rounded once ----------------------------===//
+//===--- half and bfloat: in float, rounded once --------------------------===//
 
 #define METAL_VIA_FLOAT1(T, name)                                              \
   METAL_FUNC T name(T x) { return T(name(static_cast<float>(x))); }

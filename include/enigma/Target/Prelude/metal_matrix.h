@@ -1,4 +1,4 @@
-//===- metal_matrix.h - Metal's matrix types ---------------------*- C++ -*-===//
+//===- metal_matrix.h - Metal's matrix types --------------------*- C++ -*-===//
 //
 // matrix<T, Cols, Rows>, column-major as in Metal: m[c] is column c (a
 // vec<T, Rows>), floatCxR has C columns of R rows. Products follow linear
@@ -28,9 +28,9 @@ template <class T, int Cols, int Rows> struct matrix {
 
   // matrix(column0, column1, ...).
   template <class... Columns,
-            detail::enable_if_t<sizeof...(Columns) == Cols &&
-                                 (detail::is_same<Columns, vec<T, Rows>>::value &&
-                                  ...)> = 0>
+            detail::enable_if_t<
+                sizeof...(Columns) == Cols &&
+                (detail::is_same<Columns, vec<T, Rows>>::value && ...)> = 0>
   METAL_FUNC matrix(const Columns &...cols) : columns{cols...} {}
 
   METAL_FUNC vec<T, Rows> &operator[](int c) { return columns[c]; }
@@ -88,7 +88,8 @@ METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, K, Rows> &a,
 
 template <class T, int Cols, int Rows, class S,
           detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>
-METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m, S s) {
+METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m,
+                                           S s) {
   matrix<T, Cols, Rows> result;
   for (int c = 0; c < Cols; ++c)
     result[c] = m[c] * T(s);
@@ -97,7 +98,8 @@ METAL_FUNC matrix<T, Cols, Rows> operator*(const matrix<T, Cols, Rows> &m, S s) 
 
 template <class T, int Cols, int Rows, class S,
           detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>
-METAL_FUNC matrix<T, Cols, Rows> operator*(S s, const matrix<T, Cols, Rows> &m) {
+METAL_FUNC matrix<T, Cols, Rows> operator*(S s,
+                                           const matrix<T, Cols, Rows> &m) {
   return m * s;
 }
 

@@ -1,4 +1,4 @@
-//===- metal_pack.h - Metal's pack/unpack and as_type ------------*- C++ -*-===//
+//===- metal_pack.h - Metal's pack/unpack and as_type -----------*- C++ -*-===//
 //
 // Normalized-integer packing with Metal's conversion rules:
 //   snorm N bits: rint(clamp(f, -1, 1) * (2^(N-1) - 1))
@@ -116,7 +116,8 @@ METAL_FUNC float4 unpack_unorm4x8_to_float(uint packed) {
 
 METAL_FUNC float2 unpack_snorm2x16_to_float(uint packed) {
   return float2(
-      detail::snorm_to_float(int(static_cast<short>(packed & 0xffffu)), 32767.0f),
+      detail::snorm_to_float(int(static_cast<short>(packed & 0xffffu)),
+                             32767.0f),
       detail::snorm_to_float(int(static_cast<short>(packed >> 16)), 32767.0f));
 }
 

@@ -1,4 +1,4 @@
-//===- metal_platform.h - What the Metal semantics library needs -*- C++ -*-===//
+//===- metal_platform.h - What the semantics library needs ------*- C++ -*-===//
 //
 // The one header of the semantics library (metal_semantics.h) that knows
 // which compiler builds it, so that every other header is written once for
@@ -33,7 +33,7 @@
 namespace metal {
 namespace detail {
 
-//===--- Type traits --------------------------------------------------------===//
+//===--- Type traits ------------------------------------------------------===//
 //
 // Trait values are enumerators, never constexpr variables: NVRTC emits every
 // such variable it instantiates into the module, even one read only at
@@ -119,7 +119,7 @@ typedef unsigned long long u64;
 static_assert(sizeof(u16) == 2 && sizeof(u32) == 4 && sizeof(u64) == 8,
               "fixed-width integers");
 
-//===--- Primitives ---------------------------------------------------------===//
+//===--- Primitives -------------------------------------------------------===//
 
 // The bytes of x read as To (same size).
 template <class To, class From> METAL_FUNC To bit_cast(const From &x) {

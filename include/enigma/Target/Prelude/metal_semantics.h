@@ -1,4 +1,4 @@
-//===- metal_semantics.h - Metal's value semantics, for every target -*- C++ -*-===//
+//===- metal_semantics.h - Metal value semantics, every target -*- C++ -*-===//
 //
 // Header-only implementation of the value-level part of Metal's standard
 // library (scalar and vector types, half/bfloat, math, integer, geometry,

@@ -237,8 +237,8 @@ template <class A, class B> struct reduced_result {
                                 (a_reduced && is_arithmetic<B>::value) ||
                                 (b_reduced && is_arithmetic<A>::value);
   using type =
-      conditional_t<is_floating_point<A>::value || is_floating_point<B>::value, float,
-                    conditional_t<a_reduced, A, B>>;
+      conditional_t<is_floating_point<A>::value || is_floating_point<B>::value,
+                    float, conditional_t<a_reduced, A, B>>;
 };
 
 template <class A, class B>
@@ -279,10 +279,10 @@ METAL_REDUCED_COMPARE(>=)
 
 #define METAL_REDUCED_COMPOUND(op)                                             \
   template <class X, class B,                                                  \
-            class = detail::enable_if_t<detail::is_reduced_float<X>::value>,        \
+            class = detail::enable_if_t<detail::is_reduced_float<X>::value>,   \
             class = detail::reduced_result_t<X, B>>                            \
   inline X &operator op##=(X &a, B b) {                                        \
-    a = X(detail::to_float(a) op detail::to_float(b));                        \
+    a = X(detail::to_float(a) op detail::to_float(b));                         \
     return a;                                                                  \
   }
 METAL_REDUCED_COMPOUND(+)
@@ -299,21 +299,25 @@ inline bfloat operator-(bfloat a) {
 inline half operator+(half a) { return a; }
 inline bfloat operator+(bfloat a) { return a; }
 
-template <class X, class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
+template <class X,
+          class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
 inline X &operator++(X &a) {
   return a += 1;
 }
-template <class X, class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
+template <class X,
+          class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
 inline X &operator--(X &a) {
   return a -= 1;
 }
-template <class X, class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
+template <class X,
+          class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
 inline X operator++(X &a, int) {
   X old = a;
   a += 1;
   return old;
 }
-template <class X, class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
+template <class X,
+          class = detail::enable_if_t<detail::is_reduced_float<X>::value>>
 inline X operator--(X &a, int) {
   X old = a;
   a -= 1;

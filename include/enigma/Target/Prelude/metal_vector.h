@@ -92,9 +92,10 @@ template <class T, int N> struct vec : detail::vec_lanes<T, N> {
   // Components: float4(x, y, z, w), float4(float2, z, w), float4(v3, w)...
   // Taken by value, so that a part read through an address-space-qualified
   // reference (Metal's `constant float &x`) deduces as the plain type.
-  template <class... Parts,
-            detail::enable_if_t<(sizeof...(Parts) >= 2) &&
-                                detail::total_lanes<T, Parts...>::value == N> = 0>
+  template <
+      class... Parts,
+      detail::enable_if_t<(sizeof...(Parts) >= 2) &&
+                          detail::total_lanes<T, Parts...>::value == N> = 0>
   METAL_FUNC vec(Parts... parts) {
     int next = 0;
     (fill_from(next, parts), ...);
@@ -215,7 +216,8 @@ struct op_xor {
 struct op_shl {
   template <class T> METAL_FUNC static T apply(T a, T b) {
     typedef lane_word_t<T> W;
-    return T(W(unsigned_t<T>(a)) << (unsigned(b) % unsigned(int_traits<T>::bits)));
+    return T(W(unsigned_t<T>(a))
+             << (unsigned(b) % unsigned(int_traits<T>::bits)));
   }
 };
 struct op_shr {
@@ -245,20 +247,21 @@ template <class T> struct is_bitwise_lane {
 
 // Binary operators: vec op vec, vec op scalar, scalar op vec.
 #define METAL_VECTOR_BINARY(op, Op, lane_ok)                                   \
-  template <class T, int N, detail::enable_if_t<detail::lane_ok<T>::value> = 0>       \
-  METAL_FUNC vec<T, N> operator op(const vec<T, N> &a, const vec<T, N> &b) {  \
+  template <class T, int N,                                                    \
+            detail::enable_if_t<detail::lane_ok<T>::value> = 0>                \
+  METAL_FUNC vec<T, N> operator op(const vec<T, N> &a, const vec<T, N> &b) {   \
     return detail::lanewise<detail::Op>(a, b);                                 \
   }                                                                            \
   template <class T, int N, class S,                                           \
-            detail::enable_if_t<detail::lane_ok<T>::value &&                          \
-                                detail::is_metal_scalar<S>::value> = 0>             \
-  METAL_FUNC vec<T, N> operator op(const vec<T, N> &a, S b) {                 \
+            detail::enable_if_t<detail::lane_ok<T>::value &&                   \
+                                detail::is_metal_scalar<S>::value> = 0>        \
+  METAL_FUNC vec<T, N> operator op(const vec<T, N> &a, S b) {                  \
     return detail::lanewise<detail::Op>(a, vec<T, N>(b));                      \
   }                                                                            \
   template <class T, int N, class S,                                           \
-            detail::enable_if_t<detail::lane_ok<T>::value &&                          \
-                                detail::is_metal_scalar<S>::value> = 0>             \
-  METAL_FUNC vec<T, N> operator op(S a, const vec<T, N> &b) {                 \
+            detail::enable_if_t<detail::lane_ok<T>::value &&                   \
+                                detail::is_metal_scalar<S>::value> = 0>        \
+  METAL_FUNC vec<T, N> operator op(S a, const vec<T, N> &b) {                  \
     return detail::lanewise<detail::Op>(vec<T, N>(a), b);                      \
   }                                                                            \
   template <class T, int N, class B,                                           \
@@ -291,13 +294,13 @@ METAL_VECTOR_BINARY(>>, op_shr, is_metal_integer)
     return result;                                                             \
   }                                                                            \
   template <class T, int N, class S,                                           \
-            detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>             \
-  METAL_FUNC vec<bool, N> operator op(const vec<T, N> &a, S b) {              \
+            detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>        \
+  METAL_FUNC vec<bool, N> operator op(const vec<T, N> &a, S b) {               \
     return a op vec<T, N>(b);                                                  \
   }                                                                            \
   template <class T, int N, class S,                                           \
-            detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>             \
-  METAL_FUNC vec<bool, N> operator op(S a, const vec<T, N> &b) {              \
+            detail::enable_if_t<detail::is_metal_scalar<S>::value> = 0>        \
+  METAL_FUNC vec<bool, N> operator op(S a, const vec<T, N> &b) {               \
     return vec<T, N>(a) op b;                                                  \
   }
 METAL_VECTOR_COMPARE(==)
