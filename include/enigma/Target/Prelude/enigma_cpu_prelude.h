@@ -1,7 +1,10 @@
 //===- enigma_cpu_prelude.h - Included by generated host C++ ----*- C++ -*-===//
 //
 // The one header the CPU emitter's output includes: the kernel ABI, Metal's
-// value semantics (metal_host.h) and the few helpers the emitter calls.
+// value semantics (the library shared with the CUDA backend,
+// metal_semantics.h) and what only the host has: thread-serialised simd
+// functions, atomics, vector memory, integer division, async copies and
+// matrix products.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_CPU_PRELUDE_H
@@ -11,7 +14,7 @@
 #include <string.h>
 
 #include "enigma_cpu_abi.h"
-#include "metal_host.h"
+#include "metal_semantics.h"
 #include "enigma_cpu_atomics.h"
 #include "enigma_cpu_simd.h"
 #include "enigma_cpu_vector_memory.h"
