@@ -14,8 +14,9 @@ query rows, 16 per simdgroup, and walks the keys in blocks of ``bc``:
    next K's copy overlapping ``P V``;
 3. ``S`` (a 16 x bc fragment, ``enigma.mma`` with K stored N x K) is scaled,
    masked where needed (``mma_iota`` columns past the sequence, and above
-   the diagonal when causal: a second loop over the last blocks, so the
-   others skip the mask) and folded into the online softmax: the running row
+   the diagonal when causal; a branch the whole threadgroup takes alike
+   skips the mask in the other blocks) and folded into the online softmax:
+   the running row
    maximum ``m`` and sum ``l`` are row vectors, ``P = exp2(S - m)``, the
    accumulator ``O`` is rescaled by ``exp2(m_old - m)``;
 4. ``O += P V`` takes ``P`` from registers, converted to bfloat16 (the
@@ -82,8 +83,10 @@ def make_kernel(d, causal, bc=64):
             blocks = enigma.imin(blocks, (q0 + (ROWS + bc - 1)) // bc)
             full = enigma.imin(full, q0 // bc)
 
-        def attend(j, o, m, l, mask):
-            """One block of keys folded into (o, m, l)."""
+        enigma.copy_tile(k_s, K, bc, d, src_ld=d, src_offset=head,
+                         valid_rows=enigma.imin(S, bc), swizzle=sw)
+        enigma.copy_commit()
+        for j in enigma.range(blocks, dtype="uint"):
             k0 = j * bc
             enigma.copy_tile(v_s, V, bc, d, src_ld=d,
                              src_offset=head + k0 * d, valid_rows=S - k0,
@@ -96,7 +99,7 @@ def make_kernel(d, causal, bc=64):
                            enigma.mma_operand(k_s, ld=d, transpose=True,
                                               swizzle=sw))
             s = s * scale                    # log2(e) / sqrt(d)
-            if mask:
+            with enigma.if_(j >= full):      # the same in every thread
                 cols = enigma.mma_iota(1, 16, bc) + k0
                 masked = cols >= S
                 if causal:
@@ -120,16 +123,8 @@ def make_kernel(d, causal, bc=64):
             enigma.barrier()
             o = enigma.mma(o, p.cast(enigma.bf16),
                            enigma.mma_operand(v_s, ld=d, swizzle=sw))
+            m = m_new
             enigma.barrier()                 # every simdgroup is done with V
-            return o, m_new, l
-
-        enigma.copy_tile(k_s, K, bc, d, src_ld=d, src_offset=head,
-                         valid_rows=enigma.imin(S, bc), swizzle=sw)
-        enigma.copy_commit()
-        for j in enigma.range(full, dtype="uint"):
-            o, m, l = attend(j, o, m, l, False)
-        for j in enigma.range(full, blocks, dtype="uint"):
-            o, m, l = attend(j, o, m, l, True)
         enigma.copy_wait(0)
         enigma.mma_store(o / l, O, ld=d, offset=head + row0 * d,
                          bounds=(rows_left, d))
