@@ -439,8 +439,6 @@ bool touchesFragments(Operation *op) {
   return false;
 }
 
-std::string memExpr(CFamilyEmitter &e, Value memref) { return e.expr(memref); }
-
 } // namespace
 
 std::string fragmentTypeName(CFamilyEmitter &e, RankedTensorType type) {
@@ -508,7 +506,7 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         e.define(load.getResult(),
                  "enigma_mma_load<" + T(load.getResult()) + ", " +
                      boolText(load.getTranspose()) + ", " + boolText(bounded) +
-                     ">(" + memExpr(e, load.getMemref()) + ", " +
+                     ">(" + e.expr(load.getMemref()) + ", " +
                      e.expr(load.getOffset()) + ", " + e.expr(load.getLd()) +
                      ", " + idx(load.getRows()) + ", " + idx(load.getCols()) +
                      ", " + laneExpr(e) + ")");
@@ -519,7 +517,7 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         e.line() << "enigma_mma_store<" << boolText(store.getTranspose())
                  << ", " << boolText(bounded) << ">("
                  << e.expr(store.getValue()) << ", "
-                 << memExpr(e, store.getMemref()) << ", "
+                 << e.expr(store.getMemref()) << ", "
                  << e.expr(store.getOffset()) << ", " << e.expr(store.getLd())
                  << ", " << idx(store.getRows()) << ", "
                  << idx(store.getCols()) << ", " << laneExpr(e) << ");\n";
@@ -535,9 +533,9 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             swizzleArgs(mma.getBSwizzle()) + ", " + boolText(mma.getTf32());
         e.define(mma.getResult(),
                  "enigma_mma_sync<" + targs + ">(" + e.expr(mma.getAcc()) +
-                     ", " + memExpr(e, mma.getA()) + ", " +
+                     ", " + e.expr(mma.getA()) + ", " +
                      e.expr(mma.getABase()) + ", " + e.expr(mma.getAOffset()) +
-                     ", " + memExpr(e, mma.getB()) + ", " +
+                     ", " + e.expr(mma.getB()) + ", " +
                      e.expr(mma.getBBase()) + ", " + e.expr(mma.getBOffset()) +
                      ", " + laneExpr(e) + ")");
         return success();
@@ -549,7 +547,7 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         e.define(mma.getResult(),
                  "enigma_mma_reg<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +
-                     memExpr(e, mma.getB()) + ", " + e.expr(mma.getBBase()) +
+                     e.expr(mma.getB()) + ", " + e.expr(mma.getBBase()) +
                      ", " + e.expr(mma.getBOffset()) + ", " + laneExpr(e) +
                      ")");
         return success();
@@ -571,9 +569,9 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         e.line() << "enigma_copy_tile_async<" << copy.getRows() << ", "
                  << copy.getCols() << ", " << copy.getDstLd() << ", "
                  << swizzleArgs(copy.getDstSwizzle()) << ">("
-                 << memExpr(e, copy.getDst()) << ", "
+                 << e.expr(copy.getDst()) << ", "
                  << e.expr(copy.getDstBase()) << ", "
-                 << memExpr(e, copy.getSrc()) << ", "
+                 << e.expr(copy.getSrc()) << ", "
                  << e.expr(copy.getSrcOffset()) << ", "
                  << e.expr(copy.getSrcLd()) << ", "
                  << e.expr(copy.getValidRows()) << ", "
