@@ -80,9 +80,14 @@ static void checkVisible(KernelBuilder::Impl &impl, const Value &v) {
   std::string by = value.getDefiningOp()
                        ? lineOf(value.getDefiningOp()->getLoc())
                        : "";
+  // "(line 8)" when the value comes from the construct's own file.
+  size_t colon = at.rfind(':');
+  if (colon != std::string::npos && by.compare(0, colon + 1, at, 0,
+                                               colon + 1) == 0)
+    by = "line " + by.substr(colon + 1);
   throw EnigmaError(
       "this value was computed inside " + what +
-      (at.empty() ? "" : " at " + at) + (by.empty() ? "" : " (by " + by + ")") +
+      (at.empty() ? "" : " at " + at) + (by.empty() ? "" : " (" + by + ")") +
       " and is used outside it, where it does not exist. A loop or branch "
       "hands values on only through carried variables: assign it to a "
       "variable, or an element of a list, tuple or dict, that already has "
