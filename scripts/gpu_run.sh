@@ -4,7 +4,8 @@
 # the whole Python suite on the CPU and CUDA backends, differential fuzzing
 # on CUDA, and the CUDA benchmarks; the benchmark table is printed last. Results go to $OUT (or
 # ./gpu-results). ENIGMA_GPU_STEPS picks steps (default: cpp,pytest,fuzz,variants,bench);
-# ENIGMA_BENCH_ONLY is passed to bench_cuda.py --only.
+# ENIGMA_BENCH_ONLY is passed to bench_cuda.py --only; ENIGMA_PYTEST_ARGS to pytest
+# (e.g. "-n 12" for pytest-xdist, which the GPU machine has).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-results}
@@ -32,7 +33,7 @@ fi
 
 if step pytest; then
 echo "== Python tests on ${ENIGMA_GPU_TEST_BACKENDS:-cpu,cuda}"
-ENIGMA_TEST_BACKENDS=${ENIGMA_GPU_TEST_BACKENDS:-cpu,cuda} python3 -m pytest python/tests -q -p no:cacheprovider \
+ENIGMA_TEST_BACKENDS=${ENIGMA_GPU_TEST_BACKENDS:-cpu,cuda} python3 -m pytest python/tests -q -p no:cacheprovider ${ENIGMA_PYTEST_ARGS:-} \
   -k "${ENIGMA_TEST_FILTER:-not zz_generated}" 2>&1 | tee "$out/pytest.log" | tail -40 \
   || status=1
 fi
