@@ -432,14 +432,19 @@ class _Runtime:
         """The KernelFaultError to raise for a faulting ``execute``: its
         buffers were copies, so the same dispatch runs again compiled in
         bounds-checked mode, which names the out-of-bounds access and its
-        file:line. Arrays bound in place are not run again (the faulting
-        kernel may have written them)."""
+        file:line. On CUDA the re-run is on the CPU (the same kernel, with
+        the same Metal semantics): CUDA keeps an illegal address for the
+        whole process. Arrays bound in place are not run again (the
+        faulting kernel may have written them)."""
         if in_place or getattr(compiled, "_bounds_check_source", None) \
                 is None or compiled.bounds_checked:
             return KernelFaultError(str(fault))
+        core, where = self._core, "bounds-checked mode"
+        if self.name == "cuda":
+            core, where = CpuRuntime()._core, "bounds-checked mode on the CPU"
         try:
             checked = _bounds_checked_twin(compiled)
-            self._core.execute(checked._artifact, *launch)
+            core.execute(checked._artifact, *launch)
             found = ("it found no out-of-bounds access, so the fault is "
                      "elsewhere (simdgroup matrix loads and stores are not "
                      "checked)")
@@ -451,8 +456,7 @@ class _Runtime:
                      f"{str(again).splitlines()[0]}")
         except Exception as e:  # the fault stays the error to report
             found = f"that failed: {type(e).__name__}: {e}"
-        return KernelFaultError(f"{fault}\nRun again in bounds-checked "
-                                f"mode, {found}")
+        return KernelFaultError(f"{fault}\nRun again in {where}, {found}")
 
     def prepare(self, compiled, inputs, output_size=None, *, scalars=None,
                 output_sizes=None, constants=None, outputs=None) -> PreparedKernel:

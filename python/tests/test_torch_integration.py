@@ -221,9 +221,10 @@ def test_launch_follows_a_producer_on_a_side_stream():
     x = torch.zeros(n, device="cuda")
     y = torch.full((n,), float("nan"), device="cuda")
     side = torch.cuda.Stream()
+    scale[n](y, y, 1.0, n)  # compiled and loaded before the timed part
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
-        torch.cuda._sleep(200_000_000)  # keeps the stream busy a while
+        torch.cuda._sleep(2_000_000_000)  # keeps the stream busy ~1 s
         x.fill_(3.0)                    # the producer
         scale[n](x, y, 2.0, n)          # must see x == 3
         assert not side.query(), "the launch waited for the GPU"

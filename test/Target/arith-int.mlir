@@ -1,6 +1,6 @@
-// RUN: enigma-translate --enigma-to-msl %s | FileCheck %s --check-prefixes=CHECK,MSLCPP,GPU
-// RUN: enigma-translate --enigma-to-cuda %s | FileCheck %s --check-prefixes=CHECK,CUDA,GPU
-// RUN: enigma-translate --enigma-to-cpp %s | FileCheck %s --check-prefixes=CHECK,MSLCPP,CPP
+// RUN: enigma-translate --enigma-to-msl %s | FileCheck %s --check-prefixes=CHECK,MSLCPP
+// RUN: enigma-translate --enigma-to-cuda %s | FileCheck %s --check-prefixes=CHECK,CUDA
+// RUN: enigma-translate --enigma-to-cpp %s | FileCheck %s --check-prefixes=CHECK,MSLCPP
 // RUN: enigma-translate --enigma-to-msl %s -o %t.metal && %check_msl %t.metal
 // RUN: enigma-translate --enigma-to-cpp %s -o %t.cpp && %host_cxx_syntax %t.cpp
 
@@ -8,21 +8,17 @@
 // width; signed ops (divsi, remsi, shrsi, maxsi, minsi, signed compares,
 // extsi) cast their operands to the signed type. + - * & | ^ << on 8 and 16
 // bits compute in uint so C's promotion to (signed) int cannot overflow.
-// Host C++ divides through the prelude's enigma_div / enigma_rem, which
-// never trap (a zero divisor, MIN / -1).
+// / and % go through metal_total_division.h on every target (defined for a
+// zero divisor and MIN / -1; printed into the MSL).
 
 // CHECK-LABEL: enigma_kernel_int_i8(
 // CHECK: uchar {{v[0-9]+}} = (uchar)((uint)x + (uint)y);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)((uint)x - (uint)y);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)((uint)x * (uint)y);
-// GPU-NEXT: uchar {{v[0-9]+}} = (uchar)((char)x / (char)y);
-// CPP-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_div<char>((char)x, (char)y);
-// GPU-NEXT: uchar {{v[0-9]+}} = (uchar)(x / y);
-// CPP-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_div<uchar>(x, y);
-// GPU-NEXT: uchar {{v[0-9]+}} = (uchar)((char)x % (char)y);
-// CPP-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_rem<char>((char)x, (char)y);
-// GPU-NEXT: uchar {{v[0-9]+}} = (uchar)(x % y);
-// CPP-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_rem<uchar>(x, y);
+// CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_sdiv<char, uchar>((char)x, (char)y);
+// CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_udiv<uchar>(x, y);
+// CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_srem<char, uchar>((char)x, (char)y);
+// CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)enigma_urem<uchar>(x, y);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)((uint)x << (uint)y);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)((char)x >> (char)y);
 // CHECK-NEXT: uchar {{v[0-9]+}} = (uchar)(x >> y);
@@ -107,14 +103,10 @@ enigma.kernel @int_i8(%x: i8 {enigma.name = "x"}, %y: i8 {enigma.name = "y"}, %o
 // CUDA: ushort {{v[0-9]+}} = (ushort)(enigma_opaque_u32((uint)x + (uint)y));
 // CUDA-NEXT: ushort {{v[0-9]+}} = (ushort)(enigma_opaque_u32((uint)x - (uint)y));
 // CUDA-NEXT: ushort {{v[0-9]+}} = (ushort)(enigma_opaque_u32((uint)x * (uint)y));
-// GPU-NEXT: ushort {{v[0-9]+}} = (ushort)((short)x / (short)y);
-// CPP-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_div<short>((short)x, (short)y);
-// GPU-NEXT: ushort {{v[0-9]+}} = (ushort)(x / y);
-// CPP-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_div<ushort>(x, y);
-// GPU-NEXT: ushort {{v[0-9]+}} = (ushort)((short)x % (short)y);
-// CPP-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_rem<short>((short)x, (short)y);
-// GPU-NEXT: ushort {{v[0-9]+}} = (ushort)(x % y);
-// CPP-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_rem<ushort>(x, y);
+// CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_sdiv<short, ushort>((short)x, (short)y);
+// CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_udiv<ushort>(x, y);
+// CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_srem<short, ushort>((short)x, (short)y);
+// CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)enigma_urem<ushort>(x, y);
 // CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)((uint)x << (uint)y);
 // CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)((short)x >> (short)y);
 // CHECK-NEXT: ushort {{v[0-9]+}} = (ushort)(x >> y);
@@ -194,14 +186,10 @@ enigma.kernel @int_i16(%x: i16 {enigma.name = "x"}, %y: i16 {enigma.name = "y"},
 // CHECK: uint {{v[0-9]+}} = x + y;
 // CHECK-NEXT: uint {{v[0-9]+}} = x - y;
 // CHECK-NEXT: uint {{v[0-9]+}} = x * y;
-// GPU-NEXT: uint {{v[0-9]+}} = (uint)((int)x / (int)y);
-// CPP-NEXT: uint {{v[0-9]+}} = (uint)enigma_div<int>((int)x, (int)y);
-// GPU-NEXT: uint {{v[0-9]+}} = (uint)(x / y);
-// CPP-NEXT: uint {{v[0-9]+}} = (uint)enigma_div<uint>(x, y);
-// GPU-NEXT: uint {{v[0-9]+}} = (uint)((int)x % (int)y);
-// CPP-NEXT: uint {{v[0-9]+}} = (uint)enigma_rem<int>((int)x, (int)y);
-// GPU-NEXT: uint {{v[0-9]+}} = (uint)(x % y);
-// CPP-NEXT: uint {{v[0-9]+}} = (uint)enigma_rem<uint>(x, y);
+// CHECK-NEXT: uint {{v[0-9]+}} = (uint)enigma_sdiv<int, uint>((int)x, (int)y);
+// CHECK-NEXT: uint {{v[0-9]+}} = (uint)enigma_udiv<uint>(x, y);
+// CHECK-NEXT: uint {{v[0-9]+}} = (uint)enigma_srem<int, uint>((int)x, (int)y);
+// CHECK-NEXT: uint {{v[0-9]+}} = (uint)enigma_urem<uint>(x, y);
 // CHECK-NEXT: uint {{v[0-9]+}} = x << y;
 // CHECK-NEXT: uint {{v[0-9]+}} = (uint)((int)x >> (int)y);
 // CHECK-NEXT: uint {{v[0-9]+}} = (uint)(x >> y);
@@ -281,14 +269,10 @@ enigma.kernel @int_i32(%x: i32 {enigma.name = "x"}, %y: i32 {enigma.name = "y"},
 // CHECK: ulong {{v[0-9]+}} = x + y;
 // CHECK-NEXT: ulong {{v[0-9]+}} = x - y;
 // CHECK-NEXT: ulong {{v[0-9]+}} = x * y;
-// GPU-NEXT: ulong {{v[0-9]+}} = (ulong)((long)x / (long)y);
-// CPP-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_div<long>((long)x, (long)y);
-// GPU-NEXT: ulong {{v[0-9]+}} = (ulong)(x / y);
-// CPP-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_div<ulong>(x, y);
-// GPU-NEXT: ulong {{v[0-9]+}} = (ulong)((long)x % (long)y);
-// CPP-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_rem<long>((long)x, (long)y);
-// GPU-NEXT: ulong {{v[0-9]+}} = (ulong)(x % y);
-// CPP-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_rem<ulong>(x, y);
+// CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_sdiv<long, ulong>((long)x, (long)y);
+// CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_udiv<ulong>(x, y);
+// CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_srem<long, ulong>((long)x, (long)y);
+// CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)enigma_urem<ulong>(x, y);
 // CHECK-NEXT: ulong {{v[0-9]+}} = x << y;
 // CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)((long)x >> (long)y);
 // CHECK-NEXT: ulong {{v[0-9]+}} = (ulong)(x >> y);

@@ -66,9 +66,13 @@ struct PrimaryContext {
     }
     ++generation;
     if (!failure.empty())
-      broken = "the CUDA context of device " + std::to_string(ordinal) +
-               " could not be recovered after a kernel faulted (" + failure +
-               "); restart the process to use CUDA again";
+      // What the first GPU run showed for an illegal address: CUDA keeps
+      // the error for the whole process, a reset included.
+      broken = "CUDA keeps this error for the whole process: device " +
+               std::to_string(ordinal) +
+               " cannot run anything more in it (" + failure +
+               "); restart the process to use CUDA again (the CPU runtimes "
+               "keep working)";
     return failure;
   }
 

@@ -104,8 +104,9 @@ bool completeDivision(mcontext_t &m) {
   divisor &= mask(width);
 
   uint64_t quotient, remainder;
-  if (divisor == 0) {
-    quotient = remainder = mask(width);
+  if (divisor == 0) { // every bit set, remainder the dividend (RISC-V's)
+    quotient = mask(width);
+    remainder = uint64_t(reg(m, 0)) & mask(width);
   } else if (isSigned && divisor == mask(width)) {
     // MIN / -1 (compilers sign-extend the dividend): MIN, remainder 0.
     quotient = uint64_t(reg(m, 0)) & mask(width);

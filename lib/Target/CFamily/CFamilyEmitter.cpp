@@ -4,6 +4,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Support/DType.h"
+#include "enigma/Target/Preludes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -454,16 +455,16 @@ LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
     define(result(), "(" + typeName(result().getType()) + ")(" + expr(a()) +
                          " " + sym + " " + expr(b()) + ")");
   };
-  // Integer / and %: host C++ calls the prelude's total versions, since x86
-  // traps on a zero divisor and on MIN / -1
-  // (enigma_cpu_integer_division.h); GPUs divide directly.
+  // Integer / and % are total on every target: metal_total_division.h
+  // defines a zero divisor and MIN / -1 (printed into MSL that divides).
   auto division = [&](const char *sym, bool asSigned) {
-    if (target() != Target::Cpp)
-      return asSigned ? signedBinary(sym) : unsignedBinary(sym);
     Type t = result().getType();
-    std::string callee = *sym == '/' ? "enigma_div" : "enigma_rem";
-    if (!llvm::isa<VectorType>(t)) // operands may print as plain literals
-      callee += "<" + typeName(t, asSigned) + ">";
+    std::string callee = std::string("enigma_") + (asSigned ? "s" : "u") +
+                         (*sym == '/' ? "div" : "rem");
+    callee += "<" + typeName(t, asSigned);
+    if (asSigned)
+      callee += ", " + typeName(t, /*asSigned=*/false);
+    callee += ">";
     std::string x = asSigned ? S(a()) : expr(a());
     std::string y = asSigned ? S(b()) : expr(b());
     define(result(),
@@ -700,6 +701,29 @@ LogicalResult CFamilyEmitter::emitMath(Operation *op, bool &handled) {
         handled = false;
         return success();
       });
+}
+
+void emitDivisionDeclarations(CFamilyEmitter &e) {
+  if (e.target() != Target::MSL)
+    return;
+  bool divides = false;
+  e.getKernel().walk([&](Operation *op) {
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(
+            op))
+      divides = true;
+  });
+  if (!divides)
+    return;
+  for (const PreludeFile &file : cpuPreludeFiles()) {
+    if (file.name != "metal_total_division.h")
+      continue;
+    // The header is MSL as well as C++; only its function qualifier differs.
+    std::string text(file.text);
+    for (size_t at; (at = text.find("METAL_FUNC")) != std::string::npos;)
+      text.replace(at, 10, "inline");
+    e.stream() << text << "\n";
+    return;
+  }
 }
 
 } // namespace enigma

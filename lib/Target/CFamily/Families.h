@@ -56,6 +56,10 @@ void emitMmaDeclarations(CFamilyEmitter &e);
 /// MSL: the Metal attributes (name, is uint3) the mma helpers read.
 std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel);
 
+/// MSL: the total integer division helpers (metal_total_division.h, which
+/// the CPU and CUDA preludes include) when the kernel divides integers.
+void emitDivisionDeclarations(CFamilyEmitter &e);
+
 /// Declarations that must precede the kernel function (Metal function
 /// constants, helper types); printed by every target before the signature.
 void emitFileScopeDeclarations(CFamilyEmitter &e);

@@ -52,6 +52,7 @@ protected:
     emitFileScopeDeclarations(*this);
     emitAsyncCopyDeclarations(*this);
     emitMmaDeclarations(*this);
+    emitDivisionDeclarations(*this);
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

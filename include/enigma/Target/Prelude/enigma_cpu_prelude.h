@@ -3,7 +3,7 @@
 // The one header the CPU emitter's output includes: the kernel ABI, Metal's
 // value semantics (the library shared with the CUDA backend,
 // metal_semantics.h) and what only the host has: thread-serialised simd
-// functions, atomics, vector memory, integer division, async copies and
+// functions, atomics, vector memory, async copies and
 // matrix products.
 //
 //===----------------------------------------------------------------------===//
@@ -19,9 +19,9 @@
 #include "enigma_cpu_simd.h"
 #include "enigma_cpu_vector_memory.h"
 #include "enigma_cpu_async_copy.h"
-#include "enigma_cpu_integer_division.h"
 
 using namespace metal;
+#include "metal_total_division.h"
 #include "enigma_cpu_mma.h"
 
 // Marks kernel buffer pointers as not aliasing, as Metal buffers are assumed.

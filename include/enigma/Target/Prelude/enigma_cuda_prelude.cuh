@@ -45,6 +45,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 #include "metal_semantics.h"
 using namespace metal;
 #include "enigma_cuda_vectors.cuh"
+#include "metal_total_division.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
 
