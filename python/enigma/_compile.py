@@ -8,16 +8,64 @@ import subprocess
 import tempfile
 import time
 
+from . import _core
 from ._dtypes import as_dtype
 from ._tracing import EnigmaError, KernelDefinition, Param
 
 
 class CompiledKernel:
     """A compiled kernel: its sources for every target, its parameter list,
-    and (where xcrun exists) the Metal library."""
+    and (where xcrun exists) the Metal library.
 
-    def __init__(self, artifact, params, mlir_traced: str, metallib_path=None,
-                 work_dir=None, grid=None, block=None):
+    ``enigma.compile`` makes them. Constructed directly, with the original
+    Enigma's fields (``CompiledKernel(kernel_name, metallib_path,
+    metallib_bytes, metal_source, mlir_source=None, grid=None, block=None,
+    scalar_params=None, num_params=None, param_names=None)``), it is the
+    kernel function ``kernel_name`` of hand-written Metal ``metal_source``:
+    MetalRuntime runs its metallib, MetalHostRuntime and CpuRuntime run its
+    MSL on the CPU (docs/runtimes.md, "The MSL host runtime"); its
+    parameters are read from the MSL declaration."""
+
+    def __init__(self, kernel_name, metallib_path=None, metallib_bytes=None,
+                 metal_source=None, mlir_source=None, grid=None, block=None,
+                 scalar_params=None, num_params=None, param_names=None):
+        if not isinstance(kernel_name, str):
+            raise TypeError("kernel_name must be the Metal kernel function's "
+                            f"name (str), got {type(kernel_name).__name__}")
+        if not isinstance(metal_source, str):
+            raise TypeError("CompiledKernel(kernel_name, metallib_path, "
+                            "metallib_bytes, metal_source, ...) needs the "
+                            "Metal source text as metal_source; kernels "
+                            "written in Python come from enigma.compile")
+        artifact, raw = _core.msl_host_artifact(metal_source, kernel_name, [])
+        params = params_of(artifact)
+        self._init(artifact, params, None, metallib_path, None, grid, block)
+        self._metal_source_only = True
+        self._metallib_bytes = metallib_bytes
+        self._given_mlir = mlir_source
+        self._bytes_params = [p for p, r in zip(params, raw) if r]
+        names = [p.name for p in params]
+        if num_params is not None and num_params != len(params):
+            raise EnigmaError(
+                f"num_params={num_params}, but {kernel_name} in metal_source "
+                f"has {len(params)} parameters ({', '.join(names)})")
+        if param_names is not None and list(param_names) != names:
+            raise EnigmaError(
+                f"param_names={list(param_names)}, but {kernel_name} in "
+                f"metal_source has the parameters {names}")
+        del scalar_params  # derived from the source
+
+    @classmethod
+    def _make(cls, artifact, params, mlir_traced, metallib_path=None,
+              work_dir=None, grid=None, block=None):
+        """What ``enigma.compile`` returns."""
+        self = cls.__new__(cls)
+        self._init(artifact, params, mlir_traced, metallib_path, work_dir,
+                   grid, block)
+        return self
+
+    def _init(self, artifact, params, mlir_traced, metallib_path, work_dir,
+              grid, block):
         self._artifact = artifact
         self.params = params
         self.traced_ir = mlir_traced
@@ -25,6 +73,9 @@ class CompiledKernel:
         self.work_dir = work_dir
         self.grid = grid
         self.block = block
+        self._metal_source_only = False
+        self._metallib_bytes = None
+        self._given_mlir = None
 
     @property
     def param_names(self) -> list:
@@ -57,8 +108,11 @@ class CompiledKernel:
     kernel_source = metal_source
 
     @property
-    def mlir_source(self) -> str:
-        """The optimised ``enigma``-dialect MLIR the sources were printed from."""
+    def mlir_source(self) -> str | None:
+        """The optimised ``enigma``-dialect MLIR the sources were printed
+        from (for a kernel made from Metal source: what was given)."""
+        if self._metal_source_only:
+            return self._given_mlir
         return self._artifact.mlir_source
 
     @property
@@ -79,12 +133,16 @@ class CompiledKernel:
 
     @property
     def has_metallib(self) -> bool:
+        if self._metallib_bytes is not None:
+            return True
         return self.metallib_path is not None and os.path.exists(
             self.metallib_path)
 
     @property
     def metallib_bytes(self) -> bytes | None:
         """The compiled .metallib, or None where xcrun is unavailable."""
+        if self._metallib_bytes is not None:
+            return self._metallib_bytes
         if not self.has_metallib:
             return None
         with open(self.metallib_path, "rb") as f:
@@ -102,6 +160,12 @@ class CompiledKernel:
         sig = ", ".join(f"{p.name}: {p.kind} {p.dtype.name}"
                         for p in self.params)
         return f"<CompiledKernel {self.kernel_name}({sig})>"
+
+
+def params_of(artifact) -> list:
+    """The parameters of a compiled artifact, as Param records."""
+    return [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width,
+                  p.multiple_of) for p in artifact.params]
 
 
 def _xcrun_available() -> bool:
@@ -219,16 +283,15 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if not emit_only and _xcrun_available():
         metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
                                    work_dir, keep_metal_source)
-    params = [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width,
-                    p.multiple_of)
-              for p in artifact.params]
+    params = params_of(artifact)
     _record_sources(artifact)
     if _log.INFO:
         _log.info("compiled %s (traced, optimised, printed as MSL, CUDA and "
                   "host C++%s) in %s", artifact.kernel_name,
                   ", bounds-checked" if bounds_check else "",
                   _log.milliseconds(time.perf_counter() - started))
-    compiled = CompiledKernel(artifact, params, traced, metallib, work_dir)
+    compiled = CompiledKernel._make(artifact, params, traced, metallib,
+                                    work_dir)
     # A dispatch that faults runs again compiled in bounds-checked mode to
     # find the access (_runtime.py).
     compiled._bounds_check_source = (fn, vec_width)

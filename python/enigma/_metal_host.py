@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._compile import CompiledKernel
-from ._tracing import Param
-from ._dtypes import as_dtype
+from ._compile import CompiledKernel, params_of
+from . import _runtime
 from ._runtime import _Runtime, _is_int
 
 BackendUnavailableError = _core.BackendUnavailableError
@@ -34,6 +33,30 @@ class MetalHostRuntime(_Runtime):
                 "this build of Enigma has no MSL host runtime")
         super().__init__(factory())
 
+    def _from_source(self, compiled, constants):
+        """A kernel made with CompiledKernel(kernel_name, ..., metal_source)
+        compiled here with the function constants the dispatch defines."""
+        if not getattr(compiled, "_metal_source_only", False):
+            return compiled
+        ours = self.compile_source(compiled.metal_source, compiled.kernel_name,
+                                   constants)
+        ours.grid, ours.block = compiled.grid, compiled.block
+        return ours
+
+    def execute(self, compiled, inputs, output_size=None, grid=None,
+                threads=None, **kwargs):
+        ours = self._from_source(compiled, kwargs.get("constants"))
+        if ours is not compiled:
+            inputs = _raw_struct_inputs(ours, inputs)
+        return super().execute(ours, inputs, output_size, grid, threads,
+                               **kwargs)
+
+    def prepare(self, compiled, inputs, output_size=None, **kwargs):
+        ours = self._from_source(compiled, kwargs.get("constants"))
+        if ours is not compiled:
+            inputs = _raw_struct_inputs(ours, inputs)
+        return super().prepare(ours, inputs, output_size, **kwargs)
+
     def compile_source(self, source: str, kernel_name: str,
                        constants=None) -> CompiledKernel:
         """A CompiledKernel for the kernel function ``kernel_name`` of the
@@ -50,9 +73,8 @@ class MetalHostRuntime(_Runtime):
         defined = sorted(int(i) for i in (constants or {}) if _is_int(i))
         artifact, bytes_params = _core.msl_host_artifact(source, kernel_name,
                                                          defined)
-        params = [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width,
-                        p.multiple_of) for p in artifact.params]
-        compiled = CompiledKernel(artifact, params, None)
+        params = params_of(artifact)
+        compiled = CompiledKernel._make(artifact, params, None)
         compiled._bytes_params = [p for p, raw in zip(params, bytes_params)
                                   if raw]
         return compiled
@@ -69,12 +91,8 @@ class MetalHostRuntime(_Runtime):
         struct takes any array as its bytes. Returns the output's bytes (a
         list with several outputs or with ``output_sizes``)."""
         compiled = self.compile_source(source, kernel_name, constants)
-        buffers = [p for p in compiled.params if p.kind == "buffer"]
-        if inputs is not None and isinstance(inputs, (list, tuple)):
-            inputs = [_as_raw(value) if k < len(buffers)
-                      and buffers[k] in compiled._bytes_params else value
-                      for k, value in enumerate(inputs)]
-        return self.execute(compiled, inputs, output_size, grid, threads,
+        inputs = _raw_struct_inputs(compiled, inputs)
+        return super().execute(compiled, inputs, output_size, grid, threads,
                             scalars=scalars, output_sizes=output_sizes,
                             constants=constants)
 
@@ -87,8 +105,21 @@ class MetalHostRuntime(_Runtime):
         _core.msl_host_check(source, file_name)
 
 
+def _raw_struct_inputs(compiled, inputs):
+    """Inputs with the arrays for struct-typed buffers taken as bytes."""
+    if inputs is None or not isinstance(inputs, (list, tuple)):
+        return inputs
+    buffers = [p for p in compiled.params if p.kind == "buffer"]
+    return [_as_raw(value) if k < len(buffers)
+            and buffers[k] in compiled._bytes_params else value
+            for k, value in enumerate(inputs)]
+
+
 def _as_raw(value):
     """The bytes of an array, for a parameter of struct type."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return value
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+
+
+_runtime.metal_source_runtime = MetalHostRuntime

@@ -317,6 +317,13 @@ class _Runtime:
     def _bind(self, compiled, inputs, scalars, output_size, output_sizes,
               constants, outputs):
         artifact = _artifact(compiled)
+        if getattr(compiled, "_metal_source_only", False):
+            raise _core.DispatchError(
+                f"{compiled.kernel_name} was made from Metal source "
+                "(CompiledKernel(kernel_name, ..., metal_source)); the "
+                f"{self.name} runtime runs kernels made by enigma.compile. "
+                "Run it with enigma.MetalHostRuntime() or enigma.CpuRuntime() "
+                "(both run its MSL on the CPU), or MetalRuntime on a Mac")
         if inputs is None:
             inputs = []
         if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
@@ -480,13 +487,41 @@ class _Runtime:
         return f"<enigma.{type(self).__name__}>"
 
 
+# The runtime that runs kernels made from hand-written Metal source on the
+# CPU; the MSL host runtime's module sets it (it builds on this one).
+metal_source_runtime = None
+
+
 class CpuRuntime(_Runtime):
     """Runs kernels on the host CPU with Metal's semantics: the host C++
     flavour of the kernel is compiled with the system C++ compiler (cached
-    on disk) and threadgroups run in parallel on all cores."""
+    on disk) and threadgroups run in parallel on all cores. A kernel made
+    from hand-written Metal source (``CompiledKernel(kernel_name, ...,
+    metal_source)``) runs through the MSL host runtime instead."""
 
     def __init__(self):
         super().__init__(_core.Runtime.cpu())
+        self._msl = None
+
+    def _metal_source(self, compiled):
+        if not getattr(compiled, "_metal_source_only", False) \
+                or metal_source_runtime is None:
+            return None
+        if self._msl is None:
+            self._msl = metal_source_runtime()
+        return self._msl
+
+    def execute(self, compiled, *args, **kwargs):
+        msl = self._metal_source(compiled)
+        if msl is not None:
+            return msl.execute(compiled, *args, **kwargs)
+        return super().execute(compiled, *args, **kwargs)
+
+    def prepare(self, compiled, *args, **kwargs) -> PreparedKernel:
+        msl = self._metal_source(compiled)
+        if msl is not None:
+            return msl.prepare(compiled, *args, **kwargs)
+        return super().prepare(compiled, *args, **kwargs)
 
 
 class CudaRuntime(_Runtime):
