@@ -33,7 +33,8 @@ from ._dtypes import (  # noqa: F401
     i64, u8, u16, u32, u64)
 from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
-    MetalRuntime, MetalUnavailableError, PreparedKernel, best_runtime)
+    DeviceCapabilities, MetalRuntime, MetalUnavailableError, PreparedKernel,
+    best_runtime)
 from ._metal_host import MetalHostRuntime  # noqa: F401
 from ._launch import use_runtime  # noqa: F401  (kernel[grid, threads](...))
 from ._log import set_log_level  # noqa: F401

@@ -304,6 +304,62 @@ class PreparedKernel:
         self._keep_alive = ()
 
 
+class DeviceCapabilities:
+    """What the device of a runtime offers, with the original Enigma's
+    fields (``runtime.device_capabilities()``). ``gpu_family`` names the
+    backend ("cpu", "cuda", "metal-host", "metal"); ``gpu_family_raw`` is
+    Metal's MTLGPUFamily number where known (0 elsewhere). Every feature
+    Enigma has (async copies, simdgroup matrices) runs on the CPU and CUDA
+    backends, so ``is_m3_or_newer`` (Apple family 9: what async copies need
+    on a Mac) is True there."""
+
+    def __init__(self, gpu_family, gpu_family_raw, supports_async_copy,
+                 supports_simdgroup_matrix, simdgroup_size,
+                 max_threadgroup_memory, max_threads_per_threadgroup,
+                 device_name):
+        self.gpu_family = gpu_family
+        self.gpu_family_raw = gpu_family_raw
+        self.supports_async_copy = supports_async_copy
+        self.supports_simdgroup_matrix = supports_simdgroup_matrix
+        self.simdgroup_size = simdgroup_size
+        self.max_threadgroup_memory = max_threadgroup_memory
+        self.max_threads_per_threadgroup = max_threads_per_threadgroup
+        self.device_name = device_name
+
+    @property
+    def is_m3_or_newer(self) -> bool:
+        """True where async copies run: Apple family 9 (M3) or newer on a
+        Mac; always on the CPU and CUDA backends."""
+        return self.supports_async_copy
+
+    def require_m3(self, feature: str) -> None:
+        """Raises RuntimeError naming ``feature`` where the device lacks
+        Apple family 9's features."""
+        if not self.is_m3_or_newer:
+            raise RuntimeError(
+                f"enigma: {feature} requires Apple GPU family 9 (M3/A17) or "
+                f"newer. Current device: {self.device_name} "
+                f"({self.gpu_family})")
+
+    def __repr__(self) -> str:
+        return (f"DeviceCapabilities({self.device_name!r}, "
+                f"family={self.gpu_family}, simdgroup={self.simdgroup_size}, "
+                f"threads<={self.max_threads_per_threadgroup}, "
+                f"threadgroup memory={self.max_threadgroup_memory})")
+
+
+def _host_cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
 class _Runtime:
     """The surface every runtime shares."""
 
@@ -313,6 +369,18 @@ class _Runtime:
     @property
     def name(self) -> str:
         return self._core.name
+
+    def device_capabilities(self) -> DeviceCapabilities:
+        """The device's family, simdgroup width and limits (the original
+        Enigma's MetalRuntime.device_capabilities, on every runtime)."""
+        name = self._core.device_name or _host_cpu_name()
+        return DeviceCapabilities(
+            gpu_family=self.name, gpu_family_raw=0, supports_async_copy=True,
+            supports_simdgroup_matrix=True, simdgroup_size=32,
+            max_threadgroup_memory=32768,
+            max_threads_per_threadgroup=int(
+                self._core.max_threads_per_threadgroup),
+            device_name=name)
 
     def _bind(self, compiled, inputs, scalars, output_size, output_sizes,
               constants, outputs):

@@ -229,6 +229,16 @@ void bindRuntime(nb::module_ &m) {
         return new Runtime(std::make_shared<CudaBackend>(device));
       })
       .def_prop_ro("name", [](const Runtime &r) { return r.backend->name(); })
+      .def_prop_ro(
+          "max_threads_per_threadgroup",
+          [](const Runtime &r) { return r.backend->maxThreadsPerThreadgroup(); })
+      .def_prop_ro(
+          "device_name",
+          [](Runtime &r) {
+            return r.backend->name() == "cuda" ? r.cuda().deviceName()
+                                               : std::string();
+          },
+          "The GPU's name (CUDA); empty for the CPU backends.")
       .def(
           "execute",
           [](Runtime &r, const KernelArtifact &kernel,
