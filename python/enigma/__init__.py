@@ -41,7 +41,7 @@ from ._log import set_log_level  # noqa: F401
 from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
 from . import _log, benchmark, testing  # noqa: F401,E402
 # The original DSL's module paths, thin re-exports of the names above.
-from . import compiler, core, ops, tensor, tuple, typing  # noqa: F401,E402
+from . import compiler, core, ops, runtime_dispatch, tensor, tuple, typing  # noqa: F401,E402,E501
 
 DispatchError = _core.DispatchError
 BoundsCheckError = _core.BoundsCheckError

@@ -47,6 +47,9 @@ MODULE_NAMES = {
     "enigma.compiler": ["compile", "kernel"],
     "enigma.compiler.compiler": ["CompiledKernel", "compile"],
     "enigma.compiler.kernel": ["kernel", "jit"],
+    "enigma.runtime_dispatch": ["MetalRuntime"],
+    "enigma.runtime_dispatch.runtime": ["MetalRuntime", "PreparedKernel",
+                                        "DeviceCapabilities"],
 }
 
 
