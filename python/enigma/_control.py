@@ -558,9 +558,20 @@ class RegisterTensor:
     count from the end). Reads give IRValues, writes convert to the element
     type. Traced indices raise EnigmaError: unroll with range_constexpr."""
 
-    def __init__(self, tracer, regs, shape, dtype):
+    def __new__(cls, shape, dtype="float", fill=0):
+        # The original's constructor: RegisterTensor(shape, dtype, fill) is
+        # register_tensor(shape, dtype, fill).
+        return register_tensor(shape, dtype, fill)
+
+    def __init__(self, *args, **kwargs):
+        pass  # made by _make
+
+    @classmethod
+    def _make(cls, tracer, regs, shape, dtype):
+        self = object.__new__(cls)
         self._tracer, self._regs = tracer, regs
         self.shape, self.dtype = shape, dtype
+        return self
 
     @property
     def size(self) -> int:
@@ -628,7 +639,7 @@ def register_tensor(shape, dtype="float", fill=0) -> RegisterTensor:
              f"{type(fill).__name__}")
     regs = _call(tracer, "alloc_registers", dt.name, n,
                  float(fill) if constant_fill else 0.0)
-    t = RegisterTensor(tracer, regs, shape, dt)
+    t = RegisterTensor._make(tracer, regs, shape, dt)
     if not constant_fill:
         for k in builtins.range(n):
             _call(tracer, "store_register", regs, k, fill.cast(dt)._value)

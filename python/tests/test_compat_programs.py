@@ -174,3 +174,23 @@ def test_single_threadgroup_phases(runtime, rng):
     np.testing.assert_allclose(np.frombuffer(raw, np.float32),
                                w.astype(np.float64) @ y, rtol=1e-4, atol=1e-5)
     assert np.isnan(scratch).all()  # the caller's array is never modified
+
+
+@enigma.kernel
+def row_of_squares(A: enigma.f32, B: enigma.f32):
+    # The original's class constructor: RegisterTensor(shape, dtype, fill).
+    t = enigma.thread_position_in_grid
+    acc = enigma.RegisterTensor((2, 3), "float", 1.0)
+    for j in range(3):
+        acc[0, j] = A[t * 3 + j] * A[t * 3 + j]
+    B[t] = acc[0, 0] + acc[0, 1] + acc[0, 2] + acc[1, 2]
+
+
+def test_register_tensor_class_constructor(runtime, rng):
+    n = 37
+    a = rng.standard_normal(3 * n).astype(np.float32)
+    raw = runtime.execute(enigma.compile(row_of_squares), [a], n * 4,
+                          grid=(n, 1, 1), threads=(16, 1, 1))
+    a64 = a.astype(np.float64).reshape(n, 3)
+    np.testing.assert_allclose(np.frombuffer(raw, np.float32),
+                               (a64 * a64).sum(axis=1) + 1.0, rtol=1e-5)
