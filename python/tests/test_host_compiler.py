@@ -65,3 +65,13 @@ def test_a_compiler_that_keeps_crashing_is_reported_with_both_attempts(tmp_path)
     assert "EnigmaRuntimeError" in done.stderr
     assert "internal compiler error" in done.stderr
     assert "again without vectorisation" in done.stderr
+
+
+def test_a_missing_compiler_says_what_to_install(tmp_path):
+    done = _run(tmp_path, tmp_path / "no-such-c++")
+    assert done.returncode != 0
+    assert "BackendUnavailableError: cannot run the host C++ compiler" \
+        in done.stderr, done.stderr[-3000:]
+    assert "CpuRuntime compiles every kernel with a host C++ compiler" \
+        in done.stderr
+    assert "apt-get install g++" in done.stderr and "ENIGMA_CXX" in done.stderr

@@ -56,7 +56,10 @@ ProcessResult runProcess(const std::vector<std::string> &argv) {
     ::close(pipeFds[0]);
     throw BackendUnavailable("cannot run the host C++ compiler '" + argv[0] +
                              "': " + std::strerror(spawnError) +
-                             " (set ENIGMA_CXX to a working C++ compiler)");
+                             ". CpuRuntime compiles every kernel with a host C++ compiler "
+                             "when it first runs it: install one (e.g. "
+                             "`apt-get install g++`) or set ENIGMA_CXX to "
+                             "the compiler's command");
   }
 
   ProcessResult result;
