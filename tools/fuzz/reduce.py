@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import interpret  # noqa: E402
 import kernelgen  # noqa: E402
-from run_fuzz import make_runtime  # noqa: E402
+from run_fuzz import BACKENDS, EXACT_ARITH_BACKENDS, make_runtime  # noqa: E402
 
 
 def _signature(outcome):
@@ -111,13 +111,13 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("input")
     ap.add_argument("output")
-    ap.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--backend", default="cpu", choices=BACKENDS)
     ap.add_argument("--why", default="", help="a line on the bug, kept in the entry")
     args = ap.parse_args(argv)
     with open(args.input) as f:
         record = json.load(f)
     runtime = make_runtime(args.backend)
-    exact = args.backend == "cpu"
+    exact = args.backend in EXACT_ARITH_BACKENDS
     small = reduce(record["program"], runtime, exact)
     outcome = harness.check(small, runtime, exact)
     entry = harness.reproducer(small, outcome, args.backend)

@@ -5,6 +5,10 @@ enigma.compile, run on a backend, compared with a numpy interpretation
 
     python3 tools/fuzz/run_fuzz.py --backend cpu --count 1000 --seed 1 --out /tmp/fuzz
 
+Backends: cpu (host C++), cuda (CUDA C++ through NVRTC), metal-host (the
+kernel's Metal Shading Language compiled with clang++ against the host
+metal_stdlib and run with Metal's execution model).
+
 Program k uses seed S + k, so any failure is replayed with
 ``--seed S+k --count 1``. Each mismatch, compile error, run error or
 interpreter error is written to OUT as a reproducer JSON (program with its
@@ -31,6 +35,11 @@ import kernelgen  # noqa: E402
 
 STATUSES = ("ok", "mismatch", "compile_error", "run_error",
             "interpreter_error", "crash")
+BACKENDS = ("cpu", "cuda", "metal-host")
+# Backends that round every float operation (compiled with
+# -ffp-contract=off); GPUs may contract a*b+c into an fma and approximate
+# division, which the interpreter then allows for.
+EXACT_ARITH_BACKENDS = ("cpu", "metal-host")
 
 
 def make_runtime(backend):
@@ -39,7 +48,9 @@ def make_runtime(backend):
         return enigma.CpuRuntime()
     if backend == "cuda":
         return enigma.CudaRuntime()
-    raise SystemExit(f"unknown backend {backend!r} (cpu or cuda)")
+    if backend == "metal-host":
+        return enigma.MetalHostRuntime()
+    raise SystemExit(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
 
 
 def save(out_dir, name, record):
@@ -137,7 +148,7 @@ def print_table(counts, elapsed, total):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--backend", default="cpu", choices=BACKENDS)
     ap.add_argument("--count", type=int, default=100, help="kernels to generate")
     ap.add_argument("--seed", type=int, default=0, help="seed of the first kernel")
     ap.add_argument("--out", default="fuzz-out", help="folder for reproducers")
@@ -146,15 +157,13 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=1,
                     help="worker processes (each compiles and runs kernels)")
     ap.add_argument("--lenient", action="store_true",
-                    help="allow GPU-style rounding (FMA contraction) also on cpu")
+                    help="allow GPU-style rounding (FMA contraction) also on cpu and metal-host")
     args = ap.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
     if args.jobs <= 1:
         make_runtime(args.backend)  # fail early when the backend is missing
-    # The CPU backend rounds every float operation (-ffp-contract=off);
-    # GPUs may contract a*b+c into an fma and approximate division.
-    exact_arith = args.backend == "cpu" and not args.lenient
+    exact_arith = args.backend in EXACT_ARITH_BACKENDS and not args.lenient
     counts = collections.defaultdict(collections.Counter)
     recover_crashes(args.out, args.backend, counts)
     jobs = [(args.seed + k,
