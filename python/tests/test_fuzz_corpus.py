@@ -14,6 +14,7 @@ import secrets
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import enigma
@@ -23,6 +24,7 @@ _FUZZ_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
 sys.path.insert(0, _FUZZ_DIR)
 
 import harness  # noqa: E402
+import interpret  # noqa: E402
 import kernelgen  # noqa: E402
 
 CORPUS = sorted(glob.glob(os.path.join(_FUZZ_DIR, "corpus", "*.json")))
@@ -91,3 +93,65 @@ def test_fresh_random_programs(runtime):
         f"{len(failures)} of {FRESH_PROGRAMS} random programs failed (first seed "
         f"{first}; replay with tools/fuzz/run_fuzz.py --seed SEED --count 1 "
         f"--category CATEGORY):\n" + "\n".join(failures))
+
+
+class _Altered:
+    """A reference runtime that runs the kernel on ``runtime`` and then
+    changes the result: flips the low bit of one byte of the first output,
+    or replaces every NaN of the outputs numbered in ``nan_outputs`` (f32)
+    by another NaN."""
+
+    def __init__(self, runtime, index=None, nan_outputs=()):
+        self._runtime, self._index, self._nan = runtime, index, nan_outputs
+        self.name = "altered"
+
+    def execute(self, *args, **kwargs):
+        raws = [bytearray(r) for r in self._runtime.execute(*args, **kwargs)]
+        if self._index is not None:
+            raws[0][self._index] ^= 1
+        for k in self._nan:
+            words = np.frombuffer(raws[k], dtype=np.uint32).copy()
+            words[np.isnan(words.view(np.float32))] = 0xFFC00001  # sign, payload
+            raws[k][:] = words.tobytes()
+        return [bytes(r) for r in raws]
+
+
+def _program_with_float_output(rng):
+    for _ in range(200):
+        program = kernelgen.generate(int(rng.integers(2**31)), "arith")
+        if program["outputs"][0]["dtype"] == "f32":
+            return program
+    raise AssertionError("no arith program with an f32 first output")
+
+
+def test_reference_backend_difference_is_reported(runtime, rng):
+    """--reference: one flipped bit in the reference's output is a
+    backend_mismatch naming that element; the same runtime as its own
+    reference agrees."""
+    program = _program_with_float_output(rng)
+    assert harness.check(program, runtime, _exact_arith(runtime),
+                         reference=runtime).status == "ok"
+    itemsize = kernelgen.numpy_dtype(program["outputs"][0]["dtype"]).itemsize
+    element = int(rng.integers(program["grid"]))
+    outcome = harness.check(program, runtime, _exact_arith(runtime),
+                            reference=_Altered(runtime, element * itemsize))
+    assert outcome.status == "backend_mismatch", outcome
+    out = outcome.details["outputs"][program["outputs"][0]["name"]]
+    assert out["count"] == 1 and out["elements"][0]["index"] == element
+
+
+def test_reference_backend_nans_match_any_nan(runtime, rng):
+    """Two NaNs with different signs or payloads are the same result."""
+    for _ in range(500):
+        program = kernelgen.generate(int(rng.integers(2**31)), "math")
+        expected = interpret.expected_outputs(program, True)
+        nan_outputs = [k for k, b in enumerate(program["outputs"])
+                       if b["dtype"] == "f32" and np.isnan(
+                           expected[b["name"]].v.astype(np.float64)).any()]
+        if nan_outputs:
+            break
+    else:
+        raise AssertionError("no math program with a NaN in an f32 output")
+    outcome = harness.check(program, runtime, _exact_arith(runtime),
+                            reference=_Altered(runtime, nan_outputs=nan_outputs))
+    assert outcome.status == "ok", outcome

@@ -23,9 +23,11 @@ MAX_REPORTED = 8  # mismatching elements listed per output
 
 
 class Outcome:
-    """status: "ok", "mismatch" (an output differs), "compile_error"
-    (enigma.compile raised), "run_error" (the runtime raised) or
-    "interpreter_error" (kernelgen/interpret bug). ``details`` is JSON-able."""
+    """status: "ok", "mismatch" (an output differs from the interpreter),
+    "backend_mismatch" (an output differs from the reference backend's),
+    "compile_error" (enigma.compile raised), "run_error" (the runtime
+    raised) or "interpreter_error" (kernelgen/interpret bug). ``details``
+    is JSON-able."""
 
     def __init__(self, status, details=None):
         self.status = status
@@ -56,9 +58,28 @@ def _jsonable(x):
     return int(x)
 
 
-def check(program, runtime, exact_arith=True, work_dir=None) -> Outcome:
+def _differing_elements(t, raw, ref_raw):
+    """Indices where two backends' outputs differ in their bits (any NaN
+    matches any NaN)."""
+    a = np.frombuffer(raw, dtype=kernelgen.numpy_dtype(t))
+    b = np.frombuffer(ref_raw, dtype=kernelgen.numpy_dtype(t))
+    if t == "b1":
+        a, b = a.view(np.uint8), b.view(np.uint8)
+    differ = a != b
+    if kernelgen.is_float(t):
+        x, y = interpret.observed_values(t, raw), interpret.observed_values(t, ref_raw)
+        differ &= ~(np.isnan(x) & np.isnan(y))
+    return [int(k) for k in np.flatnonzero(differ)]
+
+
+def check(program, runtime, exact_arith=True, work_dir=None,
+          reference=None) -> Outcome:
     """Compiles and runs ``program`` on ``runtime``; compares every output
-    element with the interpreter (within its tolerance)."""
+    element with the interpreter (within its tolerance). With a
+    ``reference`` runtime (two backends that round every operation alike,
+    e.g. metal-host against cpu), the same compiled kernel also runs there
+    and every output must match it bit for bit, including the elements the
+    interpreter cannot determine."""
     import enigma
 
     try:
@@ -74,11 +95,13 @@ def check(program, runtime, exact_arith=True, work_dir=None) -> Outcome:
             return Outcome("compile_error", {"error": f"{type(exc).__name__}: {exc}"})
         sizes = [b["size"] * kernelgen.numpy_dtype(b["dtype"]).itemsize
                  for b in program["outputs"]]
+        def run(on):
+            return on.execute(compiled, interpret.input_arrays(program),
+                              grid=(program["grid"], 1, 1),
+                              threads=(program["threads"], 1, 1),
+                              output_sizes=sizes)
         try:
-            raws = runtime.execute(compiled, interpret.input_arrays(program),
-                                   grid=(program["grid"], 1, 1),
-                                   threads=(program["threads"], 1, 1),
-                                   output_sizes=sizes)
+            raws = run(runtime)
         except Exception as exc:
             return Outcome("run_error", {"error": f"{type(exc).__name__}: {exc}"})
         mismatches = {}
@@ -95,6 +118,29 @@ def check(program, runtime, exact_arith=True, work_dir=None) -> Outcome:
                                  for k in bad[:MAX_REPORTED]]}
         if mismatches:
             return Outcome("mismatch", {"outputs": mismatches})
+        if reference is not None:
+            try:
+                ref_raws = run(reference)
+            except Exception as exc:
+                return Outcome("run_error", {"error": f"reference {reference.name}: "
+                                             f"{type(exc).__name__}: {exc}"})
+            for b, raw, ref_raw in zip(program["outputs"], raws, ref_raws):
+                bad = _differing_elements(b["dtype"], raw, ref_raw)
+                if not bad:
+                    continue
+                exp = expected[b["name"]]
+                obs = interpret.observed_values(b["dtype"], raw)
+                ref = interpret.observed_values(b["dtype"], ref_raw)
+                mismatches[b["name"]] = {
+                    "count": len(bad),
+                    "elements": [{"index": k, "observed": _jsonable(obs[k]),
+                                  reference.name: _jsonable(ref[k]),
+                                  "expected": _jsonable(exp.v[k]),
+                                  "tolerance": float(exp.e[k])}
+                                 for k in bad[:MAX_REPORTED]]}
+            if mismatches:
+                return Outcome("backend_mismatch", {"reference": reference.name,
+                                                    "outputs": mismatches})
         return Outcome("ok")
     finally:
         if own_dir:

@@ -3,6 +3,7 @@
 small one that fails the same way, for the corpus.
 
     python3 tools/fuzz/reduce.py --backend cpu IN.json OUT.json [--why TEXT]
+    python3 tools/fuzz/reduce.py --backend metal-host --reference cpu IN.json OUT.json
 
 Greedy: drop statements one at a time (innermost first), then unused
 outputs and inputs, then shrink the grid, keeping each change that leaves
@@ -51,8 +52,9 @@ def _used_names(program):
             if f'"{b["name"]}"' in text}
 
 
-def reduce(program, runtime, exact_arith):
-    target = _signature(harness.check(program, runtime, exact_arith))
+def reduce(program, runtime, exact_arith, reference=None):
+    target = _signature(harness.check(program, runtime, exact_arith,
+                                      reference=reference))
     if target[0] == "ok":
         raise SystemExit("the program does not fail")
 
@@ -61,7 +63,8 @@ def reduce(program, runtime, exact_arith):
             interpret.expected_outputs(candidate, exact_arith)
         except Exception:
             return False  # no longer a valid program
-        return _signature(harness.check(candidate, runtime, exact_arith)) == target
+        return _signature(harness.check(candidate, runtime, exact_arith,
+                                        reference=reference)) == target
 
     changed = True
     while changed:
@@ -112,14 +115,17 @@ def main(argv=None):
     ap.add_argument("input")
     ap.add_argument("output")
     ap.add_argument("--backend", default="cpu", choices=BACKENDS)
+    ap.add_argument("--reference", choices=BACKENDS,
+                    help="reduce a backend_mismatch against this backend")
     ap.add_argument("--why", default="", help="a line on the bug, kept in the entry")
     args = ap.parse_args(argv)
     with open(args.input) as f:
         record = json.load(f)
     runtime = make_runtime(args.backend)
     exact = args.backend in EXACT_ARITH_BACKENDS
-    small = reduce(record["program"], runtime, exact)
-    outcome = harness.check(small, runtime, exact)
+    reference = make_runtime(args.reference) if args.reference else None
+    small = reduce(record["program"], runtime, exact, reference)
+    outcome = harness.check(small, runtime, exact, reference=reference)
     entry = harness.reproducer(small, outcome, args.backend)
     entry["why"] = args.why
     with open(args.output, "w") as f:

@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import kernelgen  # noqa: E402
 
-STATUSES = ("ok", "mismatch", "compile_error", "run_error",
-            "interpreter_error", "crash")
+STATUSES = ("ok", "mismatch", "backend_mismatch", "compile_error",
+            "run_error", "interpreter_error", "crash")
 BACKENDS = ("cpu", "cuda", "metal-host")
 # Backends that round every float operation (compiled with
 # -ffp-contract=off); GPUs may contract a*b+c into an fma and approximate
@@ -81,19 +81,25 @@ def recover_crashes(out_dir, backend, counts):
     return seeds
 
 
-_worker_runtime = None
+_worker_runtimes = {}
+
+
+def _runtime(backend):
+    if backend is None:
+        return None
+    if backend not in _worker_runtimes:
+        _worker_runtimes[backend] = make_runtime(backend)
+    return _worker_runtimes[backend]
 
 
 def check_seed(job):
     """Generates, checks and (on failure) records one program; runs in the
     main process or in a worker. Returns (seed, category, status)."""
-    global _worker_runtime
-    seed, category, backend, exact_arith, out_dir = job
-    if _worker_runtime is None:
-        _worker_runtime = make_runtime(backend)
+    seed, category, backend, reference, exact_arith, out_dir = job
     program = kernelgen.generate(seed, category)
     inflight = save(out_dir, f"inflight-{os.getpid()}.json", program)
-    outcome = harness.check(program, _worker_runtime, exact_arith)
+    outcome = harness.check(program, _runtime(backend), exact_arith,
+                            reference=_runtime(reference))
     os.unlink(inflight)
     if outcome.status != "ok":
         path = save(out_dir, f"{outcome.status}_{seed}.json",
@@ -156,19 +162,25 @@ def main(argv=None):
                     help="only these categories (repeatable; default all)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="worker processes (each compiles and runs kernels)")
+    ap.add_argument("--reference", choices=BACKENDS,
+                    help="also run each kernel on this backend and require "
+                         "bit-identical outputs (for two backends that round "
+                         "alike: --backend metal-host --reference cpu)")
     ap.add_argument("--lenient", action="store_true",
                     help="allow GPU-style rounding (FMA contraction) also on cpu and metal-host")
     args = ap.parse_args(argv)
 
     os.makedirs(args.out, exist_ok=True)
-    if args.jobs <= 1:
-        make_runtime(args.backend)  # fail early when the backend is missing
+    if args.jobs <= 1:  # fail early when a backend is missing
+        _runtime(args.backend)
+        _runtime(args.reference)
     exact_arith = args.backend in EXACT_ARITH_BACKENDS and not args.lenient
     counts = collections.defaultdict(collections.Counter)
     recover_crashes(args.out, args.backend, counts)
     jobs = [(args.seed + k,
              args.category[k % len(args.category)] if args.category else None,
-             args.backend, exact_arith, args.out) for k in range(args.count)]
+             args.backend, args.reference, exact_arith, args.out)
+            for k in range(args.count)]
     start = time.time()
     done = 0
 
