@@ -523,7 +523,7 @@ OUT_OF_BOUNDS = """
 using namespace metal;
 kernel void wild(device float *out [[buffer(0)]],
                  uint gid [[thread_position_in_grid]]) {
-    out[gid * 0x10000000u] = 1.0f;
+    out[ulong(gid) << 44] = 1.0f;  // 64 TiB apart: never mapped
 }
 """
 

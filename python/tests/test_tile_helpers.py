@@ -620,7 +620,8 @@ def test_msl_of_each_helper():
     assert "simdgroup_float8x8" in gemm_simd
     assert "simdgroup_load(" in gemm_simd and "simdgroup_store(" in gemm_simd
     # The run-time fallback for groups that are not whole simdgroups.
-    assert "% 32" in gemm_simd.replace("%32", "% 32") or "& 31" in gemm_simd
+    assert ("% 32" in gemm_simd.replace("%32", "% 32") or "& 31" in gemm_simd
+            or "enigma_urem<uint>(" in gemm_simd and "32u)" in gemm_simd)
     gemm_scalar = _gemm_buffers(5, 7, 3, False, False, None).metal_source
     assert "simdgroup" not in gemm_scalar
     assert "fma(" in gemm_scalar
