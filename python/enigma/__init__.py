@@ -11,7 +11,7 @@ import os as _os
 if _os.environ.get("ENIGMA_CORE_DIR"):
     __path__.append(_os.environ["ENIGMA_CORE_DIR"])  # noqa: F821
 
-from . import _core  # noqa: E402
+from . import _builtins, _core, _kernel  # noqa: E402
 from ._builtins import *  # noqa: F401,F403  (thread queries, barriers)
 from ._math import *  # noqa: F401,F403
 from ._vectors import *  # noqa: F401,F403
@@ -38,10 +38,11 @@ from ._runtime import (  # noqa: F401
 from ._metal_host import MetalHostRuntime  # noqa: F401
 from ._launch import use_runtime  # noqa: F401  (kernel[grid, threads](...))
 from ._log import set_log_level  # noqa: F401
-from ._tracing import EnigmaError, IRValue, KernelDefinition, kernel  # noqa: F401
+from ._ir import EnigmaError, IRValue  # noqa: F401
+from ._kernel import KernelDefinition, kernel  # noqa: F401
 from . import _log, benchmark, testing  # noqa: F401,E402
 # The original DSL's module paths, thin re-exports of the names above.
-from . import compiler, core, ops, runtime_dispatch, tensor, tuple, typing  # noqa: F401,E402,E501
+from . import _tracing, compiler, core, ops, runtime_dispatch, tensor, tuple, typing  # noqa: F401,E402,E501
 
 DispatchError = _core.DispatchError
 BoundsCheckError = _core.BoundsCheckError
@@ -49,14 +50,17 @@ KernelFaultError = _core.KernelFaultError
 
 __version__ = "0.1.0"
 _log.configure_from_environment()  # ENIGMA_LOG
+# A wrong-arity call of one of these names in a kernel body is reported at
+# the user's line (the kernel layer cannot import this package).
+_kernel.set_package_namespace(globals())
 
 
 def __getattr__(name):
-    # `enigma.thread_position_in_grid` is an attribute, not a call (API.md
-    # section 5): it reads the x position of the thread being traced.
+    # `enigma.thread_position_in_grid` is an attribute, not a call
+    # (docs/reference/core.md): it reads the x position of the thread being
+    # traced.
     if name == "thread_position_in_grid":
-        from ._builtins import thread_position_in_grid_xyz
-        return thread_position_in_grid_xyz("x")
+        return _builtins.thread_position_in_grid_xyz("x")
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)

@@ -1,5 +1,4 @@
-"""Simdgroup asynchronous copies (API.md section 34;
-docs/reference/async-copy.md).
+"""Simdgroup asynchronous copies (docs/reference/async-copy.md).
 
 A copy moves elements between a buffer parameter (device memory) and a
 ``threadgroup_alloc`` tensor (threadgroup memory) on behalf of the whole
@@ -19,13 +18,11 @@ CUDA uses ``cp.async``, the CPU plain copies.
 
 from __future__ import annotations
 
-from . import _core
 from ._control import RegisterTensor
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
+from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
 from ._tensor import Tensor
-from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
-                       fail, user_location)
 
 __all__ = ["AsyncCopyEvent", "async_copy_1d_d2t", "async_copy_1d_t2d",
            "async_copy_2d_d2t", "async_copy_2d_t2d", "async_copy_wait",
@@ -57,15 +54,9 @@ class AsyncCopyEvent:
 
 
 def _call(what: str, function: str, *args):
-    """_core.<function>(builder, *args) with the user's line attached; C++
-    errors become EnigmaError naming it."""
-    tracer = current_tracer(what)
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return getattr(_core, function)(tracer.builder, *args)
-    except EnigmaError as e:
-        raise EnigmaError(f"{file}:{line}: {e}") from None
+    """``_core.<function>`` through the located call (``what`` names the
+    operation outside a kernel body)."""
+    return current_tracer(what).call(function, *args)
 
 
 def _memory(x, what: str, role: str):
@@ -112,7 +103,6 @@ def _index(x, what: str, name: str) -> IRValue:
         fail(f"{what}: {name} must not be negative, got {x}")
     if x >= 2**64:
         fail(f"{what}: {name} {x} does not fit in 64 bits")
-    from ._tracing import to_value
     return to_value(x, _U32 if x < 2**32 else _U64)
 
 

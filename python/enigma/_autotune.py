@@ -36,6 +36,8 @@ import tempfile
 
 import numpy as np
 
+from . import _core
+
 __all__ = ["autotune", "Autotuner", "Launch"]
 
 
@@ -64,7 +66,6 @@ class Launch:
     def _check_outputs(self, kwargs):
         if self.output_bytes is None:
             return
-        from . import _core
         given = kwargs.get("output_sizes")
         if given is None and kwargs.get("output_size") is not None:
             given = [kwargs["output_size"]]

@@ -1,9 +1,10 @@
-"""Thread queries, barriers and casts (API.md sections 5, 7, 9)."""
+"""Thread queries, barriers and casts (docs/reference/core.md,
+docs/reference/math.md, docs/reference/cooperation.md)."""
 
 from __future__ import annotations
 
 from ._dtypes import as_dtype
-from ._tracing import IRValue, current_tracer, fail, to_value
+from ._ir import IRValue, current_tracer, fail, to_value
 
 _DIMS = {"x": 0, "y": 1, "z": 2}
 

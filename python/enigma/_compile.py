@@ -1,4 +1,5 @@
-"""enigma.compile and CompiledKernel (API.md sections 1 and 3)."""
+"""enigma.compile and CompiledKernel (docs/reference/core.md): kernels and
+the kernel an @enigma.jit function launches."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import subprocess
 import tempfile
 import time
 
-from . import _core
+from . import _core, _log
 from ._dtypes import as_dtype
-from ._tracing import EnigmaError, KernelDefinition, Param
+from ._ir import BufferProxy, EnigmaError
+from ._jit import JitFunction, run_host
+from ._kernel import KernelDefinition, Param
+from ._tensor import IdentityTensor, Tensor
 
 
 class CompiledKernel:
@@ -234,12 +238,17 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     ``enigma.BoundsCheckError`` (an ``EnigmaRuntimeError``) naming the buffer, index, size, thread and
     source line (docs/runtimes.md, "Bounds-checked mode").
     """
-    from ._jit import JitFunction, compile_jit
     if isinstance(fn, JitFunction):
-        return compile_jit(fn, args, keep_metal_source=keep_metal_source,
+        launch, grid, block, where = run_host(fn, args, vec_width)
+        params = _buffer_params(_tensors_in(list(args) + launch.arguments),
+                                where)
+        compiled = compile(_LaunchedKernel(launch, params),
+                           keep_metal_source=keep_metal_source,
                            dump_ir=dump_ir, dump_mlir=dump_mlir,
                            work_dir=work_dir, vec_width=vec_width,
                            emit_only=emit_only, bounds_check=bounds_check)
+        compiled.grid, compiled.block = grid, block
+        return compiled
     if not isinstance(fn, KernelDefinition):
         if callable(fn):
             raise EnigmaError(
@@ -258,7 +267,6 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                           f"got {dump_mlir!r}")
     if bounds_check is None:
         bounds_check = os.environ.get("ENIGMA_BOUNDS_CHECK", "") not in ("", "0")
-    from . import _log
     started = time.perf_counter() if _log.INFO else 0.0
     tracer = fn.trace(vec_width)
     traced = tracer.builder.mlir_text(dump_mlir == "locations")
@@ -296,6 +304,76 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     # find the access (_runtime.py).
     compiled._bounds_check_source = (fn, vec_width)
     return compiled
+
+
+# --------------------------------------------------------------------------
+# The kernel an @enigma.jit function launches
+# --------------------------------------------------------------------------
+
+def _tensors_in(values, address_space="device") -> list:
+    """Tensors of ``address_space`` among ``values`` (looking into lists
+    and tuples); of device tensors only those with a buffer (identity and
+    buffer-less tensors are not parameters)."""
+    found = []
+    for v in values:
+        if isinstance(v, IdentityTensor):
+            continue
+        if isinstance(v, Tensor):
+            if v.address_space == address_space and (
+                    address_space != "device" or v.buffer_index >= 0):
+                found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(_tensors_in(v, address_space))
+    return found
+
+
+def _buffer_params(tensors, where: str) -> list:
+    """One buffer Param per buffer_index, indices 0..n-1."""
+    by_index = {}
+    for t in tensors:
+        seen = by_index.setdefault(t.buffer_index, t)
+        if (seen.name, seen.dtype) != (t.name, t.dtype):
+            raise EnigmaError(
+                f"{where}: buffer {t.buffer_index} is viewed as tensor "
+                f"{seen.name!r} ({seen.dtype.name}) and as {t.name!r} "
+                f"({t.dtype.name}); views of one buffer share name and type")
+    indices = sorted(by_index)
+    if indices != list(range(len(indices))):
+        raise EnigmaError(
+            f"{where}: the tensors use buffer indices {indices}; they must be "
+            f"0 to {len(indices) - 1} without gaps (each is a kernel "
+            "parameter, bound in that order)")
+    return [Param(by_index[i].name, "buffer", by_index[i].dtype)
+            for i in indices]
+
+
+class _LaunchedKernel(KernelDefinition):
+    """The kernel of a launch, traced with its recorded arguments: Tensors
+    bind to buffer parameters, everything else is passed as it is."""
+
+    def __init__(self, launch, params):
+        kernel = launch.kernel
+        self.fn = kernel.fn
+        self.__name__ = kernel.__name__
+        self.__doc__ = kernel.__doc__
+        self.__wrapped__ = kernel.__wrapped__
+        self.params = params
+        self._arguments = launch.arguments
+
+    def bind_arguments(self, tracer, vec_width):
+        if vec_width > 1:
+            raise EnigmaError("vec_width does not apply to @enigma.jit "
+                              "kernels: Tensor.load()/store() choose vector "
+                              "accesses themselves")
+        tracer.buffers = {}
+        for index, p in enumerate(self.params):
+            buf = tracer.call("add_vector_buffer", p.name, p.dtype.name, 1)
+            tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
+            tracer.buffers[index].buffer_index = index
+        # Threadgroup tensors passed in are allocated at the top of the body.
+        for t in _tensors_in(self._arguments, address_space="threadgroup"):
+            t._threadgroup_array(tracer)
+        return list(self._arguments)
 
 
 def _record_sources(artifact):

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import builtins
 
-from . import _core
 from ._dtypes import as_dtype
-from ._tracing import (EnigmaError, IRValue, current_tracer, fail,
-                       to_value, user_location)
+from ._ir import IRValue, current_tracer, fail, to_value
 
 __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
            "load_if", "store_if", "register_tensor", "Carry",
@@ -41,7 +39,7 @@ __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
 # Slots
 # --------------------------------------------------------------------------
 
-class _Slot:
+class Slot:
     """One carried value: its current IRValue and a name for messages."""
 
     __slots__ = ("value", "label")
@@ -51,29 +49,29 @@ class _Slot:
         self.label = label
 
 
-class _State:
+class ControlState:
     """Per-trace control-flow state: the live slots (carried by every
     construct opened from now on) and the slots of tracked variables."""
 
     def __init__(self):
-        self.live: list[_Slot] = []
-        self.named: dict[str, _Slot] = {}
+        self.live: list[Slot] = []
+        self.named: dict[str, Slot] = {}
 
 
-def _state(tracer) -> _State:
+def control_state(tracer) -> ControlState:
     st = getattr(tracer, "_enigma_control", None)
     if st is None:
-        st = tracer._enigma_control = _State()
+        st = tracer._enigma_control = ControlState()
     return st
 
 
-def _kind(dtype) -> str:
+def slot_kind(dtype) -> str:
     if dtype.name == "b1":
         return "bool"
     return "float" if dtype.is_float else "integer"
 
 
-def _initial(value, label: str) -> IRValue:
+def initial_value(value, label: str) -> IRValue:
     """The IRValue a slot starts with: IRValues as they are, Python numbers
     as constants (bool -> b1, int -> i32, float -> f32)."""
     if isinstance(value, IRValue):
@@ -84,7 +82,7 @@ def _initial(value, label: str) -> IRValue:
          f"{type(value).__name__}")
 
 
-def _convert(slot: _Slot, value) -> IRValue:
+def convert_to_slot(slot: Slot, value) -> IRValue:
     """`value` as the slot's dtype. Integer widths and float widths convert
     as in C; a change between integer, float and bool is refused, since
     the slot's type is fixed by its initial value."""
@@ -94,10 +92,10 @@ def _convert(slot: _Slot, value) -> IRValue:
             fail(f"{slot.label} holds {want.name} values but is assigned a "
                  f"{type(value).__name__}")
         value = to_value(value, want)
-    if _kind(value.dtype) != _kind(want):
+    if slot_kind(value.dtype) != slot_kind(want):
         fail(f"{slot.label} is carried as {want.name} (the type of its value "
              f"before the loop or branch) but is assigned a {value.dtype.name}"
-             f" value; give it a {_kind(value.dtype)} initial value (e.g. "
+             f" value; give it a {slot_kind(value.dtype)} initial value (e.g. "
              f"{'0.0' if value.dtype.is_float else '0'}) or convert with "
              "enigma.metal_cast")
     lanes = slot.value.lanes
@@ -120,12 +118,12 @@ def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
     for one lane, or a value that already has lanes)."""
     if lanes == 1 or value.lanes != 1:
         return value
-    return IRValue(tracer, _core.broadcast(tracer.builder, value._value, lanes))
+    return IRValue(tracer, tracer.call("broadcast", value._value, lanes))
 
 
 def _open(tracer, own=()):
     """Slots a construct carries: every live slot, then its own."""
-    return list(_state(tracer).live) + list(own)
+    return list(control_state(tracer).live) + list(own)
 
 
 def _rebind(tracer, slots, values):
@@ -135,17 +133,6 @@ def _rebind(tracer, slots, values):
 
 def _raw(slots):
     return [s.value._value for s in slots]
-
-
-def _call(tracer, name: str, *args):
-    """Calls a free function of _core on the tracer's builder with the
-    user's location; C++ errors get the user's file:line."""
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return getattr(_core, name)(tracer.builder, *args)
-    except EnigmaError as e:
-        raise EnigmaError(f"{file}:{line}: {e}") from None
 
 
 # --------------------------------------------------------------------------
@@ -172,7 +159,7 @@ class Carry:
     def __len__(self):
         return len(self._slots)
 
-    def _slot(self, k) -> _Slot:
+    def _slot(self, k) -> Slot:
         if isinstance(k, IRValue) or isinstance(k, bool) or \
                 not isinstance(k, int):
             fail("carried values are indexed by Python integers")
@@ -189,7 +176,7 @@ class Carry:
         if self._closed:
             fail("the loop has ended: its carried values can be read but no "
                  "longer assigned")
-        slot.value = _convert(slot, value)
+        slot.value = convert_to_slot(slot, value)
 
     def __iter__(self):
         return iter([s.value for s in self._slots])
@@ -207,7 +194,7 @@ def _make_carry(init, what: str) -> Carry | None:
         return None
     if isinstance(init, (IRValue, int, float)):
         init = [init]
-    return Carry([_Slot(_initial(v, f"carry[{k}]"), f"carry[{k}]")
+    return Carry([Slot(initial_value(v, f"carry[{k}]"), f"carry[{k}]")
                   for k, v in enumerate(init)])
 
 
@@ -271,7 +258,7 @@ class for_range:
         values = tracer.call("begin_for", lo._value, hi._value, step._value,
                              _raw(self._slots))
         _rebind(tracer, self._slots, values[1:])
-        _state(tracer).live.extend(own)
+        control_state(tracer).live.extend(own)
         self._tracer, self._phase = tracer, "body"
         index = IRValue(tracer, values[0])
         return index if self._carry is None else (index, self._carry)
@@ -283,14 +270,14 @@ class for_range:
         results = tracer.call("end_for", _raw(self._slots))
         _rebind(tracer, self._slots, results)
         if self._carry is not None:
-            live = _state(tracer).live
+            live = control_state(tracer).live
             del live[len(live) - len(self._carry):]
             self._carry._closed = True
         self._phase = "done"
         return False
 
 
-class _RangeSpec:
+class RangeSpec:
     """What ``enigma.range(...)`` returns; a ``for`` statement over it is
     rewritten into a traced loop when the kernel is decorated."""
 
@@ -317,7 +304,7 @@ def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
     """
     if not 1 <= len(args) <= 3:
         fail(f"enigma.range takes 1 to 3 arguments, got {len(args)}")
-    return _RangeSpec(args, dtype)
+    return RangeSpec(args, dtype)
 
 
 def range_constexpr(*args):
@@ -450,9 +437,9 @@ class while_:
         self._carry = _make_carry(self._init, "while_")
         own = self._carry._slots if self._carry else []
         self._slots = _open(tracer, own)
-        values = _call(tracer, "begin_while", _raw(self._slots))
+        values = tracer.call("begin_while", _raw(self._slots))
         _rebind(tracer, self._slots, values)
-        _state(tracer).live.extend(own)
+        control_state(tracer).live.extend(own)
         self._tracer, self._phase = tracer, "cond"
 
     def __enter__(self):
@@ -468,8 +455,8 @@ class while_:
         if not isinstance(cond, IRValue):
             fail("the function given to enigma.while_ must return a bool "
                  f"traced value, got {type(cond).__name__}")
-        values = _call(tracer, "while_condition", cond._value,
-                       _raw(self._slots))
+        values = tracer.call("while_condition", cond._value,
+                             _raw(self._slots))
         _rebind(tracer, self._slots, values)
         self._phase = "body"
         return self._carry
@@ -478,10 +465,10 @@ class while_:
         if exc_type is not None or self._phase != "body":
             return False
         tracer = self._tracer
-        results = _call(tracer, "end_while", _raw(self._slots))
+        results = tracer.call("end_while", _raw(self._slots))
         _rebind(tracer, self._slots, results)
         if self._carry is not None:
-            live = _state(tracer).live
+            live = control_state(tracer).live
             del live[len(live) - len(self._carry):]
             self._carry._closed = True
         self._phase = "done"
@@ -502,8 +489,8 @@ def _mask(mask, what: str):
 
 
 def _select(tracer, cond, a, b) -> IRValue:
-    return IRValue(tracer, _call(tracer, "control_select", cond._value,
-                                 a._value, b._value))
+    return IRValue(tracer, tracer.call("control_select", cond._value,
+                                       a._value, b._value))
 
 
 def load_if(buf, index, mask, default=0) -> IRValue:
@@ -604,13 +591,13 @@ class RegisterTensor:
 
     def __getitem__(self, index) -> IRValue:
         flat = self._flat(index)
-        return IRValue(self._tracer, _call(self._tracer, "load_register",
-                                           self._regs, flat))
+        return IRValue(self._tracer, self._tracer.call(
+            "load_register", self._regs, flat))
 
     def __setitem__(self, index, value):
         flat = self._flat(index)
         value = to_value(value, self.dtype)
-        _call(self._tracer, "store_register", self._regs, flat, value._value)
+        self._tracer.call("store_register", self._regs, flat, value._value)
 
     def __repr__(self):
         return f"<register tensor {self.dtype.msl}{list(self.shape)}>"
@@ -637,10 +624,10 @@ def register_tensor(shape, dtype="float", fill=0) -> RegisterTensor:
                           not isinstance(fill, (int, float))):
         fail(f"register_tensor fill must be a number or a traced value, got "
              f"{type(fill).__name__}")
-    regs = _call(tracer, "alloc_registers", dt.name, n,
-                 float(fill) if constant_fill else 0.0)
+    regs = tracer.call("alloc_registers", dt.name, n,
+                       float(fill) if constant_fill else 0.0)
     t = RegisterTensor._make(tracer, regs, shape, dt)
     if not constant_fill:
         for k in builtins.range(n):
-            _call(tracer, "store_register", regs, k, fill.cast(dt)._value)
+            tracer.call("store_register", regs, k, fill.cast(dt)._value)
     return t

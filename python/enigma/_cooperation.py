@@ -1,5 +1,5 @@
-"""Threadgroup memory, atomics and function constants (API.md section 9;
-docs/reference/cooperation.md).
+"""Threadgroup memory, atomics and function constants
+(docs/reference/cooperation.md).
 
 ``threadgroup_alloc(dtype, size)`` returns a :class:`ThreadgroupTensor`.
 Atomics are free functions (``enigma.atomic_fetch_add(buf, i, v)``) and
@@ -10,24 +10,16 @@ methods of buffer parameters and threadgroup tensors
 
 from __future__ import annotations
 
-from . import _core
 from ._dtypes import as_dtype
-from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
-                       fail, to_value, user_location)
+from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
 
 MEMORY_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 
 
 def _call(what: str, function: str, *args):
-    """Calls _core.coop_<function>(builder, *args) with the user's location
-    attached; C++ errors become EnigmaError naming the user's line."""
-    tracer = current_tracer(what)
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return getattr(_core, "coop_" + function)(tracer.builder, *args)
-    except EnigmaError as e:
-        raise EnigmaError(f"{file}:{line}: {e}") from None
+    """``_core.coop_<function>`` through the located call (``what`` names
+    the operation outside a kernel body)."""
+    return current_tracer(what).call("coop_" + function, *args)
 
 
 def _order(order, what: str) -> str:
@@ -245,7 +237,8 @@ def _as_method(function):
 
 
 # Buffer parameters and threadgroup tensors both get the atomic methods.
-# BufferProxy lives in _tracing.py; the methods are attached from here.
+# BufferProxy lives in the leaf (_ir.py), below this module; the methods
+# are attached from here.
 for _name, _function in _ATOMICS.items():
     setattr(ThreadgroupTensor, _name, _as_method(_function))
     setattr(BufferProxy, _name, _as_method(_function))

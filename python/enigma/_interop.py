@@ -25,7 +25,7 @@ from ._dtypes import as_dtype
 _DLPACK_CUDA = 2
 _DLPACK_CUDA_MANAGED = 13
 # DLPack dtype codes -> Enigma dtype names by bit width.
-_DLPACK_DTYPES = {
+DLPACK_DTYPES = {
     (0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
     (1, 8): "u8", (1, 16): "u16", (1, 32): "u32", (1, 64): "u64",
     (2, 16): "f16", (2, 32): "f32", (4, 16): "bf16", (6, 8): "b1",
@@ -91,7 +91,7 @@ def _from_cuda_array_interface(interface, what, runtime) -> DeviceArray:
                                   "which Enigma has no dtype for")
     itemsize = np.dtype(typestr).itemsize
     strides = interface.get("strides")
-    if strides is not None and tuple(strides) != _c_strides(shape, itemsize):
+    if strides is not None and tuple(strides) != c_strides(shape, itemsize):
         raise _core.DispatchError(
             f"{what} is not contiguous (strides {tuple(strides)}); pass a "
             "contiguous array (e.g. .contiguous() or cupy.ascontiguousarray)")
@@ -116,7 +116,7 @@ def _from_dlpack(value, what, runtime) -> DeviceArray:
     # address.
     (address, nbytes, code, bits, lanes, _device_type, _device_id,
      contiguous) = _core.Runtime.dlpack_info(capsule)
-    name = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
+    name = DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
     if name is None:
         raise _core.DispatchError(
             f"{what} has a DLPack element type (code {code}, {bits} bits, "
@@ -128,7 +128,7 @@ def _from_dlpack(value, what, runtime) -> DeviceArray:
     return DeviceArray(int(address), int(nbytes), name, False)
 
 
-def _c_strides(shape, itemsize):
+def c_strides(shape, itemsize):
     strides, step = [], itemsize
     for extent in reversed(shape):
         strides.append(step)

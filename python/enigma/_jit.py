@@ -1,5 +1,5 @@
 """``@enigma.jit``: host functions that do layout algebra on Tensors and
-launch one kernel (API.md section 3; docs/design/jit-and-tensors.md).
+launch one kernel (docs/reference/tensor.md, docs/design/jit-and-tensors.md).
 
     @enigma.jit
     def add(A, B, C):
@@ -20,6 +20,9 @@ threadgroup). The launched kernel is then traced: every Tensor argument
 (and every Tensor given to compile) with a buffer becomes a buffer
 parameter, in ``buffer_index`` order; layouts, ints and other Python values
 are compile-time constants.
+
+This module runs the host function and records its launch; _compile
+traces and compiles the launched kernel.
 """
 
 from __future__ import annotations
@@ -28,10 +31,7 @@ import functools
 import inspect
 import threading
 
-from ._tensor import IdentityTensor, Tensor
-from ._tracing import (BufferProxy, EnigmaError, KernelDefinition, Param,
-                       user_location)
-from . import _core
+from ._ir import EnigmaError, user_location
 
 _state = threading.local()
 
@@ -84,12 +84,12 @@ class KernelLaunch:
     """A kernel call recorded inside an ``@enigma.jit`` function; its
     :meth:`launch` picks the grid and block."""
 
-    def __init__(self, kernel: KernelDefinition, arguments: list,
-                 session: "_Session", where: str):
-        self.kernel = kernel
+    def __init__(self, kernel, arguments: list, session: "_Session",
+                 where: str):
+        self.kernel = kernel  # the KernelDefinition called
         self.arguments = arguments
         self._session = session
-        self._where = where
+        self.where = where  # the call's file:line
 
     def launch(self, grid=None, block=None, *, threadgroups=None) -> None:
         """Launches ``grid`` threads in threadgroups of ``block`` threads
@@ -140,7 +140,7 @@ class _Session:
         self.launch = None  # (KernelLaunch, grid, block, where)
 
 
-def kernel_call(kernel: KernelDefinition, args, kwargs) -> KernelLaunch:
+def kernel_call(kernel, args, kwargs) -> KernelLaunch:
     """``kernel(args...)`` inside a jit function (KernelDefinition.__call__
     comes here)."""
     session = getattr(_state, "session", None)
@@ -168,83 +168,14 @@ def kernel_call(kernel: KernelDefinition, args, kwargs) -> KernelLaunch:
     return call
 
 
-def _tensors_in(values, address_space="device") -> list:
-    """Tensors of ``address_space`` among ``values`` (looking into lists
-    and tuples); of device tensors only those with a buffer (identity and
-    buffer-less tensors are not parameters)."""
-    found = []
-    for v in values:
-        if isinstance(v, IdentityTensor):
-            continue
-        if isinstance(v, Tensor):
-            if v.address_space == address_space and (
-                    address_space != "device" or v.buffer_index >= 0):
-                found.append(v)
-        elif isinstance(v, (list, tuple)):
-            found.extend(_tensors_in(v, address_space))
-    return found
-
-
-def _buffer_params(tensors, where: str) -> list:
-    """One buffer Param per buffer_index, indices 0..n-1."""
-    by_index = {}
-    for t in tensors:
-        seen = by_index.setdefault(t.buffer_index, t)
-        if (seen.name, seen.dtype) != (t.name, t.dtype):
-            raise EnigmaError(
-                f"{where}: buffer {t.buffer_index} is viewed as tensor "
-                f"{seen.name!r} ({seen.dtype.name}) and as {t.name!r} "
-                f"({t.dtype.name}); views of one buffer share name and type")
-    indices = sorted(by_index)
-    if indices != list(range(len(indices))):
-        raise EnigmaError(
-            f"{where}: the tensors use buffer indices {indices}; they must be "
-            f"0 to {len(indices) - 1} without gaps (each is a kernel "
-            "parameter, bound in that order)")
-    return [Param(by_index[i].name, "buffer", by_index[i].dtype)
-            for i in indices]
-
-
-class _LaunchedKernel(KernelDefinition):
-    """The kernel of a launch, traced with its recorded arguments: Tensors
-    bind to buffer parameters, everything else is passed as it is."""
-
-    def __init__(self, launch: KernelLaunch, params):
-        kernel = launch.kernel
-        self.fn = kernel.fn
-        self.__name__ = kernel.__name__
-        self.__doc__ = kernel.__doc__
-        self.__wrapped__ = kernel.__wrapped__
-        self.params = params
-        self._arguments = launch.arguments
-
-    def _bind_arguments(self, tracer, vec_width):
-        if vec_width > 1:
-            raise EnigmaError("vec_width does not apply to @enigma.jit "
-                              "kernels: Tensor.load()/store() choose vector "
-                              "accesses themselves")
-        tracer.buffers = {}
-        for index, p in enumerate(self.params):
-            buf = _core.add_vector_buffer(tracer.builder, p.name,
-                                          p.dtype.name, 1)
-            tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
-            tracer.buffers[index].buffer_index = index
-        # Threadgroup tensors passed in are allocated at the top of the body.
-        for t in _tensors_in(self._arguments, address_space="threadgroup"):
-            t._threadgroup_array(tracer)
-        return list(self._arguments)
-
-
 # Attributes that mark an array (numpy, CuPy, PyTorch, JAX, ...).
 _ARRAY_PROTOCOLS = ("__array_interface__", "__cuda_array_interface__",
                     "__dlpack__")
 
 
-def compile_jit(jit_fn: JitFunction, args, **options):
-    """``enigma.compile(jit_fn, *args, **options)``: runs the host code,
-    traces the launched kernel, returns a CompiledKernel with ``grid`` and
-    ``block``."""
-    from ._compile import compile as compile_kernel
+def run_host(jit_fn: JitFunction, args, vec_width=0):
+    """Runs the host code of ``enigma.compile(jit_fn, *args)`` and returns
+    its one launch: ``(KernelLaunch, grid, block, where)``."""
     fn = jit_fn.fn
     where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
     try:
@@ -263,7 +194,7 @@ def compile_jit(jit_fn: JitFunction, args, **options):
                 "function takes enigma.Tensor descriptions (name, buffer "
                 "index, dtype, layout) and the arrays go to the runtime's "
                 "execute()")
-    if options.get("vec_width", 0) not in (0, 1):
+    if vec_width not in (0, 1):
         raise EnigmaError("vec_width does not apply to @enigma.jit kernels: "
                           "Tensor.load()/store() choose vector accesses "
                           "themselves")
@@ -282,18 +213,13 @@ def compile_jit(jit_fn: JitFunction, args, **options):
                           "returns nothing")
     if session.launch is None:
         called = (f" (kernel '{session.calls[0].kernel.__name__}' was called "
-                  f"at {session.calls[0]._where} but never launched)"
+                  f"at {session.calls[0].where} but never launched)"
                   if session.calls else "")
         raise EnigmaError(
             f"{where}: @enigma.jit function '{fn.__name__}' launched no "
             f"kernel{called}; call kernel(...).launch(grid=[...], "
             "block=[...]) exactly once")
-    launch, grid, block, launch_where = session.launch
-    params = _buffer_params(_tensors_in(list(args) + launch.arguments),
-                            launch_where)
-    compiled = compile_kernel(_LaunchedKernel(launch, params), **options)
-    compiled.grid, compiled.block = grid, block
-    return compiled
+    return session.launch
 
 
 def dispatch_shape(compiled):

@@ -10,30 +10,26 @@ first use and kept per signature; the launch itself is C++
 (python/src/LaunchBindings.cpp), queued on the current stream of the
 arrays' framework. docs/reference/launch.md is the reference,
 docs/design/launch-form.md says why.
+
+``kernel[grid, threads]`` itself is _kernel's; this module gives the C++
+launch path the helpers it calls back: the first launch on a runtime
+compiles and loads the kernel, arrays of other libraries are described.
 """
 
 from __future__ import annotations
 
 import atexit
-import os
 import sys
 import threading
 import time
-import weakref
 
 import numpy as np
 
-from . import _core, _log, _progress
-from ._runtime import CpuRuntime, CudaRuntime, _shape
+from . import _compile, _core, _log, _progress
+from ._interop import DLPACK_DTYPES, c_strides
+from ._runtime import CpuRuntime, CudaRuntime
 
 HOST = -1  # `where` of host memory; CUDA devices are their ordinals
-
-# Threads per threadgroup when kernel[grid] leaves them out, by the number
-# of grid dimensions given.
-DEFAULT_THREADS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
-# Launchers kept per kernel for hashable kernel[...] keys; a program that
-# launches with ever new grids (kernel[n] for every n) starts over here.
-_MAX_LAUNCHERS = 256
 
 _runtimes_lock = threading.Lock()
 _host = []            # the shared CpuRuntime, made on first use
@@ -80,91 +76,20 @@ class use_runtime:
 
 
 # --------------------------------------------------------------------------
-# kernel[...]
-# --------------------------------------------------------------------------
-
-class KernelCalls:
-    """A kernel's state for the function-call form: the C++ CallForm (one
-    loaded kernel per runtime) and the compiled kernel."""
-
-    def __init__(self, kernel):
-        if any(p.kind == "jit" for p in kernel.params):
-            from ._tracing import EnigmaError
-            raise EnigmaError(
-                f"kernel '{kernel.__name__}' has unannotated parameters "
-                "(Tensors and layouts of @enigma.jit), so it cannot be called "
-                "on arrays; annotate buffers (A: enigma.f32) and scalars "
-                "(n: enigma.Scalar(enigma.u32))")
-        self.kernel = kernel
-        self.compiled = None  # the CompiledKernel, made on first launch
-        # The C++ side refers back weakly: no cycle through C++ objects.
-        self.form = _core.CallForm(
-            kernel.kernel_name,
-            [(p.name, p.kind, p.dtype.name, p.multiple_of)
-             for p in kernel.params],
-            weakref.ref(self))
-
-    def compiled_kernel(self):
-        """(CompiledKernel, whether it came from the memory cache). A
-        kernel has one signature: its parameters' dtypes and multiple_of
-        promises come from its annotations (arrays must match them), and
-        bounds-checked mode (ENIGMA_BOUNDS_CHECK) is read when it is first
-        compiled, as enigma.compile reads it."""
-        if self.compiled is not None:
-            return self.compiled, True
-        from ._compile import compile as compile_kernel
-        self.compiled = compile_kernel(self.kernel, emit_only=True)
-        return self.compiled, False
-
-
-def _calls(kernel) -> KernelCalls:
-    calls = kernel.__dict__.get("_calls")
-    if calls is None:
-        calls = kernel._calls = KernelCalls(kernel)
-        kernel._launchers = {}
-    return calls
-
-
-def _split_key(key):
-    """(grid, threads or None) from what was written between the brackets:
-    kernel[grid] or kernel[grid, threads]."""
-    if isinstance(key, tuple):
-        if len(key) == 2:
-            return key
-        if len(key) == 1:
-            return key[0], None
-        raise TypeError(
-            f"kernel[...] takes a grid, or a grid and threads per "
-            f"threadgroup, got {len(key)} values {key!r}; give a "
-            "multi-dimensional grid as one tuple: kernel[(gx, gy), (tx, ty)]")
-    return key, None
-
-
-def launcher(kernel, key):
-    """``kernel[key]`` (KernelDefinition.__getitem__): a launcher for the
-    grid and threadgroup size in ``key``."""
-    calls = _calls(kernel)
-    grid, threads = _split_key(key)
-    grid3 = _shape(grid, "grid")
-    if threads is None:
-        dims = 1 if not isinstance(grid, (tuple, list)) else len(grid)
-        threads3 = DEFAULT_THREADS[dims]
-    else:
-        threads3 = _shape(threads, "threads")
-    made = calls.form.launcher(grid3, threads3, (grid3, threads3))
-    try:
-        cache = kernel._launchers
-        if len(cache) >= _MAX_LAUNCHERS:
-            cache.clear()
-        cache[key] = made
-    except TypeError:  # an unhashable key (a list): not kept
-        pass
-    return made
-
-
-# --------------------------------------------------------------------------
 # Helpers of the C++ launch path
 # --------------------------------------------------------------------------
+
+def _compiled_kernel(calls):
+    """(CompiledKernel, whether it came from the memory cache) of a
+    kernel's function-call state. A kernel has one signature: its
+    parameters' dtypes and multiple_of promises come from its annotations
+    (arrays must match them), and bounds-checked mode (ENIGMA_BOUNDS_CHECK)
+    is read when it is first compiled, as enigma.compile reads it."""
+    if calls.compiled is not None:
+        return calls.compiled, True
+    calls.compiled = _compile.compile(calls.kernel, emit_only=True)
+    return calls.compiled, False
+
 
 def _first_call(owner, where, runtime):
     """A launch needs the kernel on a runtime it is not loaded on yet:
@@ -188,7 +113,7 @@ def _first_call(owner, where, runtime):
             f"kernel {kernel.kernel_name}: the function-call form runs on "
             f"CpuRuntime and CudaRuntime, not {type(runtime).__name__}; "
             "launch it with that runtime's execute() or prepare()")
-    compiled, from_memory = calls.compiled_kernel()
+    compiled, from_memory = _compiled_kernel(calls)
     if from_memory and _log.INFO:
         _log.info("%s: compiled kernel from the memory cache",
                   kernel.kernel_name)
@@ -244,11 +169,10 @@ def _describe_array(obj):
         obj.block_until_ready()
         synchronous = True
     if hasattr(obj, "__dlpack_device__") and hasattr(obj, "__dlpack__"):
-        from ._interop import _DLPACK_DTYPES
         kind, device = (int(v) for v in obj.__dlpack_device__())
         (address, nbytes, code, bits, lanes, _kind, _id,
          contiguous) = _core.Runtime.dlpack_info(obj.__dlpack__())
-        name = _DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
+        name = DLPACK_DTYPES.get((code, bits)) if lanes == 1 else None
         where = (device if kind in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED)
                  else HOST if kind in (_DLPACK_CPU, _DLPACK_CUDA_HOST)
                  else -2)
@@ -268,13 +192,12 @@ def _describe_array(obj):
 
 def _from_array_interface(interface, where, synchronous=False, dtype=None):
     """The description of an array from its (CUDA) array interface."""
-    from ._interop import _c_strides
     if dtype is None:
         dtype = np.dtype(interface["typestr"])
     shape = tuple(interface["shape"])
     strides = interface.get("strides")
     contiguous = strides is None or \
-        tuple(strides) == _c_strides(shape, dtype.itemsize)
+        tuple(strides) == c_strides(shape, dtype.itemsize)
     address, readonly = interface["data"]
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     name = "bf16" if dtype.name == "bfloat16" else _dtype_name(dtype)
@@ -353,24 +276,10 @@ def _cupy_stream(device):
     return on_device(device)
 
 
-def _log_launch(name, key, runtime, stream, own_stream):
-    grid, threads = key
-    where = runtime.name
-    if where == "cuda":
-        where += " (" + ("the runtime's stream, waited for" if own_stream
-                         else f"stream 0x{stream:x}") + ")"
-    _log.info("launch %s grid %s threads %s on %s", name, grid, threads,
-              where)
-
-
-def log_launches(on: bool) -> None:
-    _core.launch_setup({"log_launch": _log_launch if on else None})
-
-
 _core.launch_setup({
     "describe_array": _describe_array, "array_text": _array_text,
     "reader_of": _reader_of, "dtype_name": _dtype_name,
     "torch_stream": _torch_stream, "cupy_stream": _cupy_stream,
-    "first_call": _first_call, "log_launch": None,
+    "first_call": _first_call,
 })
 atexit.register(_core.launch_teardown)

@@ -1,4 +1,4 @@
-"""CuTe's layout algebra (API.md section 11).
+"""CuTe's layout algebra (docs/reference/layout.md).
 
 A :class:`Layout` is a function from coordinates to offsets given by a
 hierarchical shape and stride (nested tuples of ints), column-major
@@ -22,7 +22,7 @@ import numbers
 from typing import Tuple, Union
 
 from . import _core
-from ._tracing import EnigmaError, IRValue, user_location
+from ._ir import IRValue, fail, located
 
 __all__ = [
     "Layout", "IdentityLayout", "Swizzle", "SwizzledLayout",
@@ -41,19 +41,6 @@ __all__ = [
 # Errors and argument checking
 # --------------------------------------------------------------------------
 
-def _fail(message: str):
-    file, line = user_location()
-    raise EnigmaError(f"{file}:{line}: {message}")
-
-
-def _core_call(function, *args):
-    """Runs one C++ algebra function; its errors name the user's line."""
-    try:
-        return function(*args)
-    except EnigmaError as e:
-        _fail(str(e))
-
-
 def _is_int(x) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
@@ -66,7 +53,7 @@ _INT_LIMIT = 1 << 48
 def _small_int(x, what: str) -> int:
     x = int(x)
     if not -_INT_LIMIT < x < _INT_LIMIT:
-        _fail(f"{what} {x} is too large for a layout (|x| < 2**48)")
+        fail(f"{what} {x} is too large for a layout (|x| < 2**48)")
     return x
 
 
@@ -76,7 +63,7 @@ def _int_tuple(x, what: str):
         return _small_int(x, what)
     if isinstance(x, (tuple, list)):
         return tuple(_int_tuple(e, what) for e in x)
-    _fail(f"{what} must be an int or a (nested) tuple of ints, got {x!r}")
+    fail(f"{what} must be an int or a (nested) tuple of ints, got {x!r}")
 
 
 # --------------------------------------------------------------------------
@@ -135,7 +122,7 @@ def inner_product(a, b) -> int:
     """Sum of the products of the leaves of ``a`` and ``b`` (same count)."""
     fa, fb = flatten(a), flatten(b)
     if len(fa) != len(fb):
-        _fail(f"inner_product: {_str(a)} and {_str(b)} have {len(fa)} and "
+        fail(f"inner_product: {_str(a)} and {_str(b)} have {len(fa)} and "
               f"{len(fb)} leaves")
     return sum(x * y for x, y in zip(fa, fb))
 
@@ -148,7 +135,7 @@ def crd2idx(crd, shape, stride):
     integer values."""
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
-            _fail(f"crd2idx: coordinate {_coord_str(crd)} does not match the "
+            fail(f"crd2idx: coordinate {_coord_str(crd)} does not match the "
                   f"shape {_str(shape)}")
         return _sum_terms([crd2idx(c, s, d)
                            for c, s, d in zip(crd, shape, stride)])
@@ -196,7 +183,7 @@ def compact_order(shape, order):
         return compact_col_major(shape)
     order = tuple(order)
     if len(order) != len(shape):
-        _fail(f"compact_order: order {order} does not have one entry per "
+        fail(f"compact_order: order {order} does not have one entry per "
               f"mode of {_str(shape)}")
     strides, current = [0] * len(shape), 1
     for mode in sorted(range(len(shape)), key=lambda i: order[i]):
@@ -261,7 +248,7 @@ def select(x, mode):
     t = x if is_tuple(x) else (x,)
     for m in modes:
         if not _is_int(m) or not -len(t) <= m < len(t):
-            _fail(f"select: mode {m!r} is out of range for {_str(x)} of rank "
+            fail(f"select: mode {m!r} is out of range for {_str(x)} of rank "
                   f"{len(t)}")
     picked = tuple(t[m] for m in modes)
     return picked if several else picked[0]
@@ -304,7 +291,7 @@ def _shape_at(shape, mode, what: str):
     for m in path:
         modes = part if is_tuple(part) else (part,)
         if not _is_int(m) or not 0 <= m < len(modes):
-            _fail(f"{what}: mode {m!r} (of {list(path)}) is out of range for "
+            fail(f"{what}: mode {m!r} (of {list(path)}) is out of range for "
                   f"{_str(part)} of rank {len(modes)}")
         part = modes[int(m)]
     return part
@@ -350,9 +337,9 @@ def _check_coord_leaf(c, what="coordinate"):
         return int(c)
     if isinstance(c, IRValue):
         if c.lanes != 1 or c.dtype.is_float or c.dtype.name == "b1":
-            _fail(f"a layout {what} must be a scalar integer, got {c!r}")
+            fail(f"a layout {what} must be a scalar integer, got {c!r}")
         return c
-    _fail(f"a layout {what} must be an int, a tuple of ints or a traced "
+    fail(f"a layout {what} must be an int, a tuple of ints or a traced "
           f"integer value, got {c!r}")
 
 
@@ -361,7 +348,7 @@ def _offset_terms(coord, shape, stride, terms):
     mode that contributes (CuTe's crd2idx)."""
     if isinstance(coord, (tuple, list)):
         if isinstance(shape, int) or len(coord) != len(shape):
-            _fail(f"coordinate {_coord_str(coord)} has rank {len(coord)} "
+            fail(f"coordinate {_coord_str(coord)} has rank {len(coord)} "
                   f"but the shape {_str(shape)} has rank {_rank(shape)}")
         for c, s, d in zip(coord, shape, stride):
             _offset_terms(c, s, d, terms)
@@ -369,7 +356,7 @@ def _offset_terms(coord, shape, stride, terms):
     c = _check_coord_leaf(coord)
     extent = product(shape)
     if isinstance(c, int) and not 0 <= c < extent:
-        _fail(f"coordinate {c} is out of range [0, {extent}) of shape "
+        fail(f"coordinate {c} is out of range [0, {extent}) of shape "
               f"{_str(shape)}")
     if isinstance(shape, int):
         if shape != 1 and stride != 0:
@@ -444,7 +431,7 @@ def _coord_args(args):
     if len(args) == 1:
         return args[0]
     if not args:
-        _fail("a layout is called with a coordinate, e.g. L(3) or L((1, 2))")
+        fail("a layout is called with a coordinate, e.g. L(3) or L((1, 2))")
     return tuple(args)
 
 
@@ -474,7 +461,7 @@ class Layout:
         shape = _int_tuple(shape, "a layout shape")
         if stride is not None:
             stride = _int_tuple(stride, "a layout stride")
-        self._shape, self._stride = _core_call(_core.layout_make, shape, stride)
+        self._shape, self._stride = located(_core.layout_make, shape, stride)
 
     @classmethod
     def _of(cls, shape, stride) -> "Layout":
@@ -516,7 +503,7 @@ class Layout:
 
     def cosize(self) -> int:
         """One past the largest offset: ``L(size - 1) + 1``."""
-        return _core_call(_core.layout_cosize, self._pair())
+        return located(_core.layout_cosize, self._pair())
 
     def mode(self, i: int) -> "Layout":
         """Top-level mode ``i`` as a layout of its own."""
@@ -524,7 +511,7 @@ class Layout:
 
     def _shape_mode(self, i):
         if not _is_int(i) or not 0 <= i < self.rank():
-            _fail(f"mode {i!r} is out of range for the layout {self} of rank "
+            fail(f"mode {i!r} is out of range for the layout {self} of rank "
                   f"{self.rank()}")
         return _mode(self._shape, int(i))
 
@@ -638,7 +625,7 @@ class Swizzle:
     def __init__(self, bits: int, base: int, shift: int):
         for name, v in (("bits", bits), ("base", base), ("shift", shift)):
             if not _is_int(v) or not -64 < v < 64:
-                _fail(f"Swizzle {name} must be an int in (-64, 64), got {v!r}")
+                fail(f"Swizzle {name} must be an int in (-64, 64), got {v!r}")
         self.bits, self.base, self.shift = int(bits), int(base), int(shift)
         if 0 <= self.shift < self.bits and self.base >= 0:
             # The original DSL allows a shift below the bit count (CuTe does
@@ -647,7 +634,7 @@ class Swizzle:
             self.yyy_mask = mask << (self.base + self.shift)
             self.zzz_mask = mask << self.base
         else:
-            self.yyy_mask, self.zzz_mask = _core_call(
+            self.yyy_mask, self.zzz_mask = located(
                 _core.swizzle_masks, self.bits, self.base, self.shift)
 
     def __call__(self, offset):
@@ -687,11 +674,11 @@ class SwizzledLayout:
                 and layout is None:
             swizzle, offset, layout = offset, 0, swizzle
         if not isinstance(swizzle, Swizzle):
-            _fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
+            fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
         if not isinstance(layout, Layout):
-            _fail(f"SwizzledLayout needs a Layout, got {layout!r}")
+            fail(f"SwizzledLayout needs a Layout, got {layout!r}")
         if not _is_int(offset) or offset < 0:
-            _fail(f"SwizzledLayout offset must be an int >= 0, got {offset!r}")
+            fail(f"SwizzledLayout offset must be an int >= 0, got {offset!r}")
         self.swizzle, self.offset, self.layout = swizzle, int(offset), layout
 
     @property
@@ -748,19 +735,19 @@ def swizzle(layout, bits: int, base: int, shift: int, offset: int = 0):
     Sw<3,4,3> o 0 o (8,64):(64,1)
     """
     return SwizzledLayout(Swizzle(bits, base, shift), offset,
-                          _as_layout(layout, "swizzle's layout"))
+                          as_layout(layout, "swizzle's layout"))
 
 
 # --------------------------------------------------------------------------
 # Construction
 # --------------------------------------------------------------------------
 
-def _as_layout(x, what: str) -> Layout:
+def as_layout(x, what: str) -> Layout:
     if isinstance(x, Layout):
         return x
     if _is_int(x) or isinstance(x, (tuple, list)):
         return Layout(x)
-    _fail(f"{what} must be a Layout or a shape, got {x!r}")
+    fail(f"{what} must be a Layout or a shape, got {x!r}")
 
 
 def make_layout(*args, stride=None):
@@ -770,7 +757,7 @@ def make_layout(*args, stride=None):
     ``(4,8):(2,8)`` (a single layout is returned as it is)."""
     if args and all(isinstance(a, Layout) for a in args):
         if stride is not None:
-            _fail("make_layout of layouts takes no stride")
+            fail("make_layout of layouts takes no stride")
         if len(args) == 1:
             return args[0]
         return Layout._of(tuple(a.shape for a in args),
@@ -778,7 +765,7 @@ def make_layout(*args, stride=None):
     if len(args) == 2 and stride is None:
         return Layout(args[0], args[1])
     if len(args) != 1:
-        _fail("make_layout takes a shape (and optionally a stride), or "
+        fail("make_layout takes a shape (and optionally a stride), or "
               "Layouts to concatenate")
     return Layout(args[0], stride)
 
@@ -789,7 +776,7 @@ def make_ordered_layout(shape, order) -> Layout:
     is the row-major ``(4,8):(8,1)``."""
     shape = _int_tuple(shape, "make_ordered_layout's shape")
     order = _int_tuple(order, "make_ordered_layout's order")
-    return Layout._from_core(_core_call(_core.layout_ordered, shape, order))
+    return Layout._from_core(located(_core.layout_ordered, shape, order))
 
 
 def make_identity_layout(shape) -> Layout:
@@ -817,7 +804,7 @@ def cosize(x) -> int:
     """One past the largest offset of a layout: ``cosize(Layout((2, 3), (1,
     10))) == 22``."""
     if not isinstance(x, (Layout, SwizzledLayout)):
-        _fail(f"cosize needs a Layout, got {x!r}")
+        fail(f"cosize needs a Layout, got {x!r}")
     return x.cosize()
 
 
@@ -834,12 +821,12 @@ def _tiler(t):
         return (int(t), 1)
     if isinstance(t, (tuple, list)):
         return [_tiler(e) for e in t]
-    _fail(f"a tiler must be a Layout, an int or a tuple of them, got {t!r}")
+    fail(f"a tiler must be a Layout, an int or a tuple of them, got {t!r}")
 
 
 def _layout_arg(x, what: str) -> Layout:
     if not isinstance(x, Layout):
-        _fail(f"{what} must be a Layout, got {x!r}")
+        fail(f"{what} must be a Layout, got {x!r}")
     return x
 
 
@@ -852,7 +839,7 @@ def _tiled(function, a, tiler, name: str):
         return SwizzledLayout(a.swizzle, a.offset,
                               _tiled(function, a.layout, tiler, name))
     a = _layout_arg(a, f"{name}'s first argument")
-    return Layout._from_core(_core_call(function, a._pair(), _tiler(tiler)))
+    return Layout._from_core(located(function, a._pair(), _tiler(tiler)))
 
 
 def coalesce(layout: Layout, profile=None) -> Layout:
@@ -862,7 +849,7 @@ def coalesce(layout: Layout, profile=None) -> Layout:
     layout = _layout_arg(layout, "coalesce's argument")
     if profile is not None:
         profile = _int_tuple(profile, "coalesce's profile")
-    return Layout._from_core(_core_call(_core.layout_coalesce, layout._pair(),
+    return Layout._from_core(located(_core.layout_coalesce, layout._pair(),
                                         profile))
 
 
@@ -875,11 +862,11 @@ def complement(layout: Layout, cosize=None, *, cosize_val=None) -> Layout:
     layout = _layout_arg(layout, "complement's argument")
     if cosize_val is not None:
         if cosize is not None:
-            _fail("complement: give cosize or cosize_val, not both")
+            fail("complement: give cosize or cosize_val, not both")
         cosize = cosize_val
     if cosize is not None and not _is_int(cosize):
-        _fail(f"complement's cosize must be an int, got {cosize!r}")
-    return Layout._from_core(_core_call(
+        fail(f"complement's cosize must be an int, got {cosize!r}")
+    return Layout._from_core(located(
         _core.layout_complement, layout._pair(),
         None if cosize is None else _small_int(cosize, "complement's cosize")))
 
@@ -890,7 +877,7 @@ def composition(a, b):
     mode (a by-mode tiler). ``a`` may be a Layout, an IdentityLayout, a
     SwizzledLayout, or a Swizzle (giving a SwizzledLayout)."""
     if isinstance(a, Swizzle):
-        return SwizzledLayout(a, 0, _as_layout(b, "composition's second argument"))
+        return SwizzledLayout(a, 0, as_layout(b, "composition's second argument"))
     return _tiled(_core.layout_composition, a, b, "composition")
 
 
@@ -898,7 +885,7 @@ def right_inverse(layout: Layout) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for ``i`` below
     ``size(R)``, the longest contiguous run of offsets from 0."""
     layout = _layout_arg(layout, "right_inverse's argument")
-    return Layout._from_core(_core_call(_core.layout_right_inverse,
+    return Layout._from_core(located(_core.layout_right_inverse,
                                         layout._pair()))
 
 
@@ -910,7 +897,7 @@ def left_inverse(layout: Layout) -> Layout:
     # complement() ignores stride-0 modes; they make the layout repeat.
     if any(s > 1 and d == 0 for s, d in zip(flatten(layout.shape),
                                             flatten(layout.stride))):
-        _fail(f"left_inverse: {layout} is not injective (a mode of stride "
+        fail(f"left_inverse: {layout} is not injective (a mode of stride "
               "0 repeats offsets)")
     return right_inverse(make_layout(layout, complement(layout)))
 
@@ -953,9 +940,9 @@ def flat_divide(layout, tiler):
 
 
 def _product(function, a, b, name):
-    a = _as_layout(a, f"{name}'s first argument")
-    b = _as_layout(b, f"{name}'s second argument")
-    return Layout._from_core(_core_call(function, a._pair(), b._pair()))
+    a = as_layout(a, f"{name}'s first argument")
+    b = as_layout(b, f"{name}'s second argument")
+    return Layout._from_core(located(function, a._pair(), b._pair()))
 
 
 def logical_product(a, b) -> Layout:
@@ -994,8 +981,8 @@ def blocked_product(a, b, *, by_mode=False) -> Layout:
     ``((2,3),(5,4)):((5,10),(1,30))``."""
     if by_mode:
         return _product(_core.layout_blocked_product, a, b, "blocked_product")
-    a = _as_layout(a, "blocked_product's first argument")
-    b = _as_layout(b, "blocked_product's second argument")
+    a = as_layout(a, "blocked_product's first argument")
+    b = as_layout(b, "blocked_product's second argument")
     scale = a.cosize()
     shape = flatten(a.shape) + flatten(b.shape)
     stride = flatten(a.stride) + tuple(d * scale for d in flatten(b.stride))
@@ -1016,9 +1003,9 @@ def recast_layout(new_bits: int, old_bits: int, layout: Layout) -> Layout:
     ``recast_layout(8, 32, Layout((4, 8)))`` is ``(16,8):(1,16)``."""
     for name, v in (("new_bits", new_bits), ("old_bits", old_bits)):
         if not _is_int(v):
-            _fail(f"recast_layout's {name} must be an int, got {v!r}")
+            fail(f"recast_layout's {name} must be an int, got {v!r}")
     layout = _layout_arg(layout, "recast_layout's layout")
-    return Layout._from_core(_core_call(
+    return Layout._from_core(located(
         _core.layout_recast, _small_int(new_bits, "new_bits"),
         _small_int(old_bits, "old_bits"), layout._pair()))
 
@@ -1031,7 +1018,7 @@ def make_layout_tv(thr_layout, val_layout):
     ``thr_layout`` value is ``t``; likewise for values.
     ``make_layout_tv(Layout((4, 32), (32, 1)), Layout((4, 4), (4, 1)))[0]``
     is ``(16, 128)``."""
-    thr = _as_layout(thr_layout, "make_layout_tv's thread layout")
-    val = _as_layout(val_layout, "make_layout_tv's value layout")
-    tiler, tv = _core_call(_core.layout_tv, thr._pair(), val._pair())
+    thr = as_layout(thr_layout, "make_layout_tv's thread layout")
+    val = as_layout(val_layout, "make_layout_tv's value layout")
+    tiler, tv = located(_core.layout_tv, thr._pair(), val._pair())
     return tiler, Layout._from_core(tv)

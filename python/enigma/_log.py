@@ -13,6 +13,9 @@ import logging
 import os
 import sys
 
+from . import _core
+from ._progress import clear_line
+
 logger = logging.getLogger("enigma")
 
 # Read by the places that log, before they build a message.
@@ -30,7 +33,6 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record):
         try:
-            from ._progress import clear_line
             clear_line()  # a progress line must not run into the message
             sys.stderr.write(self.format(record) + "\n")
             sys.stderr.flush()
@@ -63,8 +65,18 @@ def set_log_level(level) -> None:
     elif not INFO and _handler in logger.handlers:
         logger.removeHandler(_handler)
         logger.propagate = True
-    from . import _launch
-    _launch.log_launches(INFO)
+    # The function-call form's C++ launch path logs through this, or
+    # (None) not at all.
+    _core.launch_setup({"log_launch": _log_launch if INFO else None})
+
+
+def _log_launch(name, key, runtime, stream, own_stream):
+    grid, threads = key
+    where = runtime.name
+    if where == "cuda":
+        where += " (" + ("the runtime's stream, waited for" if own_stream
+                         else f"stream 0x{stream:x}") + ")"
+    info("launch %s grid %s threads %s on %s", name, grid, threads, where)
 
 
 def info(message: str, *args) -> None:

@@ -1,5 +1,5 @@
 """Math, integer, bit, comparison, selection and reinterpretation functions
-(API.md section 7), with Metal's definitions on every backend.
+(docs/reference/math.md), with Metal's definitions on every backend.
 
 Operands may be IRValues or Python numbers; a number takes the dtype of the
 first traced operand (a float number with an integer operand becomes f32),
@@ -12,22 +12,15 @@ from __future__ import annotations
 
 from . import _core
 from ._dtypes import as_dtype
-from ._tracing import (EnigmaError, IRValue, current_tracer, to_value,
-                       user_location)
-from . import _mma
-from ._mma import Fragment as _Fragment
+from ._ir import (IRValue, current_tracer, fragment_math, fragment_where,
+                  to_value)
+from ._ir import Fragment as _Fragment
 
 
 def _build(what, fn, *args):
-    """Calls ``fn(builder, *args)`` with the user's file:line attached to
-    the ops it creates and to any EnigmaError it raises."""
+    """``fn(builder, *args)`` through the located call, as an IRValue."""
     tracer = current_tracer(what)
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return IRValue(tracer, fn(tracer.builder, *args))
-    except EnigmaError as e:
-        raise EnigmaError(f"{file}:{line}: {e}") from None
+    return IRValue(tracer, tracer.call(fn, *args))
 
 
 def _values(args):
@@ -38,8 +31,8 @@ def _values(args):
 
 def _apply(name, *args):
     current_tracer(name)
-    if any(isinstance(a, _Fragment) for a in args):  # python/enigma/_mma.py
-        return _mma.fragment_math(name, *args)
+    if any(isinstance(a, _Fragment) for a in args):
+        return fragment_math(name, *args)
     values = _values(args)
     return _build(name, _core.math_call, name, [v._value for v in values])
 
@@ -421,7 +414,7 @@ def where(false_val, true_val, cond):
     cond)``; note the argument order). ``cond`` must be a bool."""
     current_tracer("where")
     if any(isinstance(a, _Fragment) for a in (false_val, true_val, cond)):
-        return _mma.fragment_where(false_val, true_val, cond)
+        return fragment_where(false_val, true_val, cond)
     f, t = _values([false_val, true_val])
     c = to_value(cond)
     return _build("where", _core.where, f._value, t._value, c._value)

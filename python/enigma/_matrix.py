@@ -1,4 +1,4 @@
-"""Matrix types (API.md section 9; docs/reference/cooperation.md).
+"""Matrix types (docs/reference/cooperation.md).
 
 Small float matrices with Metal's semantics: ``floatCxR`` (``halfCxR``) is
 column-major and has C columns, each an R-component vector, with C and R
@@ -12,7 +12,7 @@ a Metal matrix type.
 from __future__ import annotations
 
 from ._cooperation import ThreadgroupTensor
-from ._tracing import BufferProxy, IRValue, fail
+from ._ir import BufferProxy, IRValue, fail
 from ._vectors import dot, make_vec, vec_extract
 
 __all__ = ["Matrix", "make_matrix", "matrix_from_buffer", "matmul",

@@ -15,12 +15,13 @@ import numpy as np
 from . import _core
 from ._compile import CompiledKernel, params_of
 from . import _runtime
-from ._runtime import _Runtime, _is_int
+from ._grid import is_int
+from ._runtime import RuntimeBase
 
 BackendUnavailableError = _core.BackendUnavailableError
 
 
-class MetalHostRuntime(_Runtime):
+class MetalHostRuntime(RuntimeBase):
     """Runs kernels by compiling their Metal Shading Language with clang++
     against Enigma's host ``metal_stdlib`` and running it with Metal's
     execution model on the CPU (fibers for the threads of a threadgroup).
@@ -70,7 +71,7 @@ class MetalHostRuntime(_Runtime):
         if not isinstance(kernel_name, str):
             raise TypeError("kernel_name must be a str, got "
                             f"{type(kernel_name).__name__}")
-        defined = sorted(int(i) for i in (constants or {}) if _is_int(i))
+        defined = sorted(int(i) for i in (constants or {}) if is_int(i))
         artifact, bytes_params = _core.msl_host_artifact(source, kernel_name,
                                                          defined)
         params = params_of(artifact)

@@ -22,12 +22,18 @@ from __future__ import annotations
 
 import math as _math
 
-from . import _core
-from ._dtypes import as_dtype
-from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
-                       fail, to_value, user_location)
-
 from ._autotune import Autotuner, Launch, autotune  # noqa: F401
+from ._builtins import (barrier, simdgroup_index_in_threadgroup,
+                        simdgroups_per_threadgroup,
+                        threadgroup_position_in_grid)
+from ._control import for_range, range_constexpr
+from ._cooperation import ThreadgroupTensor
+from ._dtypes import as_dtype
+from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
+                  static_int, to_value)
+from ._layout import Swizzle
+from ._math import imin, where
+from ._tile import PipelineStage, pipeline
 
 __all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
@@ -40,18 +46,8 @@ _U32 = as_dtype("uint")
 
 
 def _call(function: str, *args):
-    """``_core.<function>(builder, *args)`` with the user's location on the
-    ops and on any EnigmaError."""
-    tracer = current_tracer(function)
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return getattr(_core, function)(tracer.builder, *args)
-    except EnigmaError as e:
-        message = str(e)
-        if message.startswith(f"{file}:{line}:"):
-            raise
-        raise EnigmaError(f"{file}:{line}: {message}") from None
+    """``_core.<function>`` through the located call."""
+    return current_tracer(function).call(function, *args)
 
 
 def _wrap(value) -> IRValue:
@@ -73,19 +69,10 @@ def _index(x, what: str):
     return to_value(x, _U32 if x < 2**32 else as_dtype("u64"))._value
 
 
-def _static(x, what: str, minimum: int = 1) -> int:
-    if isinstance(x, bool) or not isinstance(x, int):
-        fail(f"{what} must be a Python int, got {type(x).__name__}")
-    if x < minimum:
-        fail(f"{what} must be at least {minimum}, got {x}")
-    return x
-
-
 def _swizzle(sw, what: str):
     """(bits, base, shift) of an enigma.Swizzle (or a 3-tuple), or None."""
     if sw is None:
         return None
-    from ._layout import Swizzle
     if isinstance(sw, Swizzle):
         return (sw.bits, sw.base, sw.shift)
     if isinstance(sw, tuple) and len(sw) == 3 and \
@@ -95,213 +82,12 @@ def _swizzle(sw, what: str):
 
 
 # --------------------------------------------------------------------------
-# Fragments
-# --------------------------------------------------------------------------
-
-def _shape_of(value):
-    return _core.mma_shape(value._value if isinstance(value, IRValue)
-                           else value)
-
-
-class Fragment(IRValue):
-    """An ``rows x cols`` matrix held collectively by the 32 lanes of one
-    simdgroup (cols is None for a row vector: one value per row, from
-    :meth:`row_max` / :meth:`row_sum`). Its lane layout is the target's.
-
-    Operators work element by element: ``+ - * / // %``, ``& | ^ << >>``
-    for integers, comparisons (giving bool fragments), unary ``-`` and
-    ``abs``. The other operand may be a fragment of the same shape and
-    dtype, a traced scalar or a Python number (converted to the fragment's
-    dtype); a row vector next to a fragment of as many rows is repeated
-    along the columns (``acc * scale`` scales each row). ``enigma.exp``,
-    ``exp2``, ``log``, ``log2``, ``sqrt``, ``rsqrt``, ``tanh``, ``abs``,
-    ``fmax``, ``fmin`` and ``enigma.where`` accept fragments. Every lane of
-    the simdgroup must compute with a fragment: none may be computed under
-    control flow that depends on the lane."""
-
-    __slots__ = ()
-
-    @property
-    def shape(self):
-        """(rows, cols) of a fragment, (rows,) of a row vector."""
-        rows, cols = _shape_of(self)
-        return (rows, cols) if cols else (rows,)
-
-    @property
-    def rows(self) -> int:
-        return _shape_of(self)[0]
-
-    @property
-    def cols(self):
-        """Columns; None for a row vector."""
-        return _shape_of(self)[1] or None
-
-    @property
-    def is_row_vector(self) -> bool:
-        return _shape_of(self)[1] == 0
-
-    def __repr__(self) -> str:
-        shape = " x ".join(str(d) for d in self.shape)
-        kind = "row vector" if self.is_row_vector else "fragment"
-        return f"<{kind} {shape} {self.dtype.name}>"
-
-    def _lane(self, name: str):
-        fail(f".{name}: a fragment has no lanes to read; its layout belongs "
-             "to the target (store it with enigma.mma_store)")
-
-    def cast(self, dtype) -> "Fragment":
-        """The fragment converted element by element to ``dtype``."""
-        dtype = as_dtype(dtype)
-        if dtype.name == self.dtype.name:
-            return self
-        return _wrap(_call("mma_cast", self._value, dtype.name))
-
-    # reductions and broadcasts ---------------------------------------------
-    def _reduce(self, kind: str) -> "Fragment":
-        if self.is_row_vector:
-            fail(f"row_{kind}: this is already a row vector")
-        return _wrap(_call("mma_reduce_rows", self._value, kind))
-
-    def row_max(self) -> "Fragment":
-        """The maximum of each row (a row vector); NaN only for a row that
-        is all NaN."""
-        return self._reduce("max")
-
-    def row_min(self) -> "Fragment":
-        """The minimum of each row (a row vector)."""
-        return self._reduce("min")
-
-    def row_sum(self) -> "Fragment":
-        """The sum of each row (a row vector), in the target's order."""
-        return self._reduce("sum")
-
-    def broadcast(self, cols: int) -> "Fragment":
-        """A row vector repeated along ``cols`` columns: a fragment whose
-        row r is element r."""
-        if not self.is_row_vector:
-            fail("broadcast: only a row vector is broadcast along the "
-                 "columns")
-        return _wrap(_call("mma_broadcast_rows", self._value,
-                           _static(cols, "broadcast: cols")))
-
-    # element-wise ------------------------------------------------------------
-    def _other(self, other):
-        """`other` as a core value next to this fragment: row vectors are
-        broadcast to this fragment's columns, numbers take its dtype."""
-        if isinstance(other, Fragment):
-            if other.is_row_vector and not self.is_row_vector:
-                return other.broadcast(self.cols)._value
-            return other._value
-        if isinstance(other, IRValue):
-            return other._value
-        if isinstance(other, (bool, int, float)):
-            return to_value(other, self.dtype)._value
-        fail(f"a fragment cannot be combined with {type(other).__name__}")
-
-    def _self_for(self, other):
-        if self.is_row_vector and isinstance(other, Fragment) and \
-                not other.is_row_vector:
-            return self.broadcast(other.cols)._value
-        return self._value
-
-    def _bin(self, op, other, reflected=False):
-        a, b = self._self_for(other), self._other(other)
-        if reflected:
-            a, b = b, a
-        return _wrap(_call("mma_binary", op, a, b))
-
-    def _cmp(self, op, other):
-        return _wrap(_call("mma_compare", op, self._self_for(other),
-                           self._other(other)))
-
-    def __neg__(self):
-        return _wrap(_call("mma_unary", "neg", self._value))
-
-    def __abs__(self):
-        return _wrap(_call("mma_unary", "abs", self._value))
-
-    def __invert__(self):
-        if self.dtype.name == "b1":
-            return self ^ True
-        if self.dtype.is_float:
-            fail("'~' is not defined for float fragments")
-        return self ^ -1
-
-    __hash__ = IRValue.__hash__
-
-
-def _is_fragment(x) -> bool:
-    return isinstance(x, Fragment)
-
-
-def fragment_math(name: str, *args):
-    """enigma.<name>(...) when an argument is a fragment (called by
-    _math._apply)."""
-    unary = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs",
-             "sin", "cos", "floor", "ceil")
-    if name in unary and len(args) == 1:
-        return _wrap(_call("mma_unary", name, args[0]._value))
-    if name in ("fmax", "fmin", "max", "min") and len(args) == 2:
-        f = args[0] if _is_fragment(args[0]) else args[1]
-        other = args[1] if f is args[0] else args[0]
-        op = "max" if name in ("fmax", "max") else "min"
-        return f._bin(op, other, reflected=f is not args[0])
-    fail(f"enigma.{name} does not take fragments; fragments support exp, "
-         "exp2, log, log2, sqrt, rsqrt, tanh, abs, sin, cos, floor, ceil, "
-         "fmax, fmin and where")
-
-
-def fragment_where(false_val, true_val, cond):
-    """enigma.where(false_val, true_val, cond) when an argument is a
-    fragment (called by _math.where)."""
-    like = next(a for a in (true_val, false_val, cond) if _is_fragment(a))
-
-    def raw(x, dtype=None):
-        if isinstance(x, Fragment):
-            if x.is_row_vector and not like.is_row_vector:
-                return x.broadcast(like.cols)._value
-            return x._value
-        if isinstance(x, IRValue):
-            return x._value
-        if dtype is None:
-            for v in (true_val, false_val):
-                if isinstance(v, IRValue) and not (v is cond):
-                    dtype = v.dtype
-                    break
-        return to_value(x, dtype)._value
-
-    c = raw(cond, as_dtype("bool"))
-    return _wrap(_call("mma_select", c, raw(true_val), raw(false_val)))
-
-
-for _name, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"),
-                   ("truediv", "div"), ("floordiv", "floordiv"),
-                   ("mod", "rem"), ("and", "and"), ("or", "or"),
-                   ("xor", "xor"), ("lshift", "shl"), ("rshift", "shr")):
-    def _forward(self, o, _op=_op):
-        return self._bin(_op, o)
-
-    def _reflected(self, o, _op=_op):
-        return self._bin(_op, o, reflected=True)
-
-    setattr(Fragment, f"__{_name}__", _forward)
-    setattr(Fragment, f"__r{_name}__", _reflected)
-
-for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
-    def _compare(self, o, _op=_name):
-        return self._cmp(_op, o)
-
-    setattr(Fragment, f"__{_name}__", _compare)
-del _name, _op
-
-
-# --------------------------------------------------------------------------
 # Making, loading and storing fragments
 # --------------------------------------------------------------------------
 
 def _shape_args(rows, cols, what):
-    rows = _static(rows, f"{what}: rows")
-    cols = 0 if cols is None else _static(cols, f"{what}: cols")
+    rows = static_int(rows, f"{what}: rows")
+    cols = 0 if cols is None else static_int(cols, f"{what}: cols")
     return rows, cols
 
 
@@ -337,8 +123,6 @@ def mma_iota(dim: int, rows: int, cols: int) -> Fragment:
 def _memory(mem, what: str, threadgroup_only=False):
     """(core memory, base offset or None) of a buffer, threadgroup tensor or
     pipeline stage."""
-    from ._cooperation import ThreadgroupTensor
-    from ._tile import PipelineStage
     if isinstance(mem, PipelineStage):
         return mem._tensor._array, mem.offset
     if isinstance(mem, ThreadgroupTensor):
@@ -417,7 +201,7 @@ class MmaOperand:
         self.memory, base = _memory(mem, what, threadgroup_only=True)
         self.base = 0 if base is None else base
         self.offset = offset
-        self.ld = _static(ld, f"{what}: ld")
+        self.ld = static_int(ld, f"{what}: ld")
         self.transpose = bool(transpose)
         self.swizzle = _swizzle(swizzle, f"{what}: swizzle")
         self.dtype = mem.dtype
@@ -469,7 +253,7 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
              f"fragment, got {type(a).__name__}")
     if k is None:
         fail(f"{what}: give k= (the inner dimension) when A is in memory")
-    k = _static(k, f"{what}: k")
+    k = static_int(k, f"{what}: k")
     return _wrap(_call("mma", acc._value, a.memory,
                        _index(a.base, f"{what}: A base"),
                        _index(a.offset, f"{what}: A offset"), a.ld,
@@ -483,7 +267,6 @@ def mma_swizzle(row_elements: int, dtype):
     chunk index within a row with the row number, so that the 8 rows an
     ``ldmatrix`` reads land in 8 different chunks of 128 bytes. None when
     the row is not a power of two of at least 2 chunks."""
-    from ._layout import Swizzle
     size = as_dtype(dtype).itemsize
     row_bytes = row_elements * size
     chunks = row_bytes // 16
@@ -522,9 +305,9 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
              f"{type(src).__name__}")
     if src.lanes > 1:
         fail(f"{what}: buffer '{src.name}' holds vectors (vec_width)")
-    rows = _static(rows, f"{what}: rows")
-    cols = _static(cols, f"{what}: cols")
-    dst_ld = cols if dst_ld is None else _static(dst_ld, f"{what}: dst_ld")
+    rows = static_int(rows, f"{what}: rows")
+    cols = static_int(cols, f"{what}: cols")
+    dst_ld = cols if dst_ld is None else static_int(dst_ld, f"{what}: dst_ld")
     vr = _index(rows if valid_rows is None else valid_rows,
                 f"{what}: valid_rows")
     vc = _index(cols if valid_cols is None else valid_cols,
@@ -641,7 +424,7 @@ def _check_config(config, dtype, what):
              f"{type(config).__name__}")
     c = config
     for name in MmaConfig.__slots__:
-        _static(getattr(c, name), f"{what}: config.{name}")
+        static_int(getattr(c, name), f"{what}: config.{name}")
     if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
         fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "
              f"{c.bn}/{c.wn}) must have sides that are multiples of 16")
@@ -658,8 +441,6 @@ def _check_config(config, dtype, what):
 
 def _block_origin(config, m, n):
     """(row0, col0) of this threadgroup's block of C in grouped order."""
-    from ._builtins import threadgroup_position_in_grid
-    from ._math import imin
     c = config
     pid = threadgroup_position_in_grid("x")
     blocks_m = (m + (c.bm - 1)) // c.bm
@@ -688,11 +469,8 @@ def gemm_tile(a, b, c, *, m: int, n: int, k: int, a_transposed=False,
     :func:`mma` and stores it. Call it with the tiles complete (after a
     barrier); it ends without one. ``m``, ``n``, ``k`` are Python ints,
     ``m`` and ``n`` multiples of 16."""
-    from ._builtins import simdgroup_index_in_threadgroup, \
-        simdgroups_per_threadgroup
-    from ._control import for_range
     what = "gemm_tile"
-    m, n, k = (_static(v, f"{what}: {name}") for v, name in
+    m, n, k = (static_int(v, f"{what}: {name}") for v, name in
                ((m, "m"), (n, "n"), (k, "k")))
     if m % 16 or n % 16:
         fail(f"{what}: m = {m} and n = {n} must be multiples of 16 (the "
@@ -738,10 +516,6 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     (``row``/``col``: this simdgroup's first row and column of C) before
     it is stored. ``origin=(row0, col0)`` overrides the grouped launch
     order. Returns nothing."""
-    from ._control import for_range, range_constexpr
-    from ._builtins import barrier, simdgroup_index_in_threadgroup
-    from ._math import where
-    from ._tile import pipeline
     what = "gemm_block"
     for name, buf in (("A", A), ("B", B), ("C", C)):
         if not isinstance(buf, BufferProxy):

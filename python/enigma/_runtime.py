@@ -7,14 +7,14 @@ turns Python objects into contiguous bytes and numbers.
 
 from __future__ import annotations
 
-import numbers
 import sys
 
 import numpy as np
 
-from . import _core, _interop, _log
+from . import _compile, _core, _interop, _log
 from ._compile import CompiledKernel
 from ._dtypes import as_dtype
+from ._grid import dims3, is_int
 
 EnigmaRuntimeError = _core.EnigmaRuntimeError
 BackendUnavailableError = _core.BackendUnavailableError
@@ -24,31 +24,6 @@ BoundsCheckError = _core.BoundsCheckError
 
 class MetalUnavailableError(BackendUnavailableError):
     """Metal cannot run on this machine (not macOS, or no Metal device)."""
-
-
-def _is_int(value) -> bool:
-    """An int or numpy integer; bools and floats (even 8.0) are not."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _shape(value, what: str):
-    if _is_int(value):
-        value = (value,)
-    try:
-        items = tuple(value)
-    except TypeError:
-        items = None
-    if items is None or not all(_is_int(v) for v in items):
-        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, "
-                        f"got {value!r}")
-    dims = tuple(int(v) for v in items)
-    if not 1 <= len(dims) <= 3:
-        raise ValueError(f"{what} must have 1 to 3 dimensions, got {value!r}")
-    for d in dims:
-        if d < 0 or d >= 2**32:
-            raise ValueError(f"{what} {value!r} has a dimension outside "
-                             "0..2^32-1")
-    return dims + (1,) * (3 - len(dims))
 
 
 def _buffer_params(compiled):
@@ -127,7 +102,7 @@ def _constants(constants):
                         f"value)}}, got {type(constants).__name__}")
     out = {}
     for index, spec in (constants or {}).items():
-        if not _is_int(index):
+        if not is_int(index):
             raise TypeError("constants index must be an int (the index given "
                             f"to function_constant), got {index!r}")
         if not (isinstance(spec, tuple) and len(spec) == 2):
@@ -141,7 +116,7 @@ def _constants(constants):
 
 
 def _byte_count(value, what: str) -> int:
-    if not _is_int(value):
+    if not is_int(value):
         raise TypeError(f"{what} must be an int number of bytes, got "
                         f"{value!r}")
     if value < 0:
@@ -177,10 +152,10 @@ class _ShapedOutput:
     dtype (as the original does), a numpy array otherwise."""
 
     def __init__(self, shape, dtype, k):
-        if _is_int(shape):
+        if is_int(shape):
             shape = (shape,)
         if not isinstance(shape, (list, tuple)) or \
-                not all(_is_int(d) and d >= 0 for d in shape):
+                not all(is_int(d) and d >= 0 for d in shape):
             raise _core.DispatchError(
                 f"output_shapes[{k}] must be a tuple of non-negative ints, "
                 f"got {shape!r}")
@@ -244,9 +219,8 @@ def _device_arrays(inputs, outputs):
 def _bounds_checked_twin(compiled):
     """``compiled`` compiled again in bounds-checked mode (it keeps the
     kernel it was compiled from in ``_bounds_check_source``)."""
-    from ._compile import compile as compile_kernel
     kernel, vec_width = compiled._bounds_check_source
-    return compile_kernel(kernel, vec_width=vec_width, emit_only=True,
+    return _compile.compile(kernel, vec_width=vec_width, emit_only=True,
                           bounds_check=True)
 
 
@@ -272,18 +246,18 @@ class PreparedKernel:
 
     def dispatch(self, grid, threads) -> None:
         """Runs the kernel once and waits for it."""
-        self._core.dispatch(_shape(grid, "grid"), _shape(threads, "threads"))
+        self._core.dispatch(dims3(grid, "grid"), dims3(threads, "threads"))
 
     def dispatch_timed(self, grid, threads) -> float:
         """Runs the kernel once; returns its device time in microseconds."""
-        return self._core.dispatch_timed(_shape(grid, "grid"),
-                                         _shape(threads, "threads"))
+        return self._core.dispatch_timed(dims3(grid, "grid"),
+                                         dims3(threads, "threads"))
 
     def dispatch_async(self, grid, threads) -> None:
         """Queues a launch and returns at once (CUDA); other backends run it
         before returning. Reads and synchronize() wait for queued launches."""
-        self._core.dispatch_async(_shape(grid, "grid"),
-                                  _shape(threads, "threads"))
+        self._core.dispatch_async(dims3(grid, "grid"),
+                                  dims3(threads, "threads"))
 
     def synchronize(self) -> None:
         """Waits for every launch queued with dispatch_async."""
@@ -360,7 +334,7 @@ def _host_cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-class _Runtime:
+class RuntimeBase:
     """The surface every runtime shares."""
 
     def __init__(self, core):
@@ -483,8 +457,8 @@ class _Runtime:
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
-        launch = (ins, sc, sizes, outs, _shape(grid, "grid"),
-                  _shape(threads, "threads"), consts)
+        launch = (ins, sc, sizes, outs, dims3(grid, "grid"),
+                  dims3(threads, "threads"), consts)
         if _log.INFO:
             _log.info("launch %s grid %s threads %s on %s (execute)",
                       artifact.kernel_name, launch[4], launch[5], self.name)
@@ -560,7 +534,7 @@ class _Runtime:
 metal_source_runtime = None
 
 
-class CpuRuntime(_Runtime):
+class CpuRuntime(RuntimeBase):
     """Runs kernels on the host CPU with Metal's semantics: the host C++
     flavour of the kernel is compiled with the system C++ compiler (cached
     on disk) and threadgroups run in parallel on all cores. A kernel made
@@ -592,7 +566,7 @@ class CpuRuntime(_Runtime):
         return super().prepare(compiled, *args, **kwargs)
 
 
-class CudaRuntime(_Runtime):
+class CudaRuntime(RuntimeBase):
     """Runs kernels on an NVIDIA GPU (CUDA driver + NVRTC, loaded at run
     time). Raises BackendUnavailableError where there is no CUDA device."""
 
@@ -608,7 +582,7 @@ class CudaRuntime(_Runtime):
         return self._core.stream
 
 
-class MetalRuntime(_Runtime):
+class MetalRuntime(RuntimeBase):
     """Runs kernels on Apple GPUs through Metal (macOS only)."""
 
     def __init__(self, dylib_path=None):

@@ -18,28 +18,23 @@ apply to each element (lane) on its own.
 
 from __future__ import annotations
 
-from . import _core
+from . import _core, _math
+from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
-from ._tracing import EnigmaError, IRValue, current_tracer, to_value, user_location
+from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
+                  to_value)
+from ._tensor import Fragment, VectorFragment
 
 _U32 = as_dtype("uint")
 
 
 def _call(name, x, lane=None) -> IRValue:
     tracer = current_tracer(name)
-    file, line = user_location()
-    try:
-        value = to_value(x)
-        args = [value._value]
-        if lane is not None:
-            args.append(to_value(lane, _U32)._value)
-        tracer.builder.set_location(file, line)
-        return IRValue(tracer, _core.simd_call(tracer.builder, name, *args))
-    except EnigmaError as e:
-        message = str(e)
-        if message.startswith(f"{file}:{line}:"):
-            raise
-        raise EnigmaError(f"{file}:{line}: {message}") from None
+    value = to_value(x)
+    args = [value._value]
+    if lane is not None:
+        args.append(to_value(lane, _U32)._value)
+    return IRValue(tracer, tracer.call("simd_call", name, *args))
 
 
 # --------------------------------------------------------------------------
@@ -49,7 +44,6 @@ def _call(name, x, lane=None) -> IRValue:
 def _thread_values(x):
     """The values a thread holds in a Fragment or a vector, or None for a
     scalar (or anything else, which _call reports)."""
-    from ._tensor import Fragment
     if isinstance(x, Fragment):
         return list(x.values)
     if isinstance(x, IRValue) and x.lanes > 1:
@@ -60,19 +54,17 @@ def _thread_values(x):
 def _like(x, values):
     """``values`` in the container ``x`` came in: a Fragment, a
     VectorFragment or a plain vector."""
-    from ._tensor import Fragment, VectorFragment
     if isinstance(x, Fragment):
         return Fragment(values, x.shape)
     tracer = current_tracer("a simdgroup function")
-    vec = IRValue(tracer, tracer.call_fn("make_vec",
-                                         [v._value for v in values]))
+    vec = IRValue(tracer, tracer.call("make_vec",
+                                      [v._value for v in values]))
     return VectorFragment(vec, x.shape) if isinstance(x, VectorFragment) \
         else vec
 
 
 def _combine(op: str, a: IRValue, b: IRValue) -> IRValue:
     """``a op b`` for combining a thread's own values before a reduction."""
-    from . import _math
     if op == "sum":
         return a + b
     if op == "product":
@@ -204,20 +196,10 @@ class SimdgroupMatrix:
 
 
 def _matrix_call(what, function, *args):
-    tracer = current_tracer(what)
-    file, line = user_location()
-    tracer.builder.set_location(file, line)
-    try:
-        return getattr(_core, function)(tracer.builder, *args)
-    except EnigmaError as e:
-        message = str(e)
-        if message.startswith(f"{file}:{line}:"):
-            raise
-        raise EnigmaError(f"{file}:{line}: {message}") from None
+    return current_tracer(what).call(function, *args)
 
 
 def _matrix_elem(elem, rows, cols, what):
-    from ._tracing import fail
     try:
         dtype = as_dtype(elem)
     except (EnigmaError, ValueError, TypeError, KeyError) as e:
@@ -233,8 +215,6 @@ def _matrix_elem(elem, rows, cols, what):
 
 
 def _matrix_memory(buf, what):
-    from ._cooperation import ThreadgroupTensor
-    from ._tracing import BufferProxy, fail
     if isinstance(buf, BufferProxy):
         return buf._buffer
     if isinstance(buf, ThreadgroupTensor):
@@ -244,7 +224,6 @@ def _matrix_memory(buf, what):
 
 
 def _matrix_index(x, what, name):
-    from ._tracing import fail
     if isinstance(x, bool) or not isinstance(x, (int, IRValue)):
         fail(f"{what}: {name} must be an integer, got {type(x).__name__}")
     if isinstance(x, int) and not 0 <= x < 2**32:
@@ -271,7 +250,6 @@ def simdgroup_matrix_load(buf, elements_per_row, elem="float", rows=8, cols=8,
         off = _matrix_index(buf._view_start() + offset, what, "offset")
     tracer = current_tracer(what)
     if not isinstance(transpose, bool):
-        from ._tracing import fail
         fail(f"{what}: transpose must be True or False, got {transpose!r}")
     value = _matrix_call(what, "simd_matrix_load", mem, epr, off, dtype.name,
                          rows, cols, transpose)
@@ -279,7 +257,6 @@ def simdgroup_matrix_load(buf, elements_per_row, elem="float", rows=8, cols=8,
 
 
 def _check_matrix(m, what, name="m"):
-    from ._tracing import fail
     if not isinstance(m, SimdgroupMatrix):
         fail(f"{what}: {name} must be a simdgroup matrix, got "
              f"{type(m).__name__}")
@@ -303,7 +280,6 @@ def simdgroup_matrix_store(m, buf, elements_per_row, *, offset=0) -> None:
 def simdgroup_multiply_accumulate(a, b, c) -> SimdgroupMatrix:
     """``simdgroup_multiply_accumulate(d, a, b, c)``: returns ``a @ b + c``
     (all three of one element type)."""
-    from ._tracing import fail
     what = "simdgroup_multiply_accumulate"
     for name, m in (("a", a), ("b", b), ("c", c)):
         _check_matrix(m, what, name)

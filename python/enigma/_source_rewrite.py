@@ -12,11 +12,10 @@ import inspect
 import textwrap
 import types
 
-from ._control import (_RangeSpec, _Slot, _convert, _initial, _kind,
-                       _state, for_range, if_, while_)
+from ._control import (RangeSpec, Slot, control_state, convert_to_slot,
+                       for_range, if_, initial_value, slot_kind, while_)
 from ._control import range as enigma_range
-from ._tracing import (EnigmaError, IRValue, current_tracer, fail,
-                       to_value)
+from ._ir import EnigmaError, IRValue, current_tracer, fail, to_value
 
 
 # --------------------------------------------------------------------------
@@ -73,7 +72,7 @@ class _Container:
 
     def _build(self, value, path):
         if _is_leaf(value):
-            slot = _Slot(_initial(value, f"element '{path}'"),
+            slot = Slot(initial_value(value, f"element '{path}'"),
                          f"element '{path}'")
             self.slots.append(slot)
             return slot
@@ -103,7 +102,7 @@ class _Container:
              "iteration); preallocate it before the loop or branch")
 
     def _leaves(self, shape, value, path, out):
-        if isinstance(shape, _Slot):
+        if isinstance(shape, Slot):
             out.append((shape, value))
             return
         kind, keys, children = shape
@@ -123,10 +122,10 @@ class _Container:
         pairs = []
         self._leaves(self.shape, value, self.name, pairs)
         for slot, v in pairs:
-            slot.value = _convert(slot, v)
+            slot.value = convert_to_slot(slot, v)
 
     def _rebuild(self, shape, current):
-        if isinstance(shape, _Slot):
+        if isinstance(shape, Slot):
             return shape.value
         kind, keys, children = shape
         if kind == "dict":
@@ -156,7 +155,7 @@ class _Runtime:
 
     @staticmethod
     def range_loop(spec) -> for_range:
-        if not isinstance(spec, _RangeSpec):
+        if not isinstance(spec, RangeSpec):
             fail("expected enigma.range(...)")
         args = spec.args
         if len(args) == 1:
@@ -168,7 +167,7 @@ class _Runtime:
         """Tracks the variables `names` in slots (those not tracked yet and
         holding a traced value, a number, or a list / tuple / dict of them);
         returns the new ones."""
-        st = _state(current_tracer("enigma control flow"))
+        st = control_state(current_tracer("enigma control flow"))
         new = []
         for name in names:
             if name in st.named:
@@ -180,7 +179,7 @@ class _Runtime:
                      "it is assigned), so it is carried: give it a value "
                      "before the loop or branch")
             if _is_leaf(value):
-                slot = _Slot(_initial(value, f"variable '{name}'"),
+                slot = Slot(initial_value(value, f"variable '{name}'"),
                              f"variable '{name}'")
                 st.named[name] = slot
                 st.live.append(slot)
@@ -195,7 +194,7 @@ class _Runtime:
 
     @staticmethod
     def undeclare(names) -> None:
-        st = _state(current_tracer("enigma control flow"))
+        st = control_state(current_tracer("enigma control flow"))
         for name in names:
             tracked = st.named.pop(name)
             for slot in (tracked.slots if isinstance(tracked, _Container)
@@ -204,7 +203,7 @@ class _Runtime:
 
     @staticmethod
     def publish(scope: dict, names) -> None:
-        st = _state(current_tracer("enigma control flow"))
+        st = control_state(current_tracer("enigma control flow"))
         for name in names:
             tracked = st.named.get(name)
             if tracked is None or name not in scope:
@@ -212,11 +211,11 @@ class _Runtime:
             if isinstance(tracked, _Container):
                 tracked.publish(scope[name])
             else:
-                tracked.value = _convert(tracked, scope[name])
+                tracked.value = convert_to_slot(tracked, scope[name])
 
     @staticmethod
     def reload(scope: dict, names) -> tuple:
-        st = _state(current_tracer("enigma control flow"))
+        st = control_state(current_tracer("enigma control flow"))
         out = []
         for name in names:
             tracked = st.named.get(name)
@@ -245,13 +244,13 @@ class _Runtime:
         old = before.get(name)
         if old is None:
             return value
-        want = _kind(old.dtype)
+        want = slot_kind(old.dtype)
         if isinstance(value, (bool, int, float)):
             number_kind = ("bool" if isinstance(value, bool) else
                            "integer" if isinstance(value, int) else "float")
             return to_value(value, old.dtype) if number_kind == want else value
         if not isinstance(value, IRValue) or value.lanes != old.lanes or \
-                _kind(value.dtype) != want:
+                slot_kind(value.dtype) != want:
             return value
         return value.cast(old.dtype)
 

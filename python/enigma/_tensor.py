@@ -1,5 +1,5 @@
-"""Tensors: a buffer parameter of a kernel seen through a layout (API.md
-section 11; docs/reference/tensor.md).
+"""Tensors: a buffer parameter of a kernel seen through a layout
+(docs/reference/tensor.md).
 
 A :class:`Tensor` is a plain description (buffer parameter, element type,
 layout, base offset) that host code (an ``@enigma.jit`` function) can
@@ -24,17 +24,18 @@ from __future__ import annotations
 import math
 import numbers
 
-from . import _core, _tracing
+from . import _cooperation, _layout
+from ._cooperation import ThreadgroupTensor
 from ._dtypes import DType, as_dtype
-from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
-                       fail, to_value)
+from ._ir import (EnigmaError, IRValue, active_tracer, current_tracer, fail,
+                  to_value)
 
 # Static-size limit of load()/store(): they unroll one access per element
 # (or per vector), so a tensor meant for them is a per-thread fragment.
 MAX_FRAGMENT_ELEMENTS = 1024
 # Vector accesses move at most 16 bytes (a float4): the alignment every
 # backend guarantees for buffer bases.
-_MAX_VECTOR_BYTES = 16
+MAX_VECTOR_BYTES = 16
 
 
 # --------------------------------------------------------------------------
@@ -182,14 +183,14 @@ def _slice(coord, shape, stride, kept):
     return _crd2idx(coord, shape, stride)
 
 
-def _power_of_two_divisor(offset) -> int:
+def power_of_two_divisor(offset) -> int:
     """The largest power of two ``offset`` is known to be a multiple of."""
     if _is_int(offset):
         if offset == 0:
             return 1 << 31
         return offset & -offset
-    return int(_core.known_power_of_two_divisor(offset._tracer.builder,
-                                                offset._value))
+    return int(offset._tracer.call("known_power_of_two_divisor",
+                                   offset._value))
 
 
 def _index_value(offset) -> IRValue:
@@ -201,13 +202,8 @@ def _index_value(offset) -> IRValue:
     return to_value(offset, as_dtype("u32" if offset < 2**32 else "u64"))
 
 
-def _layout_module():
-    from . import _layout
-    return _layout
-
-
 def _make_layout(shape, stride):
-    return _layout_module().Layout(shape, stride)
+    return _layout.Layout(shape, stride)
 
 
 # --------------------------------------------------------------------------
@@ -397,7 +393,7 @@ class Tensor:
             raise EnigmaError(f"Tensor {name!r}: address_space must be "
                               f"\"device\" or \"threadgroup\", got "
                               f"{address_space!r}")
-        layouts = _layout_module()
+        layouts = _layout
         if shape is not None:
             if not (_is_int(shape) or isinstance(shape, tuple)):
                 raise EnigmaError(f"Tensor {name!r}: shape must be an int or "
@@ -432,7 +428,7 @@ class Tensor:
         # Elements of the memory behind the view (threadgroup allocations).
         self._storage_size = None if layout is None else layout.cosize() + (
             base_offset if _is_int(base_offset) else 0)
-        tracer = getattr(_tracing._state, "tracer", None)
+        tracer = active_tracer()
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
             self._threadgroup_array(tracer)
@@ -559,20 +555,15 @@ class Tensor:
     def _threadgroup_array(self, tracer):
         """The threadgroup array of this tensor's name in the kernel being
         traced, allocated on first request (at the builder's position)."""
-        from ._cooperation import ThreadgroupTensor
         arrays = tracer.__dict__.setdefault("tensor_arrays", {})
         array = arrays.get(self.name)
         if array is None:
-            file, line = _tracing.user_location()
-            tracer.builder.set_location(file, line)
-            try:
-                handle = _core.coop_threadgroup_alloc(
-                    tracer.builder, self.dtype.name, self._storage_size)
-            except EnigmaError as e:
-                fail(f"threadgroup tensor {self.name}: its memory is "
-                     "allocated where the tensor is made or first used, "
-                     "which must be the top level of the kernel body (not "
-                     f"inside an if_ or a loop): {e}")
+            handle = tracer.call(
+                "coop_threadgroup_alloc", self.dtype.name, self._storage_size,
+                context=f"threadgroup tensor {self.name}: its memory is "
+                "allocated where the tensor is made or first used, which "
+                "must be the top level of the kernel body (not inside an if_ "
+                "or a loop): ")
             array = ThreadgroupTensor(tracer, handle, self.dtype,
                                       self._storage_size)
             arrays[self.name] = array
@@ -607,7 +598,7 @@ class Tensor:
         if self.dtype.name == "b1":
             return ()
         return tuple(w for w in (4, 2)
-                     if w * self.dtype.itemsize <= _MAX_VECTOR_BYTES)
+                     if w * self.dtype.itemsize <= MAX_VECTOR_BYTES)
 
     def _accesses(self, offsets, for_store: bool):
         """The memory accesses that cover ``offsets`` (static, per logical
@@ -623,7 +614,7 @@ class Tensor:
             at.setdefault(off, []).append(i)
         if for_store and len(at) != len(offsets):
             return [(off, 1, [[i]]) for i, off in enumerate(offsets)]
-        base_divisor = _power_of_two_divisor(self.base_offset)
+        base_divisor = power_of_two_divisor(self.base_offset)
         accesses, covered = [], set()
         for off in offsets:  # logical order of first use
             if off in covered:
@@ -673,8 +664,7 @@ class Tensor:
             if as_vector else None
         if whole is not None:
             index = _index_value(_add(self.base_offset, whole[0]))
-            vec = tracer.call_fn("vector_load", handle, index._value,
-                                 whole[1])
+            vec = tracer.call("vector_load", handle, index._value, whole[1])
             return VectorFragment(IRValue(tracer, vec), self.shape)
         values = [None] * len(offsets)
         for off, width, lanes in accesses:
@@ -682,9 +672,9 @@ class Tensor:
             if width == 1:
                 lane_values = [mem[index]]
             else:
-                vec = tracer.call_fn("vector_load", handle, index._value,
-                                     width)
-                lane_values = [IRValue(tracer, tracer.call_fn(
+                vec = tracer.call("vector_load", handle, index._value,
+                                  width)
+                lane_values = [IRValue(tracer, tracer.call(
                     "vec_extract", vec, j)) for j in range(width)]
             for value, elements in zip(lane_values, lanes):
                 for i in elements:
@@ -692,7 +682,7 @@ class Tensor:
         if as_vector:
             if len(values) == 1:
                 return VectorFragment(values[0], self.shape)
-            vec = tracer.call_fn("make_vec", [v._value for v in values])
+            vec = tracer.call("make_vec", [v._value for v in values])
             return VectorFragment(IRValue(tracer, vec), self.shape)
         return Fragment(values, self.shape)
 
@@ -716,8 +706,8 @@ class Tensor:
             if whole is not None:  # the vector as it is, in one access
                 index = _index_value(_add(self.base_offset, whole[0]))
                 vec = values.cast(self.dtype)
-                tracer.call_fn("vector_store", handle, index._value,
-                               vec._value)
+                tracer.call("vector_store", handle, index._value,
+                            vec._value)
                 return
             values = [values._lane(name) for name in "xyzw"[:n]]
         elif not isinstance(values, (list, tuple)):
@@ -731,15 +721,13 @@ class Tensor:
             if width == 1:
                 mem[index] = converted[lanes[0][0]]
                 continue
-            vec = tracer.call_fn("make_vec",
-                                 [converted[elements[0]]._value
-                                  for elements in lanes])
-            tracer.call_fn("vector_store", handle, index._value, vec)
+            vec = tracer.call("make_vec", [converted[elements[0]]._value
+                                           for elements in lanes])
+            tracer.call("vector_store", handle, index._value, vec)
 
 
 def _atomic_method(name):
     def method(self, index, *args, **kwargs):
-        from . import _cooperation
         _check_coord(index)
         if isinstance(index, tuple) or index is None:
             fail(f"tensor {self.name}.{name}: the index is a single integer "
@@ -774,7 +762,7 @@ class IdentityTensor(Tensor):
     _raw_scalar_index = False
 
     def __init__(self, shape):
-        layout = _layout_module().make_layout(shape)
+        layout = _layout.make_layout(shape)
         super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
@@ -824,7 +812,7 @@ def tensor_composition(tensor, layout, tiler=None) -> Tensor:
     tensor is that tile), and then adds nothing to the composition."""
     _check_tensor(tensor, "tensor_composition")
     if tiler is not None:
-        layouts = _layout_module()
+        layouts = _layout
         if not (_is_int(tiler) or isinstance(tiler, tuple)):
             fail(f"tensor_composition: tiler must be a shape (an int or a "
                  f"tuple of ints), got {tiler!r}")
@@ -833,7 +821,7 @@ def tensor_composition(tensor, layout, tiler=None) -> Tensor:
                  f"{layouts.size(tiler)} elements but tensor {tensor.name} "
                  f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "
                  "the shape of the tile the tensor is")
-    composed = _layout_module().composition(tensor.layout, layout)
+    composed = _layout.composition(tensor.layout, layout)
     return tensor._with(composed, tensor.base_offset)
 
 
@@ -842,7 +830,7 @@ def tensor_zipped_divide(tensor, tiler) -> Tensor:
     0 walks inside one tile, mode 1 picks the tile, so ``t[None, k]`` is
     tile ``k``."""
     _check_tensor(tensor, "tensor_zipped_divide")
-    divided = _layout_module().zipped_divide(tensor.layout, tiler)
+    divided = _layout.zipped_divide(tensor.layout, tiler)
     return tensor._with(divided, tensor.base_offset)
 
 
@@ -863,8 +851,7 @@ def local_partition(tensor, thr_layout, index) -> Tensor:
     ``shape(thr_layout)`` tile, so neighbouring threads own neighbouring
     elements. ``index`` is an int or a traced integer (a thread index)."""
     _check_tensor(tensor, "local_partition")
-    layout = _layout_module()._as_layout(thr_layout, "local_partition: "
-                                         "thr_layout")
+    layout = _layout.as_layout(thr_layout, "local_partition: thr_layout")
     shape, stride = layout.shape, layout.stride
     if not isinstance(shape, tuple):
         shape, stride = (shape,), (stride,)

@@ -26,16 +26,16 @@ from ._builtins import barrier as _barrier
 from ._builtins import (simd_barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup, thread_index_in_threadgroup,
                         threads_per_threadgroup)
-from ._control import (RegisterTensor, _Slot, _state, for_range, if_,
+from ._control import (RegisterTensor, Slot, control_state, for_range, if_,
                        register_tensor)
 from ._cooperation import ThreadgroupTensor, threadgroup_alloc
 from ._dtypes import as_dtype
 from ._math import fma
 from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
                     simdgroup_multiply_accumulate)
-from ._tensor import Tensor, _MAX_VECTOR_BYTES, _power_of_two_divisor
-from ._tracing import (BufferProxy, EnigmaError, IRValue, current_tracer,
-                       fail, to_value)
+from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
+                  to_value)
+from ._tensor import MAX_VECTOR_BYTES, Tensor, power_of_two_divisor
 
 __all__ = ["copy", "gemm", "pipeline", "Pipeline", "PipelineStage"]
 
@@ -303,7 +303,7 @@ def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
                 op.require(what, count, f"count {count}")
     # Whether a chunk may run past the end: only the last chunk can, and
     # only when count is not (provably) a multiple of the width.
-    ragged = width > 1 and _power_of_two_divisor(count) % width != 0
+    ragged = width > 1 and power_of_two_divisor(count) % width != 0
     lanes = 1 if ragged or mask_fn is not None or \
         _vector_elements(src_op) or _vector_elements(dst_op) else \
         _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width)
@@ -340,9 +340,9 @@ def _copy_vector_lanes(src_op, dst_op, src_base, dst_base, width) -> int:
     if "b1" in (src_op.dtype.name, dst_op.dtype.name):
         return 1
     itemsize = max(src_op.dtype.itemsize, dst_op.dtype.itemsize)
-    lanes = min(width, 4, _MAX_VECTOR_BYTES // itemsize)
+    lanes = min(width, 4, MAX_VECTOR_BYTES // itemsize)
     starts = (src_op.base, src_base, dst_op.base, dst_base)
-    while lanes > 1 and any(_power_of_two_divisor(x) % lanes for x in starts):
+    while lanes > 1 and any(power_of_two_divisor(x) % lanes for x in starts):
         lanes //= 2
     return lanes
 
@@ -355,10 +355,10 @@ def _copy_vector(src_op, dst_op, src_base, dst_base, i, lanes):
         at = i if isinstance(base, int) and base == 0 else i + base
         return op.index(at)._value
 
-    vec = tracer.call_fn("vector_load", src_op.vector_memory(),
-                         index(src_op, src_base), lanes)
-    tracer.call_fn("vector_store", dst_op.vector_memory(),
-                   index(dst_op, dst_base), vec)
+    vec = tracer.call("vector_load", src_op.vector_memory(),
+                      index(src_op, src_base), lanes)
+    tracer.call("vector_store", dst_op.vector_memory(),
+                index(dst_op, dst_base), vec)
 
 
 def _mask(mask, guard, what: str):
@@ -714,8 +714,8 @@ class Pipeline:
         # The ring position lives in a control-flow slot: every loop or
         # branch traced from now on carries it, so advance() inside one is
         # seen by later iterations and by the code after it.
-        self._position = _Slot(to_value(0, _U32), "pipeline ring position")
-        _state(tracer).live.append(self._position)
+        self._position = Slot(to_value(0, _U32), "pipeline ring position")
+        control_state(tracer).live.append(self._position)
 
     @property
     def position(self) -> IRValue:

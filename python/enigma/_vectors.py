@@ -9,7 +9,8 @@ from __future__ import annotations
 import builtins
 
 from ._dtypes import as_dtype, f32
-from ._tracing import IRValue, _is_number, current_tracer, fail, to_value
+from ._ir import IRValue, current_tracer, fail, to_value
+from ._ir import is_number as _is_number
 
 __all__ = [
     "make_vec", "make_float2", "make_float3", "make_float4", "vec_extract",
@@ -31,7 +32,7 @@ __all__ = [
 def _call(function: str, *args) -> IRValue:
     tracer = current_tracer(f"enigma.{function}")
     raw = [a._value if isinstance(a, IRValue) else a for a in args]
-    return IRValue(tracer, tracer.call_fn(function, *raw))
+    return IRValue(tracer, tracer.call(function, *raw))
 
 
 def _value(x, what: str) -> IRValue:

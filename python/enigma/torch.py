@@ -29,7 +29,8 @@ import inspect
 
 import torch
 
-from ._tracing import EnigmaError, KernelDefinition
+from ._ir import EnigmaError
+from ._kernel import KernelDefinition
 
 _SCALAR_SCHEMA = {"b1": "bool", "f32": "float", "f16": "float",
                   "bf16": "float"}

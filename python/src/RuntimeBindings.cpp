@@ -129,7 +129,7 @@ struct Runtime {
 
 /// grid/threads for the launch paths that must stay cheap: a tuple of one
 /// to three Python ints is read directly; anything else goes through the
-/// Python layer's checks (enigma._runtime._shape), which also words errors.
+/// Python layer's checks (enigma._grid.dims3), which also words errors.
 Dim3 launchShape(nb::handle value, const char *what) {
   PyObject *object = value.ptr();
   if (PyTuple_CheckExact(object)) {
@@ -143,7 +143,7 @@ Dim3 launchShape(nb::handle value, const char *what) {
         break;
       }
       unsigned long long d = PyLong_AsUnsignedLongLong(item);
-      if (PyErr_Occurred()) { // negative or huge: let _shape word it
+      if (PyErr_Occurred()) { // negative or huge: let dims3 word it
         PyErr_Clear();
         plain = false;
         break;
@@ -158,7 +158,7 @@ Dim3 launchShape(nb::handle value, const char *what) {
       return {dims[0], dims[1], dims[2]};
   }
   nb::object shape =
-      nb::module_::import_("enigma._runtime").attr("_shape")(value, what);
+      nb::module_::import_("enigma._grid").attr("dims3")(value, what);
   return toDim3(nb::cast<Shape>(shape));
 }
 

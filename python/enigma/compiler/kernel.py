@@ -4,7 +4,7 @@
 calling a kernel inside a jit function returns)."""
 
 from .._jit import JitFunction, KernelLaunch, jit
-from .._tracing import KernelDefinition, kernel
+from .._kernel import KernelDefinition, kernel
 
 KernelDef = KernelDefinition
 JitDef = JitFunction

@@ -1,0 +1,34 @@
+"""Grid and threadgroup sizes: the one check that ``execute``, ``prepare``
+and ``kernel[grid, threads]`` share (the C++ runtime bindings call it for
+anything that is not a plain int or tuple of ints)."""
+
+from __future__ import annotations
+
+import numbers
+
+
+def is_int(value) -> bool:
+    """An int or numpy integer; bools and floats (even 8.0) are not."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def dims3(value, what: str) -> tuple:
+    """``value`` (an int or 1 to 3 ints) as a 3-tuple, padded with 1s; a
+    TypeError or ValueError naming ``what`` otherwise."""
+    if is_int(value):
+        value = (value,)
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = None
+    if items is None or not all(is_int(v) for v in items):
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, "
+                        f"got {value!r}")
+    dims = tuple(int(v) for v in items)
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"{what} must have 1 to 3 dimensions, got {value!r}")
+    for d in dims:
+        if d < 0 or d >= 2**32:
+            raise ValueError(f"{what} {value!r} has a dimension outside "
+                             "0..2^32-1")
+    return dims + (1,) * (3 - len(dims))

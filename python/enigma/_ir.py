@@ -1,0 +1,610 @@
+"""The leaf of the Python front end: the kernel being traced (Tracer), the
+values a kernel body computes with (IRValue, and Fragment for matrices held
+by a simdgroup), buffer parameters (BufferProxy), and the one located call
+into the C++ core (``Tracer.call`` / ``located``). It imports nothing of
+the package but ``_core`` and ``_dtypes``; every other module builds on
+it (docs/design/python-layers.md)."""
+
+from __future__ import annotations
+
+import numbers
+import os
+import sys
+import threading
+
+from . import _core
+from ._dtypes import DType, as_dtype, b1, f32
+
+EnigmaError = _core.EnigmaError
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_state = threading.local()
+
+
+# --------------------------------------------------------------------------
+# Where the user is, and the one located call into the core
+# --------------------------------------------------------------------------
+
+def in_package(filename: str) -> bool:
+    """Whether ``filename`` is a source file of the enigma package."""
+    return os.path.abspath(filename).startswith(PACKAGE_DIR)
+
+
+def user_location():
+    """(file, line) of the innermost frame outside the enigma package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not in_package(filename):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def _raise_located(error, file, line, context=""):
+    """``error`` raised again naming the user's ``file:line`` (kept as it
+    is when it already names that line)."""
+    message = str(error)
+    if message.startswith(f"{file}:{line}:"):
+        raise error
+    raise EnigmaError(f"{file}:{line}: {context}{message}") from None
+
+
+def located(function, *args):
+    """``function(*args)`` for a function of the core that takes no
+    builder (the layout algebra): an EnigmaError it raises names the
+    user's file:line."""
+    try:
+        return function(*args)
+    except EnigmaError as e:
+        file, line = user_location()
+        _raise_located(e, file, line)
+
+
+class Tracer:
+    """The kernel being traced on this thread."""
+
+    def __init__(self, name: str):
+        self.builder = _core.KernelBuilder(name)
+        self.name = name
+        # Buffer proxies by parameter index, for enigma.Tensor (_tensor.py).
+        self.buffers = {}
+
+    def call(self, function, *args, context: str = ""):
+        """The one call into the core while tracing: ``function`` (a
+        function of ``_core`` that takes the builder first, or its name,
+        or the name of a KernelBuilder method) runs on this kernel's
+        builder with the user's file:line attached to the ops it creates;
+        an EnigmaError it raises is raised again naming that line (after
+        ``context``, when given)."""
+        if isinstance(function, str):
+            name = function
+            function = getattr(_core, name, None)
+            if function is None:
+                function = getattr(_core.KernelBuilder, name)
+        file, line = user_location()
+        self.builder.set_location(file, line)
+        try:
+            return function(self.builder, *args)
+        except EnigmaError as e:
+            _raise_located(e, file, line, context)
+
+
+def active_tracer():
+    """The Tracer of the kernel being traced on this thread, or None."""
+    return getattr(_state, "tracer", None)
+
+
+def set_active_tracer(tracer) -> None:
+    """Starts (a Tracer) or ends (None) tracing on this thread."""
+    _state.tracer = tracer
+
+
+def current_tracer(what: str = "this") -> Tracer:
+    tracer = getattr(_state, "tracer", None)
+    if tracer is None:
+        raise EnigmaError(
+            f"{what} can only be used inside an @enigma.kernel body while it "
+            "is traced by enigma.compile")
+    return tracer
+
+
+def fail(message: str):
+    """Raises EnigmaError prefixed with the user's file:line."""
+    file, line = user_location()
+    raise EnigmaError(f"{file}:{line}: {message}")
+
+
+def static_int(x, what: str, minimum: int = 1) -> int:
+    """``x`` as a Python int of at least ``minimum`` (a compile-time
+    size), else EnigmaError."""
+    if isinstance(x, bool) or not isinstance(x, int):
+        fail(f"{what} must be a Python int, got {type(x).__name__}")
+    if x < minimum:
+        fail(f"{what} must be at least {minimum}, got {x}")
+    return x
+
+
+# --------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------
+
+def _constant(tracer: Tracer, value, dtype: DType) -> "IRValue":
+    if dtype.is_float:
+        return IRValue(tracer, tracer.call("constant_float", float(value),
+                                           dtype.name))
+    value = int(value)
+    if dtype.itemsize == 8 and not dtype.is_signed and \
+            (1 << 63) <= value < (1 << 64):
+        value -= 1 << 64  # the same 64 bits: constant_int takes an int64
+    if not -(1 << 63) <= value < (1 << 63):
+        fail(f"the number {value} does not fit in {dtype.name}")
+    return IRValue(tracer, tracer.call("constant_int", value, dtype.name))
+
+
+def is_number(x) -> bool:
+    """A Python (or numpy) real number: what a traced value may be made
+    from."""
+    return isinstance(x, numbers.Number) and not isinstance(x, complex)
+
+
+def to_value(x, like: DType | None = None) -> "IRValue":
+    """An IRValue for ``x``. IRValues pass through. Python numbers become
+    constants: a bool is a b1; an int takes the type ``like`` (i32 when
+    none); a float takes ``like`` when that is a float type, else f32."""
+    if isinstance(x, IRValue):
+        return x
+    tracer = current_tracer("a traced value")
+    if not is_number(x):
+        fail(f"expected a traced value or a number, got {type(x).__name__}")
+    if isinstance(x, bool):
+        return _constant(tracer, int(x), b1)
+    if isinstance(x, int) or (hasattr(x, "is_integer") and
+                              not isinstance(x, float) and x.is_integer()):
+        return _constant(tracer, int(x), like if like is not None
+                         else as_dtype("i32"))
+    x = float(x)
+    return _constant(tracer, x, like if like is not None and like.is_float
+                     else f32)
+
+
+def operands(a, b):
+    """Both operands as IRValues of their common type (docs/language.md):
+    numbers adopt the type of the other operand, mixed types promote."""
+    a_is_value, b_is_value = isinstance(a, IRValue), isinstance(b, IRValue)
+    if not a_is_value and not b_is_value:
+        fail("at least one operand must be a traced value")
+    if not a_is_value:
+        a = to_value(a, b.dtype)
+    if not b_is_value:
+        b = to_value(b, a.dtype)
+    common = _core.KernelBuilder.promote(a.dtype.name, b.dtype.name)
+    return a.cast(common), b.cast(common)
+
+
+_LANE_NAMES = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+# x ** n unrolls into n - 1 multiplications up to this n.
+_MAX_POWER = 16
+
+
+class IRValue:
+    """A value inside a kernel being traced: a scalar, or a vector of 2 to 4
+    lanes (``lanes``; read lanes with ``.x .y .z .w``). Supports Python's
+    arithmetic, bitwise and comparison operators, lane by lane on vectors (a
+    scalar next to a vector is broadcast); comparisons give bool IRValues."""
+
+    __slots__ = ("_tracer", "_value")
+
+    def __new__(cls, tracer=None, value=None):
+        # A fragment (an M x N matrix held by a simdgroup) is an IRValue
+        # with its own operators (below).
+        if cls is IRValue and value is not None and \
+                _core.mma_shape(value) is not None:
+            cls = Fragment
+        return object.__new__(cls)
+
+    def __init__(self, tracer: Tracer, value):
+        self._tracer = tracer
+        self._value = value
+
+    @property
+    def dtype(self) -> DType:
+        """The element type (of each lane, for vectors)."""
+        return as_dtype(self._value.dtype)
+
+    @property
+    def lanes(self) -> int:
+        """1 for a scalar, 2..4 for a vector."""
+        return _core.value_lanes(self._value)
+
+    def _lane(self, name: str) -> "IRValue":
+        lane = _LANE_NAMES[name]
+        if self.lanes == 1:
+            fail(f".{name} reads a lane of a vector, but this value is a "
+                 f"{self.dtype.name} scalar")
+        if lane >= self.lanes:
+            fail(f".{name} is out of range for a {self.lanes}-lane vector")
+        return IRValue(self._tracer,
+                       self._tracer.call("vec_extract", self._value, lane))
+
+    x = property(lambda self: self._lane("x"), doc="Lane 0 of a vector.")
+    y = property(lambda self: self._lane("y"), doc="Lane 1 of a vector.")
+    z = property(lambda self: self._lane("z"), doc="Lane 2 of a vector.")
+    w = property(lambda self: self._lane("w"), doc="Lane 3 of a vector.")
+
+    def cast(self, dtype) -> "IRValue":
+        dtype = as_dtype(dtype)
+        if dtype.name == self._value.dtype:
+            return self
+        return IRValue(self._tracer,
+                       self._tracer.call("cast", self._value, dtype.name))
+
+    def __repr__(self) -> str:
+        if self.lanes > 1:
+            return f"IRValue({self.dtype!r} x {self.lanes})"
+        return f"IRValue({self.dtype!r})"
+
+    def __bool__(self):
+        fail("a traced value has no Python truth value: the kernel body is "
+             "traced once, not run per thread. Use enigma.if_(cond), "
+             "enigma.where(false_val, true_val, cond) or store_if; instead "
+             "of Python's max/min/and/or/not use enigma.fmax/fmin (floats), "
+             "imax/imin (integers) or & | ~")
+
+    def __index__(self):
+        fail("a traced value cannot be used as a Python integer (e.g. in "
+             "range() or list indexing); use enigma.range / enigma.for_range")
+
+    def __int__(self):
+        fail("a traced value cannot become a Python int: it has a value per "
+             "thread only when the kernel runs; convert it inside the kernel "
+             "with enigma.metal_cast(x, \"int\")")
+
+    def __float__(self):
+        fail("a traced value cannot become a Python float: it has a value "
+             "per thread only when the kernel runs; convert it inside the "
+             "kernel with enigma.metal_cast(x, \"float\")")
+
+    def __iter__(self):
+        fail("a traced value cannot be iterated; read vector lanes with "
+             ".x .y .z .w or enigma.vec_extract")
+
+    __hash__ = object.__hash__
+
+    # arithmetic ------------------------------------------------------------
+    def _bin(self, op, other, reflected=False):
+        a, b = (other, self) if reflected else (self, other)
+        a, b = operands(a, b)
+        return IRValue(self._tracer,
+                       self._tracer.call("binary", op, a._value, b._value))
+
+    def _cmp(self, op, other):
+        a, b = operands(self, other)
+        return IRValue(self._tracer,
+                       self._tracer.call("compare", op, a._value, b._value))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __truediv__(self, o): return self._bin("div", o)
+    def __rtruediv__(self, o): return self._bin("div", o, True)
+    def __floordiv__(self, o): return self._bin("floordiv", o)
+    def __rfloordiv__(self, o): return self._bin("floordiv", o, True)
+    def __mod__(self, o): return self._bin("rem", o)
+    def __rmod__(self, o): return self._bin("rem", o, True)
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __rxor__(self, o): return self._bin("xor", o, True)
+    def __lshift__(self, o): return self._bin("shl", o)
+    def __rlshift__(self, o): return self._bin("shl", o, True)
+    def __rshift__(self, o): return self._bin("shr", o)
+    def __rrshift__(self, o): return self._bin("shr", o, True)
+    def __lt__(self, o): return self._cmp("lt", o)
+    def __le__(self, o): return self._cmp("le", o)
+    def __gt__(self, o): return self._cmp("gt", o)
+    def __ge__(self, o): return self._cmp("ge", o)
+    def __eq__(self, o): return self._cmp("eq", o)
+    def __ne__(self, o): return self._cmp("ne", o)
+
+    def __neg__(self):
+        return IRValue(self._tracer, self._tracer.call("neg", self._value))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        # enigma.abs: Metal's abs (floats clear the sign bit).
+        return IRValue(self._tracer, self._tracer.call(
+            "math_call", "abs", [self._value]))
+
+    def __pow__(self, exponent):
+        """``x ** n`` for a Python int ``1 <= n <= 16``: ``n - 1``
+        multiplications, left to right (``x * x * x``), exact where the
+        products are, for every sign of ``x``. Other exponents: use
+        enigma.pow (Metal's ``pow``, NaN for negative bases)."""
+        if isinstance(exponent, bool) or not isinstance(exponent, int) or \
+                not 1 <= exponent <= _MAX_POWER:
+            fail(f"x ** {exponent!r}: ** takes a Python int exponent from 1 "
+                 f"to {_MAX_POWER} (repeated multiplication); use "
+                 "enigma.pow(x, y) for other powers (Metal's pow gives NaN "
+                 "for negative bases) or enigma.sqrt / enigma.exp2")
+        out = self
+        for _ in range(exponent - 1):
+            out = out * self
+        return out
+
+    def __rpow__(self, base):
+        fail(f"{base!r} ** x: a traced exponent needs enigma.pow(base, x) "
+             "(or enigma.exp2(x) for 2 ** x)")
+
+    def __invert__(self):
+        return IRValue(self._tracer, self._tracer.call("invert", self._value))
+
+
+# --------------------------------------------------------------------------
+# Buffers
+# --------------------------------------------------------------------------
+
+class BufferProxy:
+    """A buffer parameter inside a kernel body: ``A[i]`` loads, ``A[i] = v``
+    stores (converting ``v`` to the element type, as Metal does)."""
+
+    def __init__(self, tracer: Tracer, name: str, dtype: DType, buffer,
+                 lanes: int = 1):
+        self._tracer = tracer
+        self.name = name
+        self.dtype = dtype
+        self.lanes = lanes  # > 1: a buffer of vectors (vec_width)
+        self._buffer = buffer
+        # The parameter index (set when bound), as the original DSL's
+        # parameters carry it: Tensor(A.name, A.buffer_index, A.metal_dtype).
+        self.buffer_index = None
+
+    @property
+    def metal_dtype(self) -> str:
+        """The Metal spelling of the element type (``"float"``)."""
+        return self.dtype.msl
+
+    element_type = metal_dtype
+
+    def _index(self, index) -> IRValue:
+        if isinstance(index, tuple):
+            fail(f"buffer {self.name} is one-dimensional; index it with one "
+                 "integer value")
+        if isinstance(index, IRValue):
+            return index
+        if isinstance(index, bool) or not isinstance(index, int):
+            fail(f"index of buffer {self.name} must be an integer, got "
+                 f"{type(index).__name__}")
+        if index < 0:
+            fail(f"index of buffer {self.name} is negative ({index})")
+        return to_value(index, as_dtype("u32") if index < 2**32 else
+                        as_dtype("u64"))
+
+    def __getitem__(self, index) -> IRValue:
+        idx = self._index(index)
+        return IRValue(self._tracer,
+                       self._tracer.call("load", self._buffer, idx._value))
+
+    def __setitem__(self, index, value):
+        idx = self._index(index)
+        value = to_value(value, self.dtype)
+        self._tracer.call("store", self._buffer, idx._value, value._value)
+
+    def __repr__(self) -> str:
+        lanes = str(self.lanes) if self.lanes > 1 else ""
+        return f"<buffer {self.name}: device {self.dtype.msl}{lanes}*>"
+
+
+# --------------------------------------------------------------------------
+# Fragments: matrices held by a simdgroup (docs/reference/mma.md)
+# --------------------------------------------------------------------------
+
+def _shape_of(value):
+    return _core.mma_shape(value._value if isinstance(value, IRValue)
+                           else value)
+
+
+def _fragment_call(function: str, *args) -> "Fragment":
+    tracer = current_tracer(function)
+    return IRValue(tracer, tracer.call(function, *args))
+
+
+class Fragment(IRValue):
+    """An ``rows x cols`` matrix held collectively by the 32 lanes of one
+    simdgroup (cols is None for a row vector: one value per row, from
+    :meth:`row_max` / :meth:`row_sum`). Its lane layout is the target's.
+
+    Operators work element by element: ``+ - * / // %``, ``& | ^ << >>``
+    for integers, comparisons (giving bool fragments), unary ``-`` and
+    ``abs``. The other operand may be a fragment of the same shape and
+    dtype, a traced scalar or a Python number (converted to the fragment's
+    dtype); a row vector next to a fragment of as many rows is repeated
+    along the columns (``acc * scale`` scales each row). ``enigma.exp``,
+    ``exp2``, ``log``, ``log2``, ``sqrt``, ``rsqrt``, ``tanh``, ``abs``,
+    ``fmax``, ``fmin`` and ``enigma.where`` accept fragments. Every lane of
+    the simdgroup must compute with a fragment: none may be computed under
+    control flow that depends on the lane."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        """(rows, cols) of a fragment, (rows,) of a row vector."""
+        rows, cols = _shape_of(self)
+        return (rows, cols) if cols else (rows,)
+
+    @property
+    def rows(self) -> int:
+        return _shape_of(self)[0]
+
+    @property
+    def cols(self):
+        """Columns; None for a row vector."""
+        return _shape_of(self)[1] or None
+
+    @property
+    def is_row_vector(self) -> bool:
+        return _shape_of(self)[1] == 0
+
+    def __repr__(self) -> str:
+        shape = " x ".join(str(d) for d in self.shape)
+        kind = "row vector" if self.is_row_vector else "fragment"
+        return f"<{kind} {shape} {self.dtype.name}>"
+
+    def _lane(self, name: str):
+        fail(f".{name}: a fragment has no lanes to read; its layout belongs "
+             "to the target (store it with enigma.mma_store)")
+
+    def cast(self, dtype) -> "Fragment":
+        """The fragment converted element by element to ``dtype``."""
+        dtype = as_dtype(dtype)
+        if dtype.name == self.dtype.name:
+            return self
+        return _fragment_call("mma_cast", self._value, dtype.name)
+
+    # reductions and broadcasts ---------------------------------------------
+    def _reduce(self, kind: str) -> "Fragment":
+        if self.is_row_vector:
+            fail(f"row_{kind}: this is already a row vector")
+        return _fragment_call("mma_reduce_rows", self._value, kind)
+
+    def row_max(self) -> "Fragment":
+        """The maximum of each row (a row vector); NaN only for a row that
+        is all NaN."""
+        return self._reduce("max")
+
+    def row_min(self) -> "Fragment":
+        """The minimum of each row (a row vector)."""
+        return self._reduce("min")
+
+    def row_sum(self) -> "Fragment":
+        """The sum of each row (a row vector), in the target's order."""
+        return self._reduce("sum")
+
+    def broadcast(self, cols: int) -> "Fragment":
+        """A row vector repeated along ``cols`` columns: a fragment whose
+        row r is element r."""
+        if not self.is_row_vector:
+            fail("broadcast: only a row vector is broadcast along the "
+                 "columns")
+        return _fragment_call("mma_broadcast_rows", self._value,
+                           static_int(cols, "broadcast: cols"))
+
+    # element-wise ------------------------------------------------------------
+    def _other(self, other):
+        """`other` as a core value next to this fragment: row vectors are
+        broadcast to this fragment's columns, numbers take its dtype."""
+        if isinstance(other, Fragment):
+            if other.is_row_vector and not self.is_row_vector:
+                return other.broadcast(self.cols)._value
+            return other._value
+        if isinstance(other, IRValue):
+            return other._value
+        if isinstance(other, (bool, int, float)):
+            return to_value(other, self.dtype)._value
+        fail(f"a fragment cannot be combined with {type(other).__name__}")
+
+    def _self_for(self, other):
+        if self.is_row_vector and isinstance(other, Fragment) and \
+                not other.is_row_vector:
+            return self.broadcast(other.cols)._value
+        return self._value
+
+    def _bin(self, op, other, reflected=False):
+        a, b = self._self_for(other), self._other(other)
+        if reflected:
+            a, b = b, a
+        return _fragment_call("mma_binary", op, a, b)
+
+    def _cmp(self, op, other):
+        return _fragment_call("mma_compare", op, self._self_for(other),
+                           self._other(other))
+
+    def __neg__(self):
+        return _fragment_call("mma_unary", "neg", self._value)
+
+    def __abs__(self):
+        return _fragment_call("mma_unary", "abs", self._value)
+
+    def __invert__(self):
+        if self.dtype.name == "b1":
+            return self ^ True
+        if self.dtype.is_float:
+            fail("'~' is not defined for float fragments")
+        return self ^ -1
+
+    __hash__ = IRValue.__hash__
+
+
+def _is_fragment(x) -> bool:
+    return isinstance(x, Fragment)
+
+
+def fragment_math(name: str, *args):
+    """enigma.<name>(...) when an argument is a fragment (the math
+    functions come here)."""
+    unary = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "abs",
+             "sin", "cos", "floor", "ceil")
+    if name in unary and len(args) == 1:
+        return _fragment_call("mma_unary", name, args[0]._value)
+    if name in ("fmax", "fmin", "max", "min") and len(args) == 2:
+        f = args[0] if _is_fragment(args[0]) else args[1]
+        other = args[1] if f is args[0] else args[0]
+        op = "max" if name in ("fmax", "max") else "min"
+        return f._bin(op, other, reflected=f is not args[0])
+    fail(f"enigma.{name} does not take fragments; fragments support exp, "
+         "exp2, log, log2, sqrt, rsqrt, tanh, abs, sin, cos, floor, ceil, "
+         "fmax, fmin and where")
+
+
+def fragment_where(false_val, true_val, cond):
+    """enigma.where(false_val, true_val, cond) when an argument is a
+    fragment."""
+    like = next(a for a in (true_val, false_val, cond) if _is_fragment(a))
+
+    def raw(x, dtype=None):
+        if isinstance(x, Fragment):
+            if x.is_row_vector and not like.is_row_vector:
+                return x.broadcast(like.cols)._value
+            return x._value
+        if isinstance(x, IRValue):
+            return x._value
+        if dtype is None:
+            for v in (true_val, false_val):
+                if isinstance(v, IRValue) and not (v is cond):
+                    dtype = v.dtype
+                    break
+        return to_value(x, dtype)._value
+
+    c = raw(cond, as_dtype("bool"))
+    return _fragment_call("mma_select", c, raw(true_val), raw(false_val))
+
+
+for _name, _op in (("add", "add"), ("sub", "sub"), ("mul", "mul"),
+                   ("truediv", "div"), ("floordiv", "floordiv"),
+                   ("mod", "rem"), ("and", "and"), ("or", "or"),
+                   ("xor", "xor"), ("lshift", "shl"), ("rshift", "shr")):
+    def _forward(self, o, _op=_op):
+        return self._bin(_op, o)
+
+    def _reflected(self, o, _op=_op):
+        return self._bin(_op, o, reflected=True)
+
+    setattr(Fragment, f"__{_name}__", _forward)
+    setattr(Fragment, f"__r{_name}__", _reflected)
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    def _compare(self, o, _op=_name):
+        return self._cmp(_op, o)
+
+    setattr(Fragment, f"__{_name}__", _compare)
+del _name, _op

@@ -1,0 +1,350 @@
+"""Kernels: what ``@enigma.kernel`` returns (KernelDefinition), its
+parameters (Param), tracing its body into the C++ KernelBuilder, and the
+state behind ``kernel[grid, threads]`` (the launch itself is C++; its first
+call compiles and loads the kernel through the helpers that _launch gives
+the core). Errors raised while a body is traced are turned into
+EnigmaErrors that name the user's file:line."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import re
+import sysconfig
+import textwrap
+import weakref
+
+from . import _core
+from ._dtypes import DType, Scalar, as_dtype
+from ._grid import dims3
+from ._ir import (BufferProxy, EnigmaError, IRValue, Tracer, active_tracer,
+                  in_package, set_active_tracer)
+from ._jit import kernel_call
+from ._source_rewrite import prepare_kernel_function
+
+# The enigma package's namespace, handed down by the package once every
+# module is imported (this layer sits below it): a wrong-arity call of one
+# of its functions in a kernel body becomes an EnigmaError naming the line.
+_package_names = {}
+
+
+def set_package_namespace(namespace) -> None:
+    """Called by the package's __init__ with its namespace."""
+    global _package_names
+    _package_names = namespace
+
+
+# --------------------------------------------------------------------------
+# Errors raised while a body is traced
+# --------------------------------------------------------------------------
+
+# A message that already names a place ("file.py:12: ...") on some line.
+_LOCATED_MESSAGE = re.compile(r"^\S[^\n]*?:\d+: ", re.M)
+# Python's own message for a call with the wrong arguments: "sqrt() takes ..."
+_WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
+                         r"got multiple)")
+
+
+def _innermost_user_frame(tb):
+    """(file, line) of the deepest traceback entry in the user's code (not
+    the enigma package, not Python's standard library), or None."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    found = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not in_package(filename) and \
+                not os.path.abspath(filename).startswith(stdlib):
+            found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def _located_error(error: BaseException):
+    """The error a kernel body raised, as an EnigmaError naming the user's
+    file:line, or None to let it through unchanged. EnigmaErrors raised
+    without a place (e.g. a bad dtype name) get the innermost user line; a
+    wrong-arity call of an enigma function becomes an EnigmaError too."""
+    message = str(error)
+    if isinstance(error, EnigmaError):
+        if _LOCATED_MESSAGE.search(message):
+            return None
+    else:
+        match = _WRONG_CALL.match(message)
+        if match is None or not callable(_package_names.get(match.group(1))):
+            return None
+        # The call failed at the user's call site, not inside enigma.
+        tb = error.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if in_package(tb.tb_frame.f_code.co_filename):
+            return None
+    where = _innermost_user_frame(error.__traceback__)
+    if where is None:
+        return None
+    return EnigmaError(f"{where[0]}:{where[1]}: {message}")
+
+
+def _return_line(fn) -> int:
+    """Line of the first ``return <value>`` in ``fn``'s source (the def line
+    when the source cannot be read)."""
+    first = fn.__code__.co_firstlineno
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return first
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Return) and node.value is not None:
+            return first + node.lineno - 1
+    return first
+
+
+# --------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------
+
+class Param:
+    """A kernel parameter: name, kind ("buffer" or "scalar"), dtype,
+    vec_width (elements per buffer entry: 1, or N under vec_width=N) and,
+    for a scalar, multiple_of (the multiple its value is promised to be)."""
+
+    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of")
+
+    def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1,
+                 multiple_of: int = 1):
+        self.name, self.kind, self.dtype = name, kind, dtype
+        self.vec_width = vec_width
+        self.multiple_of = multiple_of
+
+    def __repr__(self) -> str:
+        width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""
+        if self.multiple_of > 1:
+            width += f", multiple_of={self.multiple_of}"
+        return f"Param({self.name!r}, {self.kind!r}, {self.dtype!r}{width})"
+
+    def _key(self):
+        return (self.name, self.kind, self.dtype, self.vec_width,
+                self.multiple_of)
+
+    def __eq__(self, other):
+        return isinstance(other, Param) and self._key() == other._key()
+
+
+def _resolve_annotation(fn, name, annotation):
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, fn.__globals__)  # noqa: S307
+        except Exception as e:
+            raise EnigmaError(
+                f"cannot evaluate the annotation {annotation!r} of parameter "
+                f"'{name}': {e}") from None
+    return annotation
+
+
+def _kernel_params(fn) -> list[Param]:
+    where = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+    params = []
+    signature = inspect.signature(fn).parameters.values()
+    # A kernel with only unannotated parameters is launched from @enigma.jit
+    # with Tensors, layouts and ints (python/enigma/_jit.py).
+    if signature and all(p.annotation is inspect.Parameter.empty and
+                         p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                         for p in signature):
+        return [Param(p.name, "jit", None) for p in signature]
+    for p in signature:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise EnigmaError(f"{where}: kernel '{fn.__name__}' cannot take "
+                              f"*args or **kwargs ('{p.name}')")
+        if p.annotation is inspect.Parameter.empty:
+            raise EnigmaError(
+                f"{where}: parameter '{p.name}' of kernel '{fn.__name__}' has "
+                "no type annotation; annotate buffers with an element type "
+                "(A: enigma.f32) and scalars with enigma.Scalar(enigma.u32)")
+        annotation = _resolve_annotation(fn, p.name, p.annotation)
+        if isinstance(annotation, Scalar):
+            params.append(Param(p.name, "scalar", annotation.dtype,
+                                multiple_of=annotation.multiple_of))
+            continue
+        dtype = as_dtype(annotation, strict=False)
+        if dtype is None:
+            raise EnigmaError(
+                f"{where}: parameter '{p.name}' of kernel '{fn.__name__}' is "
+                f"annotated with {annotation!r}, which is not an Enigma type; "
+                "use an element type such as enigma.f32 or enigma.Scalar(...)")
+        params.append(Param(p.name, "buffer", dtype))
+    return params
+
+
+class KernelDefinition:
+    """What ``@enigma.kernel`` returns: the Python function and its parameter
+    list. The body runs once, at compile time, to trace the kernel."""
+
+    def __init__(self, fn):
+        self.fn = prepare_kernel_function(fn)
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self.params = _kernel_params(fn)
+
+    @property
+    def kernel_name(self) -> str:
+        return "enigma_kernel_" + self.fn.__name__
+
+    def trace(self, vec_width: int = 0) -> Tracer:
+        """Runs the body once with proxies. With ``vec_width`` N > 1, float
+        buffers (f32, f16, bf16) hold N-lane vectors."""
+        if active_tracer() is not None:
+            raise EnigmaError(f"kernel '{self.__name__}' is traced inside "
+                              "another kernel's body")
+        tracer = Tracer(self.fn.__name__)
+        # The kernel op carries the def line (errors about the kernel itself).
+        code = self.__wrapped__.__code__
+        tracer.builder.set_location(code.co_filename, code.co_firstlineno)
+        args = self.bind_arguments(tracer, vec_width)
+        set_active_tracer(tracer)
+        try:
+            result = self.fn(*args)
+        except (EnigmaError, TypeError) as e:
+            located = _located_error(e)
+            if located is None:
+                raise
+            raise located from None
+        finally:
+            set_active_tracer(None)
+        if result is not None:
+            raise EnigmaError(
+                f"{code.co_filename}:{_return_line(self.__wrapped__)}: "
+                f"kernel '{self.__name__}' returned a value; kernels write "
+                "their results into buffers and return nothing")
+        return tracer
+
+    def bind_arguments(self, tracer: Tracer, vec_width: int) -> list:
+        """The body's arguments: proxies of new parameters. Also records
+        the buffers by parameter index for enigma.Tensor."""
+        if any(p.kind == "jit" for p in self.params):
+            raise EnigmaError(
+                f"kernel '{self.__name__}' has unannotated parameters, so it "
+                "takes Tensors and layouts: launch it from an @enigma.jit "
+                "function and compile that, or annotate buffers (A: "
+                "enigma.f32) and scalars (n: enigma.Scalar(enigma.u32))")
+        args = []
+        for p in self.params:
+            if p.kind == "buffer":
+                lanes = vec_width if vec_width > 1 and p.dtype.is_float else 1
+                buf = tracer.call("add_vector_buffer", p.name, p.dtype.name,
+                                  lanes)
+                args.append(BufferProxy(tracer, p.name, p.dtype, buf, lanes))
+            else:
+                args.append(IRValue(tracer, tracer.call(
+                    "add_scalar", p.name, p.dtype.name, p.multiple_of)))
+        tracer.buffers = {i: a for i, a in enumerate(args)
+                          if isinstance(a, BufferProxy)}
+        for i, proxy in tracer.buffers.items():
+            proxy.buffer_index = i
+        return args
+
+    def __getitem__(self, launch):
+        """``kernel[grid, threads](a, b, c, n)``: launches on arrays in
+        place (docs/reference/launch.md)."""
+        try:
+            return self._launchers[launch]
+        except (AttributeError, KeyError, TypeError):
+            return launcher(self, launch)
+
+    def __call__(self, *args, **kwargs):
+        # Inside an @enigma.jit function this records a launch; elsewhere
+        # it is an error.
+        return kernel_call(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{p.name}: {p.dtype.name}" if p.kind == "buffer"
+                        else p.name if p.kind == "jit"
+                        else f"{p.name}: Scalar({p.dtype.name})"
+                        for p in self.params)
+        return f"<enigma kernel {self.__name__}({sig})>"
+
+
+def kernel(fn) -> KernelDefinition:
+    """Decorator: marks ``fn`` as a kernel. Parameters annotated with an
+    element type are ``device T*`` buffers bound at ``[[buffer(i)]]`` in
+    declaration order; ``enigma.Scalar(dtype)`` marks a by-value scalar."""
+    return KernelDefinition(fn)
+
+
+# --------------------------------------------------------------------------
+# kernel[grid, threads]: the function-call form (docs/reference/launch.md)
+# --------------------------------------------------------------------------
+
+# Threads per threadgroup when kernel[grid] leaves them out, by the number
+# of grid dimensions given.
+DEFAULT_THREADS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
+# Launchers kept per kernel for hashable kernel[...] keys; a program that
+# launches with ever new grids (kernel[n] for every n) starts over here.
+_MAX_LAUNCHERS = 256
+
+
+class KernelCalls:
+    """A kernel's state for the function-call form: the C++ CallForm (one
+    loaded kernel per runtime) and the compiled kernel (made on the first
+    launch, by _launch)."""
+
+    def __init__(self, kernel):
+        if any(p.kind == "jit" for p in kernel.params):
+            raise EnigmaError(
+                f"kernel '{kernel.__name__}' has unannotated parameters "
+                "(Tensors and layouts of @enigma.jit), so it cannot be called "
+                "on arrays; annotate buffers (A: enigma.f32) and scalars "
+                "(n: enigma.Scalar(enigma.u32))")
+        self.kernel = kernel
+        self.compiled = None
+        # The C++ side refers back weakly: no cycle through C++ objects.
+        self.form = _core.CallForm(
+            kernel.kernel_name,
+            [(p.name, p.kind, p.dtype.name, p.multiple_of)
+             for p in kernel.params],
+            weakref.ref(self))
+
+
+def _calls(kernel) -> KernelCalls:
+    calls = kernel.__dict__.get("_calls")
+    if calls is None:
+        calls = kernel._calls = KernelCalls(kernel)
+        kernel._launchers = {}
+    return calls
+
+
+def _split_key(key):
+    """(grid, threads or None) from what was written between the brackets:
+    kernel[grid] or kernel[grid, threads]."""
+    if isinstance(key, tuple):
+        if len(key) == 2:
+            return key
+        if len(key) == 1:
+            return key[0], None
+        raise TypeError(
+            f"kernel[...] takes a grid, or a grid and threads per "
+            f"threadgroup, got {len(key)} values {key!r}; give a "
+            "multi-dimensional grid as one tuple: kernel[(gx, gy), (tx, ty)]")
+    return key, None
+
+
+def launcher(kernel, key):
+    """``kernel[key]`` (KernelDefinition.__getitem__): a launcher for the
+    grid and threadgroup size in ``key``."""
+    calls = _calls(kernel)
+    grid, threads = _split_key(key)
+    grid3 = dims3(grid, "grid")
+    if threads is None:
+        dims = 1 if not isinstance(grid, (tuple, list)) else len(grid)
+        threads3 = DEFAULT_THREADS[dims]
+    else:
+        threads3 = dims3(threads, "threads")
+    made = calls.form.launcher(grid3, threads3, (grid3, threads3))
+    try:
+        cache = kernel._launchers
+        if len(cache) >= _MAX_LAUNCHERS:
+            cache.clear()
+        cache[key] = made
+    except TypeError:  # an unhashable key (a list): not kept
+        pass
+    return made
