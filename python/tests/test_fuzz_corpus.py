@@ -97,61 +97,64 @@ def test_fresh_random_programs(runtime):
 
 class _Altered:
     """A reference runtime that runs the kernel on ``runtime`` and then
-    changes the result: flips the low bit of one byte of the first output,
-    or replaces every NaN of the outputs numbered in ``nan_outputs`` (f32)
-    by another NaN."""
+    changes the result: flips the low bit of byte ``byte`` of output
+    ``output``, or replaces every NaN of the f32 output ``nan_output`` by a
+    NaN of the other sign and another payload."""
 
-    def __init__(self, runtime, index=None, nan_outputs=()):
-        self._runtime, self._index, self._nan = runtime, index, nan_outputs
+    def __init__(self, runtime, output=None, byte=None, nan_output=None):
+        self._runtime = runtime
+        self._output, self._byte, self._nan = output, byte, nan_output
         self.name = "altered"
 
     def execute(self, *args, **kwargs):
         raws = [bytearray(r) for r in self._runtime.execute(*args, **kwargs)]
-        if self._index is not None:
-            raws[0][self._index] ^= 1
-        for k in self._nan:
-            words = np.frombuffer(raws[k], dtype=np.uint32).copy()
-            words[np.isnan(words.view(np.float32))] = 0xFFC00001  # sign, payload
-            raws[k][:] = words.tobytes()
+        if self._output is not None:
+            raws[self._output][self._byte] ^= 1
+        if self._nan is not None:
+            words = np.frombuffer(raws[self._nan], dtype=np.uint32).copy()
+            nan = np.isnan(words.view(np.float32))
+            words[nan] = np.where(words[nan] >> 31, 0x7FC00001, 0xFFC00001)
+            raws[self._nan][:] = words.tobytes()
         return [bytes(r) for r in raws]
 
 
-def _program_with_float_output(rng):
-    for _ in range(200):
-        program = kernelgen.generate(int(rng.integers(2**31)), "arith")
-        if program["outputs"][0]["dtype"] == "f32":
-            return program
-    raise AssertionError("no arith program with an f32 first output")
+def _program_with(rng, category, wanted):
+    """A random program of ``category`` whose first f32 output has an
+    element, determined by the interpreter, for which ``wanted(value)``
+    holds; returns (program, output number, element)."""
+    for _ in range(500):
+        program = kernelgen.generate(int(rng.integers(2**31)), category)
+        expected = interpret.expected_outputs(program, True)
+        for k, b in enumerate(program["outputs"]):
+            if b["dtype"] != "f32":
+                continue
+            e = expected[b["name"]]
+            hits = [i for i in range(b["size"]) if np.isfinite(e.e[i])
+                    and wanted(float(e.v[i]))]
+            if hits:
+                return program, k, int(rng.choice(hits))
+    raise AssertionError(f"no {category} program with such an f32 output")
 
 
 def test_reference_backend_difference_is_reported(runtime, rng):
     """--reference: one flipped bit in the reference's output is a
     backend_mismatch naming that element; the same runtime as its own
     reference agrees."""
-    program = _program_with_float_output(rng)
+    program, k, element = _program_with(rng, "arith",
+                                        lambda v: v == v and v != 0)
     assert harness.check(program, runtime, _exact_arith(runtime),
                          reference=runtime).status == "ok"
-    itemsize = kernelgen.numpy_dtype(program["outputs"][0]["dtype"]).itemsize
-    element = int(rng.integers(program["grid"]))
+    outputs = program["outputs"]
     outcome = harness.check(program, runtime, _exact_arith(runtime),
-                            reference=_Altered(runtime, element * itemsize))
+                            reference=_Altered(runtime, k, element * 4))
     assert outcome.status == "backend_mismatch", outcome
-    out = outcome.details["outputs"][program["outputs"][0]["name"]]
+    out = outcome.details["outputs"][outputs[k]["name"]]
     assert out["count"] == 1 and out["elements"][0]["index"] == element
 
 
 def test_reference_backend_nans_match_any_nan(runtime, rng):
     """Two NaNs with different signs or payloads are the same result."""
-    for _ in range(500):
-        program = kernelgen.generate(int(rng.integers(2**31)), "math")
-        expected = interpret.expected_outputs(program, True)
-        nan_outputs = [k for k, b in enumerate(program["outputs"])
-                       if b["dtype"] == "f32" and np.isnan(
-                           expected[b["name"]].v.astype(np.float64)).any()]
-        if nan_outputs:
-            break
-    else:
-        raise AssertionError("no math program with a NaN in an f32 output")
+    program, k, _ = _program_with(rng, "math", lambda v: v != v)
     outcome = harness.check(program, runtime, _exact_arith(runtime),
-                            reference=_Altered(runtime, nan_outputs=nan_outputs))
+                            reference=_Altered(runtime, nan_output=k))
     assert outcome.status == "ok", outcome
