@@ -12,9 +12,10 @@ Two kernels:
   group's histogram to the output with one device atomic, so the device
   sees at most 256 atomics per group.
 
-Output buffers start zero-filled (API.md section 4), so the kernels only
-accumulate. Repeated dispatches of one prepared kernel keep accumulating:
-``run_prepared``'s check accepts any whole multiple of the histogram.
+Output buffers start zero-filled (docs/reference/runtimes.md), so the
+kernels only accumulate. Repeated dispatches of one prepared kernel keep
+accumulating: ``run_prepared``'s check accepts any whole multiple of the
+histogram.
 """
 
 import functools

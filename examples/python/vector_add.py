@@ -1,4 +1,4 @@
-"""The seed page (API.md section 1) as a runnable script.
+"""The first program of docs/reference/core.md as a runnable script.
 
     python examples/python/vector_add.py [n]
 

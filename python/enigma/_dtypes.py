@@ -1,4 +1,4 @@
-"""Element types of the Enigma language (API.md section 2)."""
+"""Element types of the Enigma language (docs/reference/core.md)."""
 
 from __future__ import annotations
 

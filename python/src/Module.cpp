@@ -25,8 +25,8 @@ NB_MODULE(_core, m) {
   runtimeError.attr("__doc__") =
       "A failure of a runtime while preparing or running a kernel "
       "(a RuntimeError).";
-  // Dispatch failures are RuntimeErrors (API.md section 3) and, being about
-  // the caller's arguments, ValueErrors too.
+  // Dispatch failures are RuntimeErrors (docs/reference/runtimes.md) and,
+  // being about the caller's arguments, ValueErrors too.
   nb::object dispatchBases = nb::make_tuple(runtimeError, nb::handle(PyExc_ValueError));
   auto dispatchError =
       nb::exception<enigma::DispatchError>(m, "DispatchError", dispatchBases);

@@ -1,5 +1,5 @@
 """Atomics on device buffers and threadgroup tensors, as functions and as
-methods (API.md section 9), against numpy references."""
+methods (docs/reference/cooperation.md), against numpy references."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""cmp_*, where and as_type of API.md section 7."""
+"""cmp_*, where and as_type (docs/reference/math.md)."""
 
 import numpy as np
 import pytest

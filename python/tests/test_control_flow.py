@@ -1,5 +1,6 @@
-"""Control flow (API.md section 10) on the CPU backend (and CUDA where
-ENIGMA_TEST_BACKENDS names it), against numpy float64 references."""
+"""Control flow (docs/reference/control-flow.md) on the CPU backend (and
+CUDA where ENIGMA_TEST_BACKENDS names it), against numpy float64
+references."""
 
 import numpy as np
 import pytest

@@ -7,7 +7,9 @@ import subprocess
 
 import pytest
 
-BUILD_DIR = os.environ.get("ENIGMA_BUILD_DIR", "/work/main/build")
+BUILD_DIR = os.environ.get("ENIGMA_BUILD_DIR", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__)))), "build"))
 BINARY = os.path.join(BUILD_DIR, "examples", "cpp", "enigma-vector-add")
 
 

@@ -1,5 +1,5 @@
-"""Bad input gives a clear error, never a crash (issue 2), and the
-PreparedKernel surface of API.md section 4."""
+"""Bad input gives a clear error, never a crash, and the PreparedKernel
+surface (docs/reference/runtimes.md)."""
 
 import re
 
@@ -256,7 +256,7 @@ def test_execute_needs_a_compiled_kernel(runtime, rng):
 
 
 def test_dispatch_error_is_a_runtime_error():
-    # API.md section 3: dispatch failures are RuntimeErrors.
+    # docs/reference/runtimes.md: dispatch failures are RuntimeErrors.
     assert issubclass(enigma.DispatchError, RuntimeError)
     assert issubclass(enigma.DispatchError, ValueError)
 

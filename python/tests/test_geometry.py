@@ -1,5 +1,5 @@
-"""Geometric functions on float vectors (API.md section 8) against numpy
-float64 references of the formulas in the Metal specification."""
+"""Geometric functions on float vectors (docs/reference/vectors.md) against
+numpy float64 references of the formulas in the Metal specification."""
 
 import numpy as np
 import pytest

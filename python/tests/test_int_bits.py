@@ -1,5 +1,5 @@
-"""Integer and bit functions of API.md section 7 at every width, signed and
-unsigned, against exact Python-integer references."""
+"""Integer and bit functions (docs/reference/math.md) at every width, signed
+and unsigned, against exact Python-integer references."""
 
 import numpy as np
 import pytest

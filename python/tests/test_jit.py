@@ -1,6 +1,6 @@
-"""@enigma.jit (API.md section 3): host functions that do layout algebra on
-Tensors and launch one kernel; enigma.compile(jit_fn, *tensors) and the
-CompiledKernel's grid / block; the errors of that path."""
+"""@enigma.jit (docs/reference/tensor.md): host functions that do layout
+algebra on Tensors and launch one kernel; enigma.compile(jit_fn, *tensors)
+and the CompiledKernel's grid / block; the errors of that path."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""The layout algebra (API.md section 11) against the worked examples of
-NVIDIA CuTe's documentation (cute/02_layout_algebra.md and the CuTe DSL
+"""The layout algebra (docs/reference/layout.md) against the worked examples
+of NVIDIA CuTe's documentation (cute/02_layout_algebra.md and the CuTe DSL
 docs), whose published results are written here by hand, plus evaluation,
 repr strings, swizzles, make_layout_tv, traced evaluation and errors."""
 

@@ -1,5 +1,5 @@
-"""Float math of API.md section 7 on every backend under test, against numpy
-float64 references (Metal's definitions where they differ from C)."""
+"""Float math (docs/reference/math.md) on every backend under test, against
+numpy float64 references (Metal's definitions where they differ from C)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Matrix types (API.md section 9): enigma.Matrix, make_matrix,
+"""Matrix types (docs/reference/cooperation.md): enigma.Matrix, make_matrix,
 matrix_from_buffer, store, matmul / @, transpose, determinant.
 
 Metal's layout: a floatCxR has C columns of R-lane vectors and is stored

@@ -1,4 +1,4 @@
-"""Operators on traced values (API.md section 6) on every dtype of section 2,
+"""Operators on traced values (docs/language.md) on every element type,
 checked against numpy references that follow C / Metal semantics:
 
 * integer ``/`` and ``//`` truncate toward zero; ``%`` takes the dividend's

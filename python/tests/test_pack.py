@@ -1,5 +1,5 @@
-"""Pack/unpack and quantisation (API.md section 8). References follow the
-conversion rules of the Metal specification (float -> snorm/unorm: clamp,
+"""Pack/unpack and quantisation (docs/reference/vectors.md). References follow
+the conversion rules of the Metal specification (float -> snorm/unorm: clamp,
 NaN -> 0, scale, round to nearest even; lane 0 in the lowest bits), computed
 with numpy in float32 (as the GPU does) or float64."""
 

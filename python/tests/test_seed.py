@@ -1,5 +1,5 @@
-"""The seed page of API.md section 1, run as written (CpuRuntime stands in
-for MetalRuntime on Linux), and the CompiledKernel surface of section 3."""
+"""The first program of docs/reference/core.md, run as written (CpuRuntime
+stands in for MetalRuntime on Linux), and the CompiledKernel surface."""
 
 import os
 import shutil

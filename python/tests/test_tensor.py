@@ -1,5 +1,5 @@
-"""enigma.Tensor (API.md section 11): views of buffer parameters through
-layouts, slicing, element access, vectorised load()/store(), the identity
+"""enigma.Tensor (docs/reference/tensor.md): views of buffer parameters
+through layouts, slicing, element access, vectorised load()/store(), the identity
 tensor. References are numpy (float64 where arithmetic happens) or offsets
 derived by hand from the layouts; outputs start zero-filled, so each test
 also checks that no element outside the view was written."""

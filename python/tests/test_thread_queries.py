@@ -1,4 +1,5 @@
-"""Thread and grid queries (API.md section 5) against Metal's definitions.
+"""Thread and grid queries (docs/reference/core.md) against Metal's
+definitions.
 
 One kernel writes every query of each thread into an output buffer at
 ``linear_grid_index * QUERIES + q``; the reference values are computed in

@@ -1,5 +1,6 @@
-"""threadgroup_alloc: per-group memory shared through barriers (API.md
-section 9), run on each backend under test against numpy references."""
+"""threadgroup_alloc: per-group memory shared through barriers
+(docs/reference/cooperation.md), run on each backend under test against
+numpy references."""
 
 import numpy as np
 import pytest

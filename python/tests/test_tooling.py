@@ -1,6 +1,9 @@
-"""enigma.testing and enigma.benchmark (API.md section 12)."""
+"""enigma.testing and enigma.benchmark (docs/reference/tooling.md)."""
 
+import importlib
 import inspect
+import os
+import re
 import sys
 
 import numpy as np
@@ -77,19 +80,83 @@ def test_bench_gpu_times_a_prepared_kernel(runtime, rng):
     prepared.release()
 
 
-def test_every_public_name_has_a_docstring():
-    """help(enigma.X) says what X is for every public name of the package
-    and of its tooling modules."""
+# The package and the modules a program imports names from (the original
+# DSL's module paths included).
+PUBLIC_MODULES = ["enigma", "enigma.tensor", "enigma.core", "enigma.tuple",
+                  "enigma.typing", "enigma.ops", "enigma.compiler",
+                  "enigma.compiler.compiler", "enigma.compiler.kernel",
+                  "enigma.compiler.preprocessor", "enigma.testing",
+                  "enigma.benchmark", "enigma.runtime_dispatch",
+                  "enigma.runtime_dispatch.runtime", "enigma.torch"]
+REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "docs", "reference")
+
+
+def _public_names(module_name):
+    """(module, name, object) of every public name of ``module_name``: its
+    ``__all__``, or what ``dir`` shows without a leading underscore;
+    submodules are not names."""
+    if module_name == "enigma.torch":
+        pytest.importorskip("torch")
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or \
+        [n for n in dir(module) if not n.startswith("_")]
+    for name in names:
+        obj = getattr(module, name)
+        if not inspect.ismodule(obj):
+            yield module_name, name, obj
+
+
+def _ours(obj) -> bool:
+    return (getattr(obj, "__module__", None) or "").split(".")[0] == \
+        "enigma"
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_every_public_name_has_a_docstring(module_name):
+    """help(enigma.X) says what X is, for every public name of the package
+    and of its public modules: a function or class its own docstring, an
+    object (a dtype, ``arch``) its class's."""
     missing = []
-    for module in (enigma, enigma.testing, enigma.benchmark):
-        for name in dir(module):
-            obj = getattr(module, name)
-            if name.startswith("_") or inspect.ismodule(obj) or \
-                    not callable(obj):
-                continue
-            if getattr(obj, "__module__", "").split(".")[0] not in \
-                    ("enigma", "builtins"):
-                continue  # re-exported from elsewhere (typing, numpy...)
-            if not (obj.__doc__ or "").strip():
-                missing.append(f"{module.__name__}.{name}")
+    for module, name, obj in _public_names(module_name):
+        if callable(obj) and _ours(obj):
+            documented = obj.__doc__
+        elif _ours(type(obj)):
+            documented = type(obj).__doc__
+        else:
+            continue  # re-exported from elsewhere (typing, numpy, str...)
+        if not (documented or "").strip():
+            missing.append(f"{module}.{name}")
     assert not missing, missing
+
+
+def _reference_identifiers() -> set:
+    """Every identifier written as code (`...` or a fenced block) on the
+    docs/reference pages."""
+    text = ""
+    for page in sorted(os.listdir(REFERENCE)):
+        if page.endswith(".md"):
+            with open(os.path.join(REFERENCE, page)) as f:
+                text += f.read() + "\n"
+    blocks = re.findall(r"```.*?```", text, re.S)
+    spans = re.findall(r"`[^`\n]+`", re.sub(r"```.*?```", "", text,
+                                             flags=re.S))
+    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*",
+                          "\n".join(blocks + spans)))
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_every_public_name_is_in_the_reference(module_name):
+    """The contract (docs/reference/README.md and its pages) names every
+    public name, as code, on some page."""
+    known = _reference_identifiers()
+    missing = [f"{module}.{name}"
+               for module, name, _ in _public_names(module_name)
+               if name not in known]
+    assert not missing, missing
+
+
+def test_the_reference_check_reads_only_code():
+    # A name in prose does not count; in a code span or block it does.
+    assert "launch" in _reference_identifiers()
+    assert "Brackets" not in _reference_identifiers()

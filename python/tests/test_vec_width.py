@@ -1,6 +1,6 @@
 """enigma.compile(..., vec_width=N): float-like buffers become N-lane vector
-buffers (API.md section 3), so a kernel body handles N elements per thread
-with the same code; runtimes size those buffers in vectors."""
+buffers (docs/reference/vectors.md), so a kernel body handles N elements per
+thread with the same code; runtimes size those buffers in vectors."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Vector values (API.md sections 6 and 8): make_vec, make_float2/3/4,
+"""Vector values (docs/reference/vectors.md): make_vec, make_float2/3/4,
 vec_extract, .x .y .z .w, and element-wise operators on vectors, where a
 scalar next to a vector is broadcast (Metal's rule) and comparisons give
 bool vectors. References are numpy float64 / integer arithmetic."""

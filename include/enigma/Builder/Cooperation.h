@@ -1,7 +1,7 @@
 //===- Cooperation.h - KernelBuilder calls of the cooperation family -----*- C++ -*-===//
 //
 // Threadgroup memory, atomics and function constants for C++ kernels
-// (API.md section 9; docs/reference/cooperation.md):
+// (docs/reference/cooperation.md):
 //
 //   enigma::KernelBuilder k("hist");
 //   auto data = k.addBuffer("data", enigma::DType::U32);

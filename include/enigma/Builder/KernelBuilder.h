@@ -31,7 +31,7 @@ namespace enigma {
 
 class KernelBuilder;
 
-/// The thread and grid queries of Metal (API.md section 5).
+/// The thread and grid queries of Metal (docs/reference/core.md).
 enum class ThreadQuery : uint8_t {
   ThreadPositionInGrid,
   ThreadPositionInThreadgroup,

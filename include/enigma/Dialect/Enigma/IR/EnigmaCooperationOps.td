@@ -5,7 +5,7 @@
 // families' files (TableGen would emit their records again).
 //
 // Threadgroup memory, atomics on device buffers and threadgroup memory, and
-// function constants (API.md section 9).
+// function constants (docs/reference/cooperation.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_COOPERATION_OPS_TD
