@@ -367,7 +367,8 @@ class _LaunchedKernel(KernelDefinition):
                               "accesses themselves")
         tracer.buffers = {}
         for index, p in enumerate(self.params):
-            buf = tracer.call("add_vector_buffer", p.name, p.dtype.name, 1)
+            buf = tracer.call("add_vector_buffer", p.name, p.dtype.name, 1,
+                              at=tracer.location)
             tracer.buffers[index] = BufferProxy(tracer, p.name, p.dtype, buf)
             tracer.buffers[index].buffer_index = index
         # Threadgroup tensors passed in are allocated at the top of the body.

@@ -62,27 +62,31 @@ def located(function, *args):
 
 
 class Tracer:
-    """The kernel being traced on this thread."""
+    """The kernel being traced on this thread. ``location`` is the kernel's
+    def line: its parameters and the errors about the kernel itself carry
+    it."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, location=("<unknown>", 0)):
         self.builder = _core.KernelBuilder(name)
         self.name = name
+        self.location = location
+        self.builder.set_location(*location)
         # Buffer proxies by parameter index, for enigma.Tensor (_tensor.py).
         self.buffers = {}
 
-    def call(self, function, *args, context: str = ""):
+    def call(self, function, *args, context: str = "", at=None):
         """The one call into the core while tracing: ``function`` (a
         function of ``_core`` that takes the builder first, or its name,
         or the name of a KernelBuilder method) runs on this kernel's
-        builder with the user's file:line attached to the ops it creates;
-        an EnigmaError it raises is raised again naming that line (after
-        ``context``, when given)."""
+        builder with the user's file:line (or ``at``, a (file, line))
+        attached to the ops it creates; an EnigmaError it raises is raised
+        again naming that line (after ``context``, when given)."""
         if isinstance(function, str):
             name = function
             function = getattr(_core, name, None)
             if function is None:
                 function = getattr(_core.KernelBuilder, name)
-        file, line = user_location()
+        file, line = user_location() if at is None else at
         self.builder.set_location(file, line)
         try:
             return function(self.builder, *args)

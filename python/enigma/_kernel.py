@@ -196,10 +196,10 @@ class KernelDefinition:
         if active_tracer() is not None:
             raise EnigmaError(f"kernel '{self.__name__}' is traced inside "
                               "another kernel's body")
-        tracer = Tracer(self.fn.__name__)
         # The kernel op carries the def line (errors about the kernel itself).
         code = self.__wrapped__.__code__
-        tracer.builder.set_location(code.co_filename, code.co_firstlineno)
+        tracer = Tracer(self.fn.__name__,
+                        (code.co_filename, code.co_firstlineno))
         args = self.bind_arguments(tracer, vec_width)
         set_active_tracer(tracer)
         try:
@@ -232,11 +232,12 @@ class KernelDefinition:
             if p.kind == "buffer":
                 lanes = vec_width if vec_width > 1 and p.dtype.is_float else 1
                 buf = tracer.call("add_vector_buffer", p.name, p.dtype.name,
-                                  lanes)
+                                  lanes, at=tracer.location)
                 args.append(BufferProxy(tracer, p.name, p.dtype, buf, lanes))
             else:
                 args.append(IRValue(tracer, tracer.call(
-                    "add_scalar", p.name, p.dtype.name, p.multiple_of)))
+                    "add_scalar", p.name, p.dtype.name, p.multiple_of,
+                    at=tracer.location)))
         tracer.buffers = {i: a for i, a in enumerate(args)
                           if isinstance(a, BufferProxy)}
         for i, proxy in tracer.buffers.items():
