@@ -1,4 +1,11 @@
-//===- InitAll.cpp --------------------------------------------------------===//
+//===- InitAll.cpp - The single registration point ------------------------===//
+//
+// The dialects, passes and translations every entry point registers: the
+// tools (enigma-opt, enigma-translate, the parser fuzzer), the builder's
+// context (so the Python module and C++ kernels) and the tests, which run
+// through the tools.
+//
+//===----------------------------------------------------------------------===//
 #include "enigma/InitAll.h"
 
 #include "enigma/Compiler/Compile.h"
@@ -7,6 +14,8 @@
 #include "enigma/Target/Emit.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace enigma {
@@ -17,6 +26,13 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::scf::SCFDialect, mlir::vector::VectorDialect>();
 }
 
+void loadAllDialects(mlir::MLIRContext &context) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+}
+
 void registerAllPasses() {
   mlir::registerTransformsPasses();
   mlir::arith::registerArithPasses();
@@ -24,6 +40,33 @@ void registerAllPasses() {
   registerEnigmaTransformPasses();
 }
 
-void registerAllTranslations() { registerEnigmaTranslations(); }
+void registerAllTranslations() {
+  auto registerOne = [](llvm::StringRef flag, llvm::StringRef description,
+                        Target target) {
+    mlir::TranslateFromMLIRRegistration reg(
+        flag, description,
+        [target](mlir::Operation *op, llvm::raw_ostream &os) {
+          auto module = llvm::dyn_cast<mlir::ModuleOp>(op);
+          if (!module)
+            return mlir::LogicalResult(op->emitError("expected a module"));
+          // Host C++ is printed from thread loops (a no-op on kernels that
+          // enigma-opt --enigma-serialize-threads has serialised already).
+          if (target == Target::Cpp) {
+            mlir::PassManager pm(module.getContext());
+            pm.addPass(createSerializeThreadsPass());
+            if (mlir::failed(pm.run(module)))
+              return mlir::failure();
+          }
+          return emitModule(module, target, os);
+        },
+        registerAllDialects);
+  };
+  registerOne("enigma-to-msl", "Print enigma kernels as Metal Shading Language",
+              Target::MSL);
+  registerOne("enigma-to-cuda", "Print enigma kernels as CUDA C++",
+              Target::CUDA);
+  registerOne("enigma-to-cpp", "Print enigma kernels as host C++",
+              Target::Cpp);
+}
 
 } // namespace enigma

@@ -25,7 +25,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 echo "== Python build and test tools"
-python3 -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy pytest lit
+python3 -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" numpy pytest \
+  pytest-xdist lit
 
 echo "== building and installing enigma (first build: about 15 minutes on 2 cores)"
 start=$(date +%s)

@@ -10,6 +10,7 @@
 
 #include "enigma/Builder/KernelBuilder.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/InitAll.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,9 +32,7 @@ struct KernelBuilder::Impl {
   explicit Impl(const std::string &name)
       : kernelName(name), builder(&context),
         location(mlir::UnknownLoc::get(&context)) {
-    context.loadDialect<EnigmaDialect, mlir::arith::ArithDialect,
-                        mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                        mlir::scf::SCFDialect, mlir::vector::VectorDialect>();
+    loadAllDialects(context);
     module = mlir::ModuleOp::create(location);
     builder.setInsertionPointToEnd(module->getBody());
     kernel = builder.create<KernelOp>(location, name,

@@ -123,8 +123,9 @@ ThreadgroupArray threadgroupAlloc(KernelBuilder &k, DType dtype,
         " bytes; with the " + std::to_string(before) +
         " bytes already allocated (each array starts on a 16-byte "
         "boundary) the kernel would use " + std::to_string(before + padded) +
-        " bytes of threadgroup memory, more than Metal's limit of 32768 "
-        "bytes (32 KiB)");
+        " bytes of threadgroup memory, more than the " +
+        std::to_string(ThreadgroupAllocOp::kMaxBytes) +
+        " bytes (227 KiB) any target allows (Metal allows 32 KiB)");
   MLIRContext *ctx = &impl.context;
   auto type = MemRefType::get({int64_t(size)}, mlirType(ctx, dtype),
                               MemRefLayoutAttrInterface{},

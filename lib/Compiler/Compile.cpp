@@ -232,6 +232,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     artifact.gridIndexBounds = gridIndexBounds(kernel);
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
+  artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);
   artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
@@ -249,6 +250,12 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   };
   emitTo(Target::MSL, artifact.mslSource, "Metal Shading Language");
   emitTo(Target::CUDA, artifact.cudaSource, "CUDA");
+  // The CPU runs a group's threads one after another: the kernel is
+  // rewritten into thread loops (last, the other targets print it as is).
+  PassManager cpu(module.getContext());
+  cpu.addPass(createSerializeThreadsPass());
+  if (failed(cpu.run(module)))
+    fail("emitting host C++");
   emitTo(Target::Cpp, artifact.cppSource, "host C++");
   return artifact;
 }

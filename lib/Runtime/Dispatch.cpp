@@ -214,6 +214,23 @@ void checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid,
                                    " (the edge threadgroup would be partial)"));
 }
 
+void checkThreadgroupMemory(const KernelArtifact &kernel,
+                            const Backend &backend) {
+  uint64_t limit = backend.maxThreadgroupMemory();
+  if (kernel.threadgroupMemoryBytes <= limit)
+    return;
+  throw DispatchError(
+      "kernel " + kernel.kernelName + " uses " +
+      std::to_string(kernel.threadgroupMemoryBytes) +
+      " bytes of threadgroup memory; the " + backend.name() +
+      " runtime's device allows " + std::to_string(limit) + " (" +
+      std::to_string(limit / 1024) +
+      " KiB) per threadgroup. Use smaller tiles or fewer stages for it" +
+      (limit < 64 * 1024 ? " (Metal's limit is 32 KiB; CUDA GPUs of sm_90 "
+                           "allow 227 KiB)"
+                         : ""));
+}
+
 //===----------------------------------------------------------------------===//
 // Binding
 //===----------------------------------------------------------------------===//
@@ -515,8 +532,10 @@ Dispatcher::loadKernel(const KernelArtifact &kernel,
   // same kernel twice.
   std::lock_guard<std::mutex> lock(loadMutex);
   std::shared_ptr<LoadedKernel> &entry = loaded[key.str()];
-  if (!entry)
+  if (!entry) {
+    checkThreadgroupMemory(kernel, *device);
     entry = device->load(kernel, constants);
+  }
   return entry;
 }
 

@@ -35,6 +35,7 @@ DirectLauncher::DirectLauncher(std::shared_ptr<Backend> backend,
   launched = BoundsCheckLaunch::needed(kernel)
                  ? BoundsCheckLaunch::launchedArtifact(kernel)
                  : artifact;
+  checkThreadgroupMemory(kernel, *device);
   loaded = device->load(*launched, {});
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     if (kernel.params[i].kind != ParamKind::Buffer) {

@@ -6,7 +6,6 @@
 #include "MSL/MSLEmitter.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
 
 using namespace mlir;
 
@@ -31,30 +30,6 @@ LogicalResult emitModule(ModuleOp module, Target target, raw_ostream &os) {
       return failure();
   }
   return success();
-}
-
-void registerEnigmaTranslations() {
-  auto registerOne = [](StringRef flag, StringRef description, Target target) {
-    TranslateFromMLIRRegistration reg(
-        flag, description,
-        [target](Operation *op, raw_ostream &os) -> LogicalResult {
-          auto module = dyn_cast<ModuleOp>(op);
-          if (!module)
-            return op->emitError("expected a module");
-          return emitModule(module, target, os);
-        },
-        [](DialectRegistry &registry) {
-          registry.insert<EnigmaDialect, arith::ArithDialect,
-                          math::MathDialect, memref::MemRefDialect,
-                          scf::SCFDialect, vector::VectorDialect>();
-        });
-  };
-  registerOne("enigma-to-msl", "Print enigma kernels as Metal Shading Language",
-              Target::MSL);
-  registerOne("enigma-to-cuda", "Print enigma kernels as CUDA C++",
-              Target::CUDA);
-  registerOne("enigma-to-cpp", "Print enigma kernels as host C++",
-              Target::Cpp);
 }
 
 } // namespace enigma

@@ -11,8 +11,8 @@ import os as _os
 if _os.environ.get("ENIGMA_CORE_DIR"):
     __path__.append(_os.environ["ENIGMA_CORE_DIR"])  # noqa: F821
 
-from . import _builtins, _core, _kernel  # noqa: E402
-from ._builtins import *  # noqa: F401,F403  (thread queries, barriers)
+from . import _core, _kernel, _threads  # noqa: E402
+from ._threads import *  # noqa: F401,F403  (thread queries, barriers)
 from ._math import *  # noqa: F401,F403
 from ._vectors import *  # noqa: F401,F403
 from ._cooperation import *  # noqa: F401,F403
@@ -23,7 +23,7 @@ from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
-from ._builtins import arch, metal_cast  # noqa: F401
+from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
 from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
 from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
@@ -60,7 +60,7 @@ def __getattr__(name):
     # (docs/reference/core.md): it reads the x position of the thread being
     # traced.
     if name == "thread_position_in_grid":
-        return _builtins.thread_position_in_grid_xyz("x")
+        return _threads.thread_position_in_grid_xyz("x")
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)

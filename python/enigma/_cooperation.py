@@ -81,8 +81,10 @@ def threadgroup_alloc(dtype, size) -> ThreadgroupTensor:
     and returns it as an indexable tensor with the atomic methods.
 
     Call it at the top level of the kernel body (not inside a loop or if).
-    The kernel's threadgroup memory may not exceed 32 KiB (Metal's limit);
-    ``size`` must be a positive Python int."""
+    The kernel's threadgroup memory may not exceed 227 KiB, the most any
+    target allows; a runtime whose device allows less refuses the kernel
+    when it loads it (Metal: 32 KiB). ``size`` must be a positive Python
+    int."""
     tracer = current_tracer("threadgroup_alloc")
     dtype = as_dtype(dtype)
     if isinstance(size, bool) or not isinstance(size, int):
@@ -91,8 +93,8 @@ def threadgroup_alloc(dtype, size) -> ThreadgroupTensor:
     if size <= 0:
         fail(f"threadgroup_alloc: size must be positive, got {size}")
     if size >= 2**32:
-        fail(f"threadgroup_alloc: size {size} is far beyond the 32 KiB of "
-             "threadgroup memory")
+        fail(f"threadgroup_alloc: size {size} is far beyond the 227 KiB of "
+             "threadgroup memory any target allows")
     array = _call("threadgroup_alloc", "threadgroup_alloc", dtype.name, size)
     return ThreadgroupTensor(tracer, array, dtype, size)
 

@@ -77,7 +77,8 @@ def _located_error(error: BaseException):
         tb = error.__traceback__
         while tb.tb_next is not None:
             tb = tb.tb_next
-        if in_package(tb.tb_frame.f_code.co_filename):
+        if (in_package(tb.tb_frame.f_code.co_filename)
+                and not getattr(error, "at_call_site", False)):
             return None
     where = _innermost_user_frame(error.__traceback__)
     if where is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math as _math
 
 from ._autotune import Autotuner, Launch, autotune  # noqa: F401
-from ._builtins import (barrier, simdgroup_index_in_threadgroup,
+from ._threads import (barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup,
                         threadgroup_position_in_grid)
 from ._control import for_range, range_constexpr

@@ -351,7 +351,7 @@ class RuntimeBase:
         return DeviceCapabilities(
             gpu_family=self.name, gpu_family_raw=0, supports_async_copy=True,
             supports_simdgroup_matrix=True, simdgroup_size=32,
-            max_threadgroup_memory=32768,
+            max_threadgroup_memory=int(self._core.max_threadgroup_memory),
             max_threads_per_threadgroup=int(
                 self._core.max_threads_per_threadgroup),
             device_name=name)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import builtins
 
-from ._builtins import barrier as _barrier
-from ._builtins import (simd_barrier, simdgroup_index_in_threadgroup,
+from ._threads import barrier as _barrier
+from ._threads import (simd_barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup, thread_index_in_threadgroup,
                         threads_per_threadgroup)
 from ._control import (RegisterTensor, Slot, control_state, for_range, if_,
@@ -784,6 +784,7 @@ def pipeline(dtype, size, stages=2) -> Pipeline:
     elements) for multi-buffering: fill ``back()`` while computing on
     ``front()``, then ``advance()`` (``swap()`` for 2 stages). Call it at
     the top level of the kernel body, like ``threadgroup_alloc``; the
-    32 KiB limit counts all stages. ``size`` and ``stages`` are Python
+    threadgroup memory limit (Metal's 32 KiB, 227 KiB at most) counts all
+    stages. ``size`` and ``stages`` are Python
     ints. The same as ``Pipeline(dtype, size, stages)``."""
     return Pipeline(dtype, size, stages)

@@ -53,7 +53,7 @@ template <typename Dst, typename Src> void bindCopies(nb::module_ &m) {
 
 } // namespace
 
-void bindAsyncCopies(nb::module_ &m) {
+void bindAsyncCopy(nb::module_ &m) {
   nb::class_<AsyncCopyEvent>(m, "AsyncCopyEvent",
                              "The completion handle of an async copy");
   bindCopies<ThreadgroupArray, Buffer>(m);

@@ -4,13 +4,19 @@
 
 #include <nanobind/nanobind.h>
 
+#include "enigma/Support/DType.h"
+
 #include <memory>
+#include <string>
 
 namespace enigma {
 class Backend;
 }
 
 namespace enigma::python {
+/// The dtype a name spells (f32, float, ...); an EnigmaError naming the
+/// accepted spellings otherwise (BuilderBindings.cpp).
+enigma::DType dtypeNamed(const std::string &name);
 void bindBuilder(nanobind::module_ &m);
 void bindRuntime(nanobind::module_ &m);
 /// Runtime.metal(dylib_path) where Metal exists; nothing elsewhere.
@@ -24,17 +30,17 @@ std::shared_ptr<enigma::Backend> backendOf(nanobind::handle runtime);
 /// The function-call form (LaunchBindings.cpp).
 void bindLaunch(nanobind::module_ &m);
 // One per op family, each in its own file.
-void bindBuiltins(nanobind::module_ &m);
+void bindMath(nanobind::module_ &m);
 void bindVectors(nanobind::module_ &m);
-void bindCooperations(nanobind::module_ &m);
-void bindSimds(nanobind::module_ &m);
-void bindControls(nanobind::module_ &m);
-void bindAsyncCopies(nanobind::module_ &m);
+void bindCooperation(nanobind::module_ &m);
+void bindSimd(nanobind::module_ &m);
+void bindControl(nanobind::module_ &m);
+void bindAsyncCopy(nanobind::module_ &m);
 /// The layout algebra (python/enigma/_layout.py is its front).
-void bindLayouts(nanobind::module_ &m);
-void bindTensors(nanobind::module_ &m);
+void bindLayout(nanobind::module_ &m);
+void bindTensor(nanobind::module_ &m);
 /// Fragments, products and tile copies (python/enigma/_mma.py).
-void bindMmas(nanobind::module_ &m);
+void bindMma(nanobind::module_ &m);
 } // namespace enigma::python
 
 #endif

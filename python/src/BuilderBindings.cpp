@@ -19,9 +19,8 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace enigma::python {
-namespace {
 
-DType toDType(const std::string &name) {
+DType dtypeNamed(const std::string &name) {
   if (auto t = parseDType(name))
     return *t;
   throw EnigmaError("unknown dtype '" + name +
@@ -29,6 +28,8 @@ DType toDType(const std::string &name) {
                     "b1 (or float, half, bfloat, char, uchar, short, ushort, "
                     "int, uint, long, ulong, bool)");
 }
+
+namespace {
 
 template <typename E>
 E lookup(const std::map<std::string, E> &table, const std::string &name,
@@ -98,6 +99,8 @@ void bindBuilder(nb::module_ &m) {
       .def_ro("cpp_source", &KernelArtifact::cppSource)
       .def_ro("threadgroup_memory_bytes",
               &KernelArtifact::threadgroupMemoryBytes)
+      .def_ro("cuda_dynamic_shared_bytes",
+              &KernelArtifact::cudaDynamicSharedBytes)
       // Bounds-checked mode: (access, buffer, "file:line") per checked site.
       .def_prop_ro("bounds_check_sites",
                    [](const KernelArtifact &a) {
@@ -127,22 +130,22 @@ void bindBuilder(nb::module_ &m) {
       .def_prop_ro("name", &KernelBuilder::name)
       .def("add_buffer",
            [](KernelBuilder &b, const std::string &name, const std::string &dtype) {
-             return b.addBuffer(name, toDType(dtype));
+             return b.addBuffer(name, dtypeNamed(dtype));
            })
       .def("add_scalar",
            [](KernelBuilder &b, const std::string &name,
               const std::string &dtype, uint64_t multipleOf) {
-             return b.addScalar(name, toDType(dtype), multipleOf);
+             return b.addScalar(name, dtypeNamed(dtype), multipleOf);
            },
            "name"_a, "dtype"_a, "multiple_of"_a = 1)
       .def("set_location", &KernelBuilder::setLocation)
       .def("constant_float",
            [](KernelBuilder &b, double v, const std::string &dtype) {
-             return b.constant(v, toDType(dtype));
+             return b.constant(v, dtypeNamed(dtype));
            })
       .def("constant_int",
            [](KernelBuilder &b, int64_t v, const std::string &dtype) {
-             return b.constantInt(v, toDType(dtype));
+             return b.constantInt(v, dtypeNamed(dtype));
            })
       .def("thread_query",
            [](KernelBuilder &b, const std::string &name, unsigned dim) {
@@ -161,12 +164,12 @@ void bindBuilder(nb::module_ &m) {
            [](KernelBuilder &b, Value x) { return b.unary(UnaryOp::Not, x); })
       .def("cast",
            [](KernelBuilder &b, Value x, const std::string &dtype) {
-             return b.cast(x, toDType(dtype));
+             return b.cast(x, dtypeNamed(dtype));
            })
       .def_static("promote",
                   [](const std::string &a, const std::string &b) {
                     return std::string(shortName(
-                        KernelBuilder::promote(toDType(a), toDType(b))));
+                        KernelBuilder::promote(dtypeNamed(a), dtypeNamed(b))));
                   })
       .def("load", &KernelBuilder::load)
       .def("store", &KernelBuilder::store)
@@ -179,7 +182,7 @@ void bindBuilder(nb::module_ &m) {
               bool withElse) {
              std::vector<DType> dtypes;
              for (const std::string &t : types)
-               dtypes.push_back(toDType(t));
+               dtypes.push_back(dtypeNamed(t));
              b.beginIf(cond, dtypes, withElse);
            })
       .def("begin_if_carrying", &KernelBuilder::beginIfCarrying)
@@ -200,13 +203,13 @@ void bindBuilder(nb::module_ &m) {
           "bounds_check"_a = false);
 
   m.def("dtype_size", [](const std::string &dtype) {
-    return byteWidth(toDType(dtype));
+    return byteWidth(dtypeNamed(dtype));
   });
   m.def("canonical_dtype", [](const std::string &dtype) {
-    return std::string(shortName(toDType(dtype)));
+    return std::string(shortName(dtypeNamed(dtype)));
   });
   m.def("msl_dtype_name", [](const std::string &dtype) {
-    return std::string(mslName(toDType(dtype)));
+    return std::string(mslName(dtypeNamed(dtype)));
   });
 }
 

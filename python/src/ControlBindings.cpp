@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
 
-#include "enigma/Builder/ControlFlow.h"
+#include "enigma/Builder/Control.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -15,17 +15,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace enigma::python {
-namespace {
-
-DType dtypeNamed(const std::string &name) {
-  if (auto t = parseDType(name))
-    return *t;
-  throw EnigmaError("unknown dtype '" + name + "'");
-}
-
-} // namespace
-
-void bindControls(nb::module_ &m) {
+void bindControl(nb::module_ &m) {
   m.def("begin_while", &beginWhile, "builder"_a, "inits"_a,
         "Starts an scf.while; returns the carried values of the condition");
   m.def("while_condition", &whileCondition, "builder"_a, "cond"_a,

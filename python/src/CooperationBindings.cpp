@@ -16,12 +16,6 @@ namespace nb = nanobind;
 namespace enigma::python {
 namespace {
 
-DType dtypeNamed(const std::string &name) {
-  if (auto t = parseDType(name))
-    return *t;
-  throw EnigmaError("unknown dtype '" + name + "'");
-}
-
 template <typename Mem> void bindAtomics(nb::module_ &m) {
   m.def("coop_atomic_rmw",
         [](KernelBuilder &b, const Mem &mem, Value index, Value value,
@@ -49,7 +43,7 @@ template <typename Mem> void bindAtomics(nb::module_ &m) {
 
 } // namespace
 
-void bindCooperations(nb::module_ &m) {
+void bindCooperation(nb::module_ &m) {
   nb::class_<ThreadgroupArray>(m, "ThreadgroupArray",
                                "A threadgroup memory array of a kernel")
       .def_prop_ro("dtype",

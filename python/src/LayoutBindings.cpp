@@ -67,7 +67,7 @@ Tiler toTiler(nb::handle h) {
 
 } // namespace
 
-void bindLayouts(nb::module_ &m) {
+void bindLayout(nb::module_ &m) {
   m.def(
       "layout_make",
       [](nb::handle shape, nb::handle stride) {

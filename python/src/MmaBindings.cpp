@@ -27,12 +27,6 @@ namespace {
 using Memory = std::variant<Buffer, ThreadgroupArray>;
 using Swizzle = std::optional<std::array<int, 3>>;
 
-DType dtypeNamed(const std::string &name) {
-  if (auto t = parseDType(name))
-    return *t;
-  throw EnigmaError("unknown dtype '" + name + "'");
-}
-
 void checkBuilder(KernelBuilder &b, const Value &v, const char *what) {
   if (!v.valid() || v.builder() != &b)
     throw EnigmaError(std::string(what) + ": the value belongs to another "
@@ -70,7 +64,7 @@ const std::map<std::string, RowReduce> kReduce = {
 
 } // namespace
 
-void bindMmas(nb::module_ &m) {
+void bindMma(nb::module_ &m) {
   m.def(
       "mma_shape",
       [](const Value &v) -> std::optional<std::tuple<int, int>> {

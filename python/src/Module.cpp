@@ -58,13 +58,13 @@ NB_MODULE(_core, m) {
   enigma::python::bindLaunch(m);
   enigma::python::bindMetalRuntime(m);
   enigma::python::bindMetalHostRuntime(m);
-  enigma::python::bindBuiltins(m);
+  enigma::python::bindMath(m);
   enigma::python::bindVectors(m);
-  enigma::python::bindCooperations(m);
-  enigma::python::bindSimds(m);
-  enigma::python::bindControls(m);
-  enigma::python::bindAsyncCopies(m);
-  enigma::python::bindLayouts(m);
-  enigma::python::bindTensors(m);
-  enigma::python::bindMmas(m);
+  enigma::python::bindCooperation(m);
+  enigma::python::bindSimd(m);
+  enigma::python::bindControl(m);
+  enigma::python::bindAsyncCopy(m);
+  enigma::python::bindLayout(m);
+  enigma::python::bindTensor(m);
+  enigma::python::bindMma(m);
 }

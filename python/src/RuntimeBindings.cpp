@@ -233,6 +233,9 @@ void bindRuntime(nb::module_ &m) {
           "max_threads_per_threadgroup",
           [](const Runtime &r) { return r.backend->maxThreadsPerThreadgroup(); })
       .def_prop_ro(
+          "max_threadgroup_memory",
+          [](const Runtime &r) { return r.backend->maxThreadgroupMemory(); })
+      .def_prop_ro(
           "device_name",
           [](Runtime &r) {
             return r.backend->name() == "cuda" ? r.cuda().deviceName()

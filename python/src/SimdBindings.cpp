@@ -1,7 +1,7 @@
 //===- SimdBindings.cpp -------------------------------------------------===//
 //
-// enigma._core.simd_call(builder, metal_name, value[, lane]): the simd and
-// quad functions by Metal name (python/enigma/_simd.py wraps them).
+// Simdgroup matrices (python/enigma/_simd.py). The simd_* / quad_*
+// functions are table functions (MathBindings.cpp's call_function).
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
@@ -19,12 +19,6 @@ void checkBuilder(KernelBuilder &b, const Value &v, const std::string &name) {
   if (!v.valid() || v.builder() != &b)
     throw EnigmaError(name + ": the value belongs to another kernel");
 }
-DType dtypeNamed(const std::string &name) {
-  if (auto t = parseDType(name))
-    return *t;
-  throw EnigmaError("unknown dtype '" + name + "'");
-}
-
 template <typename Mem> void bindSimdgroupMatrixMemory(nb::module_ &m) {
   m.def(
       "simd_matrix_load",
@@ -48,24 +42,7 @@ template <typename Mem> void bindSimdgroupMatrixMemory(nb::module_ &m) {
 }
 } // namespace
 
-void bindSimds(nb::module_ &m) {
-  m.def(
-      "simd_call",
-      [](KernelBuilder &b, const std::string &name, Value v) {
-        checkBuilder(b, v, name);
-        return simdGroupCall(name, v);
-      },
-      "builder"_a, "name"_a, "value"_a,
-      "A simd_* / quad_* reduction or scan by its Metal name.");
-  m.def(
-      "simd_call",
-      [](KernelBuilder &b, const std::string &name, Value v, Value lane) {
-        checkBuilder(b, v, name);
-        return simdGroupCall(name, v, lane);
-      },
-      "builder"_a, "name"_a, "value"_a, "lane"_a,
-      "A simd_* / quad_* shuffle or broadcast by its Metal name.");
-
+void bindSimd(nb::module_ &m) {
   // Simdgroup matrices: a matrix crosses into Python as its per-lane Value
   // (a 2-element vector) plus the element dtype's short name.
   bindSimdgroupMatrixMemory<Buffer>(m);

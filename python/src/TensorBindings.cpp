@@ -32,7 +32,7 @@ template <typename Mem> void bindVectorMemory(nb::module_ &m) {
 
 } // namespace
 
-void bindTensors(nb::module_ &m) {
+void bindTensor(nb::module_ &m) {
   bindVectorMemory<Buffer>(m);
   bindVectorMemory<ThreadgroupArray>(m);
   m.def(

@@ -21,7 +21,7 @@ LAYERS = [
     ("leaf", {"enigma._ir"}),
     ("kernel", {"enigma._control", "enigma._source_rewrite",
                 "enigma._jit", "enigma._kernel"}),
-    ("op families", {"enigma._builtins", "enigma._math", "enigma._vectors",
+    ("op families", {"enigma._threads", "enigma._math", "enigma._vectors",
                      "enigma._simd", "enigma._cooperation",
                      "enigma._matrix", "enigma._layout", "enigma._tensor",
                      "enigma._tile", "enigma._mma", "enigma._async_copy"}),

@@ -62,6 +62,9 @@ UNARY = [
     ("sin", np.sin, False, (-10.0, 10.0)),
     ("cos", np.cos, False, (-10.0, 10.0)),
     ("tan", np.tan, False, (-1.5, 1.5)),
+    ("sinpi", lambda x: np.sin(np.pi * x), False, (-10.0, 10.0)),
+    ("cospi", lambda x: np.cos(np.pi * x), False, (-10.0, 10.0)),
+    ("tanpi", lambda x: np.tan(np.pi * x), False, (-0.45, 0.45)),
     ("asin", np.arcsin, False, (-1.0, 1.0)),
     ("acos", np.arccos, False, (-1.0, 1.0)),
     ("atan", np.arctan, False, (-10.0, 10.0)),
@@ -104,6 +107,33 @@ def test_unary_special_values(runtime, name, ref):
     with np.errstate(all="ignore"):
         expect = ref(x.astype(np.float64)).astype(f32)
     np.testing.assert_allclose(out, expect, rtol=4e-6, equal_nan=True)
+
+
+def test_pi_functions_exact_at_integers_and_halves(runtime):
+    # OpenCL's special values, which Metal's sinpi / cospi / tanpi follow:
+    # exact zeros and ones, sinpi(n) signed like n, tanpi(n) = copysign(0, n)
+    # for even n and copysign(0, -n) for odd n, tanpi(n + 0.5) = +inf for
+    # even n and -inf for odd n (n = floor), NaN for +-inf and NaN.
+    x = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, 1.5, -0.5, -1.5,
+                  0.25, 1e9, INF, -INF, NAN], dtype=f32)
+    sinpi = run_map(runtime, enigma.sinpi, [x], enigma.f32)
+    cospi = run_map(runtime, enigma.cospi, [x], enigma.f32)
+    tanpi = run_map(runtime, enigma.tanpi, [x], enigma.f32)
+    half = float(np.sqrt(f32(0.5)))
+    expect_sin = [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 1.0, -1.0, -1.0, 1.0,
+                  half, 0.0, NAN, NAN, NAN]
+    expect_cos = [1.0, 1.0, -1.0, -1.0, 1.0, -1.0, 0.0, 0.0, 0.0, 0.0,
+                  half, 1.0, NAN, NAN, NAN]
+    expect_tan = [0.0, -0.0, -0.0, 0.0, 0.0, 0.0, INF, -INF, -INF, INF,
+                  1.0, 0.0, NAN, NAN, NAN]
+    for out, expect in ((sinpi, expect_sin), (cospi, expect_cos),
+                        (tanpi, expect_tan)):
+        expect = np.array(expect, dtype=f32)
+        np.testing.assert_allclose(out, expect, rtol=1e-6, atol=0,
+                                   equal_nan=True)
+        zeros = expect == 0
+        np.testing.assert_array_equal(np.signbit(out[zeros]),
+                                      np.signbit(expect[zeros]))
 
 
 def test_fract_edges(runtime):

@@ -593,9 +593,21 @@ kernel void deep(device float *out [[buffer(0)]],
     out[gid] = big[gid];
 }
 """
+    # The array's lowest address lies 4 MiB below the stack's top, past
+    # the guard page (below the first stack: unmapped or other memory);
+    # the overflow must still be found at the guard page, whichever stack
+    # the thread runs on.
     with pytest.raises(enigma._core.KernelFaultError, match="stack overflow"):
         msl.execute_source(source, "deep", [], output_size=64, grid=16,
                            threads=16)
+    after_barrier = source.replace(
+        "uint gid [[thread_position_in_grid]]) {",
+        "uint gid [[thread_position_in_grid]]) {\n"
+        "    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+        "    if (gid != 40) return;")
+    with pytest.raises(enigma._core.KernelFaultError, match="stack overflow"):
+        msl.execute_source(after_barrier, "deep", [], output_size=256,
+                           grid=64, threads=64)
 
 
 def test_compile_error_gives_the_metal_line(msl):

@@ -147,7 +147,8 @@ def test_tuned_launch_refuses_a_small_output(rng):
 def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
                                                       monkeypatch):
     """The attention sweep: 32 and 64 keys per block are correct; 128 with
-    D = 128 does not fit 32 KiB of threadgroup memory and is skipped."""
+    D = 128 needs more than Metal's 32 KiB of threadgroup memory: skipped
+    where the runtime keeps Metal's limit, run where it allows more."""
     monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
     ex = _load("flash_attention")
     bh, s, d = 2, 96, 128
@@ -161,7 +162,11 @@ def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
                            check=check, bh=bh, s=s, d=d, causal=True)
     timings = dict(ex.tuned.timings[(bh, s, d, True)])
     assert isinstance(timings[32], float) and isinstance(timings[64], float)
-    assert "32768" in timings[128] or "32 KiB" in timings[128], timings[128]
+    if runtime.name in ("cpu", "cuda"):  # they allow more than 32 KiB
+        assert isinstance(timings[128], float), timings[128]
+    else:
+        assert "32768" in timings[128] or "32 KiB" in timings[128], \
+            timings[128]
     out = launch.execute(runtime, [q, k, v], output_size=q.size * 2)
     ex.check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
                     True)

@@ -88,10 +88,11 @@ def test_two_arrays_of_different_types(runtime, rng):
     np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-3)
 
 
-def test_32_kib_limit_is_reported_with_byte_counts():
+def test_227_kib_limit_is_reported_with_byte_counts():
+    # 227 KiB is the most any target allows (an sm_90 GPU's block).
     @enigma.kernel
     def too_much(out: enigma.f32):
-        a = enigma.threadgroup_alloc(enigma.f32, 8192)  # exactly 32 KiB
+        a = enigma.threadgroup_alloc(enigma.f32, 58112)  # exactly 227 KiB
         b = enigma.threadgroup_alloc(enigma.u8, 1)  # one byte too many
         out[0] = a[0]
 
@@ -99,22 +100,61 @@ def test_32_kib_limit_is_reported_with_byte_counts():
         enigma.compile(too_much)
     message = str(e.value)
     assert "test_threadgroup_memory.py:" in message
-    # The byte starts its own 16-byte-aligned slot: 32768 + 16.
-    assert "32784 bytes" in message and "32768" in message
-    assert "32 KiB" in message
+    # The byte starts its own 16-byte-aligned slot: 232448 + 16.
+    assert "232464 bytes" in message and "232448" in message
+    assert "227 KiB" in message
 
 
 def test_alignment_padding_counts_toward_the_limit():
-    # 1 + 32756 bytes of elements fit in 32 KiB, but each array starts on a
-    # 16-byte boundary (vector accesses): 16 + 32768 do not.
+    # 1 + 232436 bytes of elements fit in 227 KiB, but each array starts on
+    # a 16-byte boundary (vector accesses): 16 + 232448 do not.
     @enigma.kernel
     def padded(out: enigma.f32):
         a = enigma.threadgroup_alloc(enigma.u8, 1)
-        b = enigma.threadgroup_alloc(enigma.f32, 8189)
+        b = enigma.threadgroup_alloc(enigma.f32, 58109)
         out[0] = b[0] + enigma.metal_cast(a[0], "float")
 
-    with pytest.raises(enigma.EnigmaError, match="would use 32784 bytes"):
+    with pytest.raises(enigma.EnigmaError, match="would use 232464 bytes"):
         enigma.compile(padded)
+
+
+def test_each_runtime_checks_its_own_limit(runtime, rng):
+    # 48 KiB + 16: more than Metal's 32 KiB and CUDA's static 48 KiB. The
+    # metal-host runtime refuses it when it loads the kernel; the CPU (227
+    # KiB) and CUDA (dynamic shared memory) run it.
+    @enigma.kernel
+    def big(A: enigma.f32, B: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 12288)
+        u = enigma.threadgroup_alloc(enigma.f32, 4)
+        i = enigma.thread_position_in_threadgroup()
+        g = enigma.thread_position_in_grid
+        for j in range(12):
+            t[i + j * 1024] = A[g] * float(j + 1)
+        with enigma.if_(i == 0):
+            u[0] = 0.5
+        enigma.barrier()
+        B[g] = t[1023 - i + 11 * 1024] + u[0]
+
+    compiled = enigma.compile(big)
+    assert compiled._artifact.threadgroup_memory_bytes == 49168
+    # CUDA carves both arrays out of dynamic shared memory.
+    assert compiled._artifact.cuda_dynamic_shared_bytes == 49168
+    assert "extern __shared__" in compiled.cuda_source
+    assert "__shared__ float" not in compiled.cuda_source
+    a = rng.standard_normal(2048).astype(np.float32)
+    if runtime.name not in ("cpu", "cuda"):
+        with pytest.raises(enigma.DispatchError,
+                           match=r"49168 bytes of threadgroup memory.*32768 "
+                                 r"\(32 KiB\)"):
+            runtime.execute(compiled, [a], output_size=a.nbytes,
+                            grid=(2048, 1, 1), threads=(1024, 1, 1))
+        return
+    out = np.frombuffer(runtime.execute(compiled, [a], output_size=a.nbytes,
+                                        grid=(2048, 1, 1),
+                                        threads=(1024, 1, 1)), np.float32)
+    idx = np.arange(2048)
+    want = a[(idx // 1024) * 1024 + 1023 - idx % 1024] * 12.0 + 0.5
+    np.testing.assert_array_equal(out, want.astype(np.float32))
 
 
 def test_arrays_are_declared_16_byte_aligned():

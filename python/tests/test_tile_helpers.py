@@ -751,8 +751,8 @@ def test_pipeline_errors():
            "k must be in")
     _fails(kernel_with(lambda: enigma.pipeline("float", 16).front()[16]),
            "index 16 is out of range for pipeline stage 0")
-    _fails(kernel_with(lambda: enigma.pipeline("float", 5000, 2)),
-           "32 KiB|32768")
+    _fails(kernel_with(lambda: enigma.pipeline("float", 30000, 2)),
+           "227 KiB|232448")
 
     @enigma.kernel
     def in_loop(X: enigma.f32):

@@ -92,9 +92,9 @@
 // CPP-NEXT: out[15ul] = enigma_launch->groups[0];
 // CPP-NEXT: out[16ul] = enigma_launch->groups[1];
 // CPP-NEXT: out[17ul] = enigma_launch->groups[2];
-// CPP-NEXT: out[18ul] = ((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx);
-// CPP-NEXT: out[19ul] = (((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx) & 31u);
-// CPP-NEXT: out[20ul] = (((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx) >> 5);
+// CPP-NEXT: out[18ul] = enigma_lid;
+// CPP-NEXT: out[19ul] = (enigma_lid & 31u);
+// CPP-NEXT: out[20ul] = (enigma_lid >> 5);
 // CPP-NEXT: out[21ul] = 32u;
 // CPP-NEXT: out[22ul] = ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5);
 

@@ -46,6 +46,7 @@
 // The innermost loop counts the global x position: a unit-stride loop.
 // CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
 // CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
+// CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
 // CPP-NEXT: float [[A:v[0-9]+]] = A[enigma_tx];
 // CPP-NEXT: float [[B:v[0-9]+]] = B[enigma_tx];
 // CPP-NEXT: float [[C:v[0-9]+]] = [[A]] + [[B]];

@@ -62,11 +62,13 @@ enigma.kernel @wide_copy(
 // CPP-LABEL: void enigma_kernel_staged(
 // The vector crosses the barrier: a per-thread array.
 // CPP: float4 [[V:v[0-9]+]][1024];
-// CPP: [[V]][enigma_lid] = enigma_vector_load<float4>(A + {{.+}});
-// CPP: enigma_vector_store([[T:v[0-9]+]] + {{.+}}, [[V]][enigma_lid]);
+// CPP: float4 [[L:v[0-9]+]] = enigma_vector_load<float4>(A + {{.+}});
+// CPP-NEXT: [[V]][enigma_lid] = [[L]];
+// CPP-NEXT: enigma_vector_store([[T:v[0-9]+]] + {{.+}}, [[L]]);
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: float4 [[W:v[0-9]+]] = enigma_vector_load<float4>([[T]] + {{.+}});
-// CPP: float4 {{v[0-9]+}} = [[W]] + [[V]][enigma_lid];
+// CPP: float4 [[VL:v[0-9]+]] = [[V]][enigma_lid];
+// CPP-NEXT: float4 [[W:v[0-9]+]] = enigma_vector_load<float4>([[T]] + {{.+}});
+// CPP-NEXT: float4 {{v[0-9]+}} = [[W]] + [[VL]];
 
 enigma.kernel @staged(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},

@@ -1,6 +1,6 @@
 //===- AsyncCopyTest.cpp - Async copies through the C++ API ---------------===//
 #include "enigma/Builder/AsyncCopy.h"
-#include "enigma/Builder/ControlFlow.h"
+#include "enigma/Builder/Control.h"
 #include "enigma/Builder/KernelBuilder.h"
 #include "enigma/Runtime/CpuBackend.h"
 #include "enigma/Runtime/Dispatch.h"

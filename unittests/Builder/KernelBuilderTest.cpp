@@ -1,5 +1,5 @@
 //===- KernelBuilderTest.cpp - The C++ tracing API end to end -------------===//
-#include "enigma/Builder/ControlFlow.h"
+#include "enigma/Builder/Control.h"
 #include "enigma/Builder/KernelBuilder.h"
 #include "enigma/Runtime/CpuBackend.h"
 #include "enigma/Runtime/Dispatch.h"

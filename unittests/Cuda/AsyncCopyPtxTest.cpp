@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Builder/AsyncCopy.h"
-#include "enigma/Builder/ControlFlow.h"
+#include "enigma/Builder/Control.h"
 #include "enigma/Builder/KernelBuilder.h"
 #include "enigma/Runtime/CudaBackend.h"
 

@@ -53,7 +53,9 @@ enum class AtomicOp : uint8_t { Exchange, Add, Sub, Min, Max, And, Or, Xor };
 AtomicOp parseAtomicOp(const std::string &name);
 
 /// Allocates threadgroup memory. Throws EnigmaError for size 0 or for
-/// more than 32 KiB in total.
+/// more than 227 KiB in total (the most any target allows; each runtime
+/// checks its device's own limit when it loads the kernel, Metal's being
+/// 32 KiB).
 ThreadgroupArray threadgroupAlloc(KernelBuilder &k, DType dtype,
                                   unsigned size);
 

@@ -1,9 +1,7 @@
 //===- Vectors.h - KernelBuilder calls of the vectors family -----*- C++ -*-===//
 //
-// Vector construction and lane access, Metal's geometric functions, and the
-// pack/unpack and quantisation helpers (API.md section 8). Geometry and
-// packing are expanded into arith/math/vector ops, so every backend computes
-// them with the same formulas; docs/reference/vectors.md gives them exactly.
+// Vector construction and lane access, and the original DSL's quantisation
+// helpers (docs/reference/vectors.md gives their formulas).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_BUILDER_VECTORS_H
@@ -20,35 +18,9 @@ Value makeVec(KernelBuilder &k, const std::vector<Value> &components);
 /// Lane `lane` of vector `v` (v.x is lane 0).
 Value vecExtract(KernelBuilder &k, Value v, unsigned lane);
 
-// --- Geometry (float vectors of one dtype) ----------------------------------
-Value dot(KernelBuilder &k, Value a, Value b);
-Value length(KernelBuilder &k, Value v);
-Value distance(KernelBuilder &k, Value a, Value b);
-Value normalize(KernelBuilder &k, Value v);
-/// 3-lane vectors only.
-Value cross(KernelBuilder &k, Value a, Value b);
-Value reflect(KernelBuilder &k, Value i, Value n);
-/// `eta` is a float scalar; zero on total internal reflection.
-Value refract(KernelBuilder &k, Value i, Value n, Value eta);
-/// n if dot(nref, i) < 0, else -n.
-Value faceforward(KernelBuilder &k, Value n, Value i, Value nref);
-
-// --- Normalized-integer packing -------------------------------------------------
-enum class PackFormat : uint8_t {
-  Snorm4x8,
-  Unorm4x8,
-  Snorm2x16,
-  Unorm2x16,
-  Srgb4x8,   // pack_float_to_srgb_unorm4x8 / unpack_unorm4x8_srgb_to_float
-             // (the unpack is Metal's function: enigma.unpack_unorm4x8_srgb)
-  Unorm10a2,
-};
-/// Lanes the format packs (4 or 2).
-unsigned packLanes(PackFormat format);
-/// A float vector of packLanes(format) lanes -> uint.
-Value packFloat(KernelBuilder &k, PackFormat format, Value v);
-/// uint -> float vector of packLanes(format) lanes.
-Value unpackToFloat(KernelBuilder &k, PackFormat format, Value packed);
+// Geometry (dot, length, ..., faceforward) and normalized-integer packing
+// (pack_float_to_unorm4x8, unpack_unorm4x8_to_float, ...) are rows of the
+// math family's table: callFunction(k, "dot", {a, b}) (Functions.h).
 
 // --- Quantisation ---------------------------------------------------------------
 /// 4-lane integer vector -> uint, lane 0 in bits 0-7 (lanes wrap to 8 bits).

@@ -89,6 +89,9 @@ public:
   virtual std::string name() const = 0;
   /// Largest threadgroup (threads.x*y*z) the device accepts.
   virtual uint64_t maxThreadsPerThreadgroup() const = 0;
+  /// Bytes of threadgroup memory one threadgroup may use: Metal's 32 KiB
+  /// unless the backend's device allows more.
+  virtual uint64_t maxThreadgroupMemory() const { return 32 * 1024; }
   /// Compiles (or fetches from the cache) and loads the kernel.
   virtual std::shared_ptr<LoadedKernel>
   load(const KernelArtifact &kernel, const ConstantValues &constants) = 0;

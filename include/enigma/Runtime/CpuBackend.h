@@ -27,6 +27,9 @@ public:
 
   std::string name() const override { return "cpu"; }
   uint64_t maxThreadsPerThreadgroup() const override { return 1024; }
+  /// As much as any target allows (an sm_90 GPU's 227 KiB), so kernels
+  /// tiled for a large GPU can be checked on the CPU.
+  uint64_t maxThreadgroupMemory() const override { return 227 * 1024; }
 
   std::shared_ptr<LoadedKernel> load(const KernelArtifact &kernel,
                                      const ConstantValues &constants) override;

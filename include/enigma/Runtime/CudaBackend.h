@@ -35,6 +35,8 @@ public:
 
   std::string name() const override { return "cuda"; }
   uint64_t maxThreadsPerThreadgroup() const override;
+  /// The device's opt-in limit per block (227 KiB on sm_90).
+  uint64_t maxThreadgroupMemory() const override;
   std::shared_ptr<LoadedKernel>
   load(const KernelArtifact &kernel, const ConstantValues &constants) override;
   std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override;

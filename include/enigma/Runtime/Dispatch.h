@@ -99,6 +99,11 @@ checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads);
 [[gnu::visibility("default")]] void
 checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid, Dim3 threads);
 
+/// Throws DispatchError when `kernel` uses more threadgroup memory than
+/// `backend`'s device gives a threadgroup (Metal: 32 KiB).
+[[gnu::visibility("default")]] void
+checkThreadgroupMemory(const KernelArtifact &kernel, const Backend &backend);
+
 /// A kernel bound to device buffers, ready to be dispatched repeatedly.
 /// Move-only; release() frees the buffers, after which every call fails.
 class [[gnu::visibility("default")]] PreparedKernel {

@@ -86,6 +86,9 @@ struct KernelArtifact {
   bool cudaLinearBlocks = false;
   /// Bytes of threadgroup memory the kernel allocates statically.
   uint64_t threadgroupMemoryBytes = 0;
+  /// Bytes of dynamic shared memory the CUDA kernel is launched with (0:
+  /// its arrays are static __shared__ memory); see cudaDynamicSharedBytes.
+  uint64_t cudaDynamicSharedBytes = 0;
   /// The kernel holds simdgroup fragments (the mma family): every
   /// threadgroup of a launch must be whole simdgroups.
   bool wholeSimdgroups = false;

@@ -32,8 +32,11 @@ mlir::LogicalResult emitModule(mlir::ModuleOp module, Target target,
 /// warps are Metal's simdgroups in partial multi-dimensional threadgroups.
 bool cudaUsesLinearBlocks(KernelOp kernel);
 
-/// Registers --enigma-to-msl, --enigma-to-cuda and --enigma-to-cpp.
-void registerEnigmaTranslations();
+/// Bytes of dynamic shared memory the CUDA text of `kernel` is launched
+/// with: 0 when its threadgroup arrays are static __shared__ arrays (at most
+/// 48 KiB), else the size of the array they are carved from
+/// (lib/Target/CUDA/CudaSharedMemory.h).
+uint64_t cudaDynamicSharedBytes(KernelOp kernel);
 
 } // namespace enigma
 

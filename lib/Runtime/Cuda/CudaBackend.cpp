@@ -110,6 +110,7 @@ struct CudaBackend::State {
   std::string deviceName;
   int computeCapability = 0; // 90 for sm_90
   uint64_t maxThreads = 1024;
+  uint64_t maxSharedBytes = 48 * 1024; // per block, opted in
   std::string arch;          // what NVRTC is asked for: "sm_90" / "compute_90"
   std::string archNote;      // why, when it is not the device's own cubin
   /// Kernels queued by launchAsync since the last wait, for messages.
@@ -296,9 +297,11 @@ public:
 class CudaKernel final : public LoadedKernel {
 public:
   CudaKernel(std::shared_ptr<CudaBackend::State> state, std::string image,
-             std::string name, std::string description)
+             std::string name, std::string description,
+             uint64_t dynamicShared)
       : state(std::move(state)), image(std::move(image)),
-        name(std::move(name)), description(std::move(description)) {}
+        name(std::move(name)), description(std::move(description)),
+        dynamicShared(dynamicShared) {}
   ~CudaKernel() override { unload(); }
 
   /// The entry point in the current context (which must be current).
@@ -315,6 +318,18 @@ public:
       throw RuntimeFailure("the CUDA source does not define kernel " + name +
                            " (" + describeResult(state->api, result) + ")");
     }
+    // Dynamic shared memory beyond 48 KiB must be allowed per function.
+    if (dynamicShared > 48 * 1024) {
+      result = state->api.cuFuncSetAttribute(
+          found, kFuncAttrMaxDynamicSharedSizeBytes, int(dynamicShared));
+      if (result != kCudaSuccess) {
+        state->api.cuModuleUnload(loaded);
+        throw RuntimeFailure(name + " needs " + std::to_string(dynamicShared) +
+                             " bytes of shared memory, which " +
+                             state->deviceName + " refused (" +
+                             describeResult(state->api, result) + ")");
+      }
+    }
     module = loaded;
     function = found;
     generation = state->primary->generation;
@@ -325,6 +340,8 @@ public:
   std::string image;
   std::string name;
   std::string description;
+  /// Bytes of dynamic shared memory each launch passes.
+  uint64_t dynamicShared = 0;
 
 private:
   static CUmodule loadModule(const CudaBackend::State &state,
@@ -534,6 +551,11 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
           "cuDeviceGetAttribute(max threads per block)");
   s.computeCapability = major * 10 + minor;
   s.maxThreads = uint64_t(std::min(maxThreads, 1024));
+  int maxShared = 0;
+  if (api.cuDeviceGetAttribute(&maxShared, kAttrMaxSharedMemoryPerBlockOptin,
+                               s.device) == kCudaSuccess &&
+      maxShared > 0)
+    s.maxSharedBytes = uint64_t(maxShared);
 
   // Without NVRTC nothing can be loaded, so say so now rather than at the
   // first dispatch.
@@ -553,6 +575,10 @@ uint64_t CudaBackend::maxThreadsPerThreadgroup() const {
   return state->maxThreads;
 }
 
+uint64_t CudaBackend::maxThreadgroupMemory() const {
+  return state->maxSharedBytes;
+}
+
 const std::string &CudaBackend::architecture() const { return state->arch; }
 const std::string &CudaBackend::deviceName() const { return state->deviceName; }
 
@@ -561,6 +587,14 @@ CudaBackend::load(const KernelArtifact &kernel,
                   const ConstantValues &constants) {
   if (kernel.cudaSource.empty())
     throw RuntimeFailure(kernel.kernelName + " has no CUDA source");
+  // The CUDA layout may pad arrays to 1 KiB boundaries (CudaSharedMemory.h).
+  if (kernel.cudaDynamicSharedBytes > state->maxSharedBytes)
+    throw DispatchError(
+        "kernel " + kernel.kernelName + " needs " +
+        std::to_string(kernel.cudaDynamicSharedBytes) +
+        " bytes of shared memory on CUDA (its threadgroup arrays, large ones "
+        "starting on 1 KiB boundaries); " + state->deviceName + " allows " +
+        std::to_string(state->maxSharedBytes) + " per block");
   for (const FunctionConstantUse &use : kernel.constants)
     if (!constants.count(use.index))
       throw DispatchError(kernel.kernelName + " reads function constant " +
@@ -576,8 +610,9 @@ CudaBackend::load(const KernelArtifact &kernel,
 
   CallersContext keep(*state);
   state->makeCurrent();
-  auto loaded = std::make_shared<CudaKernel>(state, std::move(code.image),
-                                             kernel.kernelName, "");
+  auto loaded = std::make_shared<CudaKernel>(
+      state, std::move(code.image), kernel.kernelName, "",
+      kernel.cudaDynamicSharedBytes);
   loaded->entry(); // loads it now, so that errors show at load time
 
   std::string description =
@@ -708,8 +743,8 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
   CUresult result = state->api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
-      block.y, block.z, 0, state->stream, arguments.pointers.data(),
-      nullptr);
+      block.y, block.z, unsigned(cudaKernel.dynamicShared), state->stream,
+      arguments.pointers.data(), nullptr);
   if (poisonsContext(result)) // an earlier launch faulted
     state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)
@@ -832,8 +867,8 @@ void CudaBackend::launchOnStream(LoadedKernel &kernel,
   CUresult result = api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
-      block.y, block.z, 0, ownStream ? state->stream : CUstream(stream),
-      pointers, nullptr);
+      block.y, block.z, unsigned(cudaKernel.dynamicShared),
+      ownStream ? state->stream : CUstream(stream), pointers, nullptr);
   if (poisonsContext(result)) // an earlier launch faulted
     state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)

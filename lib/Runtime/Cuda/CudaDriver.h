@@ -41,6 +41,8 @@ inline constexpr CUresult kCudaErrorLaunchFailed = 719;
 inline constexpr int kAttrMaxThreadsPerBlock = 1;
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
+inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+inline constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
 inline constexpr unsigned kEventDisableTiming = 0x2;
@@ -72,6 +74,8 @@ struct DriverApi {
   CUresult (*cuModuleUnload)(CUmodule module);
   CUresult (*cuModuleGetFunction)(CUfunction *function, CUmodule module,
                                   const char *name);
+  CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute,
+                                 int value);
   CUresult (*cuMemAlloc)(CUdeviceptr *pointer, size_t bytes);
   CUresult (*cuMemFree)(CUdeviceptr pointer);
   CUresult (*cuMemsetD8)(CUdeviceptr pointer, unsigned char value,

@@ -173,6 +173,10 @@ const std::vector<std::string> &MslCompiler::flags() {
       "-ffp-contract=off",    // each + - * rounded (Enigma's Metal builds
                               // use -fno-fast-math); as the CPU backend
       "-fvisibility=hidden",
+      // A frame larger than a page touches each page from the top down, so
+      // a thread that outgrows its fiber stack meets the guard page below
+      // it, never another fiber's stack or unrelated process memory.
+      "-fstack-clash-protection",
 #if defined(__x86_64__)
       // No 64-bit division done in 32 bits when the operands fit: a zero
       // divisor must trap in a division of the operation's own width

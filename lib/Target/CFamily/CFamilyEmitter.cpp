@@ -9,7 +9,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <cstdio>
@@ -301,24 +300,24 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
            << "] = " << expr(store.getValueToStore()) << ";\n";
     return success();
   }
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    alias(c.getResult(), constant(c.getValue(), c.getType()));
+    return success();
+  }
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return emitFor(forOp);
   if (auto ifOp = dyn_cast<scf::IfOp>(op))
     return emitIf(ifOp);
   bool handled = false;
+  if (failed(emitTargetOp(op, handled)))
+    return failure();
+  if (handled)
+    return success();
   if (failed(emitMmaFamily(*this, op, handled)))
     return failure();
   if (handled)
     return success();
-  if (failed(emitArith(op, handled)))
-    return failure();
-  if (handled)
-    return success();
-  if (failed(emitMath(op, handled)))
-    return failure();
-  if (handled)
-    return success();
-  for (auto family : {emitBuiltinFamily, emitVectorFamily,
+  for (auto family : {emitArithFamily, emitMathFamily, emitVectorFamily,
                       emitCooperationFamily, emitSimdFamily,
                       emitControlFamily, emitVectorMemoryFamily,
                       emitAsyncCopyFamily}) {
@@ -405,301 +404,6 @@ LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
       op, [&](Block &block) { return emitBlock(block); },
       [&](ValueRange results, ValueRange values) {
         emitYield(results, values);
-      });
-}
-
-//===----------------------------------------------------------------------===//
-// arith
-//===----------------------------------------------------------------------===//
-
-static unsigned intWidth(Type type) {
-  if (auto vec = llvm::dyn_cast<VectorType>(type))
-    type = vec.getElementType();
-  return type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
-}
-
-LogicalResult CFamilyEmitter::emitArith(Operation *op, bool &handled) {
-  handled = true;
-  auto S = [&](Value v) {
-    // As a signed number an i1 is 0 or -1 (extsi, sitofp, signed compares).
-    if (v.getType().isInteger(1))
-      return "(-(int)" + expr(v) + ")";
-    return "(" + typeName(v.getType(), true) + ")" + expr(v);
-  };
-  auto result = [&]() { return op->getResult(0); };
-  auto a = [&]() { return op->getOperand(0); };
-  auto b = [&]() { return op->getOperand(1); };
-  // Integer + - * & | ^ <<: done in at least 32 bits so that C's promotion of
-  // narrow types to (signed) int cannot overflow.
-  auto intBinary = [&](const char *sym) {
-    Type t = result().getType();
-    unsigned w = intWidth(t);
-    if (w == 1 || w >= 32 || llvm::isa<VectorType>(t))
-      return define(result(), expr(a()) + " " + sym + " " + expr(b()));
-    std::string wide = "(uint)" + expr(a()) + " " + sym + " (uint)" + expr(b());
-    // NVRTC turns a 16-bit negation (0 - x, x * -1, ~x + 1) into neg.s16,
-    // and on sm_90 the result then sign-extends wrongly for x = -32768
-    // (docs/design/integer-emission.md): CUDA keeps 16-bit sums and
-    // products in an opaque 32-bit value before they are narrowed.
-    llvm::StringRef op(sym);
-    bool arithmetic = op == "+" || op == "-" || op == "*";
-    if (w == 16 && arithmetic && target() == Target::CUDA)
-      wide = "enigma_opaque_u32(" + wide + ")";
-    define(result(), "(" + typeName(t) + ")(" + wide + ")");
-  };
-  auto signedBinary = [&](const char *sym) {
-    define(result(), "(" + typeName(result().getType()) + ")(" + S(a()) + " " +
-                         sym + " " + S(b()) + ")");
-  };
-  auto unsignedBinary = [&](const char *sym) {
-    define(result(), "(" + typeName(result().getType()) + ")(" + expr(a()) +
-                         " " + sym + " " + expr(b()) + ")");
-  };
-  // Integer / and % are total on every target: metal_total_division.h
-  // defines a zero divisor and MIN / -1 (printed into MSL that divides).
-  auto division = [&](const char *sym, bool asSigned) {
-    Type t = result().getType();
-    std::string callee = std::string("enigma_") + (asSigned ? "s" : "u") +
-                         (*sym == '/' ? "div" : "rem");
-    callee += "<" + typeName(t, asSigned);
-    if (asSigned)
-      callee += ", " + typeName(t, /*asSigned=*/false);
-    callee += ">";
-    std::string x = asSigned ? S(a()) : expr(a());
-    std::string y = asSigned ? S(b()) : expr(b());
-    define(result(),
-           "(" + typeName(t) + ")" + callee + "(" + x + ", " + y + ")");
-  };
-  auto call2 = [&](const char *fn, bool asSigned) {
-    std::string x = asSigned ? S(a()) : expr(a());
-    std::string y = asSigned ? S(b()) : expr(b());
-    define(result(), "(" + typeName(result().getType()) + ")" + fn + "(" + x +
-                         ", " + y + ")");
-  };
-  auto cast = [&](bool fromSigned, bool toSigned) {
-    std::string src = fromSigned ? S(a()) : expr(a());
-    Type to = result().getType();
-    if (toSigned)
-      define(result(), "(" + typeName(to) + ")(" + typeName(to, true) + ")" +
-                           src);
-    else
-      define(result(), "(" + typeName(to) + ")" + src);
-  };
-
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](arith::ConstantOp c) {
-        alias(c.getResult(), constant(c.getValue(), c.getType()));
-        return success();
-      })
-      .Case([&](arith::AddIOp) { intBinary("+"); return success(); })
-      .Case([&](arith::SubIOp) { intBinary("-"); return success(); })
-      .Case([&](arith::MulIOp) { intBinary("*"); return success(); })
-      .Case([&](arith::AndIOp) { intBinary("&"); return success(); })
-      .Case([&](arith::OrIOp) { intBinary("|"); return success(); })
-      .Case([&](arith::XOrIOp) { intBinary("^"); return success(); })
-      .Case([&](arith::ShLIOp) { intBinary("<<"); return success(); })
-      .Case([&](arith::ShRUIOp) { unsignedBinary(">>"); return success(); })
-      .Case([&](arith::ShRSIOp) { signedBinary(">>"); return success(); })
-      .Case([&](arith::DivUIOp) { division("/", false); return success(); })
-      .Case([&](arith::RemUIOp) { division("%", false); return success(); })
-      .Case([&](arith::DivSIOp) { division("/", true); return success(); })
-      .Case([&](arith::RemSIOp) { division("%", true); return success(); })
-      .Case([&](arith::MaxSIOp) { call2("max", true); return success(); })
-      .Case([&](arith::MinSIOp) { call2("min", true); return success(); })
-      .Case([&](arith::MaxUIOp) { call2("max", false); return success(); })
-      .Case([&](arith::MinUIOp) { call2("min", false); return success(); })
-      .Case([&](arith::AddFOp) {
-        define(result(), expr(a()) + " + " + expr(b()));
-        return success();
-      })
-      .Case([&](arith::SubFOp) {
-        define(result(), expr(a()) + " - " + expr(b()));
-        return success();
-      })
-      .Case([&](arith::MulFOp) {
-        define(result(), expr(a()) + " * " + expr(b()));
-        return success();
-      })
-      .Case([&](arith::DivFOp) {
-        define(result(), expr(a()) + " / " + expr(b()));
-        return success();
-      })
-      .Case([&](arith::RemFOp) { call2("fmod", false); return success(); })
-      .Case([&](arith::MaxNumFOp) { call2("fmax", false); return success(); })
-      .Case([&](arith::MinNumFOp) { call2("fmin", false); return success(); })
-      .Case([&](arith::NegFOp) {
-        // Parenthesise negative literals: "--1.5f" would be a decrement.
-        std::string x = expr(a());
-        define(result(), x.starts_with("-") ? "-(" + x + ")" : "-" + x);
-        return success();
-      })
-      .Case([&](arith::CmpIOp c) {
-        using P = arith::CmpIPredicate;
-        static const std::pair<P, const char *> ops[] = {
-            {P::eq, "=="}, {P::ne, "!="}, {P::slt, "<"}, {P::sle, "<="},
-            {P::sgt, ">"}, {P::sge, ">="}, {P::ult, "<"}, {P::ule, "<="},
-            {P::ugt, ">"}, {P::uge, ">="}};
-        bool isSignedCmp = llvm::is_contained(
-            {P::slt, P::sle, P::sgt, P::sge}, c.getPredicate());
-        const char *sym = "==";
-        for (auto [p, s] : ops)
-          if (p == c.getPredicate())
-            sym = s;
-        std::string x = isSignedCmp ? S(c.getLhs()) : expr(c.getLhs());
-        std::string y = isSignedCmp ? S(c.getRhs()) : expr(c.getRhs());
-        define(c.getResult(), x + " " + sym + " " + y);
-        return success();
-      })
-      .Case([&](arith::CmpFOp c) {
-        using P = arith::CmpFPredicate;
-        std::string x = expr(c.getLhs()), y = expr(c.getRhs());
-        // On vectors the logical operators are the element-wise | and &.
-        bool lanes = llvm::isa<VectorType>(c.getLhs().getType());
-        std::string OR = lanes ? " | " : " || ", AND = lanes ? " & " : " && ";
-        std::string e;
-        switch (c.getPredicate()) {
-        case P::AlwaysFalse: e = "false"; break;
-        case P::AlwaysTrue: e = "true"; break;
-        case P::OEQ: e = x + " == " + y; break;
-        case P::OGT: e = x + " > " + y; break;
-        case P::OGE: e = x + " >= " + y; break;
-        case P::OLT: e = x + " < " + y; break;
-        case P::OLE: e = x + " <= " + y; break;
-        case P::ONE: e = "(" + x + " < " + y + OR + x + " > " + y + ")"; break;
-        case P::ORD: e = "(!isnan(" + x + ")" + AND + "!isnan(" + y + "))"; break;
-        case P::UEQ: e = "!(" + x + " < " + y + OR + x + " > " + y + ")"; break;
-        case P::UGT: e = "!(" + x + " <= " + y + ")"; break;
-        case P::UGE: e = "!(" + x + " < " + y + ")"; break;
-        case P::ULT: e = "!(" + x + " >= " + y + ")"; break;
-        case P::ULE: e = "!(" + x + " > " + y + ")"; break;
-        case P::UNE: e = x + " != " + y; break;
-        case P::UNO: e = "(isnan(" + x + ")" + OR + "isnan(" + y + "))"; break;
-        }
-        define(c.getResult(), e);
-        return success();
-      })
-      .Case([&](arith::SelectOp s) {
-        // A vector condition picks lane by lane: Metal's select(f, t, c).
-        if (llvm::isa<VectorType>(s.getCondition().getType()))
-          define(s.getResult(), "select(" + expr(s.getFalseValue()) + ", " +
-                                    expr(s.getTrueValue()) + ", " +
-                                    expr(s.getCondition()) + ")");
-        else
-          define(s.getResult(), expr(s.getCondition()) + " ? " +
-                                    expr(s.getTrueValue()) + " : " +
-                                    expr(s.getFalseValue()));
-        return success();
-      })
-      .Case([&](arith::ExtSIOp) { cast(true, false); return success(); })
-      .Case([&](arith::ExtUIOp) { cast(false, false); return success(); })
-      .Case([&](arith::TruncIOp t) {
-        // Truncation to i1 keeps the lowest bit; a C cast to bool would
-        // test for non-zero.
-        if (t.getType().isInteger(1))
-          define(result(), "(bool)(" + expr(a()) + " & 1)");
-        else
-          cast(false, false);
-        return success();
-      })
-      .Case([&](arith::SIToFPOp) { cast(true, false); return success(); })
-      .Case([&](arith::UIToFPOp) { cast(false, false); return success(); })
-      .Case([&](arith::FPToSIOp) { cast(false, true); return success(); })
-      .Case([&](arith::FPToUIOp) { cast(false, false); return success(); })
-      .Case([&](arith::ExtFOp) { cast(false, false); return success(); })
-      .Case([&](arith::TruncFOp) { cast(false, false); return success(); })
-      .Case([&](arith::BitcastOp) {
-        define(result(), "as_type<" + typeName(result().getType()) + ">(" +
-                             expr(a()) + ")");
-        return success();
-      })
-      .Case([&](arith::IndexCastOp c) {
-        // index -> iN narrows: print the conversion, since the result may
-        // be used as an integer, not only as a subscript.
-        if (!foldIndexCasts() || !c.getType().isIndex()) {
-          cast(true, false);
-          return success();
-        }
-        // Indices are only used as subscripts, which accept any integer:
-        // keep the source expression, signed when the cast is signed.
-        unsigned w = intWidth(c.getIn().getType());
-        if (c.getIn().getType().isIndex() || w == 64)
-          alias(c.getResult(), expr(c.getIn()));
-        else
-          alias(c.getResult(), "(" + S(c.getIn()) + ")");
-        return success();
-      })
-      .Case([&](arith::IndexCastUIOp c) {
-        if (!foldIndexCasts() || !c.getType().isIndex()) {
-          cast(false, false);
-          return success();
-        }
-        alias(c.getResult(), expr(c.getIn()));
-        return success();
-      })
-      .Default([&](Operation *) {
-        handled = false;
-        return success();
-      });
-}
-
-//===----------------------------------------------------------------------===//
-// math
-//===----------------------------------------------------------------------===//
-
-LogicalResult CFamilyEmitter::emitMath(Operation *op, bool &handled) {
-  handled = true;
-  auto call = [&](const char *fn) {
-    std::string args;
-    for (Value operand : op->getOperands())
-      args += (args.empty() ? "" : ", ") + expr(operand);
-    define(op->getResult(0), std::string(fn) + "(" + args + ")");
-    return success();
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](math::SqrtOp) { return call("sqrt"); })
-      .Case([&](math::RsqrtOp) { return call("rsqrt"); })
-      .Case([&](math::AbsFOp) { return call("abs"); })
-      .Case([&](math::CeilOp) { return call("ceil"); })
-      .Case([&](math::FloorOp) { return call("floor"); })
-      .Case([&](math::RoundOp) { return call("round"); })
-      .Case([&](math::RoundEvenOp) { return call("rint"); })
-      .Case([&](math::TruncOp) { return call("trunc"); })
-      .Case([&](math::ExpOp) { return call("exp"); })
-      .Case([&](math::Exp2Op) { return call("exp2"); })
-      .Case([&](math::LogOp) { return call("log"); })
-      .Case([&](math::Log2Op) { return call("log2"); })
-      .Case([&](math::Log10Op) { return call("log10"); })
-      .Case([&](math::SinOp) { return call("sin"); })
-      .Case([&](math::CosOp) { return call("cos"); })
-      .Case([&](math::TanOp) { return call("tan"); })
-      .Case([&](math::AsinOp) { return call("asin"); })
-      .Case([&](math::AcosOp) { return call("acos"); })
-      .Case([&](math::AtanOp) { return call("atan"); })
-      .Case([&](math::SinhOp) { return call("sinh"); })
-      .Case([&](math::CoshOp) { return call("cosh"); })
-      .Case([&](math::TanhOp) { return call("tanh"); })
-      .Case([&](math::PowFOp) { return call("pow"); })
-      .Case([&](math::Atan2Op) { return call("atan2"); })
-      .Case([&](math::CopySignOp) { return call("copysign"); })
-      .Case([&](math::FmaOp) { return call("fma"); })
-      .Case([&](math::AbsIOp a) {
-        // absi reads its operand as signed; abs(INT_MIN) wraps to INT_MIN.
-        // CUDA's abs(int) leaves INT_MIN undefined and NVRTC exploits it
-        // (the result was taken as non-negative): the CUDA prelude's
-        // enigma_abs wraps.
-        Type t = a.getType();
-        const char *fn = target() == Target::CUDA ? "enigma_abs" : "abs";
-        define(a.getResult(), "(" + typeName(t) + ")" + fn + "((" +
-                                  typeName(t, true) + ")" +
-                                  expr(a.getOperand()) + ")");
-        return success();
-      })
-      .Case([&](math::CtPopOp) { return call("popcount"); })
-      .Case([&](math::CountLeadingZerosOp) { return call("clz"); })
-      .Case([&](math::CountTrailingZerosOp) { return call("ctz"); })
-      .Default([&](Operation *) {
-        handled = false;
-        return success();
       });
 }
 

@@ -68,6 +68,12 @@ protected:
   virtual std::string threadQuery(mlir::Operation *op) = 0;
   /// Statement(s) for a barrier; may fail on targets that cannot honour it.
   virtual mlir::LogicalResult emitBarrier(mlir::Operation *op) = 0;
+  /// Ops only this target prints (the CPU's thread loops); sets `handled`.
+  virtual mlir::LogicalResult emitTargetOp(mlir::Operation *op,
+                                           bool &handled) {
+    handled = false;
+    return mlir::success();
+  }
 
   // --- Shared pieces the targets build on -----------------------------------
   /// The element type spelling of a buffer parameter, from its enigma.dtype
@@ -78,10 +84,6 @@ protected:
   /// How the body reads scalar parameter `index` declared as `name`: signed
   /// integers are read through their unsigned storage type.
   std::string scalarParamExpr(unsigned index, const std::string &name);
-
-  /// Whether index casts are folded into the subscript that uses them (true)
-  /// or printed as statements.
-  virtual bool foldIndexCasts() const { return true; }
 
   KernelOp kernel;
   llvm::raw_ostream &os;
@@ -99,8 +101,6 @@ protected:
 
 private:
   std::string constant(mlir::Attribute value, mlir::Type type);
-  mlir::LogicalResult emitArith(mlir::Operation *op, bool &handled);
-  mlir::LogicalResult emitMath(mlir::Operation *op, bool &handled);
   mlir::LogicalResult emitFor(mlir::scf::ForOp op);
   mlir::LogicalResult emitIf(mlir::scf::IfOp op);
   void emitYield(mlir::ValueRange targets, mlir::ValueRange values);

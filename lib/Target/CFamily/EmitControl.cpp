@@ -17,7 +17,8 @@
 //
 // A memref.alloca (or, until the kernel op is an AutomaticAllocationScope,
 // memref.alloc) in the thread address space (register_tensor) prints as a
-// local array `T v[N];`, the same in every target.
+// local array `T v[N];`, the same in every target; a unit-stride
+// memref.subview of one as a pointer into it, `T *v = base + offset;`.
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
@@ -105,13 +106,28 @@ static LogicalResult emitRegisterArray(CFamilyEmitter &e, Operation *op) {
     return op->emitOpError("only one-dimensional static arrays in the thread "
                           "address space can be printed");
   Value result = op->getResult(0);
-  // A target may already own storage for it (the CPU backend's per-thread
-  // arrays when the array lives across a barrier).
-  if (e.expr(result) != "<unnamed value>")
-    return success();
   std::string name = e.freshName(result);
   e.line() << e.typeName(type.getElementType()) << " " << name << "["
            << type.getNumElements() << "];\n";
+  return success();
+}
+
+/// A one-dimensional slice of a thread array (the CPU backend's slice of a
+/// group-level array of register arrays): a pointer to its first element.
+static LogicalResult emitSlice(CFamilyEmitter &e, memref::SubViewOp op) {
+  MemRefType type = op.getSourceType();
+  if (getAddressSpace(type) != AddressSpace::Thread || type.getRank() != 1 ||
+      op.getStaticStrides()[0] != 1)
+    return op->emitOpError("only unit-stride slices of one-dimensional "
+                           "thread arrays can be printed");
+  int64_t offset = op.getStaticOffsets()[0];
+  std::string start = ShapedType::isDynamic(offset)
+                          ? e.expr(op.getOffsets()[0])
+                          : std::to_string(offset) + "ul";
+  std::string base = e.expr(op.getSource());
+  e.line() << e.typeName(type.getElementType()) << " *"
+           << e.freshName(op.getResult()) << " = " << base << " + " << start
+           << ";\n";
   return success();
 }
 
@@ -122,6 +138,8 @@ LogicalResult emitControlFamily(CFamilyEmitter &e, Operation *op,
     return emitWhile(e, loop);
   if (isa<memref::AllocaOp, memref::AllocOp>(op))
     return emitRegisterArray(e, op);
+  if (auto slice = dyn_cast<memref::SubViewOp>(op))
+    return emitSlice(e, slice);
   if (isa<scf::ConditionOp>(op))
     return success(); // printed by emitWhile
   handled = false;

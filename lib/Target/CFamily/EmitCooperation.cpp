@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
+#include "../CUDA/CudaSharedMemory.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Support/DType.h"
@@ -125,6 +126,20 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
   }
   std::string element = e.typeName(type.getElementType());
   std::string name = e.freshName(result);
+  if (e.target() == Target::CUDA) {
+    // Beyond 48 KiB the arrays are carved out of dynamic shared memory
+    // (CudaSharedMemory.h).
+    CudaSharedLayout layout = cudaSharedLayout(e.getKernel());
+    if (layout.dynamic) {
+      if (layout.offsets.front().first == op.getOperation())
+        e.line() << "extern __shared__ __align__(16) unsigned char "
+                 << kCudaDynamicShared << "[];\n";
+      e.line() << element << " *const " << name << " = reinterpret_cast<"
+               << element << " *>(" << kCudaDynamicShared << " + "
+               << layout.offsetOf(op.getOperation()) << ");\n";
+      return success();
+    }
+  }
   const char *prefix = e.target() == Target::MSL    ? "threadgroup "
                        : e.target() == Target::CUDA ? "__shared__ "
                                                     : "";

@@ -1,12 +1,13 @@
 //===- EmitSimd.cpp -------------------------------------------------------===//
 //
-// simd_* / quad_* ops print as the Metal function their mnemonic names:
+// simd_* / quad_* ops print as the Metal function the simd family's table
+// names for them (their mnemonic):
 // `float v5 = simd_sum(v4);`. CUDA reads the same through the prelude's
 // warp emulation (enigma_cuda_prelude.cuh). Integers are held unsigned, so
 // a signed min / max converts its operand and result; CUDA adds the mask of
 // existing lanes as a last argument. The CPU flavour never
-// gets here: CppEmitter::emitCollective prints these ops between its thread
-// loops. Simdgroup matrices print as Metal's simdgroup_float8x8 and its
+// gets here: enigma-serialize-threads has made them enigma.lanes_call ops
+// between thread loops. Simdgroup matrices print as Metal's simdgroup_float8x8 and its
 // functions in MSL, and as per-lane pairs (float2 / half2) in CUDA.
 //
 //===----------------------------------------------------------------------===//
@@ -14,9 +15,21 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 using namespace mlir;
 
 namespace enigma {
+
+/// The Metal function of each simd / quad op (the simd family's table).
+static const llvm::StringMap<StringRef> &simdSpellings() {
+  static const llvm::StringMap<StringRef> spellings = {
+#define ENIGMA_SPELLING(op, metal, cuda, signedOperands, alwaysSigned)         \
+  {op, metal},
+#include "enigma/Dialect/Enigma/IR/EnigmaSimdFunctions.inc"
+  };
+  return spellings;
+}
 
 /// Simdgroup matrices. MSL prints Metal's types and functions:
 ///   simdgroup_float8x8 v5;
@@ -100,13 +113,10 @@ LogicalResult emitSimdFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
     handled = true;
     return emitSimdgroupMatrix(e, op);
   }
-  if (op->getDialect() == nullptr ||
-      op->getDialect()->getNamespace() != "enigma" ||
-      !op->hasTrait<Collective>() || op->getNumResults() != 1)
+  auto spelling = simdSpellings().find(op->getName().getStringRef());
+  if (spelling == simdSpellings().end())
     return success();
-  StringRef fn = op->getName().stripDialect();
-  if (!fn.starts_with("simd_") && !fn.starts_with("quad_"))
-    return success();
+  StringRef fn = spelling->second;
   handled = true;
   if (e.target() == Target::Cpp)
     return op->emitOpError("is printed by the CPU emitter's group-level code");

@@ -12,10 +12,14 @@
 
 namespace enigma {
 
-/// Math, integer, bit, geometry, packing and selection builtins
-/// (EmitBuiltins.cpp).
-mlir::LogicalResult emitBuiltinFamily(CFamilyEmitter &e, mlir::Operation *op,
-                                      bool &handled);
+/// Upstream arith ops other than constants: integer and float arithmetic,
+/// comparisons and selection, conversions (EmitArith.cpp).
+mlir::LogicalResult emitArithFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                    bool &handled);
+/// The math family's table functions: math, integer, bit, geometry and
+/// packing ops and the upstream math ops, as Metal calls (EmitMath.cpp).
+mlir::LogicalResult emitMathFamily(CFamilyEmitter &e, mlir::Operation *op,
+                                   bool &handled);
 /// Vector construction, lane access and shuffles (EmitVectors.cpp).
 mlir::LogicalResult emitVectorFamily(CFamilyEmitter &e, mlir::Operation *op,
                                      bool &handled);

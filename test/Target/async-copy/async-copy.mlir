@@ -8,8 +8,8 @@
 // (only those the kernel uses) and calls them with the element's size and
 // alignment; CUDA calls the prelude's warp-level cp.async copies with the
 // thread's group counter and the warp's lanes (and uses 1-D blocks); the
-// CPU copies each lane's share in the thread loop and splits the loops at
-// the wait.
+// CPU copies each lane's share in the thread loop, so the wait disappears
+// (a lane's copies are done when its thread loop ends).
 
 // MSL-LABEL: struct _simdgroup_event_t;
 // MSL-NEXT: typedef thread _simdgroup_event_t *enigma_async_event;
@@ -44,12 +44,14 @@
 // CUDA: enigma_async_copy_1d_t2d(enigma_async_groups, (B + 0ul), ([[T]] + 0ul), 64ul, sizeof(float), enigma_lanes);
 
 // CPP-LABEL: void enigma_kernel_copies(
-// CPP: for (uint enigma_sg = 0;
+// CPP: for (uint [[SG:v[0-9]+]] = 0u; (int)[[SG]] < (int)((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5); [[SG]] += 1u) {
+// CPP: for (uint enigma_lid = ([[SG]] * 32u),
 // CPP: enigma_cpu_async_copy_1d((v{{[0-9]+}} + 0ul), (A + 8ul), 64ul, sizeof(float), enigma_cpu_simd_lane({{.*}}), enigma_cpu_simd_lanes({{.*}}, enigma_nx * enigma_ny * enigma_nz));
 // CPP-NEXT: enigma_cpu_async_copy_2d((v{{[0-9]+}} + 0ul), 8ul, (A + 0ul), 64ul, 8ul, 4ul, sizeof(float),
 // CPP-NEXT: }
-// CPP-NEXT: // async_copy_wait: every lane's copies are done
-// CPP: // threadgroup_barrier(
+// CPP-NEXT: }
+// CPP-NEXT: }
+// CPP-NEXT: // threadgroup_barrier(
 // CPP: enigma_cpu_async_copy_1d((B + 0ul),
 // CPP-NOT: enigma_async_event
 enigma.kernel @copies(
@@ -85,8 +87,10 @@ enigma.kernel @copies(
 // CUDA: enigma_async_event [[P:v[0-9]+]] = v{{[0-9]+}};
 // CUDA: enigma_async_copy_wait(enigma_async_groups, enigma_lanes, [[P]]);
 // CPP-LABEL: void enigma_kernel_carried(
-// CPP: enigma_async_event v{{[0-9]+}}[1024];
-// CPP: // async_copy_wait: every lane's copies are done
+// CPP: enigma_async_event [[EV:v[0-9]+]][1024];
+// CPP: enigma_cpu_async_copy_1d((v{{[0-9]+}} + 0ul), (A + 0ul), 32ul, sizeof(half),
+// CPP-NEXT: [[EV]][enigma_lid] = 0u;
+// CPP-NOT: async_copy_wait
 enigma.kernel @carried(
     %A: memref<?xf16, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f16"}) {
   %t = enigma.threadgroup_alloc {enigma.dtype = "f16"} : memref<64xf16, #enigma.address_space<threadgroup>>

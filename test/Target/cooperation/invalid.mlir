@@ -1,9 +1,9 @@
 // RUN: enigma-opt %s -split-input-file -verify-diagnostics
 
 enigma.kernel @too_big() {
-  %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
-  // expected-error @+1 {{threadgroup memory of the kernel is 49152 bytes (this allocation: 32768 bytes; each array starts on a 16-byte boundary), more than Metal's limit of 32768 bytes (32 KiB)}}
-  %b = enigma.threadgroup_alloc : memref<8192xf32, #enigma.address_space<threadgroup>>
+  %a = enigma.threadgroup_alloc : memref<8192xf32, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{threadgroup memory of the kernel is 237568 bytes (this allocation: 204800 bytes; each array starts on a 16-byte boundary), more than the 232448 bytes (227 KiB) any target allows}}
+  %b = enigma.threadgroup_alloc : memref<51200xf32, #enigma.address_space<threadgroup>>
   enigma.return
 }
 

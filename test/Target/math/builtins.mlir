@@ -96,3 +96,23 @@ enigma.kernel @int_builtins(%a: i32 {enigma.name = "a"}, %b: i32 {enigma.name = 
   %14 = enigma.extract_bits signed %l, %b, %c : i64
   enigma.return
 }
+
+// sinpi, cospi and tanpi print as Metal's functions on every target (the
+// semantics library defines them for host C++; CUDA has its own sinpi and
+// cospi, with the same values).
+// CHECK-LABEL: enigma_kernel_pi_functions(
+// CHECK: float {{v[0-9]+}} = sinpi(x);
+// CHECK-NEXT: float {{v[0-9]+}} = cospi(x);
+// CHECK-NEXT: float {{v[0-9]+}} = tanpi(x);
+// CHECK-NEXT: half {{v[0-9]+}} = sinpi(h);
+// ROUND-LABEL: enigma.kernel @pi_functions
+// ROUND: enigma.sinpi %{{.*}} : f32
+// ROUND: enigma.cospi %{{.*}} : f32
+// ROUND: enigma.tanpi %{{.*}} : f32
+enigma.kernel @pi_functions(%x: f32 {enigma.name = "x"}, %h: f16 {enigma.name = "h"}) {
+  %0 = enigma.sinpi %x : f32
+  %1 = enigma.cospi %x : f32
+  %2 = enigma.tanpi %x : f32
+  %3 = enigma.sinpi %h : f16
+  enigma.return
+}

@@ -95,9 +95,11 @@ enigma.kernel @attention_step(
 // a fragment live across a barrier is kept per thread like any value.
 // CPP-LABEL: extern "C" void enigma_kernel_across_barrier(
 // CPP: enigma_frag<float, 16, 16> [[F:v[0-9]+]][1024];
-// CPP: [[F]][enigma_lid] = enigma_mma_fill<enigma_frag<float, 16, 16>>(0.0f);
+// CPP: enigma_frag<float, 16, 16> [[Z:v[0-9]+]] = enigma_mma_fill<enigma_frag<float, 16, 16>>(0.0f);
+// CPP-NEXT: [[F]][enigma_lid] = [[Z]];
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: enigma_mma_store<false, false>([[F]][enigma_lid], O,
+// CPP: enigma_frag<float, 16, 16> [[G:v[0-9]+]] = [[F]][enigma_lid];
+// CPP-NEXT: enigma_mma_store<false, false>([[G]], O,
 enigma.kernel @across_barrier(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index

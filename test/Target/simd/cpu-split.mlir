@@ -6,15 +6,16 @@
 // the simdgroups of the group, and the next thread loop reads the result.
 
 // CHECK-LABEL: void enigma_kernel_split(
-// CHECK: const uint enigma_nt = enigma_nx * enigma_ny * enigma_nz;
-// CHECK-NEXT: float [[S:v[0-9]+]][1024];
+// CHECK: float [[S:v[0-9]+]][1024];
 // CHECK: float [[X:v[0-9]+]][1024];
+// CHECK: uint [[NT:v[0-9]+]] = {{v[0-9]+}} * enigma_nz;
 // CHECK: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
-// CHECK: [[X]][enigma_lid] = A[
+// CHECK: [[X]][enigma_lid] = [[A:v[0-9]+]];
 // CHECK: }
-// CHECK-NEXT: enigma_cpu_simd_sum([[X]], [[S]], enigma_nt, 0u, (enigma_nt + 31u) >> 5);
+// CHECK-NEXT: enigma_cpu_simd_sum([[X]], [[S]], [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 // CHECK-NEXT: for (uint enigma_lz = 0;
-// CHECK: O[{{.*}}] = [[S]][enigma_lid];
+// CHECK: [[R:v[0-9]+]] = [[S]][enigma_lid];
+// CHECK: O[{{.*}}] = [[R]];
 enigma.kernel @split(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
@@ -29,8 +30,7 @@ enigma.kernel @split(
 // An operand that is not a per-thread value (a thread query) is copied into
 // a temporary array first.
 // CHECK-LABEL: void enigma_kernel_query_operand(
-// CHECK: uint [[T:t[0-9]+]][1024];
-// CHECK: [[T]][enigma_lid] = (((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx) & 31u);
+// CHECK: [[T:v[0-9]+]][enigma_lid] = (enigma_lid & 31u);
 // CHECK: enigma_cpu_quad_prefix_exclusive_sum([[T]],
 enigma.kernel @query_operand(
     %O: memref<?xi32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "u32"}) {
@@ -45,11 +45,13 @@ enigma.kernel @query_operand(
 // An if whose condition differs between simdgroups (not between lanes) runs
 // once per simdgroup: thread loops and calls inside cover that simdgroup.
 // CHECK-LABEL: void enigma_kernel_per_simdgroup(
-// CHECK: for (uint enigma_sg = 0; enigma_sg < ((enigma_nt + 31u) >> 5); ++enigma_sg) {
-// CHECK-NEXT: const uint enigma_lx = (enigma_sg * 32u) % enigma_nx;
-// CHECK: if ({{v[0-9]+}}[enigma_sg * 32u]) {
-// CHECK: enigma_cpu_simd_broadcast({{v[0-9]+}}, enigma_cpu::Uniform{0u}, {{v[0-9]+}}, enigma_nt, enigma_sg, enigma_sg + 1u);
-// CHECK: for (uint enigma_lid = enigma_sg * 32u, enigma_lend = enigma_min_u32(enigma_sg * 32u + 32u, enigma_nt); enigma_lid < enigma_lend; ++enigma_lid) {
+// CHECK: for (uint [[SG:v[0-9]+]] = 0u; (int)[[SG]] < (int)((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5); [[SG]] += 1u) {
+// CHECK-NEXT: uint [[FIRST:v[0-9]+]] = [[SG]] * 32u;
+// CHECK-NEXT: bool [[C:v[0-9]+]] = {{v[0-9]+}}[[[FIRST]]];
+// CHECK-NEXT: if ([[C]]) {
+// CHECK-NEXT: uint [[NEXT:v[0-9]+]] = [[SG]] + 1u;
+// CHECK-NEXT: enigma_cpu_simd_broadcast({{v[0-9]+}}, enigma_cpu::Uniform{0u}, {{v[0-9]+}}, {{v[0-9]+}}, [[SG]], [[NEXT]]);
+// CHECK-NEXT: for (uint enigma_lid = ([[SG]] * 32u), enigma_lend = enigma_min_u32(([[SG]] * 32u) + 32u, enigma_nx * enigma_ny * enigma_nz); enigma_lid < enigma_lend; ++enigma_lid) {
 enigma.kernel @per_simdgroup(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
@@ -68,10 +70,10 @@ enigma.kernel @per_simdgroup(
 
 // A loop with uniform bounds stays one group-level loop.
 // CHECK-LABEL: void enigma_kernel_uniform_loop(
-// CHECK-NOT: enigma_sg = 0
 // CHECK: for (ulong [[K:v[0-9]+]] = 0ul;
+// CHECK-NOT: += 1u) {
 // CHECK: enigma_cpu_simd_max(
-// CHECK-SAME: 0u, (enigma_nt + 31u) >> 5);
+// CHECK-SAME: 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 enigma.kernel @uniform_loop(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"},

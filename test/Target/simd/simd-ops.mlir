@@ -54,14 +54,16 @@
 // On the CPU every op is a call between thread loops that reads and writes
 // per-thread arrays, simdgroup by simdgroup over the whole group.
 // CPP-LABEL: void enigma_kernel_reductions(
-// CPP: const uint enigma_nt = enigma_nx * enigma_ny * enigma_nz;
-// CPP: [[X:v[0-9]+]][enigma_lid] = A[
-// CPP: enigma_cpu_simd_sum([[X]], {{v[0-9]+}}, enigma_nt, 0u, (enigma_nt + 31u) >> 5);
-// CPP: [[I:v[0-9]+]][enigma_lid] = I[
-// CPP: enigma_cpu_simd_min((const int *)[[I]], (int *){{v[0-9]+}}, enigma_nt, 0u, (enigma_nt + 31u) >> 5);
-// CPP: enigma_cpu_simd_shuffle([[X]], [[I]], {{v[0-9]+}}, enigma_nt,
-// CPP: enigma_cpu_simd_shuffle_up([[X]], enigma_cpu::Uniform{1u}, {{v[0-9]+}}, enigma_nt,
-// CPP: enigma_cpu_quad_broadcast([[X]], enigma_cpu::Uniform{3u}, {{v[0-9]+}}, enigma_nt,
+// CPP: uint [[NT:v[0-9]+]] = {{v[0-9]+}} * enigma_nz;
+// CPP: float [[A:v[0-9]+]] = A[
+// CPP-NEXT: [[X:v[0-9]+]][enigma_lid] = [[A]];
+// CPP: enigma_cpu_simd_sum([[X]], {{v[0-9]+}}, [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
+// CPP: uint [[IV:v[0-9]+]] = I[
+// CPP-NEXT: [[I:v[0-9]+]][enigma_lid] = [[IV]];
+// CPP: enigma_cpu_simd_min((int *)[[I]], (int *){{v[0-9]+}}, [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
+// CPP: enigma_cpu_simd_shuffle([[X]], [[I]], {{v[0-9]+}}, [[NT]],
+// CPP: enigma_cpu_simd_shuffle_up([[X]], enigma_cpu::Uniform{1u}, {{v[0-9]+}}, [[NT]],
+// CPP: enigma_cpu_quad_broadcast([[X]], enigma_cpu::Uniform{3u}, {{v[0-9]+}}, [[NT]],
 enigma.kernel @reductions(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %I: memref<?xi32, #enigma.address_space<device>> {enigma.name = "I", enigma.dtype = "i32"},

@@ -36,10 +36,10 @@
 // CUDA: enigma_simdgroup_matrix_store([[D]], O + {{v[0-9]+}}, 8u);
 
 // CPP-LABEL: void enigma_kernel_matmul(
-// CPP: enigma_cpu::simdgroup_matrix_load(A, enigma_cpu::Uniform{0u}, enigma_cpu::Uniform{8u}, {{v[0-9]+}}, enigma_nt, 0u, (enigma_nt + 31u) >> 5);
-// CPP: enigma_cpu::make_filled_simdgroup_matrix(
-// CPP: enigma_cpu::simdgroup_multiply_accumulate(
-// CPP: enigma_cpu::simdgroup_matrix_store({{v[0-9]+}}, O, {{[vt][0-9]+}}, enigma_cpu::Uniform{8u}, enigma_nt, 0u, (enigma_nt + 31u) >> 5);
+// CPP: enigma_cpu_simdgroup_matrix_load(A, enigma_cpu::Uniform{0u}, enigma_cpu::Uniform{8u}, {{v[0-9]+}}, [[NT:v[0-9]+]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
+// CPP: enigma_cpu_make_filled_simdgroup_matrix(
+// CPP: enigma_cpu_simdgroup_multiply_accumulate(
+// CPP: enigma_cpu_simdgroup_matrix_store({{v[0-9]+}}, O, {{v[0-9]+}}, enigma_cpu::Uniform{8u}, [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 enigma.kernel @matmul(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %B: memref<?xf32, #enigma.address_space<device>> {enigma.name = "B", enigma.dtype = "f32"},
@@ -76,7 +76,7 @@ enigma.kernel @matmul(
 // CUDA-LABEL: void enigma_kernel_transposed(
 // CUDA: float2 {{v[0-9]+}} = enigma_simdgroup_matrix_load<float2, true>(A + 0u, 16u);
 // CPP-LABEL: void enigma_kernel_transposed(
-// CPP: enigma_cpu::simdgroup_matrix_load<true>(A, enigma_cpu::Uniform{0u}, enigma_cpu::Uniform{16u},
+// CPP: enigma_cpu_simdgroup_matrix_load_transposed(A, enigma_cpu::Uniform{0u}, enigma_cpu::Uniform{16u},
 enigma.kernel @transposed(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {

@@ -58,3 +58,20 @@ enigma.kernel @vector_buffer(%a: memref<?xvector<4xf16>> {enigma.name = "a", eni
   memref.store %w, %a[%c0] : memref<?xvector<4xf16>>
   enigma.return
 }
+
+// dot prints as Metal's dot on every target (the semantics library defines
+// it for host C++ and CUDA), not as its expansion into lanes.
+// CHECK-LABEL: enigma_kernel_dot(
+// CHECK: float [[D:v[0-9]+]] = dot({{v[0-9]+}}, {{v[0-9]+}});
+// CHECK-NOT: .z
+// CHECK: A[0ul] = [[D]];
+enigma.kernel @dot(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = memref.load %A[%c0] : memref<?xf32, #enigma.address_space<device>>
+  %y = memref.load %A[%c1] : memref<?xf32, #enigma.address_space<device>>
+  %v = vector.from_elements %x, %y, %x : vector<3xf32>
+  %d = enigma.dot %v, %v : vector<3xf32>
+  memref.store %d, %A[%c0] : memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

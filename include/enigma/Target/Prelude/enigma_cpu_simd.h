@@ -2,7 +2,8 @@
 //
 // The CPU backend runs a threadgroup's threads in loops and keeps values that
 // cross a simdgroup function in per-thread arrays indexed by the linear
-// thread index. Each function below reads the operand array `x` and writes the
+// thread index (enigma-serialize-threads, which prints the calls as
+// enigma.lanes_call). Each function below reads the operand array `x` and writes the
 // result array `r` for the lanes of simdgroups [s0, s1) of a group of `n`
 // threads; lanes at index >= n do not exist and take no part. A simdgroup is
 // 32 consecutive indices, a quad 4. The semantics are Metal's, and the CUDA
@@ -177,6 +178,27 @@ inline void make_filled_simdgroup_matrix(const T *value, M *r, uint32_t,
 }
 
 } // namespace enigma_cpu
+
+// The simdgroup matrix functions by the names enigma.lanes_call prints:
+// enigma_cpu_<function>(arguments..., n, s0, s1).
+template <class... A> inline void enigma_cpu_simdgroup_matrix_load(A... a) {
+  enigma_cpu::simdgroup_matrix_load<false>(a...);
+}
+template <class... A>
+inline void enigma_cpu_simdgroup_matrix_load_transposed(A... a) {
+  enigma_cpu::simdgroup_matrix_load<true>(a...);
+}
+template <class... A> inline void enigma_cpu_simdgroup_matrix_store(A... a) {
+  enigma_cpu::simdgroup_matrix_store(a...);
+}
+template <class... A>
+inline void enigma_cpu_simdgroup_multiply_accumulate(A... a) {
+  enigma_cpu::simdgroup_multiply_accumulate(a...);
+}
+template <class... A>
+inline void enigma_cpu_make_filled_simdgroup_matrix(A... a) {
+  enigma_cpu::make_filled_simdgroup_matrix(a...);
+}
 
 // enigma_cpu_<group>_<name>(x, r, n, s0, s1[, lane]) for the simd (32 lanes)
 // and quad (4 lanes) families: one line per function.

@@ -117,6 +117,84 @@ METAL_FUNC bool isnormal(float x) {
   return isfinite(x) && fabs(x) >= 0x1p-126f;
 }
 
+// sinpi(x) = sin(pi x), cospi(x) = cos(pi x), tanpi(x) = tan(pi x), with
+// OpenCL's special values, which Metal's follow: exact zeros at integers
+// (sinpi(n) and tanpi(n) signed as OpenCL says, cospi(n + 0.5) = +0),
+// tanpi(n + 0.5) = +inf for even n and -inf for odd n, NaN for +-inf. x is
+// reduced exactly (fmod, and 1 - r by Sterbenz's lemma) to [0, 1/2], so no
+// error of pi x grows with |x|; the rest is computed in double. CUDA's
+// sinpi and cospi are its own (C's definition, the same values).
+namespace detail {
+#if METAL_CUDA
+METAL_FUNC double sin_double(double x) { return ::sin(x); }
+METAL_FUNC double cos_double(double x) { return ::cos(x); }
+METAL_FUNC double tan_double(double x) { return ::tan(x); }
+#else
+METAL_FUNC double sin_double(double x) { return __builtin_sin(x); }
+METAL_FUNC double cos_double(double x) { return __builtin_cos(x); }
+METAL_FUNC double tan_double(double x) { return __builtin_tan(x); }
+#endif
+// A function, not a constant: CUDA would keep a namespace-scope double as a
+// global in every module.
+METAL_FUNC double pi_times(double a) { return 3.14159265358979323846 * a; }
+} // namespace detail
+
+#if METAL_CUDA
+using ::cospi;
+using ::sinpi;
+#else
+METAL_FUNC float sinpi(float x) {
+  if (!isfinite(x))
+    return x - x; // NaN
+  float a = fabs(fmod(x, 2.0f)); // sin(pi x) = +-sin(pi a), a in [0, 2)
+  float sign = signbit(x) ? -1.0f : 1.0f;
+  if (a >= 1.0f) { // sin(pi (1 + b)) = -sin(pi b)
+    a -= 1.0f;
+    sign = -sign;
+  }
+  if (a > 0.5f) // sin(pi (1 - b)) = sin(pi b)
+    a = 1.0f - a;
+  if (a == 0.0f) // an integer: +0 for positive, -0 for negative
+    return copysign(0.0f, x);
+  return sign * static_cast<float>(detail::sin_double(detail::pi_times(a)));
+}
+METAL_FUNC float cospi(float x) {
+  if (!isfinite(x))
+    return x - x; // NaN
+  float a = fabs(fmod(x, 2.0f)); // cos(pi x) = cos(pi a), a in [0, 2)
+  if (a > 1.0f)                  // cos(pi (2 - b)) = cos(pi b)
+    a = 2.0f - a;
+  float sign = 1.0f;
+  if (a > 0.5f) { // cos(pi (1 - b)) = -cos(pi b)
+    a = 1.0f - a;
+    sign = -1.0f;
+  }
+  if (a == 0.5f) // n + 0.5
+    return 0.0f;
+  return sign * static_cast<float>(detail::cos_double(detail::pi_times(a)));
+}
+#endif
+METAL_FUNC float tanpi(float x) {
+  if (!isfinite(x))
+    return x - x; // NaN
+  const float r = fmod(x, 1.0f); // tan has period pi: tan(pi x) = tan(pi r)
+  float a = fabs(r);
+  float sign = signbit(r) ? -1.0f : 1.0f;
+  const bool odd = fmod(fabs(x) - a, 2.0f) != 0.0f; // of the integer part
+  if (a == 0.0f) // n: copysign(0, n) for even n, copysign(0, -n) for odd
+    return copysign(0.0f, odd ? -x : x);
+  if (a == 0.5f) { // n + 0.5 (n = floor(x)): +inf for even n, -inf for odd
+    const bool floorOdd = signbit(x) ? !odd : odd;
+    const float inf = detail::float_from_bits(0x7f800000u);
+    return floorOdd ? -inf : inf;
+  }
+  if (a > 0.5f) { // tan(pi (1 - b)) = -tan(pi b)
+    a = 1.0f - a;
+    sign = -sign;
+  }
+  return sign * static_cast<float>(detail::tan_double(detail::pi_times(a)));
+}
+
 // fract(x) = x - floor(x), clamped to the largest value below 1 of the
 // type T; for half the clamp must follow the rounding (fract(-2^-20) would
 // otherwise round up to 1.0h). Special values as in OpenCL, whose fract
@@ -135,6 +213,28 @@ METAL_FUNC float fract(float x) {
   return detail::fract_as<float>(x, 0x1.fffffep-1f);
 }
 
+//===--- The float functions by name -------------------------------------===//
+
+// Every float function above whose half / bfloat form computes in float
+// and rounds once, and whose vector form applies it lane by lane
+// (metal_elementwise.h), by operand count: X(T, name) for each. A new
+// function is its float form above and its name here. abs, min, max and
+// clamp (also integer functions) and fract and isnormal (their own half
+// and bfloat forms) are not listed.
+#define METAL_FLOAT_FUNCTIONS_1(T, X)                                          \
+  X(T, sqrt) X(T, rsqrt) X(T, fabs) X(T, ceil) X(T, floor) X(T, round)         \
+  X(T, rint) X(T, trunc) X(T, sign) X(T, saturate) X(T, exp) X(T, exp2)        \
+  X(T, exp10) X(T, log) X(T, log2) X(T, log10) X(T, sin) X(T, cos) X(T, tan)   \
+  X(T, sinpi) X(T, cospi) X(T, tanpi) X(T, asin) X(T, acos) X(T, atan)         \
+  X(T, sinh) X(T, cosh) X(T, tanh) X(T, asinh) X(T, acosh) X(T, atanh)
+#define METAL_FLOAT_FUNCTIONS_2(T, X)                                          \
+  X(T, fmin) X(T, fmax) X(T, pow) X(T, powr) X(T, fmod) X(T, atan2)            \
+  X(T, step) X(T, copysign)
+#define METAL_FLOAT_FUNCTIONS_3(T, X)                                          \
+  X(T, fma) X(T, mad) X(T, mix) X(T, smoothstep)
+#define METAL_FLOAT_PREDICATES(T, X)                                           \
+  X(T, isnan) X(T, isinf) X(T, isfinite) X(T, signbit)
+
 //===--- half and bfloat: in float, rounded once --------------------------===//
 
 #define METAL_VIA_FLOAT1(T, name)                                              \
@@ -151,32 +251,12 @@ METAL_FUNC float fract(float x) {
 #define METAL_VIA_FLOAT_PREDICATE(T, name)                                     \
   METAL_FUNC bool name(T x) { return name(static_cast<float>(x)); }
 #define METAL_REDUCED_FLOAT_MATH(T)                                            \
-  METAL_VIA_FLOAT1(T, sqrt) METAL_VIA_FLOAT1(T, rsqrt)                         \
-  METAL_VIA_FLOAT1(T, abs) METAL_VIA_FLOAT1(T, fabs)                           \
-  METAL_VIA_FLOAT1(T, ceil) METAL_VIA_FLOAT1(T, floor)                         \
-  METAL_VIA_FLOAT1(T, round) METAL_VIA_FLOAT1(T, rint)                         \
-  METAL_VIA_FLOAT1(T, trunc) METAL_VIA_FLOAT1(T, sign)                         \
-  METAL_VIA_FLOAT1(T, saturate) METAL_VIA_FLOAT1(T, exp)                       \
-  METAL_VIA_FLOAT1(T, exp2) METAL_VIA_FLOAT1(T, exp10)                         \
-  METAL_VIA_FLOAT1(T, log) METAL_VIA_FLOAT1(T, log2)                           \
-  METAL_VIA_FLOAT1(T, log10) METAL_VIA_FLOAT1(T, sin)                          \
-  METAL_VIA_FLOAT1(T, cos) METAL_VIA_FLOAT1(T, tan)                            \
-  METAL_VIA_FLOAT1(T, asin) METAL_VIA_FLOAT1(T, acos)                          \
-  METAL_VIA_FLOAT1(T, atan) METAL_VIA_FLOAT1(T, sinh)                          \
-  METAL_VIA_FLOAT1(T, cosh) METAL_VIA_FLOAT1(T, tanh)                          \
-  METAL_VIA_FLOAT1(T, asinh) METAL_VIA_FLOAT1(T, acosh)                        \
-  METAL_VIA_FLOAT1(T, atanh)                                                   \
-  METAL_VIA_FLOAT2(T, fmin) METAL_VIA_FLOAT2(T, fmax)                          \
-  METAL_VIA_FLOAT2(T, min) METAL_VIA_FLOAT2(T, max)                            \
-  METAL_VIA_FLOAT2(T, pow) METAL_VIA_FLOAT2(T, powr)                           \
-  METAL_VIA_FLOAT2(T, fmod) METAL_VIA_FLOAT2(T, atan2)                         \
-  METAL_VIA_FLOAT2(T, step) METAL_VIA_FLOAT2(T, copysign)                      \
-  METAL_VIA_FLOAT3(T, clamp) METAL_VIA_FLOAT3(T, fma)                          \
-  METAL_VIA_FLOAT3(T, mad) METAL_VIA_FLOAT3(T, mix)                            \
-  METAL_VIA_FLOAT3(T, smoothstep)                                              \
-  METAL_VIA_FLOAT_PREDICATE(T, isnan) METAL_VIA_FLOAT_PREDICATE(T, isinf)      \
-  METAL_VIA_FLOAT_PREDICATE(T, isfinite)                                       \
-  METAL_VIA_FLOAT_PREDICATE(T, signbit)
+  METAL_FLOAT_FUNCTIONS_1(T, METAL_VIA_FLOAT1)                                 \
+  METAL_FLOAT_FUNCTIONS_2(T, METAL_VIA_FLOAT2)                                 \
+  METAL_FLOAT_FUNCTIONS_3(T, METAL_VIA_FLOAT3)                                 \
+  METAL_FLOAT_PREDICATES(T, METAL_VIA_FLOAT_PREDICATE)                         \
+  METAL_VIA_FLOAT1(T, abs) METAL_VIA_FLOAT2(T, min) METAL_VIA_FLOAT2(T, max)   \
+  METAL_VIA_FLOAT3(T, clamp)
 
 // fract and isnormal depend on the type's own precision and exponent range
 // (1e-6 is a normal float but a subnormal half).

@@ -85,8 +85,8 @@ LogicalResult ThreadgroupAllocOp::verify() {
     return emitOpError("threadgroup memory of the kernel is ")
            << total << " bytes (this allocation: " << getBytes()
            << " bytes; each array starts on a " << kAlignment
-           << "-byte boundary), more than Metal's limit of " << kMaxBytes
-           << " bytes (32 KiB)";
+           << "-byte boundary), more than the " << kMaxBytes
+           << " bytes (227 KiB) any target allows";
   return success();
 }
 

@@ -1,6 +1,7 @@
 //===- Divergence.cpp -----------------------------------------------------===//
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -17,7 +18,18 @@ static bool isVaryingQuery(Operation *op, SyncScope scope) {
          isa<SimdgroupIndexInThreadgroupOp>(op);
 }
 
+/// After enigma-serialize-threads a value reaches a thread loop through a
+/// per-thread array indexed by the thread, which the use-def walk would take
+/// as varying. The pass runs on verified kernels and keeps what was uniform
+/// uniform, so checks there have nothing left to find.
+static bool inSerializedKernel(Operation *op) {
+  auto kernel = op ? op->getParentOfType<KernelOp>() : KernelOp();
+  return kernel && kernel->hasAttr(kSerializedThreadsAttr);
+}
+
 bool isThreadVarying(Value root, SyncScope scope) {
+  if (inSerializedKernel(root.getParentBlock()->getParentOp()))
+    return false;
   llvm::DenseSet<Value> seen;
   SmallVector<Value> work{root};
   while (!work.empty()) {
@@ -84,6 +96,8 @@ bool isThreadVarying(Value root, SyncScope scope) {
 }
 
 Operation *findDivergentRegionOwner(Operation *op, SyncScope scope) {
+  if (inSerializedKernel(op))
+    return nullptr;
   for (Operation *p = op->getParentOp(); p && !isa<KernelOp>(p);
        p = p->getParentOp()) {
     if (auto ifOp = dyn_cast<scf::IfOp>(p)) {

@@ -27,6 +27,7 @@ void EnigmaDialect::initialize() {
   registerSimdOps();
   registerAsyncCopyOps();
   registerMmaOps();
+  registerThreadLoopOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

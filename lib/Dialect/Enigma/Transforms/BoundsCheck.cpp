@@ -269,6 +269,7 @@ std::unique_ptr<Pass> createBoundsCheckPass() {
 void registerEnigmaTransformPasses() {
   PassRegistration<BoundsCheckPass>();
   registerPass(createGuardSelectedLoadsPass);
+  registerPass(createSerializeThreadsPass);
 }
 
 } // namespace enigma

@@ -62,7 +62,9 @@ def Enigma_ThreadgroupAllocOp : Enigma_Op<"threadgroup_alloc", [Enigma_GroupScop
     undefined until written. Each array starts on a 16-byte boundary, as
     buffers do, so vector accesses at multiples of their width are aligned.
     The kernel's allocations together, each rounded up to 16 bytes, may not
-    exceed 32 KiB (Metal's limit).
+    exceed 227 KiB, the most any target allows (an sm_90 GPU's block); each
+    runtime checks its own device's limit when it loads the kernel (Metal:
+    32 KiB).
   }];
   let results = (outs AnyStaticShapeMemRef:$memref);
   let assemblyFormat = "attr-dict `:` type($memref)";
@@ -76,8 +78,11 @@ def Enigma_ThreadgroupAllocOp : Enigma_Op<"threadgroup_alloc", [Enigma_GroupScop
     static uint64_t totalBytes(mlir::Operation *kernel);
     /// Alignment of every array (a float4's size): emitted as alignas.
     static constexpr uint64_t kAlignment = 16;
-    /// Metal's threadgroup memory limit.
-    static constexpr uint64_t kMaxBytes = 32 * 1024;
+    /// The most threadgroup memory any target gives one threadgroup (an
+    /// sm_90 GPU's opt-in limit per block); runtimes check their own.
+    static constexpr uint64_t kMaxBytes = 227 * 1024;
+    /// Metal's threadgroup memory limit (every Apple GPU family).
+    static constexpr uint64_t kMetalMaxBytes = 32 * 1024;
   }];
 }
 

@@ -30,6 +30,7 @@ def Enigma_Dialect : Dialect {
     void registerSimdOps();
     void registerAsyncCopyOps();
     void registerMmaOps();
+    void registerThreadLoopOps();
   }];
 }
 

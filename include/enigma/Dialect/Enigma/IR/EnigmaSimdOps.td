@@ -20,6 +20,7 @@
 #define ENIGMA_SIMD_OPS_TD
 
 include "enigma/Dialect/Enigma/IR/EnigmaDialect.td"
+include "enigma/Dialect/Enigma/IR/EnigmaFunctionTable.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Enigma_SimdArithType : AnyTypeOf<[I8, I16, I32, I64, F16, F32, BF16],
@@ -29,10 +30,11 @@ def Enigma_SimdAnyType : AnyTypeOf<[I1, I8, I16, I32, I64, F16, F32, BF16],
     "bool, integer or float scalar">;
 
 // Shared verifier (SimdOps.cpp): inside a kernel, not under lane-dependent
-// control flow.
+// control flow. The mnemonic is the Metal function's name.
 class Enigma_SimdGroupOp<string mnemonic, list<Trait> traits = []>
     : Enigma_Op<mnemonic, !listconcat(traits, [Enigma_Collective,
-                                               NoMemoryEffect])> {
+                                               NoMemoryEffect])>,
+      Enigma_Spelling<mnemonic> {
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::verify() {
@@ -88,35 +90,96 @@ class Enigma_SimdShuffleOp<string mnemonic, string what>
   let assemblyFormat = "$value `,` $lane attr-dict `:` type($value)";
 }
 
+// The function `<group>_<op>` of the simd family (the op's own row).
+class Enigma_GroupFunction<string group, string op, list<string> args,
+                           string rule, string doc>
+    : Enigma_Function<"simd", group # "_" # op, args, rule,
+                      "``" # group # "_" # op # "(" # !interleave(args, ", ")
+                      # ")``: " # doc>;
+
+// A reduction or scan: the doc says what combines over which lanes and
+// what a thread's several values (a fragment or vector) do.
+class Enigma_GroupCombine<string group, string op, string rule, string what>
+    : Enigma_GroupFunction<group, op, ["x"], rule,
+        what # " over the active lanes of the "
+        # !if(!eq(group, "simd"), "simdgroup (32 lanes)", "quad (4 lanes)")
+        # ". Same dtype as ``x``; int, uint or float"
+        # !if(!eq(rule, "GroupBitwise"), " (integers only)", "") # ". "
+        # !if(!eq(rule, "GroupScan"),
+              "A fragment or vector ``x`` is scanned element by element.",
+              "For a fragment or vector ``x``, the thread's own values are "
+              # "combined first: the result is one scalar.")>;
+
 multiclass Enigma_GroupOps<string group> {
-  def SumOp : Enigma_SimdReduceOp<group # "_sum", Enigma_SimdArithType, "sum">;
+  def SumOp : Enigma_SimdReduceOp<group # "_sum", Enigma_SimdArithType, "sum">,
+              Enigma_GroupCombine<group, "sum", "GroupReduce", "the sum">;
   def ProductOp : Enigma_SimdReduceOp<group # "_product", Enigma_SimdArithType,
-                                       "product">;
-  def MinOp : Enigma_SimdMinMaxOp<group # "_min", "minimum">;
-  def MaxOp : Enigma_SimdMinMaxOp<group # "_max", "maximum">;
+                                       "product">,
+                  Enigma_GroupCombine<group, "product", "GroupReduce",
+                                      "the product">;
+  def MinOp : Enigma_SimdMinMaxOp<group # "_min", "minimum">,
+              Enigma_GroupCombine<group, "min", "GroupMinMax",
+                  "the minimum (signed or unsigned by dtype)">;
+  def MaxOp : Enigma_SimdMinMaxOp<group # "_max", "maximum">,
+              Enigma_GroupCombine<group, "max", "GroupMinMax",
+                  "the maximum (signed or unsigned by dtype)">;
   def AndOp : Enigma_SimdReduceOp<group # "_and", Enigma_SimdBitsType,
-                                   "bitwise and">;
+                                   "bitwise and">,
+              Enigma_GroupCombine<group, "and", "GroupBitwise", "bitwise and">;
   def OrOp : Enigma_SimdReduceOp<group # "_or", Enigma_SimdBitsType,
-                                  "bitwise or">;
+                                  "bitwise or">,
+             Enigma_GroupCombine<group, "or", "GroupBitwise", "bitwise or">;
   def XorOp : Enigma_SimdReduceOp<group # "_xor", Enigma_SimdBitsType,
-                                   "bitwise xor">;
+                                   "bitwise xor">,
+              Enigma_GroupCombine<group, "xor", "GroupBitwise", "bitwise xor">;
   def PrefixExclusiveSumOp
       : Enigma_SimdReduceOp<group # "_prefix_exclusive_sum",
-                            Enigma_SimdArithType, "exclusive prefix sum">;
+                            Enigma_SimdArithType, "exclusive prefix sum">,
+        Enigma_GroupCombine<group, "prefix_exclusive_sum", "GroupScan",
+            "each lane gets the sum of the lanes below it (0 for the first "
+            # "lane)">;
   def PrefixInclusiveSumOp
       : Enigma_SimdReduceOp<group # "_prefix_inclusive_sum",
-                            Enigma_SimdArithType, "inclusive prefix sum">;
+                            Enigma_SimdArithType, "inclusive prefix sum">,
+        Enigma_GroupCombine<group, "prefix_inclusive_sum", "GroupScan",
+            "each lane gets the sum of the lanes up to and including it">;
   def PrefixExclusiveProductOp
       : Enigma_SimdReduceOp<group # "_prefix_exclusive_product",
-                            Enigma_SimdArithType, "exclusive prefix product">;
+                            Enigma_SimdArithType, "exclusive prefix product">,
+        Enigma_GroupCombine<group, "prefix_exclusive_product", "GroupScan",
+            "each lane gets the product of the lanes below it (1 for the "
+            # "first lane)">;
   def PrefixInclusiveProductOp
       : Enigma_SimdReduceOp<group # "_prefix_inclusive_product",
-                            Enigma_SimdArithType, "inclusive prefix product">;
-  def ShuffleOp : Enigma_SimdShuffleOp<group # "_shuffle", "lane">;
-  def ShuffleUpOp : Enigma_SimdShuffleOp<group # "_shuffle_up", "delta">;
-  def ShuffleDownOp : Enigma_SimdShuffleOp<group # "_shuffle_down", "delta">;
-  def ShuffleXorOp : Enigma_SimdShuffleOp<group # "_shuffle_xor", "mask">;
-  def BroadcastOp : Enigma_SimdShuffleOp<group # "_broadcast", "lane">;
+                            Enigma_SimdArithType, "inclusive prefix product">,
+        Enigma_GroupCombine<group, "prefix_inclusive_product", "GroupScan",
+            "each lane gets the product of the lanes up to and including it">;
+  def ShuffleOp : Enigma_SimdShuffleOp<group # "_shuffle", "lane">,
+                  Enigma_GroupFunction<group, "shuffle", ["value", "lane"],
+                      "GroupShuffle", "the value of lane ``lane % width``; a "
+                      # "lane that does not exist gives the caller's own "
+                      # "value.">;
+  def ShuffleUpOp : Enigma_SimdShuffleOp<group # "_shuffle_up", "delta">,
+                    Enigma_GroupFunction<group, "shuffle_up",
+                        ["value", "delta"], "GroupShuffle",
+                        "the value of lane ``me - delta``; lanes below "
+                        # "``delta`` keep their own value.">;
+  def ShuffleDownOp : Enigma_SimdShuffleOp<group # "_shuffle_down", "delta">,
+                      Enigma_GroupFunction<group, "shuffle_down",
+                          ["value", "delta"], "GroupShuffle",
+                          "the value of lane ``me + delta``; lanes whose "
+                          # "source is past the last existing lane keep "
+                          # "their own value.">;
+  def ShuffleXorOp : Enigma_SimdShuffleOp<group # "_shuffle_xor", "mask">,
+                     Enigma_GroupFunction<group, "shuffle_xor",
+                         ["value", "mask"], "GroupShuffle",
+                         "the value of lane ``me ^ (mask % width)``; a lane "
+                         # "that does not exist gives the caller's own "
+                         # "value.">;
+  def BroadcastOp : Enigma_SimdShuffleOp<group # "_broadcast", "lane">,
+                    Enigma_GroupFunction<group, "broadcast", ["value", "lane"],
+                        "GroupShuffle", "the value of lane ``lane % width`` "
+                        # "(an alias of shuffle meant for a uniform lane).">;
 }
 
 // Enigma_SimdSumOp -> C++ class SimdSumOp, mnemonic simd_sum; likewise

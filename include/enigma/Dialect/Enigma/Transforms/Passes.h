@@ -27,6 +27,14 @@ std::unique_ptr<mlir::Pass> createBoundsCheckPass();
 /// i > 0)`) never leaves its buffer. Observable results do not change.
 std::unique_ptr<mlir::Pass> createGuardSelectedLoadsPass();
 
+/// `enigma-serialize-threads` (the CPU backend, docs/design/cpu-execution.md):
+/// makes each kernel's body run once per threadgroup, its threads one after
+/// another in enigma.thread_loop ops cut at barriers, simdgroup functions and
+/// async-copy waits; values live across a cut go through per-thread arrays,
+/// simdgroup functions become enigma.lanes_call over those arrays. Marks the
+/// kernel `enigma.serialized_threads` (and leaves marked kernels alone).
+std::unique_ptr<mlir::Pass> createSerializeThreadsPass();
+
 /// Registers the passes above with the MLIR pass registry (enigma-opt).
 void registerEnigmaTransformPasses();
 

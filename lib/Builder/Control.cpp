@@ -1,5 +1,5 @@
-//===- ControlFlow.cpp - Loops, guarded memory and register arrays --------===//
-#include "enigma/Builder/ControlFlow.h"
+//===- Control.cpp - Loops, guarded memory and register arrays ------------===//
+#include "enigma/Builder/Control.h"
 
 #include "BuilderImpl.h"
 

@@ -1,5 +1,6 @@
-"""Thread queries, barriers and casts (docs/reference/core.md,
-docs/reference/math.md, docs/reference/cooperation.md)."""
+"""Thread queries, barriers and casts: how a thread finds its place in the
+grid and meets the others (docs/reference/core.md, docs/reference/math.md,
+docs/reference/cooperation.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-//===- ControlFlow.h - Loops, guarded memory and register arrays -*- C++ -*-===//
+//===- Control.h - Loops, guarded memory and register arrays -----*- C++ -*-===//
 //
 // The control-flow calls beyond KernelBuilder's beginFor/beginIf: while
 // loops (scf.while), branch-free guarded loads, guarded stores and per-thread
@@ -9,8 +9,8 @@
 //   auto out = endWhile(k, {body[0] + 1});       // results: i
 //
 //===----------------------------------------------------------------------===//
-#ifndef ENIGMA_BUILDER_CONTROLFLOW_H
-#define ENIGMA_BUILDER_CONTROLFLOW_H
+#ifndef ENIGMA_BUILDER_CONTROL_H
+#define ENIGMA_BUILDER_CONTROL_H
 
 #include "enigma/Builder/KernelBuilder.h"
 

@@ -1,0 +1,784 @@
+//===- SerializeThreads.cpp - A group's threads one after another (CPU) ---===//
+//
+// The CPU backend runs the threads of a threadgroup one after another. This
+// pass rewrites a kernel, whose body is one thread's program, into a body
+// that runs once per threadgroup (EnigmaThreadLoopOps.td):
+//
+// 1. The ops of each group-level block are cut at the points all threads
+//    must reach together: barriers, simdgroup functions (the Collective
+//    trait), async-copy waits, and scf.for / scf.if holding one of these.
+//    Each stretch between two such points becomes an enigma.thread_loop, so
+//    every thread finishes it before any starts the next: exactly the
+//    guarantee of threadgroup_barrier. Without such points the whole body
+//    is one thread loop, which the printer makes a loop nest the host
+//    compiler vectorises.
+// 2. Ops whose value is the same for every thread (constants, uniform
+//    queries, arith / math on those and on parameters and group-level loop
+//    counters) stay at group level, between the loops, when there is more
+//    than one loop.
+// 3. scf.for / scf.if holding a cut point run once per group (the dialect's
+//    verifiers make their bounds and conditions uniform). Their carried
+//    values and results are per thread, so they move into per-thread
+//    arrays: the loop before writes the initial values, the last loop of
+//    the body writes what it yields. A construct whose condition or bounds
+//    may differ between simdgroups (the simd verifier only promises that a
+//    simdgroup's lanes agree) runs once per simdgroup instead: inside a
+//    group-level loop over the simdgroups, its thread loops and simdgroup
+//    functions cover that simdgroup's lanes and its condition is read from
+//    the simdgroup's first lane. That order is a valid Metal schedule
+//    because no threadgroup barrier can sit inside such a construct.
+// 4. Every value used outside the thread loop that defines it goes through
+//    a per-thread array (memref<1024 x T>, indexed by the thread's linear
+//    index): stored after its definition, loaded at the start of each other
+//    loop that uses it, or at group level from lane 0 (uniform) or the
+//    simdgroup's first lane. A register array used by several loops becomes
+//    one array of 1024 slices. Varying thread queries are recomputed in
+//    each loop instead.
+// 5. Simdgroup functions become enigma.lanes_call over the arrays of their
+//    operands and results; async-copy waits disappear (a lane's copies are
+//    done when its thread loop ends).
+//
+//===----------------------------------------------------------------------===//
+#include "enigma/Dialect/Enigma/Transforms/Passes.h"
+
+#include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/Pass.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+
+namespace enigma {
+namespace {
+
+/// Where all threads of a group (or of a simdgroup) must arrive together.
+bool isCutPoint(Operation *op) {
+  return isa<BarrierOp, SimdBarrierOp>(op) || op->hasTrait<Collective>();
+}
+
+bool holdsCutPoint(Operation *root) {
+  return root
+      ->walk([](Operation *op) {
+        return isCutPoint(op) ? WalkResult::interrupt()
+                              : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+bool isGroupLevel(Operation *op) {
+  return isCutPoint(op) || (op->getNumRegions() > 0 && holdsCutPoint(op));
+}
+
+/// Whether the condition or bounds of a group-level scf.if / scf.for may
+/// differ between the simdgroups of a threadgroup.
+bool variesBetweenSimdgroups(Operation *op) {
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return isThreadVarying(ifOp.getCondition(), SyncScope::Threadgroup);
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    for (Value bound :
+         {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
+      if (isThreadVarying(bound, SyncScope::Threadgroup))
+        return true;
+  return false;
+}
+
+bool hasFragmentType(Operation *op) {
+  auto isTensor = [](Type t) { return llvm::isa<RankedTensorType>(t); };
+  return llvm::any_of(op->getOperandTypes(), isTensor) ||
+         llvm::any_of(op->getResultTypes(), isTensor);
+}
+
+class Serializer {
+public:
+  explicit Serializer(KernelOp kernel)
+      : kernel(kernel), entry(&kernel.getBody().front()),
+        b(kernel.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  // --- Step 1-3: thread loops and group-level constructs ------------------
+  LogicalResult structure(Block &block, Value sg);
+  void closeRun(SmallVectorImpl<Operation *> &run, Value sg);
+  bool staysAtGroupLevel(Operation *op);
+  bool isGroupValue(Value v);
+  LogicalResult handleGroupLevel(Operation *op, Value sg);
+  LogicalResult handleFor(scf::ForOp op, Operation *outer, Value outerSg,
+                          Value sg);
+  LogicalResult handleIf(scf::IfOp op, Operation *outer, Value sg);
+  ThreadLoopOp loopBefore(Operation *pos, Value sg);
+  Value placeholder(Value array, OpBuilder::InsertPoint at);
+
+  // --- Step 4: per-thread arrays --------------------------------------------
+  LogicalResult spillAcrossLoops();
+  LogicalResult routeUses(Value value, Value array, ThreadLoopOp home);
+  LogicalResult sliceRegisterArray(memref::AllocaOp alloca, ThreadLoopOp home);
+  Value loadIn(Value array, ThreadLoopOp loop);
+  Value laneIndex(Operation *user);
+
+  // --- Step 5: simdgroup functions ------------------------------------------
+  LogicalResult lowerCollective(Operation *op, Value sg);
+  Value arrayArg(Operation *op, Value v, Value sg);
+  Value laneArg(Value v);
+
+  // --- Helpers ----------------------------------------------------------------
+  FailureOr<Value> newArray(Operation *user, Type element, int64_t size = 1);
+  Value lid(ThreadLoopOp loop);
+  Value threadsInGroup();
+  void atSetup();
+  void doneSetup(Operation *op) { setupEnd = op; }
+  Value constantI32(int32_t v, Location loc);
+  Value constantIndex(int64_t v, Location loc);
+
+  KernelOp kernel;
+  Block *entry;
+  OpBuilder b;
+  Operation *setupEnd = nullptr; // last op of the group-level prologue
+  bool hasCutPoints = false;
+  Value groupThreads;
+
+  llvm::DenseSet<Operation *> perSimdgroup; // constructs run per simdgroup
+  llvm::DenseSet<Operation *> sgLoops;      // the loops over simdgroups
+  llvm::DenseSet<Value> perThread;          // per-thread values at group level
+  llvm::DenseSet<Operation *> runOps;       // the block being cut, in runs
+  llvm::MapVector<Value, Value> arrayOf;    // value -> its per-thread array
+  llvm::SmallVector<Operation *> placeholders;
+  llvm::SmallVector<std::pair<Operation *, Value>> collectives;
+  llvm::DenseMap<Operation *, Value> lidOf;
+  llvm::DenseMap<Operation *, Operation *> prologueEnd; // per thread loop
+  llvm::DenseMap<std::pair<Value, Operation *>, Value> loaded;
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+void Serializer::atSetup() {
+  if (setupEnd)
+    b.setInsertionPointAfter(setupEnd);
+  else
+    b.setInsertionPointToStart(entry);
+}
+
+Value Serializer::constantI32(int32_t v, Location loc) {
+  return b.create<arith::ConstantIntOp>(loc, v, 32);
+}
+
+Value Serializer::constantIndex(int64_t v, Location loc) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+FailureOr<Value> Serializer::newArray(Operation *user, Type element,
+                                      int64_t size) {
+  if (!MemRefType::isValidElementType(element))
+    return user->emitOpError("uses a value of type ")
+           << element
+           << " across a barrier or simdgroup function, which the CPU "
+              "backend cannot keep per thread";
+  OpBuilder::InsertionGuard guard(b);
+  atSetup();
+  auto type = MemRefType::get(
+      {kMaxThreadsPerGroup * size}, element, MemRefLayoutAttrInterface{},
+      AddressSpaceAttr::get(b.getContext(), AddressSpace::Thread));
+  auto alloca = b.create<memref::AllocaOp>(kernel.getLoc(), type);
+  doneSetup(alloca);
+  return alloca.getResult();
+}
+
+Value Serializer::threadsInGroup() {
+  if (groupThreads)
+    return groupThreads;
+  OpBuilder::InsertionGuard guard(b);
+  atSetup();
+  Location loc = kernel.getLoc();
+  Value n = b.create<ThreadsPerThreadgroupOp>(loc, Dim::X);
+  for (Dim d : {Dim::Y, Dim::Z})
+    n = b.create<arith::MulIOp>(loc, n,
+                                b.create<ThreadsPerThreadgroupOp>(loc, d));
+  doneSetup(n.getDefiningOp());
+  return groupThreads = n;
+}
+
+Value Serializer::lid(ThreadLoopOp loop) {
+  if (Value v = lidOf.lookup(loop))
+    return v;
+  OpBuilder::InsertionGuard guard(b);
+  Block &body = loop.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Location loc = loop.getLoc();
+  Value q = b.create<ThreadIndexInThreadgroupOp>(loc);
+  Value index = b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), q);
+  prologueEnd[loop] = index.getDefiningOp();
+  return lidOf[loop] = index;
+}
+
+/// `array[lid]` at the start of `loop`, once per loop.
+Value Serializer::loadIn(Value array, ThreadLoopOp loop) {
+  auto key = std::make_pair(array, loop.getOperation());
+  if (Value v = loaded.lookup(key))
+    return v;
+  Value index = lid(loop);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(prologueEnd[loop]);
+  auto load = b.create<memref::LoadOp>(loop.getLoc(), array, index);
+  prologueEnd[loop] = load;
+  return loaded[key] = load.getResult();
+}
+
+/// The lane a group-level `user` reads per-thread values from: lane 0, or
+/// the first lane of the simdgroup when it runs once per simdgroup.
+Value Serializer::laneIndex(Operation *user) {
+  Location loc = user->getLoc();
+  for (Operation *p = user->getParentOp(); p && p != kernel;
+       p = p->getParentOp()) {
+    if (!sgLoops.contains(p))
+      continue;
+    Value sg = cast<scf::ForOp>(p).getInductionVar();
+    Value first = b.create<arith::MulIOp>(loc, sg, constantI32(32, loc));
+    return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), first);
+  }
+  return constantIndex(0, loc);
+}
+
+/// The thread loop right before `pos` (made when there is none).
+ThreadLoopOp Serializer::loopBefore(Operation *pos, Value sg) {
+  if (auto prev = dyn_cast_or_null<ThreadLoopOp>(pos->getPrevNode()))
+    return prev;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(pos);
+  return b.create<ThreadLoopOp>(pos->getLoc(), sg);
+}
+
+/// A group-level stand-in for a per-thread value that lives in `array`;
+/// spillAcrossLoops gives each of its uses a load of its own.
+Value Serializer::placeholder(Value array, OpBuilder::InsertPoint at) {
+  OpBuilder::InsertionGuard guard(b);
+  b.restoreInsertionPoint(at);
+  Location loc = kernel.getLoc();
+  auto load = b.create<memref::LoadOp>(loc, array, constantIndex(0, loc));
+  placeholders.push_back(load);
+  perThread.insert(load.getResult());
+  arrayOf[load.getResult()] = array;
+  return load.getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Thread loops and group-level constructs
+//===----------------------------------------------------------------------===//
+
+/// Values every thread of the group agrees on: parameters, group-level loop
+/// counters, uniform queries and what is computed from them at group level.
+bool Serializer::isGroupValue(Value v) {
+  if (perThread.contains(v))
+    return false;
+  Operation *def = v.getDefiningOp();
+  // A simdgroup function's result differs between lanes, and a group-level
+  // construct's results are per thread (its carried values).
+  if (def && isGroupLevel(def))
+    return false;
+  if (!def)
+    def = llvm::cast<BlockArgument>(v).getOwner()->getParentOp();
+  else if (runOps.contains(def))
+    return false;
+  return !def->getParentOfType<ThreadLoopOp>() && !isa<ThreadLoopOp>(def);
+}
+
+bool Serializer::staysAtGroupLevel(Operation *op) {
+  // Without cut points the body is one thread loop; the host compiler
+  // hoists what does not vary itself.
+  if (!hasCutPoints || op->getNumRegions() || !isMemoryEffectFree(op) || hasFragmentType(op))
+    return false;
+  bool uniformQuery =
+      isa<ThreadgroupPositionInGridOp, ThreadsPerThreadgroupOp,
+          ThreadsPerGridOp, ThreadgroupsPerGridOp, ThreadsPerSimdgroupOp,
+          SimdgroupsPerThreadgroupOp>(op);
+  if (!uniformQuery &&
+      !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return false;
+  return llvm::all_of(op->getOperands(),
+                      [&](Value v) { return isGroupValue(v); });
+}
+
+void Serializer::closeRun(SmallVectorImpl<Operation *> &run, Value sg) {
+  if (run.empty())
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(run.back());
+  auto loop = b.create<ThreadLoopOp>(run.front()->getLoc(), sg);
+  Block &body = loop.getBody().front();
+  for (Operation *op : run)
+    op->moveBefore(&body, body.end());
+  run.clear();
+}
+
+LogicalResult Serializer::structure(Block &block, Value sg) {
+  SmallVector<Operation *> run, groupLevel;
+  runOps.clear();
+  for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+    if (op.hasTrait<GroupScope>())
+      continue; // hoisted to the prologue
+    if (isGroupLevel(&op)) {
+      closeRun(run, sg);
+      groupLevel.push_back(&op);
+    } else if (!staysAtGroupLevel(&op)) {
+      run.push_back(&op);
+      runOps.insert(&op);
+    } else if (!run.empty()) {
+      op.moveBefore(run.front()); // ahead of the run's thread loop
+    }
+  }
+  closeRun(run, sg);
+  runOps.clear();
+  for (Operation *op : groupLevel)
+    if (failed(handleGroupLevel(op, sg)))
+      return failure();
+  return success();
+}
+
+LogicalResult Serializer::handleGroupLevel(Operation *op, Value sg) {
+  if (isa<BarrierOp, SimdBarrierOp>(op))
+    return success(); // the thread loops around it keep its order
+  if (isa<AsyncCopyWaitOp>(op)) {
+    op->erase(); // a lane's copies are done when its thread loop ends
+    return success();
+  }
+  if (op->hasTrait<Collective>()) {
+    collectives.push_back({op, sg});
+    for (Value result : op->getResults()) {
+      FailureOr<Value> array = newArray(op, result.getType());
+      if (failed(array))
+        return failure();
+      perThread.insert(result);
+      arrayOf[result] = *array;
+    }
+    return success();
+  }
+  if (!isa<scf::ForOp, scf::IfOp>(op))
+    return op->emitOpError(
+        "contains a barrier; the CPU backend runs barriers only at the top "
+        "level of a kernel or inside enigma.range / for_range loops and "
+        "enigma.if_ blocks with uniform bounds and conditions (not in "
+        "enigma.while_)");
+  Operation *outer = op;
+  Value inner = sg;
+  if (!sg && perSimdgroup.contains(op)) {
+    // for (sg = 0; sg < simdgroups_per_threadgroup; ++sg) { op }
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    Value count = b.create<SimdgroupsPerThreadgroupOp>(loc);
+    auto loop = b.create<scf::ForOp>(loc, constantI32(0, loc), count,
+                                     constantI32(1, loc));
+    op->moveBefore(loop.getBody()->getTerminator());
+    sgLoops.insert(loop);
+    outer = loop;
+    inner = loop.getInductionVar();
+  }
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    return handleFor(forOp, outer, sg, inner);
+  return handleIf(cast<scf::IfOp>(op), outer, inner);
+}
+
+LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
+                                    Value outerSg, Value sg) {
+  // Carried values live in per-thread arrays.
+  SmallVector<Value> arrays;
+  for (Value arg : op.getRegionIterArgs()) {
+    FailureOr<Value> array = newArray(op, arg.getType());
+    if (failed(array))
+      return failure();
+    arrays.push_back(*array);
+    perThread.insert(arg);
+  }
+  for (Value result : op.getResults())
+    perThread.insert(result);
+  if (!arrays.empty()) {
+    ThreadLoopOp init = loopBefore(outer, outerSg);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&init.getBody().front());
+    for (auto [value, array] : llvm::zip(op.getInitArgs(), arrays))
+      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(init));
+  }
+  if (failed(structure(*op.getBody(), sg)))
+    return failure();
+  if (arrays.empty())
+    return success();
+
+  Operation *yield = op.getBody()->getTerminator();
+  ThreadLoopOp last = loopBefore(yield, sg);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&last.getBody().front());
+    for (auto [value, array] : llvm::zip(yield->getOperands(), arrays))
+      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(last));
+  }
+  // The same loop without carried values.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  auto plain = b.create<scf::ForOp>(op.getLoc(), op.getLowerBound(),
+                                    op.getUpperBound(), op.getStep());
+  Block *body = plain.getBody();
+  body->getOperations().splice(body->begin(), op.getBody()->getOperations(),
+                               op.getBody()->begin(), yield->getIterator());
+  op.getInductionVar().replaceAllUsesWith(plain.getInductionVar());
+  for (auto [arg, array] : llvm::zip(op.getRegionIterArgs(), arrays))
+    arg.replaceAllUsesWith(
+        placeholder(array, OpBuilder::InsertPoint(body, body->begin())));
+  for (auto [result, array] : llvm::zip(op.getResults(), arrays))
+    result.replaceAllUsesWith(placeholder(
+        array, OpBuilder::InsertPoint(outer->getBlock(),
+                                      std::next(outer->getIterator()))));
+  op.erase();
+  return success();
+}
+
+LogicalResult Serializer::handleIf(scf::IfOp op, Operation *outer, Value sg) {
+  SmallVector<Value> arrays;
+  for (Value result : op.getResults()) {
+    FailureOr<Value> array = newArray(op, result.getType());
+    if (failed(array))
+      return failure();
+    arrays.push_back(*array);
+    perThread.insert(result);
+  }
+  for (Region *arm : {&op.getThenRegion(), &op.getElseRegion()}) {
+    if (arm->empty())
+      continue;
+    Block &block = arm->front();
+    if (failed(structure(block, sg)))
+      return failure();
+    if (arrays.empty())
+      continue;
+    Operation *yield = block.getTerminator();
+    ThreadLoopOp last = loopBefore(yield, sg);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(&last.getBody().front());
+    for (auto [value, array] : llvm::zip(yield->getOperands(), arrays))
+      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(last));
+  }
+  if (arrays.empty())
+    return success();
+  // The same branch without results.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  bool hasElse = !op.getElseRegion().empty();
+  auto plain = b.create<scf::IfOp>(op.getLoc(), TypeRange{},
+                                   op.getCondition(), hasElse);
+  auto moveArm = [](Block &from, Block &to) {
+    to.getOperations().splice(to.begin(), from.getOperations(), from.begin(),
+                              from.getTerminator()->getIterator());
+  };
+  moveArm(op.getThenRegion().front(), plain.getThenRegion().front());
+  if (hasElse)
+    moveArm(op.getElseRegion().front(), plain.getElseRegion().front());
+  for (auto [result, array] : llvm::zip(op.getResults(), arrays))
+    result.replaceAllUsesWith(placeholder(
+        array, OpBuilder::InsertPoint(outer->getBlock(),
+                                      std::next(outer->getIterator()))));
+  op.erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Per-thread arrays
+//===----------------------------------------------------------------------===//
+
+/// Gives each use of `value` (which lives in `array`) outside `home` its
+/// own read: a load at the start of the user's thread loop, or a load of
+/// one lane at group level. Simdgroup functions read the array itself.
+LogicalResult Serializer::routeUses(Value value, Value array,
+                                    ThreadLoopOp home) {
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    Operation *user = use.getOwner();
+    auto loop = user->getParentOfType<ThreadLoopOp>();
+    if (loop && loop == home)
+      continue;
+    if (loop) {
+      use.set(loadIn(array, loop));
+      continue;
+    }
+    if (user->hasTrait<Collective>())
+      continue; // lowerCollective passes the array
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(user);
+    use.set(b.create<memref::LoadOp>(user->getLoc(), array, laneIndex(user)));
+  }
+  return success();
+}
+
+/// A register array used by several thread loops: one group-level array of
+/// kMaxThreadsPerGroup slices, each loop working on its thread's slice.
+LogicalResult Serializer::sliceRegisterArray(memref::AllocaOp alloca,
+                                             ThreadLoopOp home) {
+  MemRefType type = alloca.getType();
+  if (type.getRank() != 1 || !type.hasStaticShape())
+    return alloca->emitOpError("only one-dimensional static arrays can live "
+                               "across a barrier on the CPU backend");
+  int64_t n = type.getNumElements();
+  FailureOr<Value> all = newArray(alloca, type.getElementType(), n);
+  if (failed(all))
+    return failure();
+  llvm::MapVector<Operation *, SmallVector<OpOperand *>> byLoop;
+  for (OpOperand &use : alloca.getResult().getUses()) {
+    auto loop = use.getOwner()->getParentOfType<ThreadLoopOp>();
+    if (!loop)
+      return use.getOwner()->emitOpError(
+          "uses a per-thread array where all threads run together, which "
+          "the CPU backend cannot do");
+    byLoop[loop].push_back(&use);
+  }
+  for (auto &[loopOp, uses] : byLoop) {
+    auto loop = cast<ThreadLoopOp>(loopOp);
+    Value index = lid(loop);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(prologueEnd[loop]);
+    Location loc = alloca.getLoc();
+    Value offset =
+        b.create<arith::MulIOp>(loc, index, constantIndex(n, loc));
+    auto slice = b.create<memref::SubViewOp>(
+        loc, *all, ArrayRef<OpFoldResult>{offset},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    prologueEnd[loop] = slice;
+    for (OpOperand *use : uses)
+      use->set(slice);
+  }
+  alloca.erase();
+  return success();
+}
+
+LogicalResult Serializer::spillAcrossLoops() {
+  SmallVector<ThreadLoopOp> loops;
+  kernel.walk([&](ThreadLoopOp loop) { loops.push_back(loop); });
+  for (ThreadLoopOp loop : loops) {
+    Block &body = loop.getBody().front();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      for (Value result : op->getResults()) {
+        bool escapes = llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return user->getParentOfType<ThreadLoopOp>() != loop;
+        });
+        if (!escapes)
+          continue;
+        if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
+          if (failed(sliceRegisterArray(alloca, loop)))
+            return failure();
+          break;
+        }
+        if (llvm::isa<MemRefType>(result.getType()))
+          return op->emitOpError("gives memory used across a barrier, which "
+                                 "the CPU backend cannot do");
+        // A varying query is recomputed in each loop that reads it.
+        if (isThreadVaryingQuery(op)) {
+          for (OpOperand &use : llvm::make_early_inc_range(result.getUses()))
+            if (auto other = use.getOwner()->getParentOfType<ThreadLoopOp>();
+                other && other != loop) {
+              OpBuilder::InsertionGuard guard(b);
+              lid(other);
+              b.setInsertionPointAfter(prologueEnd[other]);
+              Operation *copy = b.clone(*op);
+              prologueEnd[other] = copy;
+              use.set(copy->getResult(0));
+            }
+          if (llvm::all_of(result.getUsers(), [&](Operation *user) {
+                return user->getParentOfType<ThreadLoopOp>() == loop;
+              }))
+            continue;
+        }
+        FailureOr<Value> array = newArray(op, result.getType());
+        if (failed(array))
+          return failure();
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointAfter(op);
+        b.create<memref::StoreOp>(op->getLoc(), result, *array, lid(loop));
+        arrayOf[result] = *array;
+        if (failed(routeUses(result, *array, loop)))
+          return failure();
+      }
+    }
+  }
+  // Carried values, results and simdgroup function results at group level.
+  for (auto [value, array] : arrayOf)
+    if (value.getDefiningOp() &&
+        !value.getDefiningOp()->getParentOfType<ThreadLoopOp>())
+      if (failed(routeUses(value, array, nullptr)))
+        return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Simdgroup functions
+//===----------------------------------------------------------------------===//
+
+/// The per-thread array holding `v` for a simdgroup function; a value the
+/// same for every thread is first written to a temporary array.
+Value Serializer::arrayArg(Operation *op, Value v, Value sg) {
+  if (Value array = arrayOf.lookup(v))
+    return array;
+  FailureOr<Value> array = newArray(op, v.getType());
+  if (failed(array))
+    return {};
+  ThreadLoopOp fill = loopBefore(op, sg);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&fill.getBody().front());
+  b.create<memref::StoreOp>(op->getLoc(), v, *array, lid(fill));
+  return *array;
+}
+
+/// A lane / offset operand: the array of a per-thread value, or the value
+/// itself when every thread has the same.
+Value Serializer::laneArg(Value v) {
+  if (Value array = arrayOf.lookup(v))
+    return array;
+  return v;
+}
+
+LogicalResult Serializer::lowerCollective(Operation *op, Value sg) {
+  StringRef name = op->getName().stripDialect();
+  std::string callee = name.str();
+  SmallVector<Value> args;
+  auto data = [&](Value v) {
+    Value array = arrayArg(op, v, sg);
+    args.push_back(array);
+    return static_cast<bool>(array);
+  };
+  auto memory = [&](Value memref) {
+    if (perThread.contains(memref) || !isGroupValue(memref))
+      return false;
+    args.push_back(memref);
+    return true;
+  };
+  bool ok = true;
+  if (auto load = dyn_cast<SimdgroupMatrixLoadOp>(op)) {
+    if (load.getTranspose())
+      callee += "_transposed";
+    ok = memory(load.getMemref());
+    args.push_back(laneArg(load.getOffset()));
+    args.push_back(laneArg(load.getElementsPerRow()));
+  } else if (auto store = dyn_cast<SimdgroupMatrixStoreOp>(op)) {
+    ok = data(store.getValue()) && memory(store.getMemref());
+    args.push_back(laneArg(store.getOffset()));
+    args.push_back(laneArg(store.getElementsPerRow()));
+  } else if (auto mma = dyn_cast<SimdgroupMultiplyAccumulateOp>(op)) {
+    ok = data(mma.getA()) && data(mma.getB()) && data(mma.getC());
+  } else if (auto fill = dyn_cast<MakeFilledSimdgroupMatrixOp>(op)) {
+    ok = data(fill.getValue());
+  } else if ((name.starts_with("simd_") || name.starts_with("quad_")) &&
+             op->getNumResults() == 1 && op->getNumOperands() >= 1) {
+    ok = data(op->getOperand(0));
+    if (op->getNumOperands() > 1)
+      args.push_back(laneArg(op->getOperand(1)));
+  } else {
+    return op->emitOpError("is not supported by the CPU backend yet");
+  }
+  if (!ok)
+    return op->emitOpError("cannot be run by the CPU backend with these "
+                           "operands");
+  for (Value result : op->getResults())
+    args.push_back(arrayOf.lookup(result));
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  Location loc = op->getLoc();
+  Value first, last;
+  if (sg) {
+    first = sg;
+    last = b.create<arith::AddIOp>(loc, sg, constantI32(1, loc));
+  } else {
+    first = constantI32(0, loc);
+    last = b.create<SimdgroupsPerThreadgroupOp>(loc);
+  }
+  b.create<LanesCallOp>(loc, StringRef(callee), args, threadsInGroup(), first,
+                        last, op->hasAttr("is_signed"));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult Serializer::run() {
+  hasCutPoints = holdsCutPoint(kernel);
+  kernel.walk([&](Operation *op) {
+    if (isa<scf::ForOp, scf::IfOp>(op) && holdsCutPoint(op) &&
+        variesBetweenSimdgroups(op))
+      perSimdgroup.insert(op);
+  });
+  // Threadgroup memory first: it is allocated once per group.
+  for (Operation &op : llvm::make_early_inc_range(*entry))
+    if (op.hasTrait<GroupScope>()) {
+      if (setupEnd)
+        op.moveAfter(setupEnd);
+      else
+        op.moveBefore(entry, entry->begin());
+      setupEnd = &op;
+    }
+  if (failed(structure(*entry, Value())) || failed(spillAcrossLoops()))
+    return failure();
+  for (auto [op, sg] : collectives)
+    if (failed(lowerCollective(op, sg)))
+      return failure();
+  for (auto &[op, sg] : llvm::reverse(collectives)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  for (Operation *op : llvm::reverse(placeholders)) {
+    if (!op->use_empty())
+      return op->emitOpError("internal error: a per-thread value kept a "
+                             "group-level use");
+    Value index = op->getOperand(1);
+    op->erase();
+    if (Operation *def = index.getDefiningOp(); def && def->use_empty())
+      def->erase();
+  }
+  kernel->setAttr(kSerializedThreadsAttr, b.getUnitAttr());
+  return success();
+}
+
+struct SerializeThreadsPass
+    : public PassWrapper<SerializeThreadsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SerializeThreadsPass)
+
+  StringRef getArgument() const override {
+    return "enigma-serialize-threads";
+  }
+  StringRef getDescription() const override {
+    return "Run the threads of a threadgroup one after another in thread "
+           "loops split at barriers and simdgroup functions (CPU backend)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect,
+                    scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([](KernelOp kernel) {
+      if (kernel->hasAttr(kSerializedThreadsAttr))
+        return WalkResult::advance();
+      return failed(Serializer(kernel).run()) ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSerializeThreadsPass() {
+  return std::make_unique<SerializeThreadsPass>();
+}
+
+} // namespace enigma

@@ -1,0 +1,68 @@
+//===- EmitMath.cpp - Printing the math op family --------------------------===//
+//
+// Every op of the math family's table that is a Metal function call (its
+// own ops and the upstream math ops the table spells, EnigmaMathOps.td) is
+// printed as `name(args)`; MSL, CUDA and host C++ print it the same way, the
+// CUDA and CPU preludes supplying Metal's functions through the Metal
+// semantics library. Integers are held in unsigned C types, so an op read
+// as signed casts its integer operands to the signed type and its result
+// back.
+//
+//===----------------------------------------------------------------------===//
+#include "Families.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace enigma {
+namespace {
+
+struct Spelling {
+  const char *metal;
+  const char *cuda; // "" when CUDA prints the Metal name
+  int signedOperands; // -1: all
+  bool alwaysSigned;
+};
+
+const llvm::StringMap<Spelling> &mathSpellings() {
+  static const llvm::StringMap<Spelling> spellings = {
+#define ENIGMA_SPELLING(op, metal, cuda, signedOperands, alwaysSigned)         \
+  {op, {metal, cuda, signedOperands, alwaysSigned}},
+#include "enigma/Dialect/Enigma/IR/EnigmaMathFunctions.inc"
+  };
+  return spellings;
+}
+
+void printCall(CFamilyEmitter &e, Operation *op, const Spelling &s) {
+  bool asSigned = s.alwaysSigned || op->hasAttr("is_signed");
+  Type resultType = op->getResult(0).getType();
+  unsigned signedOperands = s.signedOperands < 0 ? op->getNumOperands()
+                                                 : unsigned(s.signedOperands);
+  std::string args;
+  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+    std::string arg = e.expr(operand);
+    if (asSigned && index < signedOperands)
+      arg = "(" + e.typeName(operand.getType(), true) + ")" + arg;
+    args += (args.empty() ? "" : ", ") + arg;
+  }
+  const char *fn = e.target() == Target::CUDA && *s.cuda ? s.cuda : s.metal;
+  std::string call = std::string(fn) + "(" + args + ")";
+  if (asSigned)
+    call = "(" + e.typeName(resultType) + ")" + call;
+  e.define(op->getResult(0), call);
+}
+
+} // namespace
+
+LogicalResult emitMathFamily(CFamilyEmitter &e, Operation *op,
+                             bool &handled) {
+  const llvm::StringMap<Spelling> &spellings = mathSpellings();
+  auto it = spellings.find(op->getName().getStringRef());
+  handled = it != spellings.end();
+  if (handled)
+    printCall(e, op, it->second);
+  return success();
+}
+
+} // namespace enigma

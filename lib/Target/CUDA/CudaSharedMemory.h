@@ -1,0 +1,40 @@
+//===- CudaSharedMemory.h - Where threadgroup arrays live on CUDA -*- C++ -*-===//
+//
+// CUDA gives a block at most 48 KiB of static __shared__ memory; beyond that
+// (up to the device's opt-in limit, 227 KiB on sm_90) the memory must be
+// dynamic: one `extern __shared__` array sized at launch, which the runtime
+// allows with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES). A kernel
+// whose threadgroup arrays need more than 48 KiB carves them out of dynamic
+// shared memory, each on a 16-byte boundary as the static arrays are, so
+// the dynamic size is the verifier's padded total.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ENIGMA_LIB_TARGET_CUDA_CUDASHAREDMEMORY_H
+#define ENIGMA_LIB_TARGET_CUDA_CUDASHAREDMEMORY_H
+
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace enigma {
+
+struct CudaSharedLayout {
+  /// False: every array is a static __shared__ array.
+  bool dynamic = false;
+  /// Bytes of dynamic shared memory the launch passes (0 when static).
+  uint64_t bytes = 0;
+  /// Byte offset of each threadgroup_alloc in the dynamic array.
+  std::vector<std::pair<mlir::Operation *, uint64_t>> offsets;
+
+  uint64_t offsetOf(mlir::Operation *alloc) const;
+};
+
+CudaSharedLayout cudaSharedLayout(KernelOp kernel);
+
+/// The name of the dynamic shared array in the CUDA text.
+inline constexpr const char *kCudaDynamicShared = "enigma_dynamic_shared";
+
+} // namespace enigma
+
+#endif
