@@ -82,15 +82,19 @@ def _run(tmp_path, compiler, code=_RUN):
     return done
 
 
+_VECTOR_MATH = ["-DENIGMA_CPU_LIBMVEC", "-lmvec"]
+
+
 def _decision(tmp_path):
-    """The target flags kept in the cache directory: one per line, then
-    "end"."""
+    """The target flags kept in the cache directory (one per line, then
+    "end"), less glibc's vector math library, which x86-64 hosts add where
+    it links (asserted by test_vector_math_library_where_it_links)."""
     found = glob.glob(str(tmp_path / "cache" / "cpu-target-flags" / "*.txt"))
     assert len(found) == 1, found
     with open(found[0]) as f:
         lines = f.read().split()
     assert lines[-1] == "end", lines
-    return lines[:-1]
+    return [flag for flag in lines[:-1] if flag not in _VECTOR_MATH]
 
 
 def _calls(log, what):
@@ -168,6 +172,7 @@ if [[ " $* " == *" -march=native "* ]]; then
     case "$a" in
       -march=native) spr+=(-march=sapphirerapids) ;;
       -shared) spr+=(-c) ;;
+      -l*) ;;
       *) spr+=("$a") ;;
     esac
   done
@@ -188,3 +193,36 @@ exec c++ "$@"
         assert _decision(tmp_path) == ["-march=native", "-mno-avx512fp16"]
     else:
         assert _decision(tmp_path) == ["-march=native"]
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86-64 flags")
+def test_vector_math_library_where_it_links(tmp_path):
+    """g++ on glibc x86-64 links libmvec: the decision keeps it, after the
+    source (so --as-needed linkers keep it too); a toolchain without it
+    falls back to the same flags without it."""
+    compiler, log = _stand_in(tmp_path, "false")
+    _run(tmp_path, compiler)
+    found = glob.glob(str(tmp_path / "cache" / "cpu-target-flags" / "*.txt"))
+    with open(found[0]) as f:
+        flags = f.read().split()[:-1]
+    have_mvec = subprocess.run(
+        ["c++", "-x", "c++", "-shared", "-fPIC", "-o", os.devnull, "-",
+         "-lmvec"], input=b"int x;", capture_output=True).returncode == 0
+    assert (flags[-2:] == _VECTOR_MATH) == have_mvec, flags
+    for k in _calls(log, "enigma_kernel_twice.cpp"):
+        if have_mvec:
+            assert k.rstrip().endswith("-lmvec"), k
+
+    # Without the library: "cannot find -lmvec", and the next flags.
+    other = tmp_path / "other"
+    other.mkdir()
+    compiler, log = _stand_in(other, '[[ $args == *" -lmvec"* ]]')
+    script = compiler.read_text().replace(
+        _ASSEMBLER_ERROR,
+        'echo "/usr/bin/ld: cannot find -lmvec: No such file" >&2; exit 1')
+    compiler.write_text(script)
+    _run(other, compiler)
+    found = glob.glob(str(other / "cache" / "cpu-target-flags" / "*.txt"))
+    with open(found[0]) as f:
+        flags = f.read().split()[:-1]
+    assert "-lmvec" not in flags and "-DENIGMA_CPU_LIBMVEC" not in flags

@@ -140,6 +140,12 @@ const std::vector<std::string> &HostCompiler::sharedObjectFlags() {
 
 const std::vector<std::vector<std::string>> &HostCompiler::archCandidates() {
   static const std::vector<std::vector<std::string>> candidates = {
+#if defined(__x86_64__)
+      // glibc's vector math library, where it links, for loops over float
+      // exp, log, sin, ... (enigma_cpu_vector_math.h).
+      {"-march=native", "-DENIGMA_CPU_LIBMVEC", "-lmvec"},
+      {"-march=native", "-mno-avx512fp16", "-DENIGMA_CPU_LIBMVEC", "-lmvec"},
+#endif
       {"-march=native"}, // the host's vector ISA (the CPU is in the key)
 #if defined(__x86_64__)
       // g++ 12 emits zero-masked vmovsh stores for some half code, which
@@ -159,7 +165,7 @@ bool rejectsTargetFlags(const std::string &output) {
   for (const char *sign :
        {"Assembler messages:", "unrecognized command-line option",
         "unrecognized command line option", "bad value", "unknown argument",
-        "unknown target CPU", "unsupported option"})
+        "unknown target CPU", "unsupported option", "cannot find -l"})
     if (output.find(sign) != std::string::npos)
       return true;
   return false;
@@ -182,13 +188,19 @@ HostCompiler::compile(const std::vector<std::string> &arch,
   argv = command;
   for (const std::string &flag : sharedObjectFlags())
     argv.push_back(flag);
-  argv.insert(argv.end(), arch.begin(), arch.end());
+  // Libraries go after the source, where a linker that drops unneeded
+  // libraries (--as-needed) still sees what the source needs.
+  std::vector<std::string> libraries;
+  for (const std::string &flag : arch)
+    (flag.rfind("-l", 0) == 0 ? libraries : argv).push_back(flag);
   argv.push_back("-I" + includeDir);
   for (const std::string &define : defines)
     argv.push_back("-D" + define);
+  const size_t sourceAt = argv.size();
   argv.push_back(sourcePath);
   argv.push_back("-o");
   argv.push_back(outputPath);
+  argv.insert(argv.end(), libraries.begin(), libraries.end());
   attempt.result = runProcess(argv);
   // A crash of the compiler itself is its bug, not the kernel's; they live
   // mostly in the vectoriser (g++ 12 once died on an AVX-512 signbit), so
@@ -197,7 +209,7 @@ HostCompiler::compile(const std::vector<std::string> &arch,
       attempt.result.output.find("internal compiler error") !=
           std::string::npos) {
     std::vector<std::string> retry = argv;
-    retry.insert(retry.end() - 3, "-fno-tree-vectorize");
+    retry.insert(retry.begin() + sourceAt, "-fno-tree-vectorize");
     ProcessResult second = runProcess(retry);
     if (second.exitCode == 0)
       attempt.result = second;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "enigma_cpu_abi.h"
+#include "enigma_cpu_vector_math.h"
 #include "metal_semantics.h"
 #include "enigma_cpu_atomics.h"
 #include "enigma_cpu_simd.h"
