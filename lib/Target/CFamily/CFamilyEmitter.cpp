@@ -42,7 +42,7 @@ std::string CFamilyEmitter::typeName(Type type, bool asSigned) {
   if (type.isF32()) return "float";
   if (type.isF16()) return "half";
   if (type.isBF16()) return "bfloat";
-  // Each target defines it (EmitAsyncCopy.cpp, the preludes).
+  // Each target defines it (MSLEmitter.cpp, the preludes).
   if (llvm::isa<AsyncEventType>(type)) return "enigma_async_event";
   if (auto tensor = llvm::dyn_cast<RankedTensorType>(type))
     return fragmentTypeName(*this, tensor); // EmitMma.cpp
@@ -318,9 +318,8 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
   if (handled)
     return success();
   for (auto family : {emitArithFamily, emitMathFamily, emitVectorFamily,
-                      emitCooperationFamily, emitSimdFamily,
-                      emitControlFamily, emitVectorMemoryFamily,
-                      emitAsyncCopyFamily}) {
+                      emitCooperationFamily, emitSimdFamily, emitControlFamily,
+                      emitVectorMemoryFamily}) {
     if (failed(family(*this, op, handled)))
       return failure();
     if (handled)
@@ -408,8 +407,6 @@ LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
 }
 
 void emitDivisionDeclarations(CFamilyEmitter &e) {
-  if (e.target() != Target::MSL)
-    return;
   bool divides = false;
   e.getKernel().walk([&](Operation *op) {
     if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(

@@ -27,6 +27,47 @@
 
 namespace enigma {
 
+/// What family code prints differently on each target, as data: each target
+/// gives its table (spellings()) in its emitter file. Ops a target prints
+/// wholly in its own way (async copies, simdgroup matrices, CUDA's dynamic
+/// shared memory) go to its emitTargetOp instead.
+struct TargetSpellings {
+  /// Written before a threadgroup array: "threadgroup ", "__shared__ ", "".
+  const char *threadgroupArray;
+  /// Metal's atomics: memory used atomically has an atomic element type
+  /// (device atomic_uint*) and is read and written through a view printed
+  /// at file scope, one lane at a time in vector accesses; every order
+  /// prints as relaxed, the only one Metal honours (EmitCooperation.cpp).
+  /// Otherwise atomics take plain pointers cast to int / uint / float.
+  bool atomicTypes;
+  /// Function constant <i> reads as prefix + i + suffix.
+  const char *functionConstantPrefix;
+  const char *functionConstantSuffix;
+  /// Function constants are declared with Metal's [[function_constant(i)]];
+  /// otherwise the runtime defines ENIGMA_FC_<i> and the file checks it did.
+  bool functionConstantAttribute;
+  /// Math calls take the function table's CUDA name where it has one
+  /// (enigma_abs: the prelude's abs that never overflows).
+  bool cudaFunctionNames;
+  /// Wraps 16-bit sums and products computed in 32 bits, or null. CUDA:
+  /// NVRTC's neg.s16 sign-extends wrongly on sm_90
+  /// (docs/design/integer-emission.md).
+  const char *opaque16;
+  /// Appended to the arguments of simd / quad calls: CUDA's warp emulation
+  /// takes the mask of the lanes that exist.
+  const char *simdArguments;
+  /// `#pragma unroll` before a fragment's element loop (Metal and NVRTC
+  /// know it; host C++ compilers do not).
+  bool unrollPragma;
+  /// How vector.load / vector.store access scalar memory
+  /// (EmitVectorMemory.cpp).
+  enum class VectorAccess {
+    AddressSpaceCast, // *(device float4*)(A + i)
+    PointerCast,      // *(float4*)(A + i)
+    Helpers,          // enigma_vector_load<float4>(A + i) (memcpy)
+  } vectorAccess;
+};
+
 class CFamilyEmitter {
 public:
   CFamilyEmitter(KernelOp kernel, llvm::raw_ostream &os)
@@ -36,9 +77,8 @@ public:
   /// Prints the whole kernel (file header included).
   mlir::LogicalResult emit();
 
-  /// Which flavour this is (op families branch on it where the spelling
-  /// differs between targets).
-  virtual Target target() const = 0;
+  /// How this target spells what family code prints differently.
+  virtual const TargetSpellings &spellings() const = 0;
 
   // The op families (Families.h) print through the members below.
   std::string typeName(mlir::Type type, bool asSigned = false);
@@ -68,7 +108,8 @@ protected:
   virtual std::string threadQuery(mlir::Operation *op) = 0;
   /// Statement(s) for a barrier; may fail on targets that cannot honour it.
   virtual mlir::LogicalResult emitBarrier(mlir::Operation *op) = 0;
-  /// Ops only this target prints (the CPU's thread loops); sets `handled`.
+  /// Ops this target prints in its own way (the CPU's thread loops, async
+  /// copies, ...), asked before the op families; sets `handled`.
   virtual mlir::LogicalResult emitTargetOp(mlir::Operation *op,
                                            bool &handled) {
     handled = false;

@@ -81,8 +81,8 @@ LogicalResult emitIntegerArith(ArithPrinter &p, bool &handled) {
     // products in an opaque 32-bit value before they are narrowed.
     llvm::StringRef op(sym);
     bool arithmetic = op == "+" || op == "-" || op == "*";
-    if (w == 16 && arithmetic && e.target() == Target::CUDA)
-      wide = "enigma_opaque_u32(" + wide + ")";
+    if (w == 16 && arithmetic && e.spellings().opaque16)
+      wide = std::string(e.spellings().opaque16) + "(" + wide + ")";
     p.define("(" + p.type() + ")(" + wide + ")");
   };
   auto shift = [&](const char *sym, bool asSigned) {

@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
-#include "../CUDA/CudaSharedMemory.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Support/DType.h"
@@ -65,14 +64,14 @@ const char *orderName(MemoryOrder order) {
 
 std::string order(CFamilyEmitter &e, MemoryOrder o) {
   // Metal supports only relaxed atomics (docs/reference/cooperation.md).
-  if (e.target() == Target::MSL)
+  if (e.spellings().atomicTypes)
     return "memory_order_relaxed";
   return orderName(o);
 }
 
 /// Pointer to element `index` of `memref`, typed for the atomic functions.
 std::string atomicPointer(CFamilyEmitter &e, Value memref, Value index) {
-  if (e.target() == Target::MSL) // the view's atomic pointer
+  if (e.spellings().atomicTypes) // the view's atomic pointer
     return "(" + e.expr(memref) + ".p + " + e.expr(index) + ")";
   return "(" + atomicValueType(e, memref) + " *)&" + e.expr(memref) + "[" +
          e.expr(index) + "]";
@@ -114,7 +113,7 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
   MemRefType type = op.getMemref().getType();
   std::string size = std::to_string(type.getNumElements());
   Value result = op.getMemref();
-  if (e.target() == Target::MSL && isUsedAtomically(result)) {
+  if (e.spellings().atomicTypes && isUsedAtomically(result)) {
     std::string t = atomicValueType(e, result);
     std::string view = e.freshName(result);
     std::string storage = "enigma_" + view;
@@ -126,27 +125,12 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
   }
   std::string element = e.typeName(type.getElementType());
   std::string name = e.freshName(result);
-  if (e.target() == Target::CUDA) {
-    // Beyond 48 KiB the arrays are carved out of dynamic shared memory
-    // (CudaSharedMemory.h).
-    CudaSharedLayout layout = cudaSharedLayout(e.getKernel());
-    if (layout.dynamic) {
-      if (layout.offsets.front().first == op.getOperation())
-        e.line() << "extern __shared__ __align__(16) unsigned char "
-                 << kCudaDynamicShared << "[];\n";
-      e.line() << element << " *const " << name << " = reinterpret_cast<"
-               << element << " *>(" << kCudaDynamicShared << " + "
-               << layout.offsetOf(op.getOperation()) << ");\n";
-      return success();
-    }
-  }
-  const char *prefix = e.target() == Target::MSL    ? "threadgroup "
-                       : e.target() == Target::CUDA ? "__shared__ "
-                                                    : "";
   // Aligned like buffer bases, so that a float4 at a multiple of 4 elements
-  // is aligned (include/enigma/Builder/VectorMemory.h).
-  e.line() << "alignas(" << ThreadgroupAllocOp::kAlignment << ") " << prefix
-           << element << " " << name << "[" << size << "];\n";
+  // is aligned (include/enigma/Builder/VectorMemory.h). CUDA's arrays beyond
+  // 48 KiB are its own (CudaEmitter's emitTargetOp).
+  e.line() << "alignas(" << ThreadgroupAllocOp::kAlignment << ") "
+           << e.spellings().threadgroupArray << element << " " << name << "["
+           << size << "];\n";
   return success();
 }
 
@@ -195,12 +179,9 @@ LogicalResult emitCompareExchange(CFamilyEmitter &e,
 }
 
 std::string functionConstantName(CFamilyEmitter &e, unsigned index) {
-  std::string i = std::to_string(index);
-  switch (e.target()) {
-  case Target::MSL: return "enigma_fc_" + i;
-  case Target::CUDA: return "ENIGMA_FUNCTION_CONSTANT(" + i + ")";
-  default: return "(ENIGMA_FC_" + i + ")";
-  }
+  const TargetSpellings &s = e.spellings();
+  return s.functionConstantPrefix + std::to_string(index) +
+         s.functionConstantSuffix;
 }
 
 LogicalResult emitFunctionConstant(CFamilyEmitter &e, FunctionConstantOp op) {
@@ -269,8 +250,9 @@ void emitFileScopeDeclarations(CFamilyEmitter &e) {
     std::string i = std::to_string(op.getIndex());
     std::optional<DType> dtype = parseDType(op.getDtype().str());
     std::string type = dtype ? mslName(*dtype) : e.typeName(op.getType());
-    if (e.target() == Target::MSL) {
-      os << "constant " << type << " enigma_fc_" << i
+    if (e.spellings().functionConstantAttribute) {
+      os << "constant " << type << " "
+         << functionConstantName(e, unsigned(op.getIndex()))
          << " [[function_constant(" << i << ")]];\n";
     } else {
       // The runtime defines ENIGMA_FC_<i> when it compiles the kernel.
@@ -280,7 +262,7 @@ void emitFileScopeDeclarations(CFamilyEmitter &e) {
   });
   if (any)
     os << "\n";
-  if (e.target() == Target::MSL) {
+  if (e.spellings().atomicTypes) {
     bool atomics = false;
     kernel.walk([&](Operation *op) {
       if (isAtomicOp(op))

@@ -34,6 +34,12 @@ const llvm::StringMap<Spelling> &mathSpellings() {
   return spellings;
 }
 
+/// The table's CUDA name where it has one and the target takes it, else
+/// Metal's.
+const char *functionName(CFamilyEmitter &e, const Spelling &s) {
+  return e.spellings().cudaFunctionNames && *s.cuda ? s.cuda : s.metal;
+}
+
 void printCall(CFamilyEmitter &e, Operation *op, const Spelling &s) {
   bool asSigned = s.alwaysSigned || op->hasAttr("is_signed");
   Type resultType = op->getResult(0).getType();
@@ -46,14 +52,17 @@ void printCall(CFamilyEmitter &e, Operation *op, const Spelling &s) {
       arg = "(" + e.typeName(operand.getType(), true) + ")" + arg;
     args += (args.empty() ? "" : ", ") + arg;
   }
-  const char *fn = e.target() == Target::CUDA && *s.cuda ? s.cuda : s.metal;
-  std::string call = std::string(fn) + "(" + args + ")";
+  std::string call = std::string(functionName(e, s)) + "(" + args + ")";
   if (asSigned)
     call = "(" + e.typeName(resultType) + ")" + call;
   e.define(op->getResult(0), call);
 }
 
 } // namespace
+
+StringRef mathFunctionName(CFamilyEmitter &e, StringRef opName) {
+  return functionName(e, mathSpellings().find(opName)->second);
+}
 
 LogicalResult emitMathFamily(CFamilyEmitter &e, Operation *op,
                              bool &handled) {

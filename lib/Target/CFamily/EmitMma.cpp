@@ -383,9 +383,9 @@ std::string elementExpr(CFamilyEmitter &e, Operation *op,
       .Case([&](math::FloorOp) { return call("floor"); })
       .Case([&](math::CeilOp) { return call("ceil"); })
       .Case([&](math::FmaOp) { return call("fma"); })
-      .Case([&](math::AbsIOp) {
-        const char *fn = e.target() == Target::CUDA ? "enigma_abs" : "abs";
-        return "(" + rt + ")" + fn + "(" + S(a()) + ")";
+      .Case([&](math::AbsIOp absi) {
+        StringRef fn = mathFunctionName(e, absi->getName().getStringRef());
+        return "(" + rt + ")" + fn.str() + "(" + S(a()) + ")";
       })
       .Default([](Operation *) { return std::string(); });
 }
@@ -421,7 +421,7 @@ LogicalResult emitElementwise(CFamilyEmitter &e, Operation *op) {
     return op->emitOpError("cannot be printed for fragments");
   std::string type = e.typeName(result.getType());
   e.declareVariable(result, "");
-  if (e.target() != Target::Cpp)
+  if (e.spellings().unrollPragma)
     e.line() << "#pragma unroll\n";
   e.line() << "for (int enigma_i = 0; enigma_i < " << type
            << "::size; ++enigma_i) " << e.expr(result) << ".v[enigma_i] = "
@@ -481,7 +481,7 @@ std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel) {
 }
 
 void emitMmaDeclarations(CFamilyEmitter &e) {
-  if (e.target() == Target::MSL && usesMma(e.getKernel()))
+  if (usesMma(e.getKernel()))
     e.stream() << kMslHelpers;
 }
 

@@ -60,9 +60,9 @@ FailureOr<std::string> address(CFamilyEmitter &e, Operation *op,
   return "(" + e.expr(memref) + " + " + e.expr(indices[0]) + ")";
 }
 
-/// MSL memory with an atomic type: accessed one lane at a time.
+/// Memory with Metal's atomic type: accessed one lane at a time.
 bool isLaneWise(CFamilyEmitter &e, Value memref) {
-  return e.target() == Target::MSL && isUsedAtomically(memref);
+  return e.spellings().atomicTypes && isUsedAtomically(memref);
 }
 
 /// `view[index + lane]`, one element of lane-wise memory.
@@ -76,7 +76,8 @@ std::string laneElement(CFamilyEmitter &e, Value memref, Value index,
 std::string derefAs(CFamilyEmitter &e, Value memref, VectorType vectorType,
                     const std::string &addr) {
   std::string space;
-  if (e.target() == Target::MSL)
+  if (e.spellings().vectorAccess ==
+      TargetSpellings::VectorAccess::AddressSpaceCast)
     space = std::string(mslAddressSpace(llvm::cast<MemRefType>(
                 memref.getType()))) + " ";
   return "*(" + space + e.typeName(vectorType) + "*)" + addr;
@@ -87,6 +88,8 @@ std::string derefAs(CFamilyEmitter &e, Value memref, VectorType vectorType,
 LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e, Operation *op,
                                      bool &handled) {
   handled = true;
+  bool helpers =
+      e.spellings().vectorAccess == TargetSpellings::VectorAccess::Helpers;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](vector::LoadOp load) -> LogicalResult {
         VectorType type = load.getVectorType();
@@ -102,7 +105,7 @@ LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e, Operation *op,
                      laneElement(e, load.getBase(), load.getIndices()[0], j) +
                      ")";
           e.define(load.getResult(), e.typeName(type) + "(" + lanes + ")");
-        } else if (e.target() == Target::Cpp)
+        } else if (helpers)
           e.define(load.getResult(), "enigma_vector_load<" +
                                          e.typeName(type) + ">" + *addr);
         else
@@ -121,7 +124,7 @@ LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e, Operation *op,
             e.line() << laneElement(e, store.getBase(), store.getIndices()[0],
                                     j)
                      << " = (" << value << ")." << "xyzw"[j] << ";\n";
-        } else if (e.target() == Target::Cpp) {
+        } else if (helpers) {
           // The address without its parentheses.
           e.line() << "enigma_vector_store("
                    << addr->substr(1, addr->size() - 2) << ", " << value

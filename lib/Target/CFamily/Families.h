@@ -20,6 +20,9 @@ mlir::LogicalResult emitArithFamily(CFamilyEmitter &e, mlir::Operation *op,
 /// packing ops and the upstream math ops, as Metal calls (EmitMath.cpp).
 mlir::LogicalResult emitMathFamily(CFamilyEmitter &e, mlir::Operation *op,
                                    bool &handled);
+/// The name the math family's table gives op `opName` on this target, e.g.
+/// "enigma_abs" for math.absi on CUDA (EmitMath.cpp).
+llvm::StringRef mathFunctionName(CFamilyEmitter &e, llvm::StringRef opName);
 /// Vector construction, lane access and shuffles (EmitVectors.cpp).
 mlir::LogicalResult emitVectorFamily(CFamilyEmitter &e, mlir::Operation *op,
                                      bool &handled);
@@ -37,15 +40,19 @@ mlir::LogicalResult emitVectorMemoryFamily(CFamilyEmitter &e,
 mlir::LogicalResult emitControlFamily(CFamilyEmitter &e, mlir::Operation *op,
                                       bool &handled);
 
-/// Simdgroup async copies and their wait (EmitAsyncCopy.cpp).
-mlir::LogicalResult emitAsyncCopyFamily(CFamilyEmitter &e, mlir::Operation *op,
-                                        bool &handled);
+/// Simdgroup async copies and their wait are printed by each target's
+/// emitTargetOp; EmitAsyncCopy.cpp has what they share.
 /// Whether the kernel has async copies or waits.
 bool usesAsyncCopy(KernelOp kernel);
-/// MSL: the AIR intrinsics the kernel's async copies call, at file scope.
-void emitAsyncCopyDeclarations(CFamilyEmitter &e);
-/// CUDA: the per-thread count of cp.async groups, at kernel entry.
-void emitAsyncCopyPrologue(CFamilyEmitter &e);
+/// `(memref + offset)` as a pointer (through the atomic view's `p` where
+/// memory has Metal's atomic type).
+std::string asyncCopyPointer(CFamilyEmitter &e, mlir::Value memref,
+                             mlir::Value offset);
+/// CUDA and host C++: the prelude's call `fn(first dst, [dst per row,] src,
+/// count | src per row, cols, rows, sizeof(T), last)` for async copy `op`.
+std::string asyncCopyPreludeCall(CFamilyEmitter &e, mlir::Operation *op,
+                                 llvm::StringRef fn, llvm::StringRef first,
+                                 llvm::StringRef last);
 
 /// Fragments, products and tile copies (EmitMma.cpp); also element-wise
 /// arith / math on fragments, so it runs before the core arith printer.
@@ -55,13 +62,15 @@ mlir::LogicalResult emitMmaFamily(CFamilyEmitter &e, mlir::Operation *op,
 std::string fragmentTypeName(CFamilyEmitter &e, mlir::RankedTensorType type);
 /// Whether the kernel has ops of the mma family or fragment values.
 bool usesMma(KernelOp kernel);
-/// MSL: the helper templates of the mma family, at file scope.
+/// MSL (MSLEmitter prints it): the helper templates of the mma family, at
+/// file scope.
 void emitMmaDeclarations(CFamilyEmitter &e);
 /// MSL: the Metal attributes (name, is uint3) the mma helpers read.
 std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel);
 
-/// MSL: the total integer division helpers (metal_total_division.h, which
-/// the CPU and CUDA preludes include) when the kernel divides integers.
+/// MSL (MSLEmitter prints it): the total integer division helpers
+/// (metal_total_division.h, which the CPU and CUDA preludes include) when the
+/// kernel divides integers.
 void emitDivisionDeclarations(CFamilyEmitter &e);
 
 /// Declarations that must precede the kernel function (Metal function

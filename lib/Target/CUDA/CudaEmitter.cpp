@@ -2,16 +2,26 @@
 //
 // Follows enigma_cuda_abi.h: buffers are device pointers, scalars by value,
 // and a trailing EnigmaCudaLaunch gives the dispatch size in threads so the
-// edge block can be partial, as with Metal's dispatchThreads.
+// edge block can be partial, as with Metal's dispatchThreads. Async copies
+// call the prelude's cp.async copies (EmitAsyncCopy.cpp), simdgroup matrices
+// its per-lane pairs (enigma_cuda_simdgroup_matrix.cuh), and threadgroup
+// arrays beyond 48 KiB live in dynamic shared memory (CudaSharedMemory.h).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaEmitter.h"
+#include "CudaSharedMemory.h"
 
 #include "../CFamily/CFamilyEmitter.h"
 #include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
+
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -22,11 +32,26 @@ const char *kBlockIdx[] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
 const char *kBlockDim[] = {"blockDim.x", "blockDim.y", "blockDim.z"};
 const char *kThreadIdx[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
 
+constexpr TargetSpellings kCudaSpellings = {
+    .threadgroupArray = "__shared__ ",
+    .atomicTypes = false,
+    .functionConstantPrefix = "ENIGMA_FUNCTION_CONSTANT(",
+    .functionConstantSuffix = ")",
+    .functionConstantAttribute = false,
+    .cudaFunctionNames = true,
+    .opaque16 = "enigma_opaque_u32",
+    // The lanes that exist (computed at kernel entry; see
+    // enigma_existing_lanes in the CUDA prelude).
+    .simdArguments = ", enigma_lanes",
+    .unrollPragma = true,
+    .vectorAccess = TargetSpellings::VectorAccess::PointerCast,
+};
+
 class CudaEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
 
-  Target target() const override { return Target::CUDA; }
+  const TargetSpellings &spellings() const override { return kCudaSpellings; }
 
 protected:
   void emitFileHeader() override {
@@ -55,7 +80,8 @@ protected:
       emitLinearPlacement();
     else
       emitBlockGuard();
-    emitAsyncCopyPrologue(*this);
+    if (usesAsyncCopy(kernel))
+      line() << "uint enigma_async_groups = 0u; // cp.async groups committed\n";
     if (failed(emitBlock(entry)))
       return failure();
     indentLess();
@@ -168,6 +194,88 @@ protected:
                            MemFlags::Device))
       line() << "__threadfence();\n";
     line() << "__syncwarp();\n";
+    return success();
+  }
+
+  LogicalResult emitTargetOp(Operation *op, bool &handled) override {
+    handled = true;
+    if (isAsyncCopyOp(op)) {
+      // enigma.async_copy_1d_d2t -> enigma_async_copy_1d_d2t (the prelude).
+      std::string fn =
+          "enigma_" +
+          op->getName().getStringRef().drop_front(strlen("enigma.")).str();
+      define(op->getResult(0),
+             asyncCopyPreludeCall(*this, op, fn, "enigma_async_groups, ",
+                                  "enigma_lanes"));
+      return success();
+    }
+    if (auto wait = dyn_cast<AsyncCopyWaitOp>(op)) {
+      std::string events;
+      for (Value v : wait.getEvents())
+        events += (events.empty() ? "" : ", ") + expr(v);
+      line() << "enigma_async_copy_wait(enigma_async_groups, enigma_lanes, "
+             << events << ");\n";
+      return success();
+    }
+    if (isa<SimdgroupMatrixLoadOp, SimdgroupMatrixStoreOp,
+            SimdgroupMultiplyAccumulateOp, MakeFilledSimdgroupMatrixOp>(op))
+      return emitSimdgroupMatrix(op);
+    if (auto alloc = dyn_cast<ThreadgroupAllocOp>(op)) {
+      CudaSharedLayout layout = cudaSharedLayout(kernel);
+      if (layout.dynamic)
+        return emitDynamicShared(alloc, layout);
+    }
+    handled = false;
+    return success();
+  }
+
+private:
+  /// Each lane's two elements of a simdgroup matrix in a float2 / half2,
+  /// through the helpers of enigma_cuda_simdgroup_matrix.cuh.
+  LogicalResult emitSimdgroupMatrix(Operation *op) {
+    auto address = [&](Value memref, Value offset) {
+      return expr(memref) + " + " + expr(offset);
+    };
+    if (auto load = dyn_cast<SimdgroupMatrixLoadOp>(op)) {
+      std::string src = address(load.getMemref(), load.getOffset());
+      std::string epr = expr(load.getElementsPerRow());
+      define(load.getResult(), "enigma_simdgroup_matrix_load<" +
+                                   typeName(load.getResult().getType()) +
+                                   (load.getTranspose() ? ", true" : "") +
+                                   ">(" + src + ", " + epr + ")");
+      return success();
+    }
+    if (auto store = dyn_cast<SimdgroupMatrixStoreOp>(op)) {
+      line() << "enigma_simdgroup_matrix_store(" << expr(store.getValue())
+             << ", " << address(store.getMemref(), store.getOffset()) << ", "
+             << expr(store.getElementsPerRow()) << ");\n";
+      return success();
+    }
+    if (auto mma = dyn_cast<SimdgroupMultiplyAccumulateOp>(op)) {
+      define(mma.getResult(), "enigma_simdgroup_multiply_accumulate(" +
+                                  expr(mma.getA()) + ", " + expr(mma.getB()) +
+                                  ", " + expr(mma.getC()) + ")");
+      return success();
+    }
+    auto fill = cast<MakeFilledSimdgroupMatrixOp>(op);
+    define(fill.getResult(), "enigma_make_filled_simdgroup_matrix<" +
+                                 typeName(fill.getResult().getType()) + ">(" +
+                                 expr(fill.getValue()) + ")");
+    return success();
+  }
+
+  /// Beyond 48 KiB the threadgroup arrays are carved out of dynamic shared
+  /// memory (CudaSharedMemory.h).
+  LogicalResult emitDynamicShared(ThreadgroupAllocOp op,
+                                  const CudaSharedLayout &layout) {
+    std::string element = typeName(op.getMemref().getType().getElementType());
+    std::string name = freshName(op.getMemref());
+    if (layout.offsets.front().first == op.getOperation())
+      line() << "extern __shared__ __align__(16) unsigned char "
+             << kCudaDynamicShared << "[];\n";
+    line() << element << " *const " << name << " = reinterpret_cast<"
+           << element << " *>(" << kCudaDynamicShared << " + "
+           << layout.offsetOf(op.getOperation()) << ");\n";
     return success();
   }
 };

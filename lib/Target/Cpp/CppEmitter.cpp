@@ -12,7 +12,8 @@
 // whose innermost loop counts the global x position, so that indexing with
 // it is a plain unit-stride loop the host compiler can vectorise. A thread
 // loop of one simdgroup runs over that simdgroup's linear indices.
-// enigma.lanes_call prints as the call of enigma_cpu_simd.h it names.
+// enigma.lanes_call prints as the call of enigma_cpu_simd.h it names, an
+// async copy as the lane's share of it (enigma_cpu_async_copy.h).
 // Barriers are comments here: the loops around them already keep them.
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +23,7 @@
 #include "../CFamily/Families.h"
 #include "../CFamily/KernelQueries.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -31,11 +33,24 @@ using namespace mlir;
 namespace enigma {
 namespace {
 
+constexpr TargetSpellings kCppSpellings = {
+    .threadgroupArray = "",
+    .atomicTypes = false,
+    .functionConstantPrefix = "(ENIGMA_FC_",
+    .functionConstantSuffix = ")",
+    .functionConstantAttribute = false,
+    .cudaFunctionNames = false,
+    .opaque16 = nullptr,
+    .simdArguments = "", // never printed: see emitTargetOp
+    .unrollPragma = false,
+    .vectorAccess = TargetSpellings::VectorAccess::Helpers,
+};
+
 class CppEmitter : public CFamilyEmitter {
 public:
   using CFamilyEmitter::CFamilyEmitter;
 
-  Target target() const override { return Target::Cpp; }
+  const TargetSpellings &spellings() const override { return kCppSpellings; }
 
 protected:
   void emitFileHeader() override {
@@ -142,6 +157,13 @@ protected:
       return emitThreadLoop(loop);
     if (auto call = dyn_cast<LanesCallOp>(op))
       return emitLanesCall(call);
+    if (isAsyncCopyOp(op))
+      return emitAsyncCopy(op);
+    // Simd functions, simdgroup matrices, async copy waits: between thread
+    // loops (checkSerialized has already refused them here).
+    if (op->hasTrait<Collective>())
+      return op->emitOpError(
+          "is printed by the CPU emitter's group-level code");
     handled = false;
     return success();
   }
@@ -196,6 +218,26 @@ private:
     indentLess();
     line() << "}\n";
     return result;
+  }
+
+  /// The lane's share of an async copy, done when the call returns: the
+  /// event carries nothing, and is not kept in the thread loops' per-thread
+  /// arrays.
+  LogicalResult emitAsyncCopy(Operation *op) {
+    // The lane of the thread being run and the lanes of its simdgroup.
+    const char *linear =
+        "((enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx)";
+    std::string lanes = std::string("enigma_cpu_simd_lane(") + linear +
+                        "), enigma_cpu_simd_lanes(" + linear +
+                        ", enigma_nx * enigma_ny * enigma_nz)";
+    bool twoD = isa<AsyncCopy2dD2TOp, AsyncCopy2dT2DOp>(op);
+    line() << asyncCopyPreludeCall(*this, op,
+                                   twoD ? "enigma_cpu_async_copy_2d"
+                                        : "enigma_cpu_async_copy_1d",
+                                   "", lanes)
+           << ";\n";
+    alias(op->getResult(0), "0u");
+    return success();
   }
 
   /// enigma_cpu_<callee>(arrays and uniform scalars..., threads, first, last)
