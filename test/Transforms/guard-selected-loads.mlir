@@ -87,3 +87,25 @@ enigma.kernel @second_use(%a: !buf {enigma.name = "a", enigma.dtype = "f32"},
   memref.store %w, %b[%ti] : !buf
   enigma.return
 }
+
+// A simdgroup function hands each lane's value to the other lanes: a load
+// behind simd_min stays as it is, since lanes that do not take the arm still
+// contribute to the lanes that do.
+// CHECK-LABEL: enigma.kernel @through_simd
+// CHECK: %[[I:.*]] = arith.index_castui
+// CHECK-NEXT: %[[L:.*]] = memref.load %{{.*}}[%[[I]]]
+// CHECK-NEXT: enigma.simd_min %[[L]]
+// CHECK-NOT: arith.select %{{.*}} : index
+enigma.kernel @through_simd(%a: !buf {enigma.name = "a", enigma.dtype = "f32"},
+                            %b: !buf {enigma.name = "b", enigma.dtype = "f32"}) {
+  %t = enigma.thread_position_in_grid <x>
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %i = arith.index_castui %t : i32 to index
+  %l = memref.load %a[%i] : !buf
+  %m = enigma.simd_min %l : f32
+  %c = arith.cmpi ugt, %t, %c0 : i32
+  %s = arith.select %c, %m, %zero : f32
+  memref.store %s, %b[%i] : !buf
+  enigma.return
+}

@@ -63,6 +63,10 @@ void collectCone(Value value, Block *block, llvm::SetVector<Operation *> &cone,
       op->getNumResults() != 1 || op->getNumRegions() > 0 ||
       op->hasTrait<OpTrait::ConstantLike>())
     return;
+  // A simdgroup function or a fragment reads the operands of other lanes,
+  // including lanes that do not take the arm: their loads must stay.
+  if (op->hasTrait<Collective>() || llvm::isa<RankedTensorType>(value.getType()))
+    return;
   if (loadIndexOperand(op)) {
     cone.insert(op);
     return;
