@@ -21,6 +21,7 @@ from __future__ import annotations
 from . import _core, _math
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
+from ._functions import define
 from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
                   to_value)
 from ._tensor import Fragment, VectorFragment
@@ -80,93 +81,28 @@ def _combine(op: str, a: IRValue, b: IRValue) -> IRValue:
     return a ^ b
 
 
-_THREAD_COMBINED = ("sum", "product", "min", "max", "and", "or", "xor")
+def _group_function(row, x, operand=None) -> IRValue:
+    """A simdgroup / quad function of the table: reductions combine a
+    thread's own values (fragment or vector) first, scans and shuffles go
+    element by element."""
+    values = _thread_values(x)
+    if row.rule == "GroupShuffle":
+        if values is not None:
+            return _like(x, [_call(row.name, v, operand) for v in values])
+        return _call(row.name, x, operand)
+    if values is None:
+        return _call(row.name, x)
+    if row.rule == "GroupScan":
+        return _like(x, [_call(row.name, v) for v in values])
+    acc = values[0]
+    for v in values[1:]:
+        acc = _combine(row.name.split("_", 1)[1], acc, v)
+    return _call(row.name, acc)
 
 
-def _reduction(group: str, op: str, what: str):
-    name = f"{group}_{op}"
-    width = 32 if group == "simd" else 4
-    unit = "simdgroup" if group == "simd" else "quad"
-
-    def fn(x):
-        values = _thread_values(x)
-        if values is None:
-            return _call(name, x)
-        if op not in _THREAD_COMBINED:  # a scan: element by element
-            return _like(x, [_call(name, v) for v in values])
-        acc = values[0]
-        for v in values[1:]:
-            acc = _combine(op, acc, v)
-        return _call(name, acc)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"``{name}(x)``: {what} over the active lanes of the {unit} "
-        f"({width} lanes). Same dtype as ``x``; int, uint or float"
-        f"{'' if op not in ('and', 'or', 'xor') else ' (integers only)'}. "
-        + ("For a fragment or vector ``x``, the thread's own values are "
-           "combined first: the result is one scalar."
-           if op in _THREAD_COMBINED else
-           "A fragment or vector ``x`` is scanned element by element."))
-    return fn
-
-
-def _shuffle(group: str, op: str, arg: str, what: str):
-    name = f"{group}_{op}"
-
-    def fn(x, operand):
-        values = _thread_values(x)
-        if values is not None:  # element by element
-            return _like(x, [_call(name, v, operand) for v in values])
-        return _call(name, x, operand)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``{name}(x, {arg})``: {what}"
-    return fn
-
-
-_REDUCTIONS = {
-    "sum": "the sum",
-    "product": "the product",
-    "min": "the minimum (signed or unsigned by dtype)",
-    "max": "the maximum (signed or unsigned by dtype)",
-    "and": "bitwise and",
-    "or": "bitwise or",
-    "xor": "bitwise xor",
-    "prefix_exclusive_sum": "each lane gets the sum of the lanes below it "
-                            "(0 for the first lane)",
-    "prefix_inclusive_sum": "each lane gets the sum of the lanes up to and "
-                            "including it",
-    "prefix_exclusive_product": "each lane gets the product of the lanes "
-                                "below it (1 for the first lane)",
-    "prefix_inclusive_product": "each lane gets the product of the lanes up "
-                                "to and including it",
-}
-
-_SHUFFLES = {
-    "shuffle": ("lane", "the value of lane ``lane % width``; a lane that "
-                        "does not exist gives the caller's own value."),
-    "broadcast": ("lane", "the value of lane ``lane % width`` (an alias of "
-                          "shuffle meant for a uniform lane)."),
-    "shuffle_up": ("delta", "the value of lane ``me - delta``; lanes below "
-                            "``delta`` keep their own value."),
-    "shuffle_down": ("delta", "the value of lane ``me + delta``; lanes whose "
-                              "source is past the last existing lane keep "
-                              "their own value."),
-    "shuffle_xor": ("mask", "the value of lane ``me ^ (mask % width)``; a "
-                            "lane that does not exist gives the caller's own "
-                            "value."),
-}
-
-__all__ = []
-for _group in ("simd", "quad"):
-    for _op, _what in _REDUCTIONS.items():
-        globals()[f"{_group}_{_op}"] = _reduction(_group, _op, _what)
-        __all__.append(f"{_group}_{_op}")
-    for _op, (_arg, _what) in _SHUFFLES.items():
-        globals()[f"{_group}_{_op}"] = _shuffle(_group, _op, _arg, _what)
-        __all__.append(f"{_group}_{_op}")
-del _group, _op, _what, _arg
+# One function per row of the simd family's table (EnigmaSimdOps.td): name,
+# parameters and docstring come from the row.
+__all__ = define(globals(), "simd", _group_function)
 
 
 # --------------------------------------------------------------------------

@@ -9,24 +9,16 @@ from __future__ import annotations
 import builtins
 
 from ._dtypes import as_dtype, f32
+from ._functions import define
 from ._ir import IRValue, current_tracer, fail, to_value
 from ._ir import is_number as _is_number
 
 __all__ = [
     "make_vec", "make_float2", "make_float3", "make_float4", "vec_extract",
     "any", "all",
-    "dot", "length", "distance", "normalize", "cross", "reflect", "refract",
-    "faceforward",
-    "pack_float_to_snorm4x8", "pack_float_to_unorm4x8",
-    "pack_float_to_snorm2x16", "pack_float_to_unorm2x16",
-    "pack_float_to_srgb_unorm4x8", "pack_float_to_unorm10a2",
-    "unpack_snorm4x8_to_float", "unpack_unorm4x8_to_float",
-    "unpack_snorm2x16_to_float", "unpack_unorm2x16_to_float",
-    "unpack_unorm4x8_srgb_to_float", "unpack_srgb_unorm4x8_to_float",
-    "unpack_unorm10a2_to_float",
     "pack_uint8x4", "unpack_uint8x4", "pack_int4x2", "unpack_int4x2",
     "dequantize_int8",
-]
+]  # and the table's geometry and packing functions (below)
 
 
 def _call(function: str, *args) -> IRValue:
@@ -121,143 +113,28 @@ def vec_extract(v, lane) -> IRValue:
 
 
 # --------------------------------------------------------------------------
-# Geometry
+# Geometry and normalized-integer packing: the rows of the geometry and pack
+# families' tables (EnigmaMathOps.td), which give each function its name,
+# parameters and docstring; the core types and builds them (callFunction).
 # --------------------------------------------------------------------------
 
-def dot(a, b) -> IRValue:
-    """Metal ``dot(a, b)``: sum of the lane products, a scalar."""
-    return _call("dot", _value(a, "dot"), _value(b, "dot"))
-
-
-def length(v) -> IRValue:
-    """Metal ``length(v)`` = ``sqrt(dot(v, v))``."""
-    return _call("length", _value(v, "length"))
-
-
-def distance(a, b) -> IRValue:
-    """Metal ``distance(a, b)`` = ``length(a - b)``."""
-    return _call("distance", _value(a, "distance"), _value(b, "distance"))
-
-
-def normalize(v) -> IRValue:
-    """Metal ``normalize(v)`` = ``v * rsqrt(dot(v, v))``."""
-    return _call("normalize", _value(v, "normalize"))
-
-
-def cross(a, b) -> IRValue:
-    """Metal ``cross(a, b)`` of two float3 vectors."""
-    return _call("cross", _value(a, "cross"), _value(b, "cross"))
-
-
-def reflect(i, n) -> IRValue:
-    """Metal ``reflect(i, n)`` = ``i - 2 * dot(n, i) * n`` (n normalized)."""
-    return _call("reflect", _value(i, "reflect"), _value(n, "reflect"))
-
-
-def refract(i, n, eta) -> IRValue:
-    """Metal ``refract(i, n, eta)``: with ``k = 1 - eta^2 (1 - dot(n, i)^2)``,
-    zero when ``k < 0``, else ``eta * i - (eta * dot(n, i) + sqrt(k)) * n``."""
-    i = _value(i, "refract")
-    return _call("refract", i, _value(n, "refract"), to_value(eta, i.dtype))
-
-
-def faceforward(n, i, nref) -> IRValue:
-    """Metal ``faceforward(n, i, nref)``: ``n`` if ``dot(nref, i) < 0``,
-    else ``-n``."""
-    return _call("faceforward", _value(n, "faceforward"),
-                 _value(i, "faceforward"), _value(nref, "faceforward"))
-
-
-# --------------------------------------------------------------------------
-# Normalized-integer packing
-# --------------------------------------------------------------------------
-
-def _pack(fmt: str, components) -> IRValue:
-    lanes = 2 if fmt.endswith("2x16") else 4
-    if len(components) == 1:
-        v = _value(components[0], f"pack_float_to_{fmt}")
+def _table_function(row, *args) -> IRValue:
+    if row.rule == "Pack":  # a float vector, or its components
+        if len(args) == 1:
+            values = [_value(args[0], row.name)]
+        else:
+            values = [_make_float(row.lanes, args)]
+    elif row.rule == "Unpack":
+        values = [to_value(args[0], as_dtype("u32"))]
+    elif row.rule == "VectorAndScalar":  # refract's eta takes the dtype
+        vectors = [_value(a, row.name) for a in args[:-1]]
+        values = vectors + [to_value(args[-1], vectors[0].dtype)]
     else:
-        v = _make_float(lanes, components)
-    return _call("pack_float", fmt, v)
+        values = [_value(a, row.name) for a in args]
+    return _call("call_function", row.name, [v._value for v in values])
 
 
-def _unpack(fmt: str, packed) -> IRValue:
-    return _call("unpack_to_float", fmt, to_value(packed, as_dtype("u32")))
-
-
-def pack_float_to_snorm4x8(*v) -> IRValue:
-    """Metal ``pack_float_to_snorm4x8(float4)`` -> uint: each lane clamped to
-    [-1, 1] (NaN -> 0), times 127, rounded to nearest even, lane 0 in the
-    low byte. Takes a float4 or 4 components."""
-    return _pack("snorm4x8", v)
-
-
-def pack_float_to_unorm4x8(*v) -> IRValue:
-    """Metal ``pack_float_to_unorm4x8(float4)`` -> uint: lanes clamped to
-    [0, 1] (NaN -> 0), times 255, rounded to nearest even."""
-    return _pack("unorm4x8", v)
-
-
-def pack_float_to_snorm2x16(*v) -> IRValue:
-    """Metal ``pack_float_to_snorm2x16(float2)`` -> uint (scale 32767)."""
-    return _pack("snorm2x16", v)
-
-
-def pack_float_to_unorm2x16(*v) -> IRValue:
-    """Metal ``pack_float_to_unorm2x16(float2)`` -> uint (scale 65535)."""
-    return _pack("unorm2x16", v)
-
-
-def pack_float_to_srgb_unorm4x8(*v) -> IRValue:
-    """Metal ``pack_float_to_srgb_unorm4x8(float4)``: r, g, b through the
-    linear-to-sRGB curve, alpha linear, then as unorm4x8."""
-    return _pack("srgb_unorm4x8", v)
-
-
-def pack_float_to_unorm10a2(*v) -> IRValue:
-    """Metal ``pack_float_to_unorm10a2(float4)``: r, g, b as 10-bit unorm in
-    bits 0-29, alpha as 2-bit unorm in bits 30-31."""
-    return _pack("unorm10a2", v)
-
-
-def unpack_snorm4x8_to_float(packed) -> IRValue:
-    """Metal ``unpack_snorm4x8_to_float(uint)`` -> float4:
-    ``max(-1, char(byte) / 127)`` per lane, lane 0 from the low byte."""
-    return _unpack("snorm4x8", packed)
-
-
-def unpack_unorm4x8_to_float(packed) -> IRValue:
-    """Metal ``unpack_unorm4x8_to_float(uint)`` -> float4: ``byte / 255``."""
-    return _unpack("unorm4x8", packed)
-
-
-def unpack_snorm2x16_to_float(packed) -> IRValue:
-    """Metal ``unpack_snorm2x16_to_float(uint)`` -> float2:
-    ``max(-1, short(half) / 32767)``."""
-    return _unpack("snorm2x16", packed)
-
-
-def unpack_unorm2x16_to_float(packed) -> IRValue:
-    """Metal ``unpack_unorm2x16_to_float(uint)`` -> float2: ``half / 65535``."""
-    return _unpack("unorm2x16", packed)
-
-
-def unpack_unorm4x8_srgb_to_float(packed) -> IRValue:
-    """Metal ``unpack_unorm4x8_srgb_to_float(uint)`` -> float4: unorm4x8,
-    then r, g, b through the sRGB-to-linear curve; alpha linear. Emitted as
-    the call of Metal's function (op ``enigma.unpack_unorm4x8_srgb``)."""
-    return _unpack("srgb_unorm4x8", packed)
-
-
-def unpack_srgb_unorm4x8_to_float(packed) -> IRValue:
-    """The original DSL's name of :func:`unpack_unorm4x8_srgb_to_float`
-    (the inverse of ``pack_float_to_srgb_unorm4x8``)."""
-    return _unpack("srgb_unorm4x8", packed)
-
-
-def unpack_unorm10a2_to_float(packed) -> IRValue:
-    """Metal ``unpack_unorm10a2_to_float(uint)`` -> float4."""
-    return _unpack("unorm10a2", packed)
+__all__ += define(globals(), ("geometry", "pack"), _table_function)
 
 
 # --------------------------------------------------------------------------
