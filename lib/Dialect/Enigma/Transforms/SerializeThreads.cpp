@@ -134,6 +134,10 @@ private:
 
   // --- Helpers ----------------------------------------------------------------
   FailureOr<Value> newArray(Operation *user, Type element, int64_t size = 1);
+  /// A per-thread array for each of `values` (carried values or results
+  /// of a group-level construct), which become per-thread values.
+  LogicalResult perThreadArrays(Operation *op, ValueRange values,
+                                SmallVectorImpl<Value> &arrays);
   Value lid(ThreadLoopOp loop);
   Value threadsInGroup();
   void atSetup();
@@ -390,17 +394,24 @@ LogicalResult Serializer::handleGroupLevel(Operation *op, Value sg) {
   return handleIf(cast<scf::IfOp>(op), outer, inner);
 }
 
+LogicalResult Serializer::perThreadArrays(Operation *op, ValueRange values,
+                                          SmallVectorImpl<Value> &arrays) {
+  for (Value value : values) {
+    FailureOr<Value> array = newArray(op, value.getType());
+    if (failed(array))
+      return failure();
+    arrays.push_back(*array);
+    perThread.insert(value);
+  }
+  return success();
+}
+
 LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
                                     Value outerSg, Value sg) {
   // Carried values live in per-thread arrays.
   SmallVector<Value> arrays;
-  for (Value arg : op.getRegionIterArgs()) {
-    FailureOr<Value> array = newArray(op, arg.getType());
-    if (failed(array))
-      return failure();
-    arrays.push_back(*array);
-    perThread.insert(arg);
-  }
+  if (failed(perThreadArrays(op, op.getRegionIterArgs(), arrays)))
+    return failure();
   for (Value result : op.getResults())
     perThread.insert(result);
   if (!arrays.empty()) {
@@ -445,13 +456,8 @@ LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
 
 LogicalResult Serializer::handleIf(scf::IfOp op, Operation *outer, Value sg) {
   SmallVector<Value> arrays;
-  for (Value result : op.getResults()) {
-    FailureOr<Value> array = newArray(op, result.getType());
-    if (failed(array))
-      return failure();
-    arrays.push_back(*array);
-    perThread.insert(result);
-  }
+  if (failed(perThreadArrays(op, op.getResults(), arrays)))
+    return failure();
   for (Region *arm : {&op.getThenRegion(), &op.getElseRegion()}) {
     if (arm->empty())
       continue;
