@@ -218,6 +218,12 @@ def float_op(t, fn, args, ulps=0.0, own_ulps=0.0):
     if own_ulps:
         e += own_ulps * ulp(t, out)
     e = np.where(np.isnan(e), INF, e)
+    # An undetermined input (an infinite bound) leaves the result
+    # undetermined: its corners are NaN, which fmin/fmax-based functions
+    # such as clamp hide (fuzz seed 1022860705: clamp(-inf +- inf, 0, 65504)
+    # looked determined as 0).
+    for a in args:
+        e = np.where(np.isinf(a.e), INF, e)
     return Val(t, out, e)
 
 
