@@ -31,5 +31,9 @@ echo "installed core needs only libc/libstdc++"
 
 cd "$(mktemp -d)"   # away from the source tree: only the installed package is importable
 "$venv/bin/python" "$root/examples/python/vector_add.py" 1000
-"$venv/bin/enigma-opt" --help | head -1
-"$venv/bin/enigma-translate" --help | head -1
+# The whole help text first: `| head -1` may close the pipe while the tool
+# still writes, and the tool then fails on the broken pipe.
+for tool in enigma-opt enigma-translate; do
+  "$venv/bin/$tool" --help > help.txt
+  head -1 help.txt
+done
