@@ -576,12 +576,8 @@ def fragment_where(false_val, true_val, cond):
     like = next(a for a in (true_val, false_val, cond) if _is_fragment(a))
 
     def raw(x, dtype=None):
-        if isinstance(x, Fragment):
-            if x.is_row_vector and not like.is_row_vector:
-                return x.broadcast(like.cols)._value
-            return x._value
-        if isinstance(x, IRValue):
-            return x._value
+        if isinstance(x, (Fragment, IRValue)):
+            return like._other(x)  # row vectors broadcast to like's columns
         if dtype is None:
             for v in (true_val, false_val):
                 if isinstance(v, IRValue) and not (v is cond):

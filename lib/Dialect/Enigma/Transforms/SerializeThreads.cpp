@@ -138,6 +138,13 @@ private:
   /// of a group-level construct), which become per-thread values.
   LogicalResult perThreadArrays(Operation *op, ValueRange values,
                                 SmallVectorImpl<Value> &arrays);
+  /// Stores `values` into `arrays` at the end of `loop`, each in the slot
+  /// of the thread being run.
+  void storeAtEnd(ThreadLoopOp loop, ValueRange values, ValueRange arrays,
+                  Location loc);
+  /// Replaces the results of the construct `outer` stands for by reads of
+  /// their per-thread arrays after it.
+  void replaceResults(ValueRange results, ValueRange arrays, Operation *outer);
   Value lid(ThreadLoopOp loop);
   Value threadsInGroup();
   void atSetup();
@@ -406,6 +413,22 @@ LogicalResult Serializer::perThreadArrays(Operation *op, ValueRange values,
   return success();
 }
 
+void Serializer::storeAtEnd(ThreadLoopOp loop, ValueRange values,
+                            ValueRange arrays, Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(&loop.getBody().front());
+  for (auto [value, array] : llvm::zip(values, arrays))
+    b.create<memref::StoreOp>(loc, value, array, lid(loop));
+}
+
+void Serializer::replaceResults(ValueRange results, ValueRange arrays,
+                                Operation *outer) {
+  for (auto [result, array] : llvm::zip(results, arrays))
+    result.replaceAllUsesWith(placeholder(
+        array, OpBuilder::InsertPoint(outer->getBlock(),
+                                      std::next(outer->getIterator()))));
+}
+
 LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
                                     Value outerSg, Value sg) {
   // Carried values live in per-thread arrays.
@@ -414,26 +437,16 @@ LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
     return failure();
   for (Value result : op.getResults())
     perThread.insert(result);
-  if (!arrays.empty()) {
-    ThreadLoopOp init = loopBefore(outer, outerSg);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(&init.getBody().front());
-    for (auto [value, array] : llvm::zip(op.getInitArgs(), arrays))
-      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(init));
-  }
+  if (!arrays.empty())
+    storeAtEnd(loopBefore(outer, outerSg), op.getInitArgs(), arrays,
+               op.getLoc());
   if (failed(structure(*op.getBody(), sg)))
     return failure();
   if (arrays.empty())
     return success();
 
   Operation *yield = op.getBody()->getTerminator();
-  ThreadLoopOp last = loopBefore(yield, sg);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(&last.getBody().front());
-    for (auto [value, array] : llvm::zip(yield->getOperands(), arrays))
-      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(last));
-  }
+  storeAtEnd(loopBefore(yield, sg), yield->getOperands(), arrays, op.getLoc());
   // The same loop without carried values.
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op);
@@ -446,10 +459,7 @@ LogicalResult Serializer::handleFor(scf::ForOp op, Operation *outer,
   for (auto [arg, array] : llvm::zip(op.getRegionIterArgs(), arrays))
     arg.replaceAllUsesWith(
         placeholder(array, OpBuilder::InsertPoint(body, body->begin())));
-  for (auto [result, array] : llvm::zip(op.getResults(), arrays))
-    result.replaceAllUsesWith(placeholder(
-        array, OpBuilder::InsertPoint(outer->getBlock(),
-                                      std::next(outer->getIterator()))));
+  replaceResults(op.getResults(), arrays, outer);
   op.erase();
   return success();
 }
@@ -467,11 +477,8 @@ LogicalResult Serializer::handleIf(scf::IfOp op, Operation *outer, Value sg) {
     if (arrays.empty())
       continue;
     Operation *yield = block.getTerminator();
-    ThreadLoopOp last = loopBefore(yield, sg);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(&last.getBody().front());
-    for (auto [value, array] : llvm::zip(yield->getOperands(), arrays))
-      b.create<memref::StoreOp>(op.getLoc(), value, array, lid(last));
+    storeAtEnd(loopBefore(yield, sg), yield->getOperands(), arrays,
+               op.getLoc());
   }
   if (arrays.empty())
     return success();
@@ -488,10 +495,7 @@ LogicalResult Serializer::handleIf(scf::IfOp op, Operation *outer, Value sg) {
   moveArm(op.getThenRegion().front(), plain.getThenRegion().front());
   if (hasElse)
     moveArm(op.getElseRegion().front(), plain.getElseRegion().front());
-  for (auto [result, array] : llvm::zip(op.getResults(), arrays))
-    result.replaceAllUsesWith(placeholder(
-        array, OpBuilder::InsertPoint(outer->getBlock(),
-                                      std::next(outer->getIterator()))));
+  replaceResults(op.getResults(), arrays, outer);
   op.erase();
   return success();
 }
