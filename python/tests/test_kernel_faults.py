@@ -316,3 +316,34 @@ def test_cuda_arrays_bound_in_place_are_not_run_again(runtime, request):
                         outputs=[out])
     assert "Run again" not in str(caught.value)
     assert "bounds_check=True" in str(caught.value)
+
+
+def test_cpu_stack_overflow_is_named(rng):
+    """The CPU keeps a value that lives across a barrier in a 1024-slot
+    array on the stack (docs/design/cpu-execution.md): 2,300 of them
+    (9 MiB) overflow the thread's 8 MiB stack. That is a KernelFaultError saying
+    so, and the runtime keeps working; a kernel with few of them computes."""
+
+    def make(count):
+        @enigma.kernel
+        def many(A: enigma.f32, B: enigma.f32):
+            g = enigma.thread_position_in_grid
+            vals = [A[g] * float(k + 1) for k in range(count)]
+            enigma.barrier()
+            acc = A[g]
+            for v in vals:
+                acc = acc + v
+            B[g] = acc
+        return enigma.compile(many)
+
+    runtime = enigma.CpuRuntime()
+    a = rng.standard_normal(64).astype(np.float32)
+    # prepare + dispatch: no bounds-checked re-run (it would fault too)
+    prepared = runtime.prepare(make(2300), [a], output_size=a.nbytes)
+    with pytest.raises(enigma.KernelFaultError, match="stack overflow") as e:
+        prepared.dispatch(grid=64, threads=64)
+    assert "keep fewer values alive across barriers" in str(e.value)
+    out = np.frombuffer(runtime.execute(make(8), [a], output_size=a.nbytes,
+                                        grid=64, threads=64), np.float32)
+    want = a.astype(np.float64) * (1 + sum(range(1, 9)))
+    np.testing.assert_allclose(out, want, rtol=1e-5)

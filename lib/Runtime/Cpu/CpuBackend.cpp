@@ -444,7 +444,11 @@ std::string faultMessage(const KernelArtifact &kernel,
          std::to_string(shape.groups[2]) +
          " threadgroups; the dispatch was stopped and its outputs are "
          "incomplete; " +
-         kernelFaultAdvice(kernel);
+         (run.fault.stackOverflow
+              ? std::string("keep fewer values alive across barriers and "
+                            "simdgroup functions (or in register arrays), or "
+                            "use threadgroup memory for them")
+              : kernelFaultAdvice(kernel));
 }
 } // namespace
 

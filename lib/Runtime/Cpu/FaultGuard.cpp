@@ -34,6 +34,9 @@ namespace enigma::cpu {
 namespace {
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+/// How far below the guarded call's frame a fault still counts as running
+/// out of stack: a thread's stack (8 MiB by default) and its guard page.
+constexpr uintptr_t kStackReach = uintptr_t(16) << 20;
 constexpr int kSignalCount = int(sizeof kSignals / sizeof kSignals[0]);
 /// The handlers installed before ours, by position in kSignals.
 struct sigaction previousHandlers[kSignalCount];
@@ -130,6 +133,11 @@ void onFaultSignal(int signal, siginfo_t *info, void *context) {
   slot.fault.signal = signal;
   slot.fault.code = info ? info->si_code : 0;
   slot.fault.address = info ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
+  // The recovery buffer lives in the guarded call's frame on the thread's
+  // stack, which grows down: a fault a little below it is the stack's end.
+  const uintptr_t frame = reinterpret_cast<uintptr_t>(recovery);
+  slot.fault.stackOverflow = signal == SIGSEGV && slot.fault.address < frame &&
+                             frame - slot.fault.address < kStackReach;
   siglongjmp(*recovery, 1);
 }
 
@@ -145,6 +153,11 @@ std::string Fault::describe() const {
   const std::string at = hex(address);
   switch (signal) {
   case SIGSEGV:
+    if (stackOverflow)
+      return "SIGSEGV (stack overflow at " + at +
+             ": the kernel needs more stack than the CPU thread has; values "
+             "live across a barrier or simdgroup function take one slot per "
+             "thread of the group, 1024 of them, on the stack)";
 #ifdef SI_KERNEL
     // x86-64 reports an address outside the canonical range (far beyond
     // any buffer) without the address.

@@ -24,6 +24,9 @@ struct Fault {
   int code = 0;          // siginfo's si_code
   uintptr_t address = 0; // si_addr: the data address (SIGSEGV, SIGBUS) or
                          // the faulting instruction (SIGFPE, SIGILL)
+  /// A SIGSEGV just below the guarded call's frame: the thread ran out of
+  /// stack (the CPU keeps a kernel's per-thread arrays there).
+  bool stackOverflow = false;
 
   /// "SIGSEGV (invalid memory access at 0x1000: address not mapped)".
   std::string describe() const;
