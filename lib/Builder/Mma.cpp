@@ -301,7 +301,7 @@ void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
 }
 
 Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
-          bool allowTf32) {
+          bool allowTf32, bool warpgroup) {
   RankedTensorType t = requireFragment(acc, "mma accumulator");
   if (t.getRank() != 2 || acc.dtype() != DType::F32)
     throw EnigmaError("mma accumulates into a float fragment, got " +
@@ -317,14 +317,31 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
     throw EnigmaError(std::string("mma multiplies ") + shortName(ta.dtype) +
                       " by " + shortName(tb.dtype) +
                       "; both operand tiles must have one dtype");
+  if (warpgroup) {
+    if (t.getDimSize(0) != 16)
+      throw EnigmaError("mma(warpgroup=True): each simdgroup holds 16 rows "
+                        "of the group's product; the accumulator is " +
+                        shapeText(t));
+    // Simdgroup i of the group starts 16 i rows into the group's A tile.
+    Value sg = kb.threadQuery(ThreadQuery::SimdgroupIndexInThreadgroup);
+    Value rows = (sg % kb.constantInt(4, DType::U32)) *
+                 kb.constantInt(16 * (a.transpose ? 1 : a.ld), DType::U32);
+    KernelBuilder::Impl &impl = kb.internals();
+    ta.offset = impl.builder.create<arith::AddIOp>(
+        impl.location, ta.offset, asIndex(kb, rows, "mma operand A offset"));
+  }
   KernelBuilder::Impl &impl = kb.internals();
   OpBuilder &bd = impl.builder;
+  auto blocks = [&](int64_t stride) {
+    return stride > 0 ? bd.getI64IntegerAttr(stride) : IntegerAttr();
+  };
   auto op = bd.create<MmaOp>(
       impl.location, t, raw(acc), ta.memref, ta.base, ta.offset, tb.memref,
       tb.base, tb.offset, bd.getI64IntegerAttr(k),
       bd.getI64IntegerAttr(a.ld), bd.getI64IntegerAttr(b.ld),
       unit(bd, a.transpose), unit(bd, b.transpose), swizzleAttr(kb, a.swizzle),
-      swizzleAttr(kb, b.swizzle), unit(bd, allowTf32 && ta.dtype == DType::F32));
+      swizzleAttr(kb, b.swizzle), unit(bd, allowTf32 && ta.dtype == DType::F32),
+      blocks(a.blockStride), blocks(b.blockStride), unit(bd, warpgroup));
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 
@@ -340,6 +357,8 @@ Value mmaReg(Value acc, Value a, const MmaOperand &b) {
     throw EnigmaError("mma: an operand belongs to another kernel");
   if (ta.getRank() != 2)
     throw EnigmaError("mma operand A must be a fragment, not a row vector");
+  if (b.blockStride != 0)
+    throw EnigmaError("mma with a fragment A takes B without column blocks");
   Tile tb = tileOf(kb, b, "B");
   if (tb.dtype != DType::F16 && tb.dtype != DType::BF16)
     throw EnigmaError(std::string("mma with A in registers multiplies half or "

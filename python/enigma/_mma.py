@@ -39,6 +39,7 @@ __all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
            "gemm_block", "gemm_tile", "gemm_configs", "default_gemm_config",
+           "warpgroup_shape",
            "autotune",
            "Autotuner", "Launch"]
 
@@ -194,9 +195,10 @@ class MmaOperand:
     :func:`mma_operand`)."""
 
     __slots__ = ("memory", "base", "offset", "ld", "transpose", "swizzle",
-                 "dtype")
+                 "block_stride", "dtype")
 
-    def __init__(self, mem, *, ld, offset=0, transpose=False, swizzle=None):
+    def __init__(self, mem, *, ld, offset=0, transpose=False, swizzle=None,
+                 block_stride=0):
         what = "mma_operand"
         self.memory, base = _memory(mem, what, threadgroup_only=True)
         self.base = 0 if base is None else base
@@ -204,15 +206,17 @@ class MmaOperand:
         self.ld = static_int(ld, f"{what}: ld")
         self.transpose = bool(transpose)
         self.swizzle = _swizzle(swizzle, f"{what}: swizzle")
+        self.block_stride = static_int(block_stride,
+                                       f"{what}: block_stride", minimum=0)
         self.dtype = mem.dtype
 
     def __repr__(self) -> str:
         return (f"MmaOperand(ld={self.ld}, transpose={self.transpose}, "
-                f"swizzle={self.swizzle})")
+                f"swizzle={self.swizzle}, block_stride={self.block_stride})")
 
 
 def mma_operand(mem, *, ld: int, offset=0, transpose=False,
-                swizzle=None) -> MmaOperand:
+                swizzle=None, block_stride=0) -> MmaOperand:
     """An operand tile of :func:`mma` in threadgroup memory ``mem`` (a
     threadgroup tensor or pipeline stage): element (r, c) of the tile is
     ``mem[swizzle(offset + r * ld + c)]``, with ``transpose=True``
@@ -220,20 +224,31 @@ def mma_operand(mem, *, ld: int, offset=0, transpose=False,
     ``ld`` (a Python int) is the pitch of the stored rows, a multiple of 16
     bytes; ``swizzle`` an ``enigma.Swizzle`` that the tile was stored with
     (:func:`copy_tile` with the same swizzle), applied to the offset inside
-    the allocation or stage."""
+    the allocation or stage. ``block_stride`` > 0: the stored columns come
+    in blocks of ``ld`` columns, ``block_stride`` elements apart (stored
+    element (sr, sc) at ``(sc // ld) * block_stride + sr * ld + sc % ld``):
+    the layout Hopper's wgmma reads for a B stored K x N."""
     return MmaOperand(mem, ld=ld, offset=offset, transpose=transpose,
-                      swizzle=swizzle)
+                      swizzle=swizzle, block_stride=block_stride)
 
 
 def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
-        allow_tf32: bool = False) -> Fragment:
+        allow_tf32: bool = False, warpgroup: bool = False) -> Fragment:
     """``acc + A @ B``. ``acc`` is an ``M x N`` float fragment; ``b`` a
     ``K x N`` :func:`mma_operand`; ``a`` an ``M x K`` :func:`mma_operand`
     (give ``k``) or an ``M x K`` fragment (converted to B's dtype: flash
     attention's ``P @ V``). Operands are both half, both bfloat, or both
     float; float operands use TF32 tensor cores on CUDA only with
     ``allow_tf32=True`` (else full fp32 FMA). Every lane of the simdgroup
-    must reach the call."""
+    must reach the call.
+
+    ``warpgroup=True``: the four simdgroups ``4q .. 4q + 3`` multiply
+    together. ``a`` is their common ``64 x K`` tile; simdgroup ``4q + i``
+    multiplies its rows ``16 i .. 16 i + 15`` into a 16-row ``acc``, all
+    by the same ``b``. The result is the same on every target; on Hopper
+    (sm_90a) tiles stored as :func:`gemm_block` stores them (rows of 128
+    bytes under ``mma_swizzle``, B in 64-column blocks) run as one wgmma
+    instruction. Every thread of the threadgroup must reach the call."""
     what = "mma"
     if not isinstance(acc, Fragment):
         fail(f"{what}: the accumulator must be a fragment, got "
@@ -245,6 +260,11 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
               _index(b.offset, f"{what}: B offset"), b.ld, b.transpose,
               b.swizzle)
     if isinstance(a, Fragment):
+        if warpgroup:
+            fail(f"{what}: warpgroup=True needs A in threadgroup memory, "
+                 "not a fragment")
+        if b.block_stride:
+            fail(f"{what}: with a fragment A, B cannot have block_stride")
         if k is not None and k != a.cols:
             fail(f"{what}: k={k} but A is a {a.rows} x {a.cols} fragment")
         return _wrap(_call("mma_reg", acc._value, a._value, *b_args))
@@ -257,7 +277,8 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
     return _wrap(_call("mma", acc._value, a.memory,
                        _index(a.base, f"{what}: A base"),
                        _index(a.offset, f"{what}: A offset"), a.ld,
-                       a.transpose, a.swizzle, *b_args, k, bool(allow_tf32)))
+                       a.transpose, a.swizzle, *b_args, k, bool(allow_tf32),
+                       a.block_stride, b.block_stride, bool(warpgroup)))
 
 
 def mma_swizzle(row_elements: int, dtype):
@@ -284,12 +305,13 @@ def mma_swizzle(row_elements: int, dtype):
 
 def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
               dst_ld: int | None = None, valid_rows=None, valid_cols=None,
-              swizzle=None) -> None:
+              swizzle=None, dst_offset=0) -> None:
     """The whole threadgroup copies a ``rows x cols`` tile of the device
     buffer ``src`` (rows ``src_ld`` elements apart, element (0, 0) at
     ``src_offset``) into threadgroup memory ``dst`` (a threadgroup tensor
-    or pipeline stage), row pitch ``dst_ld`` (default ``cols``), offsets
-    swizzled by ``swizzle``. Elements at ``r >= valid_rows`` or ``c >=
+    or pipeline stage) from element ``dst_offset`` on, row pitch ``dst_ld``
+    (default ``cols``), offsets swizzled by ``swizzle`` (the swizzle applies
+    to the offset inside the tile). Elements at ``r >= valid_rows`` or ``c >=
     valid_cols`` become 0 without reading ``src`` (masked edges).
 
     On CUDA the copy is asynchronous (cp.async, 16-byte chunks; element
@@ -312,7 +334,8 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
                 f"{what}: valid_rows")
     vc = _index(cols if valid_cols is None else valid_cols,
                 f"{what}: valid_cols")
-    _call("copy_tile_async", memory, _index(0 if base is None else base,
+    _call("copy_tile_async", memory, _index(_plus(base, dst_offset) if
+                                            base is not None else dst_offset,
                                             f"{what}: destination"),
           src._buffer, _index(src_offset, f"{what}: src_offset"),
           _index(src_ld, f"{what}: src_ld"), vr, vc, rows, cols, dst_ld,
@@ -385,32 +408,51 @@ class MmaConfig:
                                           self.as_dict().items()) + ")")
 
 
-_TG_LIMIT = 32 * 1024
+# Threadgroup memory per target: Metal's 32 KiB; an sm_90 block's 227 KiB,
+# which the CPU runtime also allows (the most any target allows, so the
+# limit of a configuration's check; runtimes check their own at load).
+_TG_LIMITS = {"metal": 32 * 1024, "cpu": 227 * 1024, "cuda": 227 * 1024}
+_TG_LIMIT = max(_TG_LIMITS.values())
 
 
 def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
     """Configurations worth timing for ``target`` ("cuda", "metal", "cpu")
-    and operand dtype, largest tiles first; all fit 32 KiB of threadgroup
-    memory."""
+    and operand dtype, the usual winners first; each fits the target's
+    threadgroup memory (32 KiB on Metal, 227 KiB on CUDA and the CPU). The
+    16-bit CUDA list starts with warpgroup shapes (:func:`warpgroup_shape`:
+    wgmma on Hopper)."""
     dtype = as_dtype(dtype)
+    if target not in _TG_LIMITS:
+        fail(f"gemm_configs: target must be one of {sorted(_TG_LIMITS)}, "
+             f"got {target!r}")
     if target == "cpu":
         return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 32, 32, 1, 1, 2)]
     if target == "metal":
         return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 64, 32, 1, 2, 2)]
     if dtype.itemsize == 2:
-        cands = [MmaConfig(128, 128, 32, 2, 2, 2),
+        # Hopper: 128 x 256 tiles fill the tensor cores; the smaller shapes
+        # fit two threadgroups per multiprocessor (one's barriers and copies
+        # overlap the other's products).
+        cands = [MmaConfig(128, 256, 64, 8, 1, 3),
+                 MmaConfig(128, 256, 64, 8, 1, 4),
+                 MmaConfig(128, 128, 64, 8, 1, 3),
+                 MmaConfig(128, 128, 64, 8, 1, 4),
+                 MmaConfig(64, 256, 64, 4, 1, 2),
+                 MmaConfig(64, 256, 64, 4, 1, 3),
+                 MmaConfig(128, 128, 32, 2, 2, 4),
+                 MmaConfig(128, 256, 32, 2, 4, 3),
+                 MmaConfig(128, 128, 32, 2, 2, 2),
                  MmaConfig(128, 128, 32, 2, 4, 2),
-                 MmaConfig(128, 128, 16, 2, 2, 4),
-                 MmaConfig(128, 64, 32, 2, 2, 2),
-                 MmaConfig(64, 128, 32, 2, 2, 2),
-                 MmaConfig(64, 64, 64, 2, 2, 2)]
+                 MmaConfig(64, 128, 32, 2, 2, 2)]
     else:
         cands = [MmaConfig(128, 64, 16, 2, 2, 2),
                  MmaConfig(128, 128, 16, 2, 4, 2),
+                 MmaConfig(128, 128, 16, 2, 4, 3),
+                 MmaConfig(128, 64, 32, 2, 2, 3),
                  MmaConfig(64, 64, 32, 2, 2, 2),
                  MmaConfig(64, 128, 16, 2, 2, 3),
                  MmaConfig(128, 64, 32, 4, 2, 2)]
-    return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMIT]
+    return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMITS[target]]
 
 
 def default_gemm_config(target: str = "cuda", dtype="bf16") -> MmaConfig:
@@ -434,9 +476,22 @@ def _check_config(config, dtype, what):
              f"{dtype.name}")
     if c.smem_bytes(dtype) > _TG_LIMIT:
         fail(f"{what}: {c} needs {c.smem_bytes(dtype)} bytes of threadgroup "
-             f"memory for {dtype.name} tiles; the limit is {_TG_LIMIT}")
+             f"memory for {dtype.name} tiles; no target has more than "
+             f"{_TG_LIMIT} (Metal: 32 KiB)")
     if c.stages < 2 or c.stages > 8:
         fail(f"{what}: stages must be 2 to 8, got {c.stages}")
+
+
+def warpgroup_shape(config, dtype, a_transposed=False) -> bool:
+    """Whether :func:`gemm_block` runs ``config`` as warpgroup products
+    (one wgmma per K step on Hopper, the same result elsewhere): 16-bit
+    operands, A not transposed, ``bk == 64``, one column of simdgroups
+    (``wn == 1``) of 16 rows each in groups of four, ``bn`` a multiple of
+    64."""
+    c = config
+    return (as_dtype(dtype).itemsize == 2 and not a_transposed and
+            c.bk == 64 and c.wn == 1 and c.wm % 4 == 0 and
+            c.bm == 16 * c.wm and c.bn % 64 == 0)
 
 
 def _block_origin(config, m, n):
@@ -536,9 +591,13 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     wtm, wtn = c.bm // c.wm, c.bn // c.wn
 
     # Stored tiles: A is bm x bk (a_transposed: bk x bm), B bk x bn
-    # (b_transposed: bn x bk).
+    # (b_transposed: bn x bk). Warpgroup products keep a bk x bn B in
+    # blocks of 64 columns (rows of 128 bytes, as wgmma reads them).
+    group = warpgroup_shape(c, dtype, a_transposed)
+    b_blocks = group and not b_transposed
     a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
-    b_shape = (c.bn, c.bk) if b_transposed else (c.bk, c.bn)
+    b_shape = (c.bn, c.bk) if b_transposed else \
+        (c.bk, 64 if b_blocks else c.bn)
     sw_a = mma_swizzle(a_shape[1], dtype)
     sw_b = mma_swizzle(b_shape[1], dtype)
     a_tiles = pipeline(dtype, c.bm * c.bk, c.stages)
@@ -567,6 +626,14 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
             copy_tile(stage[1], B, c.bn, c.bk, src_ld=ldb,
                       src_offset=col0 * ldb + k0, valid_rows=cols_left,
                       valid_cols=k_left, swizzle=sw_b)
+        elif b_blocks:     # bk x 64 blocks of columns col0 + 64 j..
+            for j in range_constexpr(c.bn // 64):
+                copy_tile(stage[1], B, c.bk, 64, src_ld=ldb,
+                          src_offset=k0 * ldb + col0 + 64 * j,
+                          valid_rows=k_left,
+                          valid_cols=where(0, cols_left - 64 * j,
+                                           64 * j < cols_left),
+                          swizzle=sw_b, dst_offset=j * c.bk * 64)
         else:
             copy_tile(stage[1], B, c.bk, c.bn, src_ld=ldb,
                       src_offset=k0 * ldb + col0, valid_rows=k_left,
@@ -582,13 +649,21 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         barrier()
         # The stage the previous step computed on is free again.
         load((a_tiles.back(), b_tiles.back()), kt + (c.stages - 1))
-        a_op = mma_operand(a_tiles.front(), ld=a_shape[1],
-                           offset=wrow if a_transposed else wrow * c.bk,
-                           transpose=a_transposed, swizzle=sw_a)
-        b_op = mma_operand(b_tiles.front(), ld=b_shape[1],
-                           offset=wcol * c.bk if b_transposed else wcol,
-                           transpose=b_transposed, swizzle=sw_b)
-        carry[0] = mma(carry[0], a_op, b_op, k=c.bk, allow_tf32=allow_tf32)
+        if group:          # the group's 64 rows; B is the whole tile
+            a_op = mma_operand(a_tiles.front(), ld=c.bk,
+                               offset=(warp // 4) * 64 * c.bk, swizzle=sw_a)
+            b_op = mma_operand(b_tiles.front(), ld=b_shape[1],
+                               transpose=b_transposed, swizzle=sw_b,
+                               block_stride=c.bk * 64 if b_blocks else 0)
+        else:
+            a_op = mma_operand(a_tiles.front(), ld=a_shape[1],
+                               offset=wrow if a_transposed else wrow * c.bk,
+                               transpose=a_transposed, swizzle=sw_a)
+            b_op = mma_operand(b_tiles.front(), ld=b_shape[1],
+                               offset=wcol * c.bk if b_transposed else wcol,
+                               transpose=b_transposed, swizzle=sw_b)
+        carry[0] = mma(carry[0], a_op, b_op, k=c.bk, allow_tf32=allow_tf32,
+                       warpgroup=group)
         a_tiles.advance()
         b_tiles.advance()
     acc = carry[0]

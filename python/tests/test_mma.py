@@ -457,6 +457,58 @@ def test_gemm_block_any_shape(runtime, rng, dtype, a_t, b_t, m, n, k):
                                   a.astype(np.float64) @ b + 1.0)
 
 
+# Warpgroup shapes (enigma.warpgroup_shape: wgmma on Hopper, the same
+# products elsewhere): B in 64-column blocks, or stored N x K.
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("b_t", [False, True])
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 64), (70, 130, 100),
+                                   (130, 64, 65)])
+def test_gemm_block_warpgroup_shape(runtime, rng, dtype, b_t, m, n, k):
+    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
+    assert enigma.warpgroup_shape(config, dtype)
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    out = run_kernel(runtime, _gemm(dtype, False, b_t, config),
+                     [_to_bits(a, dtype), _to_bits(b.T if b_t else b, dtype)],
+                     np.float32, m * n, *config.launch(m, n),
+                     scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n),
+                                  a.astype(np.float64) @ b + 1.0)
+
+
+@pytest.mark.parametrize("b_t", [False, True])
+def test_gemm_block_large_warpgroup_tiles(runtime, rng, b_t):
+    """The CUDA list's first configuration: 8 simdgroups of 16 x 256, three
+    stages (144 KiB: beyond Metal's threadgroup memory)."""
+    if runtime.name == "metal-host":
+        pytest.skip("needs more than Metal's 32 KiB of threadgroup memory")
+    config = enigma.gemm_configs("cuda", "bf16")[0]
+    assert enigma.warpgroup_shape(config, "bf16") and config.bn == 256
+    m, n, k = 150, 300, 200
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    out = run_kernel(runtime, _gemm("bf16", False, b_t, config),
+                     [_to_bits(a, "bf16"), _to_bits(b.T if b_t else b, "bf16")],
+                     np.float32, m * n, *config.launch(m, n),
+                     scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n),
+                                  a.astype(np.float64) @ b + 1.0)
+
+
+def test_warpgroup_shape_rules():
+    ok = enigma.MmaConfig(128, 256, 64, 8, 1, 3)
+    assert enigma.warpgroup_shape(ok, "bf16")
+    assert enigma.warpgroup_shape(ok, "f16")
+    assert not enigma.warpgroup_shape(ok, "f32")
+    assert not enigma.warpgroup_shape(ok, "bf16", a_transposed=True)
+    assert not enigma.warpgroup_shape(enigma.MmaConfig(128, 256, 32, 8, 1, 3),
+                                      "bf16")
+    assert not enigma.warpgroup_shape(enigma.MmaConfig(128, 256, 64, 4, 2, 3),
+                                      "bf16")
+    assert not enigma.warpgroup_shape(enigma.MmaConfig(128, 96, 64, 8, 1, 3),
+                                      "bf16")
+
+
 def test_swizzle_choice():
     sw = enigma.mma_swizzle(64, enigma.bf16)
     assert (sw.bits, sw.base, sw.shift) == (3, 3, 3)
@@ -480,13 +532,19 @@ def test_swizzle_choice():
 
 
 def test_gemm_configs_fit_threadgroup_memory():
-    for target in ("cuda", "metal", "cpu"):
+    limits = {"cuda": 227 * 1024, "metal": 32 * 1024, "cpu": 227 * 1024}
+    for target, limit in limits.items():
         for dtype in ("bf16", "f16", "f32"):
             configs = enigma.gemm_configs(target, dtype)
             assert configs
             for c in configs:
-                assert c.smem_bytes(dtype) <= 32 * 1024
+                assert c.smem_bytes(dtype) <= limit
                 assert (c.bm // c.wm) % 16 == 0 and (c.bn // c.wn) % 16 == 0
+    # Hopper: the 16-bit list leads with warpgroup shapes of deep pipelines.
+    first = enigma.gemm_configs("cuda", "bf16")[0]
+    assert enigma.warpgroup_shape(first, "bf16") and first.stages >= 3
+    with pytest.raises(enigma.EnigmaError, match="target must be one of"):
+        enigma.gemm_configs("rocm", "bf16")
 
 
 # --------------------------------------------------------------------------
@@ -644,9 +702,39 @@ def test_fragments_of_different_shapes_or_dtypes():
 def test_gemm_config_too_large_for_threadgroup_memory():
     def body(A, B):
         enigma.gemm_block(A, A, B, m=64, n=64, k=64,
-                          config=enigma.MmaConfig(128, 128, 64, 2, 2, 2))
+                          config=enigma.MmaConfig(256, 256, 128, 2, 2, 2))
     msg = _compile_error(body)
-    assert "65536 bytes of threadgroup memory" in msg, msg
+    assert "262144 bytes of threadgroup memory" in msg, msg
+    assert "Metal: 32 KiB" in msg, msg
+
+
+def test_warpgroup_product_mistakes():
+    def rows32(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma(enigma.mma_zeros(32, 64), enigma.mma_operand(t, ld=64),
+                   enigma.mma_operand(t, ld=64), k=64, warpgroup=True)
+    msg = _compile_error(rows32)
+    assert "16 rows" in msg and "32 x 64" in msg, msg
+
+    def fragment_a(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma(enigma.mma_zeros(16, 64), enigma.mma_zeros(16, 64, "bf16"),
+                   enigma.mma_operand(t, ld=64), warpgroup=True)
+    msg = _compile_error(fragment_a)
+    assert "warpgroup=True needs A in threadgroup memory" in msg, msg
+
+    def overlapping(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma(enigma.mma_zeros(16, 128), enigma.mma_operand(t, ld=64),
+                   enigma.mma_operand(t, ld=64, block_stride=1024), k=64)
+    msg = _compile_error(overlapping)
+    assert "would overlap" in msg, msg
+
+    def negative(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma_operand(t, ld=64, block_stride=-1)
+    msg = _compile_error(negative)
+    assert "block_stride must be at least 0" in msg, msg
 
 
 def test_copy_wait_and_mma_arguments():
@@ -667,8 +755,8 @@ def test_copy_wait_and_mma_arguments():
 
 def test_generated_sources_name_the_helpers():
     k = _product("bf16", False, True, True, False)
-    assert "enigma_mma_sync<32, 32, false, 2, 3, 3, 32, true, 2, 3, 3, " \
-           "false>" in k.cuda_source
+    assert "enigma_mma_sync<32, 32, false, 2, 3, 3, 0, 32, true, 2, 3, 3, " \
+           "0, false, false>" in k.cuda_source
     assert "enigma_copy_tile_async<64, 32, 32, 2, 3, 3>" in k.cuda_source
     assert "enigma_frag<float, 32, 48>" in k.cuda_source
     assert "simdgroup_multiply_accumulate" in k.metal_source
@@ -687,6 +775,14 @@ def test_cuda_source_compiles_to_tensor_core_instructions():
                 ("f32", False, False, True, False)):
         enigma._core.Runtime.nvrtc_check(_product(*key).cuda_source,
                                          "sm_90", [])
+    # Warpgroup products: wgmma in the Hopper-specific target sm_90a, the
+    # mma.sync path elsewhere.
+    for b_t in (False, True):
+        source = _gemm("bf16", False, b_t,
+                       enigma.gemm_configs("cuda", "bf16")[0]).cuda_source
+        assert "4096, false, true>(" in source or b_t
+        for arch in ("sm_90a", "sm_90", "sm_80"):
+            enigma._core.Runtime.nvrtc_check(source, arch, [])
 
 
 def test_partial_simdgroups_are_a_dispatch_error(rng):

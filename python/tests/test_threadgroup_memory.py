@@ -175,6 +175,43 @@ def test_arrays_are_declared_16_byte_aligned():
         assert source.count(f"alignas(16) {space}") == 2, source
 
 
+def test_cuda_starts_product_tiles_on_1024_byte_boundaries(runtime, rng):
+    # Hopper's wgmma reads 128-byte-swizzled tiles in place, a pattern that
+    # repeats every 1024 bytes: CUDA starts arrays of whole KiB from 8 KiB
+    # on at such a boundary (static and dynamic), other arrays at 16.
+    def make(tile_elements):
+        @enigma.kernel
+        def tiles(A: enigma.f32, B: enigma.f32):
+            small = enigma.threadgroup_alloc(enigma.f32, 5)
+            tile = enigma.threadgroup_alloc(enigma.f32, tile_elements)
+            i = enigma.thread_position_in_threadgroup()
+            g = enigma.thread_position_in_grid
+            tile[i] = A[g]
+            with enigma.if_(i == 0):
+                small[4] = 0.25
+            enigma.barrier()
+            B[g] = tile[255 - i] + small[4]
+        return enigma.compile(tiles)
+
+    static, dynamic = make(2048), make(16384)   # 8 KiB, 64 KiB
+    assert "alignas(1024) __shared__ float" in static.cuda_source
+    assert "alignas(16) __shared__ float" in static.cuda_source
+    src = dynamic.cuda_source
+    assert "extern __shared__ __align__(1024)" in src
+    assert "enigma_dynamic_shared + 1024)" in src, src
+    assert dynamic._artifact.cuda_dynamic_shared_bytes == 1024 + 65536
+    for compiled in (static, dynamic):
+        if runtime.name == "metal-host" and compiled is dynamic:
+            continue   # beyond Metal's 32 KiB
+        a = rng.standard_normal(512).astype(np.float32)
+        out = np.frombuffer(runtime.execute(
+            compiled, [a], output_size=a.nbytes, grid=(512, 1, 1),
+            threads=(256, 1, 1)), np.float32)
+        idx = np.arange(512)
+        want = a[(idx // 256) * 256 + 255 - idx % 256] + np.float32(0.25)
+        np.testing.assert_array_equal(out, want)
+
+
 def test_exactly_32_kib_compiles():
     @enigma.kernel
     def full(out: enigma.f32):

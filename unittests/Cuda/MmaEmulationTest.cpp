@@ -412,6 +412,7 @@ template <class T> struct StoredTile {
   int sw[3];
   u64 base, off;
   std::vector<double> value; // row-major logical values
+  u64 blockStride = 0;       // column blocks of ld, this far apart
 
   void fill(T *p, std::mt19937 &rng, bool tf32 = false) {
     std::uniform_int_distribution<int> d(-8, 8);
@@ -419,7 +420,9 @@ template <class T> struct StoredTile {
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         double v = d(rng) / 4.0 + (tf32 ? d(rng) / 1024.0 : 0.0);
-        u64 at = trans ? off + u64(c) * ld + r : off + u64(r) * ld + c;
+        u64 sr = trans ? c : r, sc = trans ? r : c;
+        u64 at = off + (blockStride ? (sc / ld) * blockStride + sr * ld + sc % ld
+                                    : sr * ld + sc);
         p[base + swizzle(sw[0], sw[1], sw[2], at)] = T(float(v));
         value[size_t(r) * cols + c] = double(float(T(float(v))));
       }
@@ -452,21 +455,23 @@ std::vector<double> product(const StoredTile<TA> &a, const StoredTile<TB> &b,
 
 /// Runs one enigma_mma_sync on a warp and compares with the reference.
 template <class T, int M, int N, int K, int LDA, bool TA, int A0, int A1,
-          int A2, int LDB, bool TB, int B0, int B1, int B2, bool Tf32 = false>
+          int A2, int LDB, bool TB, int B0, int B1, int B2, bool Tf32 = false,
+          int BBS = 0>
 void checkMma(u64 aBase, u64 aOff, u64 bBase, u64 bOff, double tol = 1e-4) {
   Arena arena;
   std::mt19937 rng(M * 131 + N * 7 + K + LDA + LDB + int(aOff + bOff));
   T *a = arena.at<T>(0), *b = arena.at<T>(16 * 1024);
   StoredTile<T> A{M, K, LDA, TA, {A0, A1, A2}, aBase, aOff, {}};
-  StoredTile<T> B{K, N, LDB, TB, {B0, B1, B2}, bBase, bOff, {}};
+  StoredTile<T> B{K, N, LDB, TB, {B0, B1, B2}, bBase, bOff, {}, u64(BBS)};
   A.fill(a, rng, Tf32);
   B.fill(b, rng, Tf32);
   float *c = arena.at<float>(32 * 1024);
   // A non-zero start: the product accumulates.
   emu::runWarp([&](unsigned lane) {
     auto acc = enigma_mma_fill<enigma_frag<float, M, N>>(0.5f);
-    acc = enigma_mma_sync<K, LDA, TA, A0, A1, A2, LDB, TB, B0, B1, B2, Tf32>(
-        acc, a, aBase, aOff, b, bBase, bOff, lane);
+    acc = enigma_mma_sync<K, LDA, TA, A0, A1, A2, 0, LDB, TB, B0, B1, B2, BBS,
+                          Tf32, false>(acc, a, aBase, aOff, b, bBase, bOff,
+                                       lane);
     enigma_mma_store<false, false>(acc, c, 0, N, 0, 0, lane);
   });
   std::vector<double> want = product(A, B, Tf32);
@@ -482,6 +487,18 @@ TEST(MmaEmulation, Bf16RowMajorOperands) {
                                                                         0, 0);
   checkMma<bfloat, 64, 64, 32, 32, false, 2, 3, 3, 64, false, 3, 3, 3>(0, 0,
                                                                         0, 0);
+}
+
+// The layout of a warpgroup product (gemm_block's Hopper shape): rows of
+// 64 elements under Swizzle<3, 3, 3>, B stored K x N in blocks of 64
+// columns 4096 elements apart; through ldmatrix and element reads.
+TEST(MmaEmulation, Bf16ColumnBlockedB) {
+  checkMma<bfloat, 16, 128, 64, 64, false, 3, 3, 3, 64, false, 3, 3, 3, false,
+           4096>(0, 0, 0, 0);
+  checkMma<bfloat, 16, 128, 32, 64, false, 3, 3, 3, 64, false, 3, 3, 3, false,
+           4096>(0, 64, 0, 0);
+  checkMma<bfloat, 16, 128, 16, 64, false, 3, 3, 3, 64, false, 3, 3, 3, false,
+           2048>(0, 3, 0, 1);
 }
 
 TEST(MmaEmulation, Bf16TransposedOperands) {

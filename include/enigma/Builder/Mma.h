@@ -53,7 +53,10 @@ using MmaSwizzle = std::array<int, 3>;
 
 /// An operand tile of a product in threadgroup memory: element (r, c) is
 /// `memory[base + swizzle(offset + r * ld + c)]`, or with `transpose`
-/// `memory[base + swizzle(offset + c * ld + r)]`.
+/// `memory[base + swizzle(offset + c * ld + r)]`. With a positive
+/// `blockStride` the stored columns come in blocks of `ld`, block j at
+/// offset j * blockStride (`r * ld + c` becomes `(c / ld) * blockStride +
+/// r * ld + c % ld`).
 struct MmaOperand {
   MmaMemory memory;
   Value base;
@@ -61,6 +64,7 @@ struct MmaOperand {
   int64_t ld = 0;
   bool transpose = false;
   std::optional<MmaSwizzle> swizzle;
+  int64_t blockStride = 0;
 };
 
 /// A fragment (cols > 0) or row vector (cols == 0) of `dtype` with every
@@ -80,9 +84,11 @@ void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
               Value boundCols = {});
 /// acc + A * B: acc is M x N float, A an M x k tile, B a k x N tile, both
 /// half or both bfloat, or both float (TF32 tensor cores only with
-/// allowTf32).
+/// allowTf32). With `warpgroup`, A is the 64 x k tile of each group of four
+/// simdgroups and simdgroup i of the group (index % 4) multiplies its rows
+/// 16 i .. 16 i + 15 into a 16-row acc; B is shared (one wgmma on sm_90a).
 Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
-          bool allowTf32 = false);
+          bool allowTf32 = false, bool warpgroup = false);
 /// acc + A * B with A an M x K fragment (converted to B's dtype, half or
 /// bfloat).
 Value mmaReg(Value acc, Value a, const MmaOperand &b);

@@ -395,6 +395,10 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
         "enigma.CpuRuntime or an older CUDA toolkit");
   if (best / 10 == cc / 10) {
     state.arch = "sm_" + std::to_string(best);
+    // Hopper's warpgroup instructions (wgmma) exist only in the
+    // architecture-specific target sm_90a, which runs on sm_90 alone.
+    if (best == 90 && cc == 90)
+      state.arch += "a";
     if (best != cc)
       state.archNote = "binary-compatible cubin for sm_" + std::to_string(cc);
     return;

@@ -112,9 +112,13 @@ inline F enigma_mma_broadcast_rows(thread const enigma_row<T, M> &r) {
   for (int i = 0; i < F::size; ++i) f.v[i] = r.v[enigma_mma_slot<F::cols>(i)];
   return f;
 }
-template <int Ld, bool Trans, int S0, int S1, int S2, typename P>
+template <int Ld, int Bs> inline ulong enigma_mma_stored(ulong sr, ulong sc) {
+  return Bs > 0 ? (sc / Ld) * ulong(Bs) + sr * Ld + sc % Ld : sr * Ld + sc;
+}
+template <int Ld, bool Trans, int S0, int S1, int S2, int Bs = 0, typename P>
 inline float enigma_mma_at(P p, ulong base, ulong off, ulong r, ulong c) {
-  return float(p[base + enigma_mma_swz<S0, S1, S2>(Trans ? off + c * Ld + r : off + r * Ld + c)]);
+  return float(p[base + enigma_mma_swz<S0, S1, S2>(off + (Trans ? enigma_mma_stored<Ld, Bs>(c, r)
+                                                                : enigma_mma_stored<Ld, Bs>(r, c)))]);
 }
 // One 8x8 step, c += a * b, each argument a lane's pair of its 8x8 tile.
 inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
@@ -127,19 +131,19 @@ inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   c[0] = d.x;
   c[1] = d.y;
 }
-template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int BLd, bool BTr, int BS0, int BS1,
-          int BS2, bool Tf32, typename PA, typename PB, int M, int N>
+template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs, int BLd, bool BTr, int BS0,
+          int BS1, int BS2, int BBs, bool Tf32, bool Wg, typename PA, typename PB, int M, int N>
 inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA a, ulong a_base,
                                                 ulong a_off, PB b, ulong b_base, ulong b_off, uint lane) {
   const ulong fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);
   for (int kb = 0; kb < K / 8; ++kb) {
     float2 am[M / 8], bm[N / 8];
     for (int bi = 0; bi < M / 8; ++bi)
-      am[bi] = float2(enigma_mma_at<ALd, ATr, AS0, AS1, AS2>(a, a_base, a_off, 8 * bi + fm, 8 * kb + fn),
-                      enigma_mma_at<ALd, ATr, AS0, AS1, AS2>(a, a_base, a_off, 8 * bi + fm, 8 * kb + fn + 1));
+      am[bi] = float2(enigma_mma_at<ALd, ATr, AS0, AS1, AS2, ABs>(a, a_base, a_off, 8 * bi + fm, 8 * kb + fn),
+                      enigma_mma_at<ALd, ATr, AS0, AS1, AS2, ABs>(a, a_base, a_off, 8 * bi + fm, 8 * kb + fn + 1));
     for (int bj = 0; bj < N / 8; ++bj)
-      bm[bj] = float2(enigma_mma_at<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn),
-                      enigma_mma_at<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn + 1));
+      bm[bj] = float2(enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn),
+                      enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn + 1));
     for (int bi = 0; bi < M / 8; ++bi)
       for (int bj = 0; bj < N / 8; ++bj)
         enigma_mma_88(&acc.v[2 * (bi * (N / 8) + bj)], am[bi], bm[bj], lane);
@@ -528,9 +532,12 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             std::to_string(mma.getK()) + ", " + std::to_string(mma.getALd()) +
             ", " + boolText(mma.getATranspose()) + ", " +
             swizzleArgs(mma.getASwizzle()) + ", " +
+            std::to_string(mma.getABlockStride().value_or(0)) + ", " +
             std::to_string(mma.getBLd()) + ", " +
             boolText(mma.getBTranspose()) + ", " +
-            swizzleArgs(mma.getBSwizzle()) + ", " + boolText(mma.getTf32());
+            swizzleArgs(mma.getBSwizzle()) + ", " +
+            std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
+            boolText(mma.getTf32()) + ", " + boolText(mma.getWarpgroup());
         e.define(mma.getResult(),
                  "enigma_mma_sync<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +

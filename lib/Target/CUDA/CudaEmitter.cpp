@@ -224,6 +224,8 @@ protected:
       CudaSharedLayout layout = cudaSharedLayout(kernel);
       if (layout.dynamic)
         return emitDynamicShared(alloc, layout);
+      if (layout.alignsLarge && CudaSharedLayout::isLarge(alloc.getPaddedBytes()))
+        return emitAlignedShared(alloc);
     }
     handled = false;
     return success();
@@ -264,6 +266,16 @@ private:
     return success();
   }
 
+  /// A static array on a 1024-byte boundary (CudaSharedMemory.h).
+  LogicalResult emitAlignedShared(ThreadgroupAllocOp op) {
+    MemRefType type = op.getMemref().getType();
+    line() << "alignas(" << CudaSharedLayout::kLargeAlignment << ") __shared__ "
+           << typeName(type.getElementType()) << " "
+           << freshName(op.getMemref()) << "[" << type.getNumElements()
+           << "];\n";
+    return success();
+  }
+
   /// Beyond 48 KiB the threadgroup arrays are carved out of dynamic shared
   /// memory (CudaSharedMemory.h).
   LogicalResult emitDynamicShared(ThreadgroupAllocOp op,
@@ -271,7 +283,8 @@ private:
     std::string element = typeName(op.getMemref().getType().getElementType());
     std::string name = freshName(op.getMemref());
     if (layout.offsets.front().first == op.getOperation())
-      line() << "extern __shared__ __align__(16) unsigned char "
+      line() << "extern __shared__ __align__("
+             << CudaSharedLayout::kLargeAlignment << ") unsigned char "
              << kCudaDynamicShared << "[];\n";
     line() << element << " *const " << name << " = reinterpret_cast<"
            << element << " *>(" << kCudaDynamicShared << " + "

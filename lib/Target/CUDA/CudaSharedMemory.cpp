@@ -13,6 +13,8 @@ namespace enigma {
 namespace {
 /// Static __shared__ memory CUDA allows a block.
 constexpr uint64_t kStaticLimit = 48 * 1024;
+/// What an sm_90 block may opt in to (the verifier's limit).
+constexpr uint64_t kDeviceLimit = 227 * 1024;
 } // namespace
 
 uint64_t CudaSharedLayout::offsetOf(Operation *alloc) const {
@@ -24,13 +26,23 @@ uint64_t CudaSharedLayout::offsetOf(Operation *alloc) const {
 
 CudaSharedLayout cudaSharedLayout(KernelOp kernel) {
   CudaSharedLayout layout;
-  layout.dynamic = ThreadgroupAllocOp::totalBytes(kernel) > kStaticLimit;
+  uint64_t total = ThreadgroupAllocOp::totalBytes(kernel);
+  layout.dynamic = total > kStaticLimit;
+  // Each aligned array may cost up to 1008 bytes of padding before it.
+  uint64_t padding = 0;
+  for (auto alloc : kernel.getBody().front().getOps<ThreadgroupAllocOp>())
+    if (CudaSharedLayout::isLarge(alloc.getPaddedBytes()))
+      padding += CudaSharedLayout::kLargeAlignment - 16;
+  layout.alignsLarge =
+      total + padding <= (layout.dynamic ? kDeviceLimit : kStaticLimit);
   if (!layout.dynamic)
     return layout;
   uint64_t end = 0;
   for (auto alloc : kernel.getBody().front().getOps<ThreadgroupAllocOp>()) {
     uint64_t bytes = alloc.getPaddedBytes();
-    uint64_t at = llvm::alignTo(end, ThreadgroupAllocOp::kAlignment);
+    bool large = layout.alignsLarge && CudaSharedLayout::isLarge(bytes);
+    uint64_t at = llvm::alignTo(end, large ? CudaSharedLayout::kLargeAlignment
+                                           : ThreadgroupAllocOp::kAlignment);
     layout.offsets.push_back({alloc.getOperation(), at});
     end = at + bytes;
   }

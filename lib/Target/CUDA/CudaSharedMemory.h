@@ -5,8 +5,12 @@
 // dynamic: one `extern __shared__` array sized at launch, which the runtime
 // allows with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES). A kernel
 // whose threadgroup arrays need more than 48 KiB carves them out of dynamic
-// shared memory, each on a 16-byte boundary as the static arrays are, so
-// the dynamic size is the verifier's padded total.
+// shared memory, each on a 16-byte boundary as the static arrays are.
+//
+// Arrays of whole KiB from 8 KiB on (tiles of a product) start on a
+// 1024-byte boundary, where Hopper's 128-byte swizzle pattern repeats
+// (wgmma reads tiles in place), unless the padding this may cost could pass
+// the limit (48 KiB static, 227 KiB dynamic).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_LIB_TARGET_CUDA_CUDASHAREDMEMORY_H
@@ -27,7 +31,15 @@ struct CudaSharedLayout {
   /// Byte offset of each threadgroup_alloc in the dynamic array.
   std::vector<std::pair<mlir::Operation *, uint64_t>> offsets;
 
+  /// Whether the large arrays are on 1024-byte boundaries.
+  bool alignsLarge = false;
+
   uint64_t offsetOf(mlir::Operation *alloc) const;
+  /// Whether an array of `bytes` is one that may be aligned to 1024 bytes.
+  static bool isLarge(uint64_t bytes) {
+    return bytes >= 8 * 1024 && bytes % kLargeAlignment == 0;
+  }
+  static constexpr uint64_t kLargeAlignment = 1024;
 };
 
 CudaSharedLayout cudaSharedLayout(KernelOp kernel);

@@ -180,3 +180,61 @@ enigma.kernel @reduce_shape() {
   %r = enigma.mma_reduce_rows sum %f : tensor<16x32xf32> -> tensor<32xf32>
   enigma.return
 }
+
+// -----
+
+enigma.kernel @warpgroup_rows() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %b = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<32x64xf32>
+  // expected-error @+1 {{with 'warpgroup' each simdgroup holds 16 rows of the group's product; the accumulator has 32}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<32x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @overlapping_blocks() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %b = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x128xf32>
+  // expected-error @+1 {{operand B: blocks of 64 x 64 elements are 2048 apart; they would overlap}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, b_block_stride = 2048} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @blocks_beyond_the_array() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %b = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x128xf32>
+  // expected-error @+1 {{operand B: the 64 x 128 tile reaches element 8191 of a threadgroup array of 4096}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, b_block_stride = 4096} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @warpgroup_divergent() {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : i32
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %b = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %sg = enigma.simdgroup_index_in_threadgroup
+  %p = arith.cmpi ult, %sg, %c2 : i32
+  // expected-note @+1 {{divergent control flow is here}}
+  scf.if %p {
+    // expected-error @+1 {{with 'warpgroup' is under control flow that depends on the thread's position}}
+    %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  }
+  enigma.return
+}

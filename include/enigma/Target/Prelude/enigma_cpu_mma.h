@@ -39,12 +39,18 @@ template <int B, int Base, int S> inline u64 swz(u64 x) {
   return x ^ ((x << (S < 0 ? -S : 0)) & mask);
 }
 
+// Offset of stored element (sr, sc) with pitch Ld, in column blocks Bs
+// apart when Bs > 0.
+template <int Ld, int Bs> inline u64 stored(u64 sr, u64 sc) {
+  return Bs > 0 ? (sc / Ld) * u64(Bs) + sr * Ld + sc % Ld : sr * Ld + sc;
+}
+
 // Element (r, c) of a tile at p[base + swizzle(off + r * Ld + c)]
-// (Trans: off + c * Ld + r), as a float.
-template <int Ld, bool Trans, int S0, int S1, int S2, class T>
+// (Trans: off + c * Ld + r; column blocks Bs apart), as a float.
+template <int Ld, bool Trans, int S0, int S1, int S2, int Bs = 0, class T>
 inline float tile(const T *p, u64 base, u64 off, u64 r, u64 c) {
-  return float(p[base + swz<S0, S1, S2>(Trans ? off + c * Ld + r
-                                              : off + r * Ld + c)]);
+  return float(p[base + swz<S0, S1, S2>(off + (Trans ? stored<Ld, Bs>(c, r)
+                                                     : stored<Ld, Bs>(r, c)))]);
 }
 
 } // namespace enigma_mma
@@ -122,9 +128,9 @@ inline F enigma_mma_broadcast_rows(const enigma_row<T, M> &r) {
 
 // acc + A * B: each element of the lane's rows is a float fma chain in k
 // order (TF32, when allowed, is not used: the result is full float).
-template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int BLd,
-          bool BTr, int BS0, int BS1, int BS2, bool Tf32, class T, int M,
-          int N>
+template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
+          int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,
+          bool Wg, class T, int M, int N>
 inline enigma_frag<float, M, N>
 enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
                 uint64_t a_off, const T *b, uint64_t b_base, uint64_t b_off,
@@ -137,8 +143,8 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
     for (int c = 0; c < N; ++c) {
       float s = acc.v[j * N + c];
       for (int k = 0; k < K; ++k)
-        s = fma(tile<ALd, ATr, AS0, AS1, AS2>(a, a_base, a_off, r, k),
-                tile<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, k, c), s);
+        s = fma(tile<ALd, ATr, AS0, AS1, AS2, ABs>(a, a_base, a_off, r, k),
+                tile<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, k, c), s);
       acc.v[j * N + c] = s;
     }
   }

@@ -17,6 +17,8 @@
 #ifndef ENIGMA_CUDA_MMA_CUH
 #define ENIGMA_CUDA_MMA_CUH
 
+#include "enigma_cuda_wgmma.cuh"
+
 template <class T, int M, int N> struct enigma_frag {
   typedef T value_type;
   enum : int { size = M * N / 32, rows = M, cols = N };
@@ -173,14 +175,19 @@ template <int Pending> __device__ __forceinline__ void cp_async_wait() {
 #endif /* ENIGMA_MMA_EMULATION */
 
 /* An operand tile: element (r, c) of the logical tile lives at
- * p[base + swizzle(off + r * Ld + c)] (Trans: off + c * Ld + r). */
-template <class T, int Ld, bool Trans, int S0, int S1, int S2> struct Tile {
+ * p[base + swizzle(off + stored(sr, sc))] with (sr, sc) = (r, c) (Trans:
+ * (c, r)) and stored(sr, sc) = sr * Ld + sc, or with column blocks (Bs > 0)
+ * (sc / Ld) * Bs + sr * Ld + sc % Ld. */
+template <class T, int Ld, bool Trans, int S0, int S1, int S2, int Bs = 0>
+struct Tile {
   enum : bool { kTrans = Trans };
   const T *p;
   u64 base, off;
+  static __device__ __forceinline__ u64 stored(u64 sr, u64 sc) {
+    return Bs > 0 ? (sc / Ld) * u64(Bs) + sr * Ld + sc % Ld : sr * Ld + sc;
+  }
   __device__ __forceinline__ u64 at(int r, int c) const {
-    return base + swz<S0, S1, S2>(Trans ? off + u64(c) * Ld + u64(r)
-                                        : off + u64(r) * Ld + u64(c));
+    return base + swz<S0, S1, S2>(off + (Trans ? stored(c, r) : stored(r, c)));
   }
   __device__ __forceinline__ T operator()(int r, int c) const {
     return p[at(r, c)];
@@ -189,8 +196,7 @@ template <class T, int Ld, bool Trans, int S0, int S1, int S2> struct Tile {
    * column `sc` (what ldmatrix wants). */
   __device__ __forceinline__ unsigned addr(int sr, int sc) const {
     return smem(p) +
-           unsigned(sizeof(T) *
-                    (base + swz<S0, S1, S2>(off + u64(sr) * Ld + u64(sc))));
+           unsigned(sizeof(T) * (base + swz<S0, S1, S2>(off + stored(sr, sc))));
   }
 };
 
@@ -434,19 +440,59 @@ __device__ __forceinline__ F enigma_mma_broadcast_rows(const enigma_row<T, M> &r
 
 /*===--- Products --------------------------------------------------------------===*/
 
-/* acc + A * B, A an M x K tile and B a K x N tile in shared memory. */
-template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int BLd,
-          bool BTr, int BS0, int BS1, int BS2, bool Tf32, class T, int M,
-          int N>
+namespace enigma_mma {
+/* Whether a warpgroup product of these tiles has the shapes wgmma reads
+ * (enigma_cuda_wgmma.cuh): 16-bit operands, 16 rows per warp, N of 64,
+ * 128 or 256, A K-major and B either way, rows of 64 elements under
+ * Swizzle<3, 3, 3>, a K x N B in column blocks of 1024-byte multiples. */
+template <class T, int M, int N, int K, int ALd, bool ATr, int AS0, int AS1,
+          int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2,
+          int BBs>
+struct wgmma_shape {
+  enum : bool {
+    value = sizeof(T) == 2 && M == 16 && (N == 64 || N == 128 || N == 256) &&
+            K % 16 == 0 && !ATr && ALd == 64 && ABs == 0 && AS0 == 3 &&
+            AS1 == 3 && AS2 == 3 && BLd == 64 && BS0 == 3 && BS1 == 3 &&
+            BS2 == 3 &&
+            (BTr ? BBs == 0 : (N == 64 || (BBs > 0 && BBs % 512 == 0)))
+  };
+};
+} // namespace enigma_mma
+
+/* acc + A * B, A an M x K tile and B a K x N tile in shared memory. Wg: the
+ * four warps of each warpgroup multiply consecutive 16-row blocks of one
+ * A tile by the same B (enigma.mma's `warpgroup`), which sm_90a runs as
+ * one wgmma product when the tiles have its shapes. */
+template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
+          int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,
+          bool Wg, class T, int M, int N>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                 enigma_mma::u64 a_base, enigma_mma::u64 a_off, const T *b,
                 enigma_mma::u64 b_base, enigma_mma::u64 b_off, unsigned lane) {
   using namespace enigma_mma;
-  typedef Tile<T, ALd, ATr, AS0, AS1, AS2> TA;
-  typedef Tile<T, BLd, BTr, BS0, BS1, BS2> TB;
+  typedef Tile<T, ALd, ATr, AS0, AS1, AS2, ABs> TA;
+  typedef Tile<T, BLd, BTr, BS0, BS1, BS2, BBs> TB;
   const TA A{a, a_base, a_off};
   const TB B{b, b_base, b_off};
+#if ENIGMA_HAS_WGMMA
+  if constexpr (Wg && wgmma_shape<T, M, N, K, ALd, ATr, AS0, AS1, AS2, ABs,
+                                  BLd, BTr, BS0, BS1, BS2, BBs>::value) {
+    /* The warpgroup's A tile starts 16 rows per warp before this warp's. */
+    const u64 slab = a_off - u64(16 * ALd) * ((threadIdx.x >> 5) & 3u);
+    const unsigned a0 = smem(a) + unsigned(sizeof(T) * a_base);
+    const unsigned b0 = smem(b) + unsigned(sizeof(T) * b_base);
+    /* The swizzle pattern must start at 1024-byte boundaries and the
+     * warpgroup be whole; otherwise mma.sync below gives the same result. */
+    if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0 &&
+        (blockDim.x & 127u) == 0 && blockDim.y == 1 && blockDim.z == 1) {
+      enigma_wgmma::product<is_half<T>::value, N, K, !BTr>(
+          acc.v, a0 + unsigned(sizeof(T) * slab),
+          b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
+      return acc;
+    }
+  }
+#endif
   if constexpr (sizeof(T) == 2) {
     /* ldmatrix wants 16-byte rows: both starts a multiple of 8 elements. */
     const bool direct = ((a_base | a_off | b_base | b_off) & 7u) == 0;

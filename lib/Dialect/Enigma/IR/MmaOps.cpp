@@ -105,34 +105,51 @@ std::optional<int64_t> constantIndex(Value v) {
   return std::nullopt;
 }
 
+/// Offset of stored element (sr, sc) of a tile with pitch `ld`, in column
+/// blocks `blockStride` apart when that is positive (enigma.mma).
+int64_t storedOffset(int64_t sr, int64_t sc, int64_t ld, int64_t blockStride) {
+  return blockStride > 0 ? (sc / ld) * blockStride + sr * ld + sc % ld
+                         : sr * ld + sc;
+}
+
 /// One past the largest element of a rows x cols tile at `offset` with
 /// pitch `ld` (transposed: columns `ld` apart), swizzled.
 int64_t tileExtent(std::optional<ArrayRef<int32_t>> sw, int64_t offset,
-                   int64_t rows, int64_t cols, int64_t ld, bool transpose) {
+                   int64_t rows, int64_t cols, int64_t ld, bool transpose,
+                   int64_t blockStride = 0) {
   ArrayRef<int32_t> swizzle = sw ? *sw : ArrayRef<int32_t>();
   int64_t extent = 0;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
-      int64_t at = transpose ? offset + c * ld + r : offset + r * ld + c;
+      int64_t at = offset + (transpose ? storedOffset(c, r, ld, blockStride)
+                                       : storedOffset(r, c, ld, blockStride));
       extent = std::max(extent, applyMmaSwizzle(swizzle, at) + 1);
     }
   return extent;
 }
 
 /// A threadgroup operand tile of the product: threadgroup memory, the pitch
-/// covers the stored row and keeps rows 16-byte aligned, the swizzle keeps
-/// chunks, and a constant placement fits the allocation.
+/// covers the stored row (or its blocks do not overlap) and keeps rows
+/// 16-byte aligned, the swizzle keeps chunks, and a constant placement fits
+/// the allocation.
 LogicalResult checkOperandTile(Operation *op, const char *name, Value memref,
                                Value base, Value offset, int64_t rows,
                                int64_t cols, int64_t ld, bool transpose,
-                               std::optional<ArrayRef<int32_t>> sw) {
+                               std::optional<ArrayRef<int32_t>> sw,
+                               int64_t blockStride = 0) {
   auto mem = llvm::cast<MemRefType>(memref.getType());
   Type element = mem.getElementType();
   if (getAddressSpace(mem) != AddressSpace::Threadgroup)
     return op->emitOpError() << "operand " << name
                              << " must be in threadgroup memory";
+  int64_t storedRows = transpose ? cols : rows;
   int64_t stored = transpose ? rows : cols;
-  if (ld < stored)
+  if (blockStride > 0 && blockStride < storedRows * ld)
+    return op->emitOpError()
+           << "operand " << name << ": blocks of " << storedRows << " x "
+           << ld << " elements are " << blockStride
+           << " apart; they would overlap";
+  if (blockStride == 0 && ld < stored)
     return op->emitOpError()
            << "operand " << name << ": its pitch " << ld
            << " is shorter than a stored row of " << stored << " elements";
@@ -150,8 +167,8 @@ LogicalResult checkOperandTile(Operation *op, const char *name, Value memref,
                                   "lane of the simdgroup";
   std::optional<int64_t> b = constantIndex(base), o = constantIndex(offset);
   if (b && o && mem.hasStaticShape()) {
-    int64_t end = *b + tileExtent(sw, *o, transpose ? cols : rows,
-                                  transpose ? rows : cols, ld, false);
+    int64_t end = *b + tileExtent(sw, *o, storedRows, stored, ld, false,
+                                  blockStride);
     if (*b < 0 || *o < 0 || end > mem.getNumElements())
       return op->emitOpError()
              << "operand " << name << ": the " << rows << " x " << cols
@@ -219,13 +236,30 @@ LogicalResult verifyMma(MmaOp op) {
                             << " operands";
   if (op.getTf32() && !ta.isF32())
     return op.emitOpError("'tf32' applies to f32 operands only");
+  if (op.getWarpgroup()) {
+    if (m != 16)
+      return op.emitOpError()
+             << "with 'warpgroup' each simdgroup holds 16 rows of the "
+                "group's product; the accumulator has "
+             << m;
+    if (Operation *owner =
+            findDivergentRegionOwner(op, SyncScope::Threadgroup)) {
+      InFlightDiagnostic diag = op.emitOpError(
+          "with 'warpgroup' is under control flow that depends on the "
+          "thread's position; the four simdgroups of a group multiply "
+          "together, so every thread must reach it");
+      diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+      return diag;
+    }
+  }
   if (failed(checkOperandTile(op, "A", op.getA(), op.getABase(),
                               op.getAOffset(), m, k, op.getALd(),
-                              op.getATranspose(), op.getASwizzle())))
+                              op.getATranspose(), op.getASwizzle(),
+                              op.getABlockStride().value_or(0))))
     return failure();
   return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
                           k, n, op.getBLd(), op.getBTranspose(),
-                          op.getBSwizzle());
+                          op.getBSwizzle(), op.getBBlockStride().value_or(0));
 }
 
 LogicalResult verifyMmaReg(MmaRegOp op) {

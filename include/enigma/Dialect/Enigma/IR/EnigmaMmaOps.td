@@ -129,6 +129,17 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
 
     Operands are f16, bf16 (the same for A and B) or f32; the accumulator
     is f32. f32 operands may use TF32 only with `tf32`.
+
+    `a_block_stride` / `b_block_stride`: the stored columns come in blocks
+    of `ld` columns, block j at offset j * stride (element (sr, sc) at
+    offset + (sc / ld) * stride + sr * ld + sc % ld, before the swizzle):
+    the layout Hopper's wgmma reads for a B stored K x N.
+
+    `warpgroup`: the four simdgroups 4q .. 4q + 3 reach the product
+    together, each with the next 16 rows of one A tile (its accumulator has
+    16 rows) and the same B. The result of each simdgroup is the one above;
+    the fact lets sm_90a run the four as one wgmma. The front end sets it
+    only where it built the offsets that way (enigma.mma(warpgroup=True)).
   }];
   let arguments = (ins Enigma_AccumulatorFragment:$acc,
                        Arg<Enigma_MmaOperandMemRef, "", [MemRead]>:$a,
@@ -141,7 +152,10 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
                        UnitAttr:$a_transpose, UnitAttr:$b_transpose,
                        OptionalAttr<DenseI32ArrayAttr>:$a_swizzle,
                        OptionalAttr<DenseI32ArrayAttr>:$b_swizzle,
-                       UnitAttr:$tf32);
+                       UnitAttr:$tf32,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$a_block_stride,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$b_block_stride,
+                       UnitAttr:$warpgroup);
   let results = (outs Enigma_AccumulatorFragment:$result);
   let assemblyFormat = [{
     $acc `,` $a `[` $a_base `,` $a_offset `]` `,` $b `[` $b_base `,`
