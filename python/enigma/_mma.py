@@ -435,6 +435,7 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
         # overlap the other's products).
         cands = [MmaConfig(128, 256, 64, 8, 1, 3),
                  MmaConfig(128, 256, 64, 8, 1, 4),
+                 MmaConfig(256, 128, 64, 16, 1, 3),
                  MmaConfig(128, 128, 64, 8, 1, 3),
                  MmaConfig(128, 128, 64, 8, 1, 4),
                  MmaConfig(64, 256, 64, 4, 1, 2),

@@ -655,6 +655,36 @@ TEST(MmaEmulation, TileCopySwizzleEdgesAndUnalignedSource) {
   }
 }
 
+// Whole tiles copied by 128 or 256 threads take the unrolled path: each
+// thread's chunks a constant stride apart (periodic swizzle), or swizzled
+// one by one, or fewer rows than one step of the threads.
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2>
+void checkWholeTile(unsigned threads) {
+  std::vector<float> buf(200 * 72);
+  for (size_t i = 0; i < buf.size(); ++i)
+    buf[i] = float(i) + 0.5f;
+  Arena arena;
+  float *dst = arena.at<float>(1024);
+  const u64 base = 32;
+  for (unsigned tid = 0; tid < threads; ++tid)
+    enigma_copy_tile_async<Rows, Cols, DstLd, S0, S1, S2>(
+        dst, base, buf.data(), 3 * 72 + 4, 72, Rows, Cols, tid, threads);
+  for (int r = 0; r < Rows; ++r)
+    for (int c = 0; c < Cols; ++c)
+      ASSERT_EQ(dst[base + swizzle(S0, S1, S2, u64(r) * DstLd + c)],
+                buf[(3 + r) * 72 + 4 + c])
+          << threads << " threads: " << r << ", " << c;
+}
+
+TEST(MmaEmulation, WholeTileCopiesByGemmThreadCounts) {
+  for (unsigned threads : {128u, 256u, 512u}) {
+    checkWholeTile<64, 32, 32, 3, 2, 3>(threads);  // periodic
+    checkWholeTile<48, 32, 40, 0, 0, 0>(threads);  // no swizzle, padded rows
+    checkWholeTile<24, 32, 32, 3, 2, 4>(threads);  // rows < one step
+    checkWholeTile<40, 64, 64, 3, 2, 6>(threads);  // not periodic, ragged
+  }
+}
+
 TEST(MmaEmulation, SimdgroupHalfMatricesOnTensorCores) {
   // The simdgroup 8x8 layout: lane l holds row l / 4, columns 2 (l % 4) and
   // the next. d = a * b + c, rounded once to half.

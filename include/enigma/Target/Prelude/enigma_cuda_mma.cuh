@@ -644,12 +644,54 @@ __device__ inline half2 enigma_simdgroup_multiply_accumulate<half2>(
 
 /*===--- Tile copies -------------------------------------------------------------===*/
 
+namespace enigma_mma {
+/* Elements after which a swizzle repeats: adding a multiple keeps it. */
+template <int B, int Base, int S> struct swizzle_period {
+  enum : long long {
+    value = B == 0 ? 1 : 1LL << (Base + (S < 0 ? -S : S) + B)
+  };
+};
+
+/* A whole tile (no edge inside) copied by exactly Threads threads: each
+ * thread's chunks are RowStep rows apart, so the source address moves by a
+ * constant stride and, when RowStep rows span whole swizzle periods, the
+ * destination by a constant: one cp.async and an add per chunk. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Threads,
+          class T>
+__device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
+                                                const T *src, u64 src_off,
+                                                u64 src_ld, unsigned tid) {
+  constexpr int E = 16 / int(sizeof(T));
+  constexpr int PerRow = Cols / E;
+  constexpr int RowStep = Threads / PerRow;
+  constexpr int Steps = (Rows + RowStep - 1) / RowStep;
+  constexpr bool Periodic =
+      (long long)RowStep * DstLd % swizzle_period<S0, S1, S2>::value == 0;
+  const unsigned r0 = tid / PerRow, c = (tid % PerRow) * E;
+  const T *from = src + src_off + u64(r0) * src_ld + c;
+  const u64 stride = u64(RowStep) * src_ld;
+  const unsigned base = smem(dst) + unsigned(sizeof(T) * dst_base);
+  const unsigned first = unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r0) * DstLd + c));
+#pragma unroll
+  for (int j = 0; j < Steps; ++j) {
+    const unsigned r = r0 + unsigned(j * RowStep);
+    if (Rows % RowStep != 0 && r >= unsigned(Rows))
+      break;
+    const unsigned at =
+        Periodic ? first + unsigned(sizeof(T) * j * RowStep * DstLd)
+                 : unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r) * DstLd + c));
+    cp_async16(base + at, from + j * stride, 16u);
+  }
+}
+} // namespace enigma_mma
+
 /* The threadgroup copies a Rows x Cols tile (chunk i of 16 bytes by thread
  * i mod nthreads): dst[dst_base + swizzle(r * DstLd + c)] = src[src_off +
  * r * src_ld + c] inside valid_rows x valid_cols, 0 outside. cp.async when
  * the source rows are 16-byte aligned (the zero fill of a chunk crossing the
  * edge is cp.async's src-size), element copies otherwise (also when
- * dst_base is not a whole chunk). */
+ * dst_base is not a whole chunk). Whole tiles copied by 128, 256 or 512
+ * threads (the GEMM shapes) take the unrolled path. */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
 __device__ __forceinline__ void
 enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
@@ -663,6 +705,29 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
   const bool aligned = ((((u64)(size_t)(src + src_off)) |
                          (src_ld * sizeof(T)) | (dst_base * sizeof(T))) &
                         15u) == 0;
+  if (aligned && valid_rows >= u64(Rows) && valid_cols >= u64(Cols)) {
+    if constexpr (512 % PerRow == 0) {
+      if (nthreads == 512u) {
+        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 512>(
+            dst, dst_base, src, src_off, src_ld, tid);
+        return;
+      }
+    }
+    if constexpr (256 % PerRow == 0) {
+      if (nthreads == 256u) {
+        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 256>(
+            dst, dst_base, src, src_off, src_ld, tid);
+        return;
+      }
+    }
+    if constexpr (128 % PerRow == 0) {
+      if (nthreads == 128u) {
+        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 128>(
+            dst, dst_base, src, src_off, src_ld, tid);
+        return;
+      }
+    }
+  }
   if (aligned) {
     const unsigned base = smem(dst);
     for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
