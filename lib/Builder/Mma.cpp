@@ -301,7 +301,10 @@ void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
 }
 
 Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
-          bool allowTf32, bool warpgroup) {
+          bool allowTf32, bool warpgroup, bool asynchronous) {
+  if (asynchronous && !warpgroup)
+    throw EnigmaError("mma: asynchronous=True applies to warpgroup products "
+                      "(warpgroup=True) only");
   RankedTensorType t = requireFragment(acc, "mma accumulator");
   if (t.getRank() != 2 || acc.dtype() != DType::F32)
     throw EnigmaError("mma accumulates into a float fragment, got " +
@@ -341,7 +344,20 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
       bd.getI64IntegerAttr(a.ld), bd.getI64IntegerAttr(b.ld),
       unit(bd, a.transpose), unit(bd, b.transpose), swizzleAttr(kb, a.swizzle),
       swizzleAttr(kb, b.swizzle), unit(bd, allowTf32 && ta.dtype == DType::F32),
-      blocks(a.blockStride), blocks(b.blockStride), unit(bd, warpgroup));
+      blocks(a.blockStride), blocks(b.blockStride), unit(bd, warpgroup),
+      unit(bd, asynchronous));
+  return wrapAs(kb, op.getResult(), DType::F32);
+}
+
+Value mmaWait(Value acc) {
+  RankedTensorType t = requireFragment(acc, "mma_wait");
+  if (t.getRank() != 2 || acc.dtype() != DType::F32)
+    throw EnigmaError("mma_wait takes a float accumulator fragment, got " +
+                      std::string(shortName(acc.dtype())) + " " +
+                      shapeText(t));
+  KernelBuilder &kb = *acc.builder();
+  KernelBuilder::Impl &impl = kb.internals();
+  auto op = impl.builder.create<MmaWaitOp>(impl.location, t, raw(acc));
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 

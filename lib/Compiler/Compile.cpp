@@ -235,6 +235,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);
   artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
+  artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
     if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {
           return u.index == unsigned(op.getIndex());

@@ -204,14 +204,22 @@ void checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid,
     return;
   bool partialEdge = grid.x % threads.x || grid.y % threads.y ||
                      grid.z % threads.z;
-  if (threads.volume() % 32 == 0 && !partialEdge)
+  uint64_t unit = kernel.wholeWarpgroups ? 128 : 32;
+  if (threads.volume() % unit == 0 && !partialEdge)
     return;
+  std::string what =
+      kernel.wholeWarpgroups
+          ? " has warpgroup products (four simdgroups multiply together), "
+            "so its threadgroups must be whole groups of four simdgroups"
+          : " holds simdgroup fragments, so its threadgroups must be whole "
+            "simdgroups";
   throw DispatchError(
-      "kernel " + kernel.kernelName + " holds simdgroup fragments, so its "
-      "threadgroups must be whole simdgroups: threads " + formatDim3(threads) +
-      (threads.volume() % 32 ? " is not a multiple of 32 threads"
-                             : " does not divide grid " + formatDim3(grid) +
-                                   " (the edge threadgroup would be partial)"));
+      "kernel " + kernel.kernelName + what + ": threads " +
+      formatDim3(threads) +
+      (threads.volume() % unit
+           ? " is not a multiple of " + std::to_string(unit) + " threads"
+           : " does not divide grid " + formatDim3(grid) +
+                 " (the edge threadgroup would be partial)"));
 }
 
 void checkThreadgroupMemory(const KernelArtifact &kernel,

@@ -35,7 +35,8 @@ from ._layout import Swizzle
 from ._math import imin, where
 from ._tile import PipelineStage, pipeline
 
-__all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_fill",
+__all__ = ["Fragment", "MmaOperand", "MmaConfig", "mma", "mma_wait",
+           "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
            "gemm_block", "gemm_tile", "gemm_configs", "default_gemm_config",
@@ -233,7 +234,8 @@ def mma_operand(mem, *, ld: int, offset=0, transpose=False,
 
 
 def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
-        allow_tf32: bool = False, warpgroup: bool = False) -> Fragment:
+        allow_tf32: bool = False, warpgroup: bool = False,
+        asynchronous: bool = False) -> Fragment:
     """``acc + A @ B``. ``acc`` is an ``M x N`` float fragment; ``b`` a
     ``K x N`` :func:`mma_operand`; ``a`` an ``M x K`` :func:`mma_operand`
     (give ``k``) or an ``M x K`` fragment (converted to B's dtype: flash
@@ -248,7 +250,15 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
     by the same ``b``. The result is the same on every target; on Hopper
     (sm_90a) tiles stored as :func:`gemm_block` stores them (rows of 128
     bytes under ``mma_swizzle``, B in 64-column blocks) run as one wgmma
-    instruction. Every thread of the threadgroup must reach the call."""
+    instruction. Every thread of the threadgroup must reach the call.
+
+    ``asynchronous=True`` (warpgroup products only): on Hopper the product
+    may still be in flight when the call returns (the group's previous
+    asynchronous product is complete, so its tiles may be refilled after a
+    barrier). The result may only be the ``acc`` of another asynchronous
+    product, also through loop-carried values, until :func:`mma_wait`
+    completes it; anything else is an EnigmaError. Elsewhere the product
+    is complete at once."""
     what = "mma"
     if not isinstance(acc, Fragment):
         fail(f"{what}: the accumulator must be a fragment, got "
@@ -278,7 +288,17 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
                        _index(a.base, f"{what}: A base"),
                        _index(a.offset, f"{what}: A offset"), a.ld,
                        a.transpose, a.swizzle, *b_args, k, bool(allow_tf32),
-                       a.block_stride, b.block_stride, bool(warpgroup)))
+                       a.block_stride, b.block_stride, bool(warpgroup),
+                       bool(asynchronous)))
+
+
+def mma_wait(acc: Fragment) -> Fragment:
+    """``acc`` once the simdgroup group's asynchronous products
+    (``mma(..., asynchronous=True)``) are complete, and their reads of
+    threadgroup memory over."""
+    if not isinstance(acc, Fragment):
+        fail(f"mma_wait: expected a fragment, got {type(acc).__name__}")
+    return _wrap(_call("mma_wait", acc._value))
 
 
 def mma_swizzle(row_elements: int, dtype):
@@ -433,17 +453,15 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
         # Hopper: 128 x 256 tiles fill the tensor cores; the smaller shapes
         # fit two threadgroups per multiprocessor (one's barriers and copies
         # overlap the other's products).
-        cands = [MmaConfig(128, 256, 64, 8, 1, 3),
-                 MmaConfig(128, 256, 64, 8, 1, 4),
+        cands = [MmaConfig(128, 256, 64, 8, 1, 4),
+                 MmaConfig(128, 256, 64, 8, 1, 3),
+                 MmaConfig(256, 128, 64, 16, 1, 4),
                  MmaConfig(256, 128, 64, 16, 1, 3),
                  MmaConfig(128, 128, 64, 8, 1, 3),
                  MmaConfig(128, 128, 64, 8, 1, 4),
                  MmaConfig(64, 256, 64, 4, 1, 2),
-                 MmaConfig(64, 256, 64, 4, 1, 3),
                  MmaConfig(128, 128, 32, 2, 2, 4),
-                 MmaConfig(128, 256, 32, 2, 4, 3),
                  MmaConfig(128, 128, 32, 2, 2, 2),
-                 MmaConfig(128, 128, 32, 2, 4, 2),
                  MmaConfig(64, 128, 32, 2, 2, 2)]
     else:
         cands = [MmaConfig(128, 64, 16, 2, 2, 2),
@@ -641,15 +659,22 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                       valid_cols=cols_left, swizzle=sw_b)
         copy_commit()
 
-    for s in range_constexpr(c.stages - 1):
+    # Tiles loaded ahead of the one computed on. Asynchronous warpgroup
+    # products (3 stages or more) keep the previous step's product in
+    # flight, so its stage is not refilled until the step after.
+    asynchronous = group and c.stages >= 3
+    ahead = c.stages - 2 if asynchronous else c.stages - 1
+    for s in range_constexpr(ahead):
         load((a_tiles.stage(s), b_tiles.stage(s)), s)
 
     with for_range(0, ktiles, dtype="uint",
                    init=[mma_zeros(wtm, wtn)]) as (kt, carry):
-        copy_wait(c.stages - 2)
+        copy_wait(ahead - 1)
         barrier()
-        # The stage the previous step computed on is free again.
-        load((a_tiles.back(), b_tiles.back()), kt + (c.stages - 1))
+        # Free again: the stage of the product before the previous one
+        # (asynchronous: every group completed it before this barrier), or
+        # of the previous one.
+        load((a_tiles.stage(ahead), b_tiles.stage(ahead)), kt + ahead)
         if group:          # the group's 64 rows; B is the whole tile
             a_op = mma_operand(a_tiles.front(), ld=c.bk,
                                offset=(warp // 4) * 64 * c.bk, swizzle=sw_a)
@@ -664,10 +689,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                                offset=wcol * c.bk if b_transposed else wcol,
                                transpose=b_transposed, swizzle=sw_b)
         carry[0] = mma(carry[0], a_op, b_op, k=c.bk, allow_tf32=allow_tf32,
-                       warpgroup=group)
+                       warpgroup=group, asynchronous=asynchronous)
         a_tiles.advance()
         b_tiles.advance()
-    acc = carry[0]
+    acc = mma_wait(carry[0]) if asynchronous else carry[0]
     copy_wait(0)
 
     out_row, out_col = row0 + wrow, col0 + wcol

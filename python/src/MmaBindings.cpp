@@ -113,17 +113,26 @@ void bindMma(nb::module_ &m) {
          Value aOffset, int64_t aLd, bool aTranspose, Swizzle aSwizzle,
          const ThreadgroupArray &bm, Value bBase, Value bOffset, int64_t bLd,
          bool bTranspose, Swizzle bSwizzle, int k, bool tf32,
-         int64_t aBlockStride, int64_t bBlockStride, bool warpgroup) {
+         int64_t aBlockStride, int64_t bBlockStride, bool warpgroup,
+         bool asynchronous) {
         checkBuilder(b, acc, "mma");
         return mma(acc,
                    {a, aBase, aOffset, aLd, aTranspose, aSwizzle, aBlockStride},
                    {bm, bBase, bOffset, bLd, bTranspose, bSwizzle, bBlockStride},
-                   k, tf32, warpgroup);
+                   k, tf32, warpgroup, asynchronous);
       },
       "builder"_a, "acc"_a, "a"_a, "a_base"_a, "a_offset"_a, "a_ld"_a,
       "a_transpose"_a, "a_swizzle"_a.none(), "b"_a, "b_base"_a, "b_offset"_a,
       "b_ld"_a, "b_transpose"_a, "b_swizzle"_a.none(), "k"_a, "tf32"_a,
-      "a_block_stride"_a = 0, "b_block_stride"_a = 0, "warpgroup"_a = false);
+      "a_block_stride"_a = 0, "b_block_stride"_a = 0, "warpgroup"_a = false,
+      "asynchronous"_a = false);
+  m.def(
+      "mma_wait",
+      [](KernelBuilder &b, Value acc) {
+        checkBuilder(b, acc, "mma_wait");
+        return mmaWait(acc);
+      },
+      "builder"_a, "acc"_a);
   m.def(
       "mma_reg",
       [](KernelBuilder &b, Value acc, Value a, const ThreadgroupArray &bm,

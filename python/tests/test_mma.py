@@ -461,10 +461,16 @@ def test_gemm_block_any_shape(runtime, rng, dtype, a_t, b_t, m, n, k):
 # products elsewhere): B in 64-column blocks, or stored N x K.
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 @pytest.mark.parametrize("b_t", [False, True])
+@pytest.mark.parametrize("stages", [2, 3])
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 64), (70, 130, 100),
-                                   (130, 64, 65)])
-def test_gemm_block_warpgroup_shape(runtime, rng, dtype, b_t, m, n, k):
-    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
+                                   (130, 64, 200)])
+def test_gemm_block_warpgroup_shape(runtime, rng, dtype, b_t, stages, m, n,
+                                    k):
+    """2 stages: each product complete before the next copy; 3 stages:
+    asynchronous products (one in flight across the barrier), 48 KiB."""
+    if stages == 3 and runtime.name == "metal-host":
+        pytest.skip("48 KiB of threadgroup memory: beyond Metal's 32 KiB")
+    config = enigma.MmaConfig(64, 64, 64, 4, 1, stages, group_m=2)
     assert enigma.warpgroup_shape(config, dtype)
     a = _eighths(rng, (m, k), -4, 4)
     b = _eighths(rng, (k, n), -4, 4)
@@ -493,6 +499,53 @@ def test_gemm_block_large_warpgroup_tiles(runtime, rng, b_t):
                      scalars=[m, n, k])
     np.testing.assert_array_equal(out.reshape(m, n),
                                   a.astype(np.float64) @ b + 1.0)
+
+
+def test_asynchronous_products_must_be_waited_for():
+    def body(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        acc = enigma.mma(enigma.mma_zeros(16, 64),
+                         enigma.mma_operand(t, ld=64),
+                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
+                         asynchronous=True)
+        enigma.mma_store(acc, B, ld=64)
+    msg = _compile_error(body)
+    assert "is asynchronous" in msg and "mma_wait" in msg, msg
+
+    def not_warpgroup(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma(enigma.mma_zeros(16, 64), enigma.mma_operand(t, ld=64),
+                   enigma.mma_operand(t, ld=64), k=64, asynchronous=True)
+    msg = _compile_error(not_warpgroup)
+    assert "warpgroup products" in msg, msg
+
+    def waited(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        acc = enigma.mma(enigma.mma_zeros(16, 64),
+                         enigma.mma_operand(t, ld=64),
+                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
+                         asynchronous=True)
+        enigma.mma_store(enigma.mma_wait(acc), B, ld=64)
+
+    @enigma.kernel
+    def fine(A: enigma.bf16, B: enigma.f32):
+        waited(A, B)
+    assert "enigma_mma_wait(" in enigma.compile(fine).cuda_source
+
+
+def test_warpgroup_kernels_need_whole_groups_of_four_simdgroups(runtime):
+    """Four simdgroups multiply together: a threadgroup of 96 threads, or an
+    edge threadgroup that the grid cuts, is refused before the launch."""
+    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
+    compiled = _gemm("bf16", False, False, config)
+    a = np.zeros(64 * 64, np.uint16)
+    for grid, threads, why in (((96, 1, 1), (96, 1, 1), "multiple of 128"),
+                               ((192, 1, 1), (128, 1, 1), "does not divide")):
+        with pytest.raises(enigma.DispatchError,
+                           match="whole groups of four simdgroups.*" + why):
+            runtime.execute(compiled, [a, a], output_size=64 * 64 * 4,
+                            grid=grid, threads=threads,
+                            scalars=[64, 64, 64])
 
 
 def test_warpgroup_shape_rules():
@@ -756,7 +809,7 @@ def test_copy_wait_and_mma_arguments():
 def test_generated_sources_name_the_helpers():
     k = _product("bf16", False, True, True, False)
     assert "enigma_mma_sync<32, 32, false, 2, 3, 3, 0, 32, true, 2, 3, 3, " \
-           "0, false, false>" in k.cuda_source
+           "0, false, false, false>" in k.cuda_source
     assert "enigma_copy_tile_async<64, 32, 32, 2, 3, 3>" in k.cuda_source
     assert "enigma_frag<float, 32, 48>" in k.cuda_source
     assert "simdgroup_multiply_accumulate" in k.metal_source
@@ -780,7 +833,9 @@ def test_cuda_source_compiles_to_tensor_core_instructions():
     for b_t in (False, True):
         source = _gemm("bf16", False, b_t,
                        enigma.gemm_configs("cuda", "bf16")[0]).cuda_source
-        assert "4096, false, true>(" in source or b_t
+        # 3 stages or more: asynchronous products, completed by mma_wait
+        assert "4096, false, true, true>(" in source or b_t
+        assert "enigma_mma_wait(" in source
         for arch in ("sm_90a", "sm_90", "sm_80"):
             enigma._core.Runtime.nvrtc_check(source, arch, [])
 

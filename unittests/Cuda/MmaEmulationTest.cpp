@@ -470,8 +470,8 @@ void checkMma(u64 aBase, u64 aOff, u64 bBase, u64 bOff, double tol = 1e-4) {
   emu::runWarp([&](unsigned lane) {
     auto acc = enigma_mma_fill<enigma_frag<float, M, N>>(0.5f);
     acc = enigma_mma_sync<K, LDA, TA, A0, A1, A2, 0, LDB, TB, B0, B1, B2, BBS,
-                          Tf32, false>(acc, a, aBase, aOff, b, bBase, bOff,
-                                       lane);
+                          Tf32, false, false>(acc, a, aBase, aOff, b, bBase,
+                                              bOff, lane);
     enigma_mma_store<false, false>(acc, c, 0, N, 0, 0, lane);
   });
   std::vector<double> want = product(A, B, Tf32);

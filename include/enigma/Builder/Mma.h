@@ -87,8 +87,14 @@ void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
 /// allowTf32). With `warpgroup`, A is the 64 x k tile of each group of four
 /// simdgroups and simdgroup i of the group (index % 4) multiplies its rows
 /// 16 i .. 16 i + 15 into a 16-row acc; B is shared (one wgmma on sm_90a).
+/// With `asynchronous` (warpgroup products only) the product may still be
+/// in flight: its result may only be the acc of another asynchronous
+/// product or go to mmaWait.
 Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
-          bool allowTf32 = false, bool warpgroup = false);
+          bool allowTf32 = false, bool warpgroup = false,
+          bool asynchronous = false);
+/// `acc` once the group's asynchronous products are complete.
+Value mmaWait(Value acc);
 /// acc + A * B with A an M x K fragment (converted to B's dtype, half or
 /// bfloat).
 Value mmaReg(Value acc, Value a, const MmaOperand &b);

@@ -92,6 +92,9 @@ struct KernelArtifact {
   /// The kernel holds simdgroup fragments (the mma family): every
   /// threadgroup of a launch must be whole simdgroups.
   bool wholeSimdgroups = false;
+  /// It has warpgroup products: threadgroups must be whole groups of four
+  /// simdgroups (multiples of 128 threads).
+  bool wholeWarpgroups = false;
   /// Bounds-checked mode: hidden parameters after `params` (empty when the
   /// mode is off or nothing is checked) and the table of checked accesses.
   std::vector<BoundsCheckParam> boundsCheckParams;

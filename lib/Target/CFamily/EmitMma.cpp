@@ -131,8 +131,10 @@ inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   c[0] = d.x;
   c[1] = d.y;
 }
+template <typename F> inline F enigma_mma_wait(F acc) { return acc; }
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs, int BLd, bool BTr, int BS0,
-          int BS1, int BS2, int BBs, bool Tf32, bool Wg, typename PA, typename PB, int M, int N>
+          int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, typename PA, typename PB, int M,
+          int N>
 inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA a, ulong a_base,
                                                 ulong a_off, PB b, ulong b_base, ulong b_off, uint lane) {
   const ulong fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);
@@ -537,7 +539,8 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             boolText(mma.getBTranspose()) + ", " +
             swizzleArgs(mma.getBSwizzle()) + ", " +
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
-            boolText(mma.getTf32()) + ", " + boolText(mma.getWarpgroup());
+            boolText(mma.getTf32()) + ", " + boolText(mma.getWarpgroup()) +
+            ", " + boolText(mma.getAsynchronous());
         e.define(mma.getResult(),
                  "enigma_mma_sync<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +
@@ -545,6 +548,11 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                      ", " + e.expr(mma.getB()) + ", " +
                      e.expr(mma.getBBase()) + ", " + e.expr(mma.getBOffset()) +
                      ", " + laneExpr(e) + ")");
+        return success();
+      })
+      .Case([&](MmaWaitOp wait) {
+        e.define(wait.getResult(),
+                 "enigma_mma_wait(" + e.expr(wait.getAcc()) + ")");
         return success();
       })
       .Case([&](MmaRegOp mma) {

@@ -238,3 +238,52 @@ enigma.kernel @warpgroup_divergent() {
   }
   enigma.return
 }
+
+// -----
+
+enigma.kernel @asynchronous_needs_warpgroup() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{'asynchronous' applies to warpgroup products only}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @in_flight_result_read(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{is asynchronous: its result may be read only by another asynchronous product (as the accumulator) or by enigma.mma_wait}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  // expected-note @+1 {{read here}}
+  enigma.mma_store %r, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @in_flight_through_a_loop(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %out = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %acc) -> (tensor<16x64xf32>) {
+    // expected-error @+1 {{is asynchronous}}
+    %r = enigma.mma %x, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    scf.yield %r : tensor<16x64xf32>
+  }
+  // expected-note @+1 {{read here}}
+  enigma.mma_store %out, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

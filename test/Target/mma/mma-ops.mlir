@@ -38,7 +38,7 @@
 // MSL: enigma_frag<float, 16, 32> [[B:v[0-9]+]] = enigma_mma_broadcast_rows<enigma_frag<float, 16, 32>>([[M]]);
 // MSL: for (int enigma_i = 0; enigma_i < enigma_frag<float, 16, 32>::size; ++enigma_i) [[D:v[0-9]+]].v[enigma_i] = [[S]].v[enigma_i] - [[B]].v[enigma_i];
 // MSL: [[E:v[0-9]+]].v[enigma_i] = exp2([[D]].v[enigma_i]);
-// MSL: enigma_mma_sync<32, 32, true, 0, 0, 0, 0, 64, false, 0, 0, 0, 0, true, false>(
+// MSL: enigma_mma_sync<32, 32, true, 0, 0, 0, 0, 64, false, 0, 0, 0, 0, true, false, false>(
 
 // CUDA: #include "enigma_cuda_prelude.cuh"
 // CUDA-LABEL: extern "C" __global__ void enigma_kernel_attention_step(
@@ -115,13 +115,19 @@ enigma.kernel @across_barrier(
 // the attributes round-trip and every target passes the block stride and
 // the warpgroup flag to its helper (CUDA runs it as wgmma on sm_90a).
 // IR-LABEL: enigma.kernel @warpgroup_product
-// IR: enigma.mma %{{.*}} {a_ld = 64 : i64, a_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, k = 64 : i64, warpgroup}
+// IR: enigma.mma %{{.*}} {a_ld = 64 : i64, a_swizzle = array<i32: 3, 3, 3>, asynchronous, b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, k = 64 : i64, warpgroup}
+// IR: enigma.mma_wait %{{.*}} : tensor<16x128xf32>
 // MSL-LABEL: kernel void enigma_kernel_warpgroup_product(
-// MSL: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true>(
+// MSL: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true>(
+// MSL: enigma_mma_wait(
 // CUDA-LABEL: void enigma_kernel_warpgroup_product(
-// CUDA: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true>(
+// CUDA: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true>(
+// CUDA: enigma_mma_wait(
 // CPP-LABEL: void enigma_kernel_warpgroup_product(
-// CPP: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true>(
+// (The CPU's products are complete at once: enigma-serialize-threads
+// drops 'asynchronous'.)
+// CPP: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, false>(
+// CPP: enigma_mma_wait(
 enigma.kernel @warpgroup_product(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index
@@ -130,7 +136,8 @@ enigma.kernel @warpgroup_product(
   %a_s = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
   %b_s = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
   %acc0 = enigma.mma_fill %zero : f32 -> tensor<16x128xf32>
-  %acc = enigma.mma %acc0, %a_s[%c0, %c0], %b_s[%c0, %c0] {k = 64, a_ld = 64, a_swizzle = array<i32: 3, 3, 3>, b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  %acc1 = enigma.mma %acc0, %a_s[%c0, %c0], %b_s[%c0, %c0] {k = 64, a_ld = 64, a_swizzle = array<i32: 3, 3, 3>, b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  %acc = enigma.mma_wait %acc1 : tensor<16x128xf32>
   enigma.mma_store %acc, %O[%c0], %c128 : tensor<16x128xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }

@@ -440,6 +440,14 @@ __device__ __forceinline__ F enigma_mma_broadcast_rows(const enigma_row<T, M> &r
 
 /*===--- Products --------------------------------------------------------------===*/
 
+/* The accumulator once the warpgroup's products are complete. */
+template <class F> __device__ __forceinline__ F enigma_mma_wait(F acc) {
+#if ENIGMA_HAS_WGMMA
+  enigma_wgmma::wait_all(acc.v, F::size);
+#endif
+  return acc;
+}
+
 namespace enigma_mma {
 /* Whether a warpgroup product of these tiles has the shapes wgmma reads
  * (enigma_cuda_wgmma.cuh): 16-bit operands, 16 rows per warp, N of 64,
@@ -462,10 +470,11 @@ struct wgmma_shape {
 /* acc + A * B, A an M x K tile and B a K x N tile in shared memory. Wg: the
  * four warps of each warpgroup multiply consecutive 16-row blocks of one
  * A tile by the same B (enigma.mma's `warpgroup`), which sm_90a runs as
- * one wgmma product when the tiles have its shapes. */
+ * one wgmma product when the tiles have its shapes. Async: that product
+ * may still be in flight on return (enigma_mma_wait completes it). */
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
           int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,
-          bool Wg, class T, int M, int N>
+          bool Wg, bool Async, class T, int M, int N>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                 enigma_mma::u64 a_base, enigma_mma::u64 a_off, const T *b,
@@ -482,11 +491,14 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
     const u64 slab = a_off - u64(16 * ALd) * ((threadIdx.x >> 5) & 3u);
     const unsigned a0 = smem(a) + unsigned(sizeof(T) * a_base);
     const unsigned b0 = smem(b) + unsigned(sizeof(T) * b_base);
-    /* The swizzle pattern must start at 1024-byte boundaries and the
-     * warpgroup be whole; otherwise mma.sync below gives the same result. */
-    if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0 &&
-        (blockDim.x & 127u) == 0 && blockDim.y == 1 && blockDim.z == 1) {
-      enigma_wgmma::product<is_half<T>::value, N, K, !BTr>(
+    /* The swizzle pattern must start at 1024-byte boundaries (else
+     * mma.sync below gives the same result). Threadgroups are whole
+     * warpgroups: the runtime refuses other launches of such kernels. The
+     * tiles of gemm_block are aligned at compile time, so only the wgmma
+     * path remains and nothing else writes the accumulators while a
+     * product is in flight. */
+    if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0) {
+      enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async>(
           acc.v, a0 + unsigned(sizeof(T) * slab),
           b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
       return acc;

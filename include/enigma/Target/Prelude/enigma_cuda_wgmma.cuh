@@ -41,8 +41,9 @@ __device__ __forceinline__ void pin(float &x) {
 /* d += A * B for this warp's 16 x N rows of the warpgroup's 64 x N
  * product over K: `a` is the shared address of the 64 x K A tile (K-major),
  * `b` of the B tile; TransB: B is K x N in 64-column blocks `block` bytes
- * apart (MN-major), else N x K (K-major). */
-template <bool Half, int N, int K, bool TransB>
+ * apart (MN-major), else N x K (K-major). Async: returns with this product
+ * in flight (the previous one complete). */
+template <bool Half, int N, int K, bool TransB, bool Async>
 __device__ __forceinline__ void product(float *d, unsigned a, unsigned b,
                                         unsigned block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
@@ -60,9 +61,23 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned b,
     op<Tag, N, TransB ? 1 : 0>::run(d, da, db);
   }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  /* Async: this product may stay in flight; the previous one is done, so
+   * its tiles may be overwritten once every warpgroup is past a barrier. */
+  if (Async)
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  else
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
+    pin(d[i]);
+}
+
+/* Waits for all of the warpgroup's products (enigma_mma_wait). */
+__device__ __forceinline__ void wait_all(float *d, int n) {
+  for (int i = 0; i < n; ++i)
+    pin(d[i]);
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  for (int i = 0; i < n; ++i)
     pin(d[i]);
 }
 #endif

@@ -3,6 +3,7 @@
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
@@ -18,7 +19,7 @@ namespace enigma {
 
 bool isFragmentOp(Operation *op) {
   return isa<MmaFillOp, MmaIotaOp, MmaLoadOp, MmaStoreOp, MmaOp, MmaRegOp,
-             MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
+             MmaWaitOp, MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
 }
 
 bool usesFragments(KernelOp kernel) {
@@ -26,6 +27,15 @@ bool usesFragments(KernelOp kernel) {
       .walk([](Operation *op) {
         return isFragmentOp(op) ? WalkResult::interrupt()
                                 : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+bool usesWarpgroupProducts(KernelOp kernel) {
+  return kernel
+      .walk([](MmaOp mma) {
+        return mma.getWarpgroup() ? WalkResult::interrupt()
+                                  : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -218,6 +228,47 @@ LogicalResult verifyLoadStore(Operation *op, Type fragment, Value memref,
                       "the offset, pitch and bounds");
 }
 
+/// An in-flight accumulator (the result of an asynchronous product) may
+/// only reach another asynchronous product's accumulator or an
+/// enigma.mma_wait, also through the loop-carried values of scf.for.
+LogicalResult checkInFlightUses(Operation *op, Value value) {
+  SmallVector<Value> work{value};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<MmaWaitOp>(user))
+        continue;
+      if (auto mma = dyn_cast<MmaOp>(user))
+        if (mma.getAsynchronous() && use.get() == mma.getAcc())
+          continue;
+      if (auto yield = dyn_cast<scf::YieldOp>(user))
+        if (auto loop = dyn_cast<scf::ForOp>(yield->getParentOp())) {
+          unsigned i = use.getOperandNumber();
+          work.push_back(loop.getRegionIterArgs()[i]);
+          work.push_back(loop.getResult(i));
+          continue;
+        }
+      if (auto loop = dyn_cast<scf::ForOp>(user))
+        if (use.getOperandNumber() >= loop.getNumControlOperands()) {
+          unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
+          work.push_back(loop.getRegionIterArgs()[i]);
+          work.push_back(loop.getResult(i));
+          continue;
+        }
+      InFlightDiagnostic diag = op->emitOpError(
+          "is asynchronous: its result may be read only by another "
+          "asynchronous product (as the accumulator) or by enigma.mma_wait");
+      diag.attachNote(user->getLoc()) << "read here";
+      return diag;
+    }
+  }
+  return success();
+}
+
 LogicalResult verifyMma(MmaOp op) {
   auto acc = llvm::cast<RankedTensorType>(op.getAcc().getType());
   if (failed(checkShape(op, acc, "the accumulator")))
@@ -251,6 +302,13 @@ LogicalResult verifyMma(MmaOp op) {
       diag.attachNote(owner->getLoc()) << "divergent control flow is here";
       return diag;
     }
+  }
+  if (op.getAsynchronous()) {
+    if (!op.getWarpgroup())
+      return op.emitOpError("'asynchronous' applies to warpgroup products "
+                            "only");
+    if (failed(checkInFlightUses(op, op.getResult())))
+      return failure();
   }
   if (failed(checkOperandTile(op, "A", op.getA(), op.getABase(),
                               op.getAOffset(), m, k, op.getALd(),

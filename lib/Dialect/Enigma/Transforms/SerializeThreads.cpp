@@ -39,6 +39,7 @@
 //    done when its thread loop ends).
 //
 //===----------------------------------------------------------------------===//
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
@@ -777,6 +778,10 @@ struct SerializeThreadsPass
     WalkResult result = getOperation().walk([](KernelOp kernel) {
       if (kernel->hasAttr(kSerializedThreadsAttr))
         return WalkResult::advance();
+      // A thread's products are complete at once here: what was
+      // asynchronous becomes a value like any other (stored across
+      // barriers).
+      kernel.walk([](MmaOp mma) { mma.setAsynchronous(false); });
       return failed(Serializer(kernel).run()) ? WalkResult::interrupt()
                                               : WalkResult::advance();
     });

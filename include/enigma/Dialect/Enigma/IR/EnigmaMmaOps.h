@@ -46,6 +46,10 @@ bool isFragmentOp(mlir::Operation *op);
 /// whole simdgroups).
 bool usesFragments(KernelOp kernel);
 
+/// True when the kernel has warpgroup products (its threadgroups must be
+/// whole groups of four simdgroups).
+bool usesWarpgroupProducts(KernelOp kernel);
+
 /// True when `type` is a fragment or row vector (a ranked tensor).
 inline bool isFragmentType(mlir::Type type) {
   return llvm::isa<mlir::RankedTensorType>(type);

@@ -140,6 +140,13 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
     16 rows) and the same B. The result of each simdgroup is the one above;
     the fact lets sm_90a run the four as one wgmma. The front end sets it
     only where it built the offsets that way (enigma.mma(warpgroup=True)).
+
+    `asynchronous` (with `warpgroup`): the product may still be in flight
+    when the op returns; the group's previous asynchronous product is
+    complete. Its result may only become the accumulator of another
+    asynchronous product (also through loop-carried values) or the operand
+    of enigma.mma_wait, which completes it. Elsewhere than Hopper every
+    product is complete at once.
   }];
   let arguments = (ins Enigma_AccumulatorFragment:$acc,
                        Arg<Enigma_MmaOperandMemRef, "", [MemRead]>:$a,
@@ -155,12 +162,27 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
                        UnitAttr:$tf32,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$a_block_stride,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$b_block_stride,
-                       UnitAttr:$warpgroup);
+                       UnitAttr:$warpgroup, UnitAttr:$asynchronous);
   let results = (outs Enigma_AccumulatorFragment:$result);
   let assemblyFormat = [{
     $acc `,` $a `[` $a_base `,` $a_offset `]` `,` $b `[` $b_base `,`
     $b_offset `]` attr-dict `:` type($a) `,` type($b) `,` type($acc)
   }];
+}
+
+def Enigma_MmaWaitOp
+    : Enigma_MmaOp<"mma_wait", [AllTypesMatch<["acc", "result"]>,
+                                MemoryEffects<[MemWrite]>]> {
+  let summary = "completes the asynchronous products of an accumulator";
+  let description = [{
+    The result is `acc` once every asynchronous warpgroup product
+    (enigma.mma `asynchronous`) of the simdgroup's group is complete; their
+    reads of threadgroup memory are over too. It writes nothing; the
+    memory effect keeps it in place.
+  }];
+  let arguments = (ins Enigma_AccumulatorFragment:$acc);
+  let results = (outs Enigma_AccumulatorFragment:$result);
+  let assemblyFormat = "$acc attr-dict `:` type($acc)";
 }
 
 def Enigma_MmaRegOp
