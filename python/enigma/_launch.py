@@ -273,7 +273,25 @@ def _cupy_stream(device):
             with cupy.cuda.Device(d):
                 return _get().ptr
     _core.launch_setup({"cupy_stream": on_device})
-    return on_device(device)
+    stream = on_device(device)
+    _cupy_fast_stream(cupy, device, stream)
+    return stream
+
+
+def _cupy_fast_stream(cupy, device, stream):
+    """Hands the C++ side CuPy's C-level current-device and current-stream
+    calls (two quick calls per launch instead of a Python function), when
+    this CuPy has them and they agree with get_current_stream now."""
+    try:
+        from cupy_backends.cuda import stream as backend
+        current_stream = backend.get_current_stream_ptr
+        current_device = cupy.cuda.runtime.getDevice
+        if current_device() != device or current_stream() != stream:
+            return
+    except Exception:  # noqa: BLE001  (an older or different CuPy)
+        return
+    _core.launch_setup({"cupy_current_device": current_device,
+                        "cupy_current_stream": current_stream})
 
 
 _core.launch_setup({

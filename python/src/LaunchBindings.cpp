@@ -61,6 +61,9 @@ struct Shared {
   nb::object dtypeName;     // dtype object -> Enigma short name or None
   nb::object torchStream;   // device -> current CUstream of PyTorch
   nb::object cupyStream;    // device -> current CUstream of CuPy
+  // CuPy's own C-level calls, when it has them: () -> current device,
+  // () -> current CUstream of that device (one Python call each).
+  nb::object cupyCurrentDevice, cupyCurrentStream;
   nb::object firstCall;     // (owner, where, runtime) -> None
   nb::object logLaunch;     // (name, grid, threads, runtime) or None
   std::unordered_map<PyTypeObject *, Reader> readers;
@@ -599,7 +602,11 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     if (framework == Framework::Torch)
       queue.stream = asU64(s.torchStream(target.where));
     else if (framework == Framework::CuPy)
-      queue.stream = asU64(s.cupyStream(target.where));
+      queue.stream =
+          s.cupyCurrentStream.is_valid() &&
+                  asI64(s.cupyCurrentDevice()) == target.where
+              ? asU64(s.cupyCurrentStream())
+              : asU64(s.cupyStream(target.where));
     else // other frameworks' arrays: synchronous on the runtime's stream
       queue.ownStream = queue.wait = true;
   }
@@ -724,7 +731,9 @@ void bindLaunch(nb::module_ &m) {
             {"describe_array", &s.describeArray}, {"array_text", &s.arrayText},
             {"reader_of", &s.readerOf},           {"dtype_name", &s.dtypeName},
             {"torch_stream", &s.torchStream},     {"cupy_stream", &s.cupyStream},
-            {"first_call", &s.firstCall},         {"log_launch", &s.logLaunch}};
+            {"first_call", &s.firstCall},         {"log_launch", &s.logLaunch},
+            {"cupy_current_device", &s.cupyCurrentDevice},
+            {"cupy_current_stream", &s.cupyCurrentStream}};
         for (auto &[name, slot] : slots)
           if (helpers.contains(name))
             *slot = helpers[name];
@@ -733,7 +742,9 @@ void bindLaunch(nb::module_ &m) {
       "Hands the function-call form its Python helpers (those named in the "
       "dict replace the ones set before): describe_array, array_text, "
       "reader_of, dtype_name, torch_stream, cupy_stream, first_call, "
-      "log_launch (None: no launch log).");
+      "log_launch (None: no launch log), cupy_current_device and "
+      "cupy_current_stream (CuPy's own calls, used when the arrays are on "
+      "the current device).");
   m.def(
       "launch_teardown",
       [] {
@@ -742,7 +753,8 @@ void bindLaunch(nb::module_ &m) {
         Shared &s = shared();
         for (nb::object *slot :
              {&s.describeArray, &s.arrayText, &s.readerOf, &s.dtypeName,
-              &s.torchStream, &s.cupyStream, &s.firstCall, &s.logLaunch})
+              &s.torchStream, &s.cupyStream, &s.firstCall, &s.logLaunch,
+              &s.cupyCurrentDevice, &s.cupyCurrentStream})
           *slot = nb::object();
         for (auto &[type, reader] : s.readers)
           Py_DECREF(reinterpret_cast<PyObject *>(type));

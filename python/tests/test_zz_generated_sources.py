@@ -1,6 +1,7 @@
 """Runs last (file name): every MSL and CUDA text the suite generated must
 compile — the MSL against the MSL host runtime's metal_stdlib (no Apple
-tools here), the CUDA through NVRTC for sm_90 (no GPU needed)."""
+tools here), the CUDA through NVRTC for sm_90a, what the runtime builds for
+an H200 (its wgmma paths included; no GPU needed)."""
 
 import glob
 import json
@@ -54,8 +55,22 @@ def test_generated_cuda_compiles_with_nvrtc():
         with open(path + ".json") as f:
             constants = [tuple(c) for c in json.load(f)["constants"]]
         try:
-            enigma._core.Runtime.nvrtc_check(source, "sm_90", constants)
+            enigma._core.Runtime.nvrtc_check(source, "sm_90a", constants)
         except RuntimeError as e:
             failures.append(f"{os.path.basename(path)}:\n{str(e)[:3000]}")
     assert not failures, (f"{len(failures)} of {len(files)} CUDA sources do "
                           "not compile:\n\n" + "\n\n".join(failures[:5]))
+
+
+def test_wgmma_wrappers_are_what_their_generator_writes():
+    """enigma_cuda_wgmma_ops.cuh is written by tools/wgmma/gen_cuda_wgmma.py
+    (inline PTX names every register); the two must not drift apart."""
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO, "tools", "wgmma",
+                                      "gen_cuda_wgmma.py")],
+        capture_output=True, text=True, check=True)
+    header = os.path.join(REPO, "include", "enigma", "Target", "Prelude",
+                          "enigma_cuda_wgmma_ops.cuh")
+    with open(header) as f:
+        assert f.read() == proc.stdout, (
+            "regenerate: python3 tools/wgmma/gen_cuda_wgmma.py > " + header)
