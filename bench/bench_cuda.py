@@ -397,8 +397,10 @@ def bench_attention(rt, repeat, bh=128, s=4096, rounds=3):
             key = dict(bh=bh, s=s, d=d, causal=causal)
             launch = ex.tuned.best(rt, [q, k, v], outputs=[o], check=check,
                                    **key)
-            for bc, t in ex.tuned.timings.get(tuple(key.values()), []):
-                rows.append((name, f"enigma keys per block = {bc}",
+            for (bc, qrows), t in ex.tuned.timings.get(tuple(key.values()),
+                                                       []):
+                rows.append((name, f"enigma keys per block = {bc}, query "
+                                   f"rows per threadgroup = {qrows}",
                              "not run" if isinstance(t, str) else f"{t:.1f} us",
                              t[:100] if isinstance(t, str) else _tflops(flops, t)))
             grid, threads = launch.grid, launch.threads
@@ -664,6 +666,49 @@ def chart(out):
     fig.savefig(os.path.join(out, "bandwidth.png"), dpi=120)
 
 
+# Targets of the compute-bound rows (the issue's), by benchmark prefix.
+COMPUTE_TARGETS = {"gemm": 0.9, "attention": 0.9}
+
+
+def compute_chart(out):
+    """compute.png: Enigma's throughput as a fraction of the reference
+    (cuBLAS, SDPA flash) for each compute-bound row of this run, with the
+    spread of the rounds; nothing when no such row ran."""
+    found = []
+    for bench, impl, value, _note in rows:
+        if not impl.startswith("enigma") or "(throughput)" not in impl:
+            continue
+        try:
+            median = float(value.split()[0])
+            low, high = (float(x) for x in
+                         value.split("rounds ")[1].rstrip(")").split("-"))
+        except (IndexError, ValueError):
+            continue
+        ref = impl.split(" / ")[1].replace(" (throughput)", "")
+        found.append((f"{bench} vs {ref}", median, low, high))
+    if not found:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(found) + 1.5))
+    ys = range(len(found))
+    ax.barh(ys, [f[1] for f in found], color="#c44",
+            xerr=[[f[1] - f[2] for f in found], [f[3] - f[1] for f in found]])
+    ax.set_yticks(ys, [f[0] for f in found], fontsize=7)
+    for target in sorted(set(COMPUTE_TARGETS.values())):
+        ax.axvline(target, color="#444", linestyle="--", linewidth=1)
+    ax.axvline(1.0, color="#888", linewidth=1)
+    ax.set_xlabel("Enigma throughput / reference (median of rounds, range)")
+    ax.set_title("Compute-bound kernels, one H200 (dashed: target)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "compute.png"), dpi=120)
+
+
 COPY_TILE = 4096   # floats per threadgroup: 16 KiB of threadgroup memory
 
 
@@ -760,6 +805,7 @@ def main():
             traceback.print_exc()
             rows.append(("error", "", "", repr(e)[:120]))
     chart(args.out)
+    compute_chart(args.out)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(rows, f, indent=1)
     print(f"\n{time.strftime('%Y-%m-%d')}, one NVIDIA H200\n")

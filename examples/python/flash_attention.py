@@ -5,8 +5,9 @@ not), bfloat16 in and out, on the matrix multiply-accumulate family
     python examples/python/flash_attention.py [BH] [S] [D] [--causal]
 
 Q, K, V and O are ``BH x S x D`` (batch times heads, sequence, head
-dimension D = 64 or 128), row-major. A threadgroup of 4 simdgroups owns 64
-query rows, 16 per simdgroup, and walks the keys in blocks of ``bc``:
+dimension D = 64 or 128), row-major. A threadgroup owns ``rows`` query rows
+(64 or 128), 16 per simdgroup, and walks the keys in blocks of ``bc``
+(``tuned`` times the pairs ``(bc, rows)`` on the runtime):
 
 1. its Q rows are read once into a bfloat16 fragment (registers);
 2. per key block, ``copy_tile`` brings K and V into swizzled threadgroup
@@ -35,9 +36,7 @@ import numpy as np
 
 import enigma
 
-ROWS = 64              # query rows per threadgroup
-SIMDGROUPS = ROWS // 16
-THREADS = 32 * SIMDGROUPS
+ROWS = 64              # query rows per threadgroup (the default)
 
 
 def to_bf16(x):
@@ -52,9 +51,10 @@ def from_bf16(bits):
         np.float32)
 
 
-def make_kernel(d, causal, bc=64):
+def make_kernel(d, causal, bc=64, rows=ROWS):
     """The kernel for head dimension ``d``, causal or not, ``bc`` keys per
-    block."""
+    block, ``rows`` query rows (``rows // 16`` simdgroups) per
+    threadgroup."""
     sw = enigma.mma_swizzle(d, enigma.bf16)   # K and V tiles: rows of d
     neg_inf = float("-inf")
 
@@ -64,7 +64,7 @@ def make_kernel(d, causal, bc=64):
                         scale: enigma.Scalar(enigma.f32), O: enigma.bf16):
         k_s = enigma.threadgroup_alloc(enigma.bf16, bc * d)
         v_s = enigma.threadgroup_alloc(enigma.bf16, bc * d)
-        q0 = enigma.threadgroup_position_in_grid("y") * ROWS
+        q0 = enigma.threadgroup_position_in_grid("y") * rows
         head = enigma.threadgroup_position_in_grid("z") * S * d
         row0 = q0 + enigma.simdgroup_index_in_threadgroup() * 16
         rows_left = enigma.where(0, S - row0, row0 < S)
@@ -80,7 +80,7 @@ def make_kernel(d, causal, bc=64):
         # masked.
         full = S // bc
         if causal:   # blocks up to the threadgroup's last row
-            blocks = enigma.imin(blocks, (q0 + (ROWS + bc - 1)) // bc)
+            blocks = enigma.imin(blocks, (q0 + (rows + bc - 1)) // bc)
             full = enigma.imin(full, q0 // bc)
 
         enigma.copy_tile(k_s, K, bc, d, src_ld=d, src_offset=head,
@@ -133,8 +133,8 @@ def make_kernel(d, causal, bc=64):
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(d, causal, bc=64):
-    return enigma.compile(make_kernel(d, causal, bc))
+def compiled(d, causal, bc=64, rows=ROWS):
+    return enigma.compile(make_kernel(d, causal, bc, rows))
 
 
 def block_keys(d):
@@ -142,17 +142,25 @@ def block_keys(d):
     return 64
 
 
-@enigma.autotune(configs=[32, 64, 128], key=["bh", "s", "d", "causal"])
-def tuned(bc, bh, s, d, causal):
-    """The Launch for ``bc`` keys per block (128 with D = 128 needs 64 KiB
-    of threadgroup memory and is refused when compiled)."""
-    return enigma.Launch(compiled(d, causal, bc), *launch(bh, s),
-                         scalars=[s, scale(d)], output_bytes=bh * s * d * 2)
+# (keys per block, query rows per threadgroup). 128 keys with D = 128 need
+# 64 KiB of threadgroup memory: more than Metal's 32 KiB.
+CONFIGS = [(32, 64), (64, 64), (128, 64), (64, 128), (128, 128)]
 
 
-def launch(bh, s):
-    """(grid, threads): threadgroups of 128 threads over (rows, heads)."""
-    return (THREADS, -(-s // ROWS), bh), (THREADS, 1, 1)
+@enigma.autotune(configs=CONFIGS, key=["bh", "s", "d", "causal"])
+def tuned(config, bh, s, d, causal):
+    """The Launch for ``config = (bc, rows)``."""
+    bc, rows = config
+    return enigma.Launch(compiled(d, causal, bc, rows),
+                         *launch(bh, s, rows), scalars=[s, scale(d)],
+                         output_bytes=bh * s * d * 2)
+
+
+def launch(bh, s, rows=ROWS):
+    """(grid, threads): threadgroups of 2 * rows threads (rows / 16
+    simdgroups) over (query rows, heads)."""
+    threads = 2 * rows
+    return (threads, -(-s // rows), bh), (threads, 1, 1)
 
 
 def _check_shapes(q, k, v):

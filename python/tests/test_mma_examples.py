@@ -150,9 +150,10 @@ def test_tuned_launch_refuses_a_small_output(rng):
 
 def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
                                                       monkeypatch):
-    """The attention sweep: 32 and 64 keys per block are correct; 128 with
-    D = 128 needs more than Metal's 32 KiB of threadgroup memory: skipped
-    where the runtime keeps Metal's limit, run where it allows more."""
+    """The attention sweep over (keys per block, query rows per
+    threadgroup): every pair is correct; 128 keys with D = 128 need more
+    than Metal's 32 KiB of threadgroup memory: skipped where the runtime
+    keeps Metal's limit, run where it allows more."""
     monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
     ex = _load("flash_attention")
     bh, s, d = 2, 96, 128
@@ -165,12 +166,15 @@ def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
     launch = ex.tuned.best(runtime, [q, k, v], output_size=q.size * 2,
                            check=check, bh=bh, s=s, d=d, causal=True)
     timings = dict(ex.tuned.timings[(bh, s, d, True)])
-    assert isinstance(timings[32], float) and isinstance(timings[64], float)
-    if runtime.name in ("cpu", "cuda"):  # they allow more than 32 KiB
-        assert isinstance(timings[128], float), timings[128]
-    else:
-        assert "32768" in timings[128] or "32 KiB" in timings[128], \
-            timings[128]
+    # 64 and 128 query rows per threadgroup, 32 to 128 keys per block
+    for config in ((32, 64), (64, 64), (64, 128)):
+        assert isinstance(timings[config], float), (config, timings[config])
+    for config in ((128, 64), (128, 128)):
+        if runtime.name in ("cpu", "cuda"):  # they allow more than 32 KiB
+            assert isinstance(timings[config], float), timings[config]
+        else:
+            assert "32768" in timings[config] or \
+                "32 KiB" in timings[config], timings[config]
     out = launch.execute(runtime, [q, k, v], output_size=q.size * 2)
     ex.check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
                     True)
