@@ -188,6 +188,18 @@ LogicalResult checkOperandTile(Operation *op, const char *name, Value memref,
   return success();
 }
 
+/// Every thread of `scope` must reach `op`: an error naming the divergent
+/// control flow otherwise.
+LogicalResult checkConvergent(Operation *op, SyncScope scope,
+                              const char *message) {
+  Operation *owner = findDivergentRegionOwner(op, scope);
+  if (!owner)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError(message);
+  diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+  return diag;
+}
+
 LogicalResult checkUniform(Operation *op, ValueRange values, SyncScope scope,
                            const char *what) {
   for (Value v : values)
@@ -293,15 +305,12 @@ LogicalResult verifyMma(MmaOp op) {
              << "with 'warpgroup' each simdgroup holds 16 rows of the "
                 "group's product; the accumulator has "
              << m;
-    if (Operation *owner =
-            findDivergentRegionOwner(op, SyncScope::Threadgroup)) {
-      InFlightDiagnostic diag = op.emitOpError(
-          "with 'warpgroup' is under control flow that depends on the "
-          "thread's position; the four simdgroups of a group multiply "
-          "together, so every thread must reach it");
-      diag.attachNote(owner->getLoc()) << "divergent control flow is here";
-      return diag;
-    }
+    if (failed(checkConvergent(
+            op, SyncScope::Threadgroup,
+            "with 'warpgroup' is under control flow that depends on the "
+            "thread's position; the four simdgroups of a group multiply "
+            "together, so every thread must reach it")))
+      return failure();
   }
   if (op.getAsynchronous()) {
     if (!op.getWarpgroup())
@@ -340,14 +349,12 @@ LogicalResult verifyMmaReg(MmaRegOp op) {
 }
 
 LogicalResult verifyCopyTile(CopyTileAsyncOp op) {
-  if (Operation *owner = findDivergentRegionOwner(op, SyncScope::Threadgroup)) {
-    InFlightDiagnostic diag = op.emitOpError(
-        "is under control flow that depends on the thread's position; the "
-        "threads of the threadgroup share the copy, so every thread must "
-        "reach it");
-    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
-    return diag;
-  }
+  if (failed(checkConvergent(
+          op, SyncScope::Threadgroup,
+          "is under control flow that depends on the thread's position; the "
+          "threads of the threadgroup share the copy, so every thread must "
+          "reach it")))
+    return failure();
   auto dst = op.getDst().getType(), src = op.getSrc().getType();
   Type element = dst.getElementType();
   if (src.getElementType() != element)
@@ -397,13 +404,12 @@ LogicalResult verifyMmaOp(Operation *op) {
     return verifyCopyTile(cast<CopyTileAsyncOp>(op));
   if (isa<CopyAsyncCommitOp, CopyAsyncWaitOp>(op))
     return success();
-  if (Operation *owner = findDivergentRegionOwner(op, SyncScope::Simdgroup)) {
-    InFlightDiagnostic diag = op->emitOpError(
-        "is under control flow that depends on the thread's lane; a fragment "
-        "is held by the whole simdgroup, so every lane must reach it");
-    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
-    return diag;
-  }
+  if (failed(checkConvergent(
+          op, SyncScope::Simdgroup,
+          "is under control flow that depends on the thread's lane; a "
+          "fragment is held by the whole simdgroup, so every lane must reach "
+          "it")))
+    return failure();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MmaFillOp fill) -> LogicalResult {
         auto t = llvm::cast<RankedTensorType>(fill.getType());
