@@ -33,7 +33,10 @@ using namespace metal;
 namespace emu {
 
 constexpr int kLanes = 32;
-enum Op { None, Ldsm, LdsmTrans, Mma16Bf, Mma16Half, MmaTf32, Mma8Half, Movm, Shfl };
+enum Op {
+  None, Ldsm, LdsmTrans, Mma16Bf, Mma16Half, MmaTf32, Mma8Half, Movm, Shfl,
+  ShflIdx
+};
 
 struct Warp {
   ucontext_t sched;
@@ -239,6 +242,10 @@ void execute(Warp &w, Op op) {
     for (int l = 0; l < kLanes; ++l)
       w.out[l][0] = w.in[(l ^ int(w.in[l][1])) & 31][0];
     break;
+  case ShflIdx:
+    for (int l = 0; l < kLanes; ++l)
+      w.out[l][0] = w.in[int(w.in[l][1]) & 31][0];
+    break;
   case None:
     break;
   }
@@ -368,6 +375,13 @@ inline float shfl_xor(float x, int mask) {
   w.in[w.current][1] = uint32_t(mask);
   emu::collective(emu::Shfl);
   return emu::bitsToFloat(emu::g_warp->out[emu::g_warp->current][0]);
+}
+inline unsigned shfl_idx(unsigned x, int src) {
+  emu::Warp &w = *emu::g_warp;
+  w.in[w.current][0] = x;
+  w.in[w.current][1] = uint32_t(src);
+  emu::collective(emu::ShflIdx);
+  return emu::g_warp->out[emu::g_warp->current][0];
 }
 inline void cp_async16(unsigned dst, const void *src, unsigned bytes) {
   if (dst % 16 || reinterpret_cast<uintptr_t>(src) % 16 || bytes > 16)
@@ -651,6 +665,41 @@ TEST(MmaEmulation, TileCopySwizzleEdgesAndUnalignedSource) {
         float want = (r < 20 && c < 30) ? src[(2 + r) * 40 + c] : 0.0f;
         ASSERT_EQ(dst[base + swizzle(3, 2, 3, u64(r) * 32 + c)], want)
             << "variant " << variant << ": " << r << ", " << c;
+      }
+  }
+}
+
+// 16-bit fragments with 16-byte aligned rows are stored 16 bytes per lane
+// after a transpose inside each quad; bounds that cut the fragment, an odd
+// pitch or a start inside a chunk take the pair stores.
+TEST(MmaEmulation, SixteenBitFragmentStores) {
+  struct Case {
+    u64 off, ld, rows, cols;
+    bool bounded;
+  };
+  for (const Case &k : {Case{0, 64, 0, 0, false}, Case{8, 72, 0, 0, false},
+                        Case{16, 64, 32, 64, true}, Case{0, 64, 20, 50, true},
+                        Case{3, 67, 0, 0, false}}) {
+    std::vector<bfloat> out(64 * 80, bfloat(-7.0f));
+    emu::runWarp([&](unsigned lane) {
+      auto f = enigma_mma_iota<enigma_frag<unsigned, 32, 64>, 0>(lane);
+      auto c = enigma_mma_iota<enigma_frag<unsigned, 32, 64>, 1>(lane);
+      enigma_frag<bfloat, 32, 64> v;
+      for (int i = 0; i < v.size; ++i)
+        v.v[i] = bfloat(float(f.v[i] * 64 + c.v[i]));
+      if (k.bounded)
+        enigma_mma_store<false, true>(v, out.data(), k.off, k.ld, k.rows,
+                                      k.cols, lane);
+      else
+        enigma_mma_store<false, false>(v, out.data(), k.off, k.ld, 0, 0,
+                                       lane);
+    });
+    for (u64 r = 0; r < 32; ++r)
+      for (u64 c = 0; c < 64; ++c) {
+        bool in = !k.bounded || (r < k.rows && c < k.cols);
+        float want = in ? float(bfloat(float(r * 64 + c))) : -7.0f;
+        ASSERT_EQ(float(out[k.off + r * k.ld + c]), want)
+            << "off " << k.off << " ld " << k.ld << ": " << r << ", " << c;
       }
   }
 }

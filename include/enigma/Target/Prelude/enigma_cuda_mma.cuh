@@ -156,6 +156,10 @@ __device__ __forceinline__ float shfl_xor(float x, int mask) {
   return __shfl_xor_sync(0xffffffffu, x, mask);
 }
 
+__device__ __forceinline__ unsigned shfl_idx(unsigned x, int src) {
+  return __shfl_sync(0xffffffffu, x, src);
+}
+
 /* 16 bytes from global to shared memory, of which `bytes` are read and the
  * rest zero-filled. */
 __device__ __forceinline__ void cp_async16(unsigned dst, const void *src,
@@ -366,11 +370,76 @@ __device__ __forceinline__ F enigma_mma_load(P p, enigma_mma::u64 off,
   return f;
 }
 
+namespace enigma_mma {
+struct alignas(16) Chunk16 {
+  unsigned x, y, z, w;
+};
+
+/* x[i] for a run-time i in 0..3 (selects, no local memory). */
+__device__ __forceinline__ unsigned pick4(const unsigned *x, unsigned i) {
+  return i == 0 ? x[0] : i == 1 ? x[1] : i == 2 ? x[2] : x[3];
+}
+
+/* A whole 16-bit fragment with 16-byte aligned rows, stored 16 bytes per
+ * lane: for each row and group of four 16x8 blocks the quad (lanes 4g ..
+ * 4g + 3) transposes its pairs, so that lane t holds the 8 columns of
+ * block 4q + t; a warp then writes 64 contiguous bytes of each of 8 rows
+ * (pair stores use half of every 32-byte sector). */
+template <class F, class P>
+__device__ __forceinline__ void store_rows16(const F &f, P p, u64 off, u64 ld,
+                                             unsigned lane) {
+  constexpr int M = F::rows, N = F::cols;
+  const unsigned g = lane >> 2, t = lane & 3u, quad = lane & ~3u;
+#pragma unroll
+  for (int bi = 0; bi < M / 16; ++bi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int q = 0; q < N / 32; ++q) {
+        unsigned mine[4], row[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int i = 4 * (bi * (N / 8) + 4 * q + j) + 2 * h;
+          mine[j] = pack2(f.v[i], f.v[i + 1]);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < 4; ++j) /* selects: no local memory */
+          row[j] = j == t ? mine[j] : 0u;
+#pragma unroll
+        for (unsigned k = 1; k < 4; ++k) {
+          /* From lane t + k: its pair of block 4q + t, which it sends as
+           * its element (s - k) & 3. */
+          const unsigned got =
+              shfl_idx(pick4(mine, (t - k) & 3u), int(quad | ((t + k) & 3u)));
+          const unsigned from = (t + k) & 3u;
+#pragma unroll
+          for (unsigned j = 0; j < 4; ++j)
+            if (j == from)
+              row[j] = got;
+        }
+        const u64 r = u64(16 * bi + 8 * h) + g;
+        const u64 c = u64(8 * (4 * q)) + 8u * t;
+        *reinterpret_cast<Chunk16 *>(&p[off + r * ld + c]) =
+            Chunk16{row[0], row[1], row[2], row[3]};
+      }
+}
+} // namespace enigma_mma
+
 template <bool Trans, bool Bounded, class F, class P>
 __device__ __forceinline__ void
 enigma_mma_store(const F &f, P p, enigma_mma::u64 off, enigma_mma::u64 ld,
                  enigma_mma::u64 rows, enigma_mma::u64 cols, unsigned lane) {
   typedef typename F::value_type T;
+  if constexpr (!Trans && sizeof(T) == 2 && F::cols % 32 == 0) {
+    /* whole fragments with 16-byte aligned rows: 16-byte stores */
+    if ((!Bounded || (rows >= enigma_mma::u64(F::rows) &&
+                      cols >= enigma_mma::u64(F::cols))) &&
+        ((((enigma_mma::u64)(size_t)(&p[off])) | (ld * sizeof(T))) & 15u) ==
+            0) {
+      enigma_mma::store_rows16(f, p, off, ld, lane);
+      return;
+    }
+  }
   const bool pairs = !Trans && ((off | ld) & 1u) == 0;
 #pragma unroll
   for (int i = 0; i < F::size; i += 2) {
