@@ -380,7 +380,7 @@ def test_accumulator_carried_by_loop_and_branch(runtime, rng, k, flag):
 # --------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def _copy_tile(dtype, swizzled):
+def _copy_tile(dtype, swizzled, threads=96, dst_offset=0):
     elem = getattr(enigma, dtype)
     rows, cols, ld = 24, 32, 40
     sw = enigma.mma_swizzle(ld, elem) if swizzled else None
@@ -392,17 +392,20 @@ def _copy_tile(dtype, swizzled):
         t = enigma.threadgroup_alloc(elem, 64 + rows * ld)
         enigma.copy_tile(t, A, rows, cols, src_ld=src_ld, src_offset=off,
                          dst_ld=ld, valid_rows=VR, valid_cols=VC,
-                         swizzle=sw)
+                         swizzle=sw, dst_offset=dst_offset)
         enigma.copy_commit()
         enigma.copy_wait(0)
         enigma.barrier()
         tid = enigma.thread_index_in_threadgroup()
-        for i in enigma.range(tid, rows * cols, 96, dtype="uint"):
+        for i in enigma.range(tid, rows * cols, threads, dtype="uint"):
             at = (i // cols) * ld + i % cols
-            O[i] = t[sw(at) if sw is not None else at]
+            O[i] = t[dst_offset + (sw(at) if sw is not None else at)]
     return enigma.compile(copy_tile), rows, cols
 
 
+# 96 threads: the generic copy loop; 128 (with a destination offset): on
+# CUDA whole tiles take the unrolled path.
+@pytest.mark.parametrize("threads,dst_offset", [(96, 0), (128, 64)])
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 @pytest.mark.parametrize("swizzled", [False, True])
 @pytest.mark.parametrize("off,src_ld,vr,vc", [
@@ -412,12 +415,13 @@ def _copy_tile(dtype, swizzled):
     (8, 40, 0, 32),        # nothing valid: all zero
 ])
 def test_copy_tile_edges_and_alignment(runtime, rng, dtype, swizzled, off,
-                                       src_ld, vr, vc):
-    kernel, rows, cols = _copy_tile(dtype, swizzled)
+                                       src_ld, vr, vc, threads, dst_offset):
+    kernel, rows, cols = _copy_tile(dtype, swizzled, threads, dst_offset)
     a = rng.uniform(1, 2, off + rows * src_ld + 8).astype(np.float32)
     bits = _to_bits(a, dtype)
     out = run_kernel(runtime, kernel, [bits], bits.dtype, rows * cols,
-                     (96, 1, 1), (96, 1, 1), scalars=[off, src_ld, vr, vc])
+                     (threads, 1, 1), (threads, 1, 1),
+                     scalars=[off, src_ld, vr, vc])
     want = np.zeros((rows, cols), bits.dtype)
     for r in range(min(rows, vr)):
         want[r, :min(cols, vc)] = bits[off + r * src_ld:
