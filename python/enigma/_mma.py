@@ -586,7 +586,11 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     (:func:`copy_tile`, swizzled by :func:`mma_swizzle`), each simdgroup
     multiplies its part into a fragment in registers, and the block is
     stored with bounds, so any m, n, k is correct (edges are zero-filled
-    and masked). ``epilogue(acc, row, col)`` may return a new fragment
+    and masked). Configurations of :func:`warpgroup_shape` multiply as
+    warpgroups (``mma(..., warpgroup=True)``: wgmma on Hopper), with B in
+    64-column blocks, and from 3 stages on keep one product in flight
+    across the barrier (``asynchronous=True``, one tile fewer loaded
+    ahead). ``epilogue(acc, row, col)`` may return a new fragment
     (``row``/``col``: this simdgroup's first row and column of C) before
     it is stored. ``origin=(row0, col0)`` overrides the grouped launch
     order. Returns nothing."""
