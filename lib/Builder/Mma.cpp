@@ -320,6 +320,7 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
     throw EnigmaError(std::string("mma multiplies ") + shortName(ta.dtype) +
                       " by " + shortName(tb.dtype) +
                       "; both operand tiles must have one dtype");
+  KernelBuilder::Impl &impl = kb.internals();
   if (warpgroup) {
     if (t.getDimSize(0) != 16)
       throw EnigmaError("mma(warpgroup=True): each simdgroup holds 16 rows "
@@ -329,11 +330,9 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
     Value sg = kb.threadQuery(ThreadQuery::SimdgroupIndexInThreadgroup);
     Value rows = (sg % kb.constantInt(4, DType::U32)) *
                  kb.constantInt(16 * (a.transpose ? 1 : a.ld), DType::U32);
-    KernelBuilder::Impl &impl = kb.internals();
     ta.offset = impl.builder.create<arith::AddIOp>(
         impl.location, ta.offset, asIndex(kb, rows, "mma operand A offset"));
   }
-  KernelBuilder::Impl &impl = kb.internals();
   OpBuilder &bd = impl.builder;
   auto blocks = [&](int64_t stride) {
     return stride > 0 ? bd.getI64IntegerAttr(stride) : IntegerAttr();

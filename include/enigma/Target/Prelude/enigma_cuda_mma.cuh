@@ -403,17 +403,15 @@ __device__ __forceinline__ void store_rows16(const F &f, P p, u64 off, u64 ld,
           mine[j] = pack2(f.v[i], f.v[i + 1]);
         }
 #pragma unroll
-        for (unsigned j = 0; j < 4; ++j) /* selects: no local memory */
-          row[j] = j == t ? mine[j] : 0u;
-#pragma unroll
-        for (unsigned k = 1; k < 4; ++k) {
+        for (unsigned k = 0; k < 4; ++k) {
           /* From lane t + k: its pair of block 4q + t, which it sends as
-           * its element (s - k) & 3. */
+           * its element (s - k) & 3 (k = 0: this lane's own). */
+          const unsigned send = pick4(mine, (t - k) & 3u);
           const unsigned got =
-              shfl_idx(pick4(mine, (t - k) & 3u), int(quad | ((t + k) & 3u)));
+              k == 0 ? send : shfl_idx(send, int(quad | ((t + k) & 3u)));
           const unsigned from = (t + k) & 3u;
 #pragma unroll
-          for (unsigned j = 0; j < 4; ++j)
+          for (unsigned j = 0; j < 4; ++j) /* selects: no local memory */
             if (j == from)
               row[j] = got;
         }
@@ -764,6 +762,23 @@ __device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
     cp_async16(base + at, from + j * stride, 16u);
   }
 }
+
+/* copy_whole_tile when the threadgroup has exactly Threads threads (a
+ * whole number of chunks per row each); false otherwise. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Threads,
+          class T>
+__device__ __forceinline__ bool
+copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
+                   u64 src_off, u64 src_ld, unsigned tid) {
+  if constexpr (Threads % (Cols / (16 / int(sizeof(T)))) == 0) {
+    if (nthreads == unsigned(Threads)) {
+      copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, Threads>(
+          dst, dst_base, src, src_off, src_ld, tid);
+      return true;
+    }
+  }
+  return false;
+}
 } // namespace enigma_mma
 
 /* The threadgroup copies a Rows x Cols tile (chunk i of 16 bytes by thread
@@ -786,29 +801,14 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
   const bool aligned = ((((u64)(size_t)(src + src_off)) |
                          (src_ld * sizeof(T)) | (dst_base * sizeof(T))) &
                         15u) == 0;
-  if (aligned && valid_rows >= u64(Rows) && valid_cols >= u64(Cols)) {
-    if constexpr (512 % PerRow == 0) {
-      if (nthreads == 512u) {
-        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 512>(
-            dst, dst_base, src, src_off, src_ld, tid);
-        return;
-      }
-    }
-    if constexpr (256 % PerRow == 0) {
-      if (nthreads == 256u) {
-        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 256>(
-            dst, dst_base, src, src_off, src_ld, tid);
-        return;
-      }
-    }
-    if constexpr (128 % PerRow == 0) {
-      if (nthreads == 128u) {
-        copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, 128>(
-            dst, dst_base, src, src_off, src_ld, tid);
-        return;
-      }
-    }
-  }
+  if (aligned && valid_rows >= u64(Rows) && valid_cols >= u64(Cols) &&
+      (copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 512>(
+           nthreads, dst, dst_base, src, src_off, src_ld, tid) ||
+       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 256>(
+           nthreads, dst, dst_base, src, src_off, src_ld, tid) ||
+       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 128>(
+           nthreads, dst, dst_base, src, src_off, src_ld, tid)))
+    return;
   if (aligned) {
     const unsigned base = smem(dst);
     for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
