@@ -864,6 +864,36 @@ def test_partial_simdgroups_are_a_dispatch_error(rng):
     prepared.release()
 
 
+def test_partial_groups_are_a_dispatch_error_in_the_call_form():
+    """The function-call form refuses the same launches as execute():
+    threadgroups that are not whole simdgroups (fragments) or not whole
+    groups of four simdgroups (warpgroup products), before running."""
+    @enigma.kernel
+    def fill(O: enigma.f32):
+        enigma.mma_store(enigma.mma_fill(1.0, 16, 16), O, ld=16)
+
+    out = np.zeros(16 * 16, np.float32)
+    with pytest.raises(enigma.DispatchError, match="whole simdgroups"):
+        fill[(48, 1, 1), (48, 1, 1)](out)
+    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
+
+    @enigma.kernel
+    def gemm(A: enigma.bf16, B: enigma.bf16, M: U32, N: U32, K: U32,
+             C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config)
+
+    a = np.zeros(64 * 64, np.uint16)
+    c = np.full(64 * 64, -1.0, np.float32)
+    for grid, threads in (((96, 1, 1), (96, 1, 1)),
+                          ((192, 1, 1), (128, 1, 1))):
+        with pytest.raises(enigma.DispatchError,
+                           match="whole groups of four simdgroups"):
+            gemm[grid, threads](a, a, 64, 64, 64, c)
+    assert (c == -1.0).all()            # nothing ran
+    gemm[config.launch(64, 64)](a, a, 64, 64, 64, c)
+    assert (c == 0.0).all()
+
+
 @functools.lru_cache(maxsize=None)
 def _gemm_tile(dtype, a_t, b_t, accumulate):
     elem = getattr(enigma, dtype)
