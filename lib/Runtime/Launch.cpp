@@ -86,6 +86,7 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             device->maxThreadsPerThreadgroup()));
+  checkWholeSimdgroups(*artifact, grid, threads);
   if (!cuda || launched != artifact) {
     launchWrapped(args, grid, threads, queue);
     return;

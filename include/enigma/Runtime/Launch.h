@@ -59,7 +59,8 @@ public:
   /// with a dispatch's messages.
   uint64_t scalarBits(size_t param, const HostNumber &value) const;
 
-  /// Checks the launch shape and, for accesses every thread makes at a
+  /// Checks the launch shape (whole simdgroups or groups of four where
+  /// the kernel needs them) and, for accesses every thread makes at a
   /// grid-affine index, the buffers' sizes; then launches. `args` holds one
   /// entry per parameter. A kernel compiled in bounds-checked mode runs on
   /// the backend's own stream (after `queue.stream`) and is waited for, so
