@@ -11,9 +11,12 @@ dimension D = 64 or 128), row-major. A threadgroup owns ``rows`` query rows
 
 1. its Q rows are read once into a bfloat16 fragment (registers);
 2. per key block, ``copy_tile`` brings K and V into swizzled threadgroup
-   memory (cp.async on CUDA), V's copy overlapping ``S = Q K^T`` and the
-   next K's copy overlapping ``P V``;
-3. ``S`` (a 16 x bc fragment, ``enigma.mma`` with K stored N x K) is scaled,
+   memory (cp.async on CUDA) in blocks of 64 columns (the layout Hopper's
+   wgmma reads), V's copy overlapping ``S = Q K^T`` and the next K's copy
+   overlapping ``P V``;
+3. ``S`` (a 16 x bc fragment, ``enigma.mma`` with K stored N x K; both
+   products are warpgroup products with A in registers, one wgmma per
+   four simdgroups on Hopper) is scaled,
    masked where needed (``mma_iota`` columns past the sequence, and above
    the diagonal when causal; a branch the whole threadgroup takes alike
    skips the mask in the other blocks) and folded into the online softmax:
@@ -55,8 +58,22 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
     """The kernel for head dimension ``d``, causal or not, ``bc`` keys per
     block, ``rows`` query rows (``rows // 16`` simdgroups) per
     threadgroup."""
-    sw = enigma.mma_swizzle(d, enigma.bf16)   # K and V tiles: rows of d
+    # K and V tiles: blocks of bc x 64 (rows of 128 bytes), blk apart.
+    sw = enigma.mma_swizzle(64, enigma.bf16)
+    blk = bc * 64
+    blocks_of_d = d // 64
     neg_inf = float("-inf")
+
+    def copy_block(dst, src, offset, valid_rows):
+        for b in range(blocks_of_d):
+            enigma.copy_tile(dst, src, bc, 64, src_ld=d,
+                             src_offset=offset + 64 * b, dst_offset=b * blk,
+                             valid_rows=valid_rows, swizzle=sw)
+
+    def operand(tile, transpose):
+        return enigma.mma_operand(tile, ld=64, transpose=transpose,
+                                  swizzle=sw,
+                                  block_stride=blk if blocks_of_d > 1 else 0)
 
     @enigma.kernel
     def flash_attention(Q: enigma.bf16, K: enigma.bf16, V: enigma.bf16,
@@ -83,21 +100,17 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
             blocks = enigma.imin(blocks, (q0 + (rows + bc - 1)) // bc)
             full = enigma.imin(full, q0 // bc)
 
-        enigma.copy_tile(k_s, K, bc, d, src_ld=d, src_offset=head,
-                         valid_rows=enigma.imin(S, bc), swizzle=sw)
+        copy_block(k_s, K, head, enigma.imin(S, bc))
         enigma.copy_commit()
         for j in enigma.range(blocks, dtype="uint"):
             k0 = j * bc
-            enigma.copy_tile(v_s, V, bc, d, src_ld=d,
-                             src_offset=head + k0 * d, valid_rows=S - k0,
-                             swizzle=sw)
+            copy_block(v_s, V, head + k0 * d, S - k0)
             enigma.copy_commit()
             enigma.copy_wait(1)              # this block's K has landed
             enigma.barrier()
 
-            s = enigma.mma(enigma.mma_zeros(16, bc), q,
-                           enigma.mma_operand(k_s, ld=d, transpose=True,
-                                              swizzle=sw))
+            s = enigma.mma(enigma.mma_zeros(16, bc), q, operand(k_s, True),
+                           warpgroup=True)
             s = s * scale                    # log2(e) / sqrt(d)
             with enigma.if_(j >= full):      # the same in every thread
                 cols = enigma.mma_iota(1, 16, bc) + k0
@@ -114,15 +127,13 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
 
             enigma.barrier()                 # every simdgroup is done with K
             k1 = k0 + bc
-            enigma.copy_tile(k_s, K, bc, d, src_ld=d,
-                             src_offset=head + k1 * d,
-                             valid_rows=enigma.where(0, S - k1, k1 < S),
-                             swizzle=sw)
+            copy_block(k_s, K, head + k1 * d,
+                       enigma.where(0, S - k1, k1 < S))
             enigma.copy_commit()
             enigma.copy_wait(1)              # this block's V has landed
             enigma.barrier()
-            o = enigma.mma(o, p.cast(enigma.bf16),
-                           enigma.mma_operand(v_s, ld=d, swizzle=sw))
+            o = enigma.mma(o, p.cast(enigma.bf16), operand(v_s, False),
+                           warpgroup=True)
             m = m_new
             enigma.barrier()                 # every simdgroup is done with V
         enigma.copy_wait(0)

@@ -195,6 +195,14 @@ struct Tile {
   DType dtype;
 };
 
+/// A warpgroup product's accumulator: each simdgroup's 16 rows.
+void checkWarpgroupRows(RankedTensorType acc) {
+  if (acc.getDimSize(0) != 16)
+    throw EnigmaError("mma(warpgroup=True): each simdgroup holds 16 rows of "
+                      "the group's product; the accumulator is " +
+                      shapeText(acc));
+}
+
 Tile tileOf(KernelBuilder &k, const MmaOperand &operand, const char *name) {
   std::string what = std::string("mma operand ") + name;
   Memory m = memoryOf(k, operand.memory, what.c_str());
@@ -322,10 +330,7 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
                       "; both operand tiles must have one dtype");
   KernelBuilder::Impl &impl = kb.internals();
   if (warpgroup) {
-    if (t.getDimSize(0) != 16)
-      throw EnigmaError("mma(warpgroup=True): each simdgroup holds 16 rows "
-                        "of the group's product; the accumulator is " +
-                        shapeText(t));
+    checkWarpgroupRows(t);
     // Simdgroup i of the group starts 16 i rows into the group's A tile.
     Value sg = kb.threadQuery(ThreadQuery::SimdgroupIndexInThreadgroup);
     Value rows = (sg % kb.constantInt(4, DType::U32)) *
@@ -360,20 +365,20 @@ Value mmaWait(Value acc) {
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 
-Value mmaReg(Value acc, Value a, const MmaOperand &b) {
+Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup) {
   RankedTensorType t = requireFragment(acc, "mma accumulator");
   if (t.getRank() != 2 || acc.dtype() != DType::F32)
     throw EnigmaError("mma accumulates into a float fragment, got " +
                       std::string(shortName(acc.dtype())) + " " +
                       shapeText(t));
+  if (warpgroup)
+    checkWarpgroupRows(t);
   RankedTensorType ta = requireFragment(a, "mma operand A");
   KernelBuilder &kb = *acc.builder();
   if (a.builder() != &kb || &builderOf(b.memory) != &kb)
     throw EnigmaError("mma: an operand belongs to another kernel");
   if (ta.getRank() != 2)
     throw EnigmaError("mma operand A must be a fragment, not a row vector");
-  if (b.blockStride != 0)
-    throw EnigmaError("mma with a fragment A takes B without column blocks");
   Tile tb = tileOf(kb, b, "B");
   if (tb.dtype != DType::F16 && tb.dtype != DType::BF16)
     throw EnigmaError(std::string("mma with A in registers multiplies half or "
@@ -386,7 +391,11 @@ Value mmaReg(Value acc, Value a, const MmaOperand &b) {
                                 tb.memref, tb.base, tb.offset,
                                 bd.getI64IntegerAttr(b.ld),
                                 unit(bd, b.transpose),
-                                swizzleAttr(kb, b.swizzle));
+                                swizzleAttr(kb, b.swizzle),
+                                b.blockStride > 0
+                                    ? bd.getI64IntegerAttr(b.blockStride)
+                                    : IntegerAttr(),
+                                unit(bd, warpgroup));
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 

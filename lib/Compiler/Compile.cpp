@@ -63,6 +63,8 @@ std::string describeOp(llvm::StringRef name) {
     return "a load (memref.load)";
   if (name == "memref.store")
     return "a store (memref.store)";
+  if (name == "enigma.mma_reg")
+    return "enigma.mma() with A a fragment";
   if (name.starts_with("enigma."))
     return name.str() + "()";
   return "the operation " + name.str();

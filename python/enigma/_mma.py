@@ -245,12 +245,15 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
     must reach the call.
 
     ``warpgroup=True``: the four simdgroups ``4q .. 4q + 3`` multiply
-    together. ``a`` is their common ``64 x K`` tile; simdgroup ``4q + i``
-    multiplies its rows ``16 i .. 16 i + 15`` into a 16-row ``acc``, all
-    by the same ``b``. The result is the same on every target; on Hopper
-    (sm_90a) tiles stored as :func:`gemm_block` stores them (rows of 128
-    bytes under ``mma_swizzle``, B in 64-column blocks) run as one wgmma
-    instruction. Every thread of the threadgroup must reach the call.
+    together, all by the same ``b`` (its offsets the same in every
+    thread). A tile ``a`` is their common ``64 x K`` tile: simdgroup
+    ``4q + i`` multiplies its rows ``16 i .. 16 i + 15`` into a 16-row
+    ``acc``. A fragment ``a`` is each simdgroup's own 16 rows. The result
+    is the same on every target; on Hopper (sm_90a) tiles stored as
+    :func:`gemm_block` stores them (rows of 128 bytes under
+    ``mma_swizzle``, more than 64 columns in 64-column blocks) run as one
+    wgmma instruction. Every thread of the threadgroup must reach the
+    call.
 
     ``asynchronous=True`` (warpgroup products only): on Hopper the product
     may still be in flight when the call returns (the group's previous
@@ -270,14 +273,13 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
               _index(b.offset, f"{what}: B offset"), b.ld, b.transpose,
               b.swizzle)
     if isinstance(a, Fragment):
-        if warpgroup:
-            fail(f"{what}: warpgroup=True needs A in threadgroup memory, "
+        if asynchronous:
+            fail(f"{what}: asynchronous=True needs A in threadgroup memory, "
                  "not a fragment")
-        if b.block_stride:
-            fail(f"{what}: with a fragment A, B cannot have block_stride")
         if k is not None and k != a.cols:
             fail(f"{what}: k={k} but A is a {a.rows} x {a.cols} fragment")
-        return _wrap(_call("mma_reg", acc._value, a._value, *b_args))
+        return _wrap(_call("mma_reg", acc._value, a._value, *b_args,
+                           b.block_stride, bool(warpgroup)))
     if not isinstance(a, MmaOperand):
         fail(f"{what}: A must be an enigma.mma_operand(...) tile or a "
              f"fragment, got {type(a).__name__}")

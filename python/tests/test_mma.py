@@ -238,6 +238,51 @@ def _register_a():
     return enigma.compile(pv)
 
 
+@functools.lru_cache(maxsize=None)
+def _warpgroup_register_a(b_t, k, n):
+    """Eight simdgroups (two warpgroups) each multiply their own 16 x k A
+    fragment by one B tile stored in 64-column blocks (``b_t``: stored
+    n x k, K-major) with warpgroup products: wgmma reading A from registers
+    on Hopper."""
+    stored_rows, stored_cols = (n, k) if b_t else (k, n)
+    stride = stored_rows * 64
+    sw = enigma.mma_swizzle(64, enigma.bf16)
+
+    @enigma.kernel
+    def wg_reg(A: enigma.bf16, Bm: enigma.bf16, O: enigma.f32):
+        b_s = enigma.threadgroup_alloc(enigma.bf16, stride * (stored_cols // 64))
+        for blk in range(stored_cols // 64):
+            enigma.copy_tile(b_s, Bm, stored_rows, 64, src_ld=stored_cols,
+                             src_offset=64 * blk, dst_offset=blk * stride,
+                             swizzle=sw)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        sg = enigma.simdgroup_index_in_threadgroup()
+        a = enigma.mma_load(A, 16, k, ld=k, offset=sg * (16 * k))
+        acc = enigma.mma(enigma.mma_fill(1.0, 16, n), a,
+                         enigma.mma_operand(b_s, ld=64, transpose=b_t,
+                                            swizzle=sw, block_stride=stride),
+                         warpgroup=True)
+        enigma.mma_store(acc, O, ld=n, offset=sg * (16 * n))
+    return enigma.compile(wg_reg)
+
+
+@pytest.mark.parametrize("b_t,k,n", [(True, 128, 64), (True, 64, 128),
+                                     (False, 64, 128), (False, 128, 64)])
+def test_warpgroup_products_with_a_in_registers(runtime, rng, b_t, k, n):
+    """Flash attention's two products on Hopper: S = Q K^T (K stored
+    N x K) and O = P V (V stored K x N), B in 64-column blocks."""
+    a = _eighths(rng, (128, k))
+    b = _eighths(rng, (k, n))
+    b_stored = b.T if b_t else b
+    out = run_kernel(runtime, _warpgroup_register_a(b_t, k, n),
+                     [_to_bits(a, "bf16"), _to_bits(b_stored, "bf16")],
+                     np.float32, 128 * n, (256, 1, 1), (256, 1, 1))
+    np.testing.assert_array_equal(out.reshape(128, n),
+                                  a.astype(np.float64) @ b + 1.0)
+
+
 def test_mma_with_a_fragment_in_registers(runtime, rng):
     """P @ V with P a fragment converted to bfloat (flash attention)."""
     p = rng.uniform(0, 1, (16, 32)).astype(np.float32)
@@ -774,12 +819,33 @@ def test_warpgroup_product_mistakes():
     msg = _compile_error(rows32)
     assert "16 rows" in msg and "32 x 64" in msg, msg
 
-    def fragment_a(A, B):
+    def fragment_a_in_flight(A, B):
         t = enigma.threadgroup_alloc(enigma.bf16, 8192)
         enigma.mma(enigma.mma_zeros(16, 64), enigma.mma_zeros(16, 64, "bf16"),
+                   enigma.mma_operand(t, ld=64), warpgroup=True,
+                   asynchronous=True)
+    msg = _compile_error(fragment_a_in_flight)
+    assert "asynchronous=True needs A in threadgroup memory" in msg, msg
+
+    def fragment_a_rows32(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        enigma.mma(enigma.mma_zeros(32, 64), enigma.mma_zeros(32, 64, "bf16"),
                    enigma.mma_operand(t, ld=64), warpgroup=True)
-    msg = _compile_error(fragment_a)
-    assert "warpgroup=True needs A in threadgroup memory" in msg, msg
+    msg = _compile_error(fragment_a_rows32)
+    assert "16 rows" in msg and "32 x 64" in msg, msg
+
+    # One wgmma reads one B for the four simdgroups of a group.
+    for a_in_memory in (True, False):
+        def varying_b(A, B, a_in_memory=a_in_memory):
+            t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+            b = enigma.mma_operand(
+                t, ld=64, offset=enigma.simdgroup_index_in_threadgroup() * 64)
+            a = (enigma.mma_operand(t, ld=64) if a_in_memory
+                 else enigma.mma_zeros(16, 64, "bf16"))
+            enigma.mma(enigma.mma_zeros(16, 64), a, b, k=64, warpgroup=True)
+        msg = _compile_error(varying_b)
+        assert "operand B's offsets must be the same in every thread" in msg, \
+            msg
 
     def overlapping(A, B):
         t = enigma.threadgroup_alloc(enigma.bf16, 8192)

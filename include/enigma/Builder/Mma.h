@@ -96,8 +96,10 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
 /// `acc` once the group's asynchronous products are complete.
 Value mmaWait(Value acc);
 /// acc + A * B with A an M x K fragment (converted to B's dtype, half or
-/// bfloat).
-Value mmaReg(Value acc, Value a, const MmaOperand &b);
+/// bfloat). With `warpgroup`, each simdgroup of a group of four brings its
+/// own 16-row A and B is shared (one wgmma reading A from registers on
+/// sm_90a).
+Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup = false);
 
 enum class RowReduce : uint8_t { Sum, Max, Min };
 /// A row vector: the sum / max / min of each row.

@@ -152,15 +152,16 @@ inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA
   }
   return acc;
 }
-template <int BLd, bool BTr, int BS0, int BS1, int BS2, typename T, int M, int N, int K, typename PB>
+template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg, typename T, int M, int N, int K,
+          typename PB>
 inline enigma_frag<float, M, N> enigma_mma_reg(enigma_frag<float, M, N> acc, thread const enigma_frag<T, M, K> &a,
                                                PB b, ulong b_base, ulong b_off, uint lane) {
   const ulong fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);
   for (int kb = 0; kb < K / 8; ++kb) {
     float2 bm[N / 8];
     for (int bj = 0; bj < N / 8; ++bj)
-      bm[bj] = float2(enigma_mma_at<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn),
-                      enigma_mma_at<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn + 1));
+      bm[bj] = float2(enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn),
+                      enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn + 1));
     for (int bi = 0; bi < M / 8; ++bi) {
       const int ai = 2 * (bi * (K / 8) + kb);
       const float2 am = float2(float(a.v[ai]), float(a.v[ai + 1]));
@@ -556,9 +557,12 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         return success();
       })
       .Case([&](MmaRegOp mma) {
-        std::string targs = std::to_string(mma.getBLd()) + ", " +
-                            boolText(mma.getBTranspose()) + ", " +
-                            swizzleArgs(mma.getBSwizzle());
+        std::string targs =
+            std::to_string(mma.getBLd()) + ", " +
+            boolText(mma.getBTranspose()) + ", " +
+            swizzleArgs(mma.getBSwizzle()) + ", " +
+            std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
+            boolText(mma.getWarpgroup());
         e.define(mma.getResult(),
                  "enigma_mma_reg<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +

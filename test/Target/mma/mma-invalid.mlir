@@ -287,3 +287,63 @@ enigma.kernel @in_flight_through_a_loop(
   enigma.mma_store %out, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// -----
+
+// One wgmma reads one B for the four simdgroups of a group.
+enigma.kernel @warpgroup_varying_b() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %b = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %sg = enigma.simdgroup_index_in_threadgroup
+  %sgi = arith.index_cast %sg : i32 to index
+  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the threadgroup}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %sgi] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @warpgroup_reg_rows() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %b = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<32x64xf32>
+  %a = enigma.mma_fill %zh : bf16 -> tensor<32x64xbf16>
+  // expected-error @+1 {{with 'warpgroup' each simdgroup holds 16 rows of the group's product; the accumulator has 32}}
+  %r = enigma.mma_reg %acc, %a, %b[%c0, %c0] {b_ld = 64, warpgroup} : tensor<32x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<32x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @warpgroup_reg_varying_b() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %b = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %a = enigma.mma_fill %zh : bf16 -> tensor<16x64xbf16>
+  %sg = enigma.simdgroup_index_in_threadgroup
+  %sgi = arith.index_cast %sg : i32 to index
+  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the threadgroup}}
+  %r = enigma.mma_reg %acc, %a, %b[%sgi, %c0] {b_ld = 64, warpgroup} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @reg_overlapping_blocks() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %b = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x128xf32>
+  %a = enigma.mma_fill %zh : bf16 -> tensor<16x64xbf16>
+  // expected-error @+1 {{operand B: blocks of 64 x 64 elements are 2048 apart; they would overlap}}
+  %r = enigma.mma_reg %acc, %a, %b[%c0, %c0] {b_ld = 64, b_block_stride = 2048} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  enigma.return
+}

@@ -33,7 +33,7 @@
 // MSL: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>(
 // MSL-SAME: (uint)thread_index_in_threadgroup, (uint)(threads_per_threadgroup.x * threads_per_threadgroup.y * threads_per_threadgroup.z));
 // MSL: enigma_frag<bfloat, 16, 64> [[Q:v[0-9]+]] = enigma_mma_load<enigma_frag<bfloat, 16, 64>, false, true>(Q,
-// MSL: enigma_frag<float, 16, 32> [[S:v[0-9]+]] = enigma_mma_reg<64, true, 3, 3, 3>({{v[0-9]+}}, [[Q]], {{v[0-9]+}}, {{.*}}, (uint)thread_index_in_simdgroup);
+// MSL: enigma_frag<float, 16, 32> [[S:v[0-9]+]] = enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{v[0-9]+}}, [[Q]], {{v[0-9]+}}, {{.*}}, (uint)thread_index_in_simdgroup);
 // MSL: enigma_row<float, 16> [[M:v[0-9]+]] = enigma_mma_reduce_rows<1>([[S]]);
 // MSL: enigma_frag<float, 16, 32> [[B:v[0-9]+]] = enigma_mma_broadcast_rows<enigma_frag<float, 16, 32>>([[M]]);
 // MSL: for (int enigma_i = 0; enigma_i < enigma_frag<float, 16, 32>::size; ++enigma_i) [[D:v[0-9]+]].v[enigma_i] = [[S]].v[enigma_i] - [[B]].v[enigma_i];
@@ -46,7 +46,7 @@
 // CUDA: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>({{v[0-9]+}}, 0ul, K, {{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
 // CUDA: enigma_copy_async_commit();
 // CUDA: enigma_copy_async_wait<1>();
-// CUDA: enigma_mma_reg<64, true, 3, 3, 3>({{.*}}, (uint)(enigma_linear & 31u));
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{.*}}, (uint)(enigma_linear & 31u));
 // CUDA: #pragma unroll
 // CUDA: enigma_mma_store<true, false>(
 
@@ -54,7 +54,7 @@
 // CPP-LABEL: extern "C" void enigma_kernel_attention_step(
 // CPP: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>(
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: enigma_mma_reg<64, true, 3, 3, 3>(
+// CPP: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
 // CPP-NOT: #pragma unroll
 // CPP: enigma_mma_store<true, false>(
 enigma.kernel @attention_step(
@@ -139,5 +139,39 @@ enigma.kernel @warpgroup_product(
   %acc1 = enigma.mma %acc0, %a_s[%c0, %c0], %b_s[%c0, %c0] {k = 64, a_ld = 64, a_swizzle = array<i32: 3, 3, 3>, b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
   %acc = enigma.mma_wait %acc1 : tensor<16x128xf32>
   enigma.mma_store %acc, %O[%c0], %c128 : tensor<16x128xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// A warpgroup product with A in registers (flash attention's P V on
+// Hopper) and B in 64-column blocks, both ways round.
+// IR-LABEL: enigma.kernel @warpgroup_register_product
+// IR: enigma.mma_reg %{{.*}}, %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, b_transpose, warpgroup} : tensor<16x128xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+// IR: enigma.mma_reg %{{.*}}, %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+// MSL-LABEL: kernel void enigma_kernel_warpgroup_register_product(
+// MSL: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
+// MSL: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+// CUDA-LABEL: void enigma_kernel_warpgroup_register_product(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
+// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+// CPP-LABEL: void enigma_kernel_warpgroup_register_product(
+// CPP: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
+// CPP: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+enigma.kernel @warpgroup_register_product(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %k_s = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %v_s = enigma.threadgroup_alloc : memref<8192xbf16, #enigma.address_space<threadgroup>>
+  %q = enigma.mma_fill %one : bf16 -> tensor<16x128xbf16>
+  %s0 = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
+  %s = enigma.mma_reg %s0, %q, %k_s[%c0, %c0] {b_ld = 64, b_transpose, b_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096, warpgroup} : tensor<16x128xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  %p = arith.truncf %s : tensor<16x64xf32> to tensor<16x64xbf16>
+  %o0 = enigma.mma_fill %zero : f32 -> tensor<16x128xf32>
+  %o = enigma.mma_reg %o0, %p, %v_s[%c0, %c0] {b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, b_block_stride = 4096, warpgroup} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
+  enigma.mma_store %s, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.mma_store %o, %O[%c0], %c128 : tensor<16x128xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }

@@ -154,8 +154,8 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
   return acc;
 }
 
-template <int BLd, bool BTr, int BS0, int BS1, int BS2, class T, int M, int N,
-          int K>
+template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg,
+          class T, int M, int N, int K>
 inline enigma_frag<float, M, N>
 enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
                const T *b, uint64_t b_base, uint64_t b_off, uint32_t lane) {
@@ -167,7 +167,7 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
       float s = acc.v[j * N + c];
       for (int k = 0; k < K; ++k)
         s = fma(float(a.v[j * K + k]),
-                tile<BLd, BTr, BS0, BS1, BS2>(b, b_base, b_off, k, c), s);
+                tile<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, k, c), s);
       acc.v[j * N + c] = s;
     }
   }

@@ -516,20 +516,38 @@ template <class F> __device__ __forceinline__ F enigma_mma_wait(F acc) {
 }
 
 namespace enigma_mma {
-/* Whether a warpgroup product of these tiles has the shapes wgmma reads
- * (enigma_cuda_wgmma.cuh): 16-bit operands, 16 rows per warp, N of 64,
- * 128 or 256, A K-major and B either way, rows of 64 elements under
- * Swizzle<3, 3, 3>, a K x N B in column blocks of 1024-byte multiples. */
+/* Whether a stored tile is one wgmma reads through a descriptor
+ * (enigma_cuda_wgmma.cuh): rows of 64 16-bit elements under
+ * Swizzle<3, 3, 3>, more than 64 stored columns in blocks of a 1024-byte
+ * multiple. */
+template <class T, int StoredCols, int Ld, int S0, int S1, int S2, int Bs>
+struct wgmma_tile {
+  enum : bool {
+    value = sizeof(T) == 2 && Ld == 64 && S0 == 3 && S1 == 3 && S2 == 3 &&
+            (StoredCols <= 64 ? Bs == 0 || Bs % 512 == 0
+                              : Bs > 0 && Bs % 512 == 0)
+  };
+};
+
+/* Whether a warpgroup product has the shapes wgmma runs: 16 rows per warp,
+ * N of 64, 128 or 256, K a multiple of 16, B as wgmma_tile either way. */
+template <class T, int M, int N, int K, int BLd, bool BTr, int BS0, int BS1,
+          int BS2, int BBs>
+struct wgmma_b_shape {
+  enum : bool {
+    value = M == 16 && (N == 64 || N == 128 || N == 256) && K % 16 == 0 &&
+            wgmma_tile<T, BTr ? K : N, BLd, BS0, BS1, BS2, BBs>::value
+  };
+};
+
+/* ... and A a K-major wgmma_tile in shared memory. */
 template <class T, int M, int N, int K, int ALd, bool ATr, int AS0, int AS1,
           int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2,
           int BBs>
 struct wgmma_shape {
   enum : bool {
-    value = sizeof(T) == 2 && M == 16 && (N == 64 || N == 128 || N == 256) &&
-            K % 16 == 0 && !ATr && ALd == 64 && ABs == 0 && AS0 == 3 &&
-            AS1 == 3 && AS2 == 3 && BLd == 64 && BS0 == 3 && BS1 == 3 &&
-            BS2 == 3 &&
-            (BTr ? BBs == 0 : (N == 64 || (BBs > 0 && BBs % 512 == 0)))
+    value = !ATr && wgmma_tile<T, K, ALd, AS0, AS1, AS2, ABs>::value &&
+            wgmma_b_shape<T, M, N, K, BLd, BTr, BS0, BS1, BS2, BBs>::value
   };
 };
 } // namespace enigma_mma
@@ -566,7 +584,7 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
      * product is in flight. */
     if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0) {
       enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async>(
-          acc.v, a0 + unsigned(sizeof(T) * slab),
+          acc.v, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
           b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
       return acc;
     }
@@ -657,19 +675,54 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
   return acc;
 }
 
-/* acc + A * B with A an M x K fragment of half / bfloat (its 16x8 blocks
- * 2 kk and 2 kk + 1 are the A registers of K step kk) and B as above. */
-template <int BLd, bool BTr, int BS0, int BS1, int BS2, class T, int M, int N,
-          int K>
+namespace enigma_mma {
+/* The mma.sync m16n8k16 A registers of K step kk, block row bi, of an
+ * M x K fragment (its 16x8 blocks 2 kk and 2 kk + 1). */
+template <class T, int M, int K>
+__device__ __forceinline__ void a_registers(const enigma_frag<T, M, K> &a,
+                                            int bi, int kk, unsigned *r) {
+  const T *lo = &a.v[4 * (bi * (K / 8) + 2 * kk)];
+  const T *hi = lo + 4;
+  r[0] = pack2(lo[0], lo[1]);
+  r[1] = pack2(lo[2], lo[3]);
+  r[2] = pack2(hi[0], hi[1]);
+  r[3] = pack2(hi[2], hi[3]);
+}
+} // namespace enigma_mma
+
+/* acc + A * B with A an M x K fragment of half / bfloat and B as above.
+ * Wg: the four warps of each warpgroup bring their own 16-row A and the
+ * same B (enigma.mma_reg's `warpgroup`): one wgmma reading A from
+ * registers on sm_90a when B has its shape. */
+template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg,
+          class T, int M, int N, int K>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
                const T *b, enigma_mma::u64 b_base, enigma_mma::u64 b_off,
                unsigned lane) {
   using namespace enigma_mma;
-  typedef Tile<T, BLd, BTr, BS0, BS1, BS2> TB;
+  typedef Tile<T, BLd, BTr, BS0, BS1, BS2, BBs> TB;
   const TB B{b, b_base, b_off};
-  const bool direct = ((b_base | b_off) & 7u) == 0;
   constexpr bool kHalf = is_half<T>::value;
+#if ENIGMA_HAS_WGMMA
+  if constexpr (Wg && wgmma_b_shape<T, M, N, K, BLd, BTr, BS0, BS1, BS2,
+                                    BBs>::value) {
+    const unsigned b0 = smem(b) + unsigned(sizeof(T) * b_base);
+    /* The swizzle pattern must start at a 1024-byte boundary (else
+     * mma.sync below gives the same result). */
+    if ((b0 & 1023u) == 0 && (b_off % 512u) == 0) {
+      unsigned ar[K / 4];
+#pragma unroll
+      for (int kk = 0; kk < K / 16; ++kk)
+        a_registers(a, 0, kk, &ar[4 * kk]);
+      enigma_wgmma::product_rs<kHalf, N, K, !BTr>(
+          acc.v, ar, b0 + unsigned(sizeof(T) * b_off),
+          unsigned(sizeof(T) * BBs));
+      return acc;
+    }
+  }
+#endif
+  const bool direct = ((b_base | b_off) & 7u) == 0;
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
     unsigned bf[N / 16][4];
@@ -678,10 +731,8 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
       load_b16(B, jb, kk, lane, direct, bf[jb]);
 #pragma unroll
     for (int bi = 0; bi < M / 16; ++bi) {
-      const T *lo = &a.v[4 * (bi * (K / 8) + 2 * kk)];
-      const T *hi = lo + 4;
-      const unsigned ar[4] = {pack2(lo[0], lo[1]), pack2(lo[2], lo[3]),
-                              pack2(hi[0], hi[1]), pack2(hi[2], hi[3])};
+      unsigned ar[4];
+      a_registers(a, bi, kk, ar);
 #pragma unroll
       for (int bj = 0; bj < N / 8; ++bj)
         mma16816<kHalf>(&acc.v[4 * (bi * (N / 8) + bj)], ar,

@@ -6,8 +6,9 @@
  * wgmma.mma_async reads straight from shared memory. Tiles must be stored
  * the way the instruction's 128-byte swizzle expects: rows of 64 16-bit
  * elements (128 bytes) under Swizzle<3, 3, 3>, the pattern anchored at a
- * 1024-byte boundary; a K x N B (MN-major) in blocks of 64 columns. The
- * caller checks those facts (enigma_mma_sync) and falls back to mma.sync.
+ * 1024-byte boundary; more than 64 columns in blocks of 64 columns. A may
+ * also come from registers. The callers check those facts
+ * (enigma_mma_sync, enigma_mma_reg) and fall back to mma.sync.
  *===----------------------------------------------------------------------===*/
 #ifndef ENIGMA_CUDA_WGMMA_CUH
 #define ENIGMA_CUDA_WGMMA_CUH
@@ -38,28 +39,41 @@ __device__ __forceinline__ void pin(float &x) {
   asm volatile("" : "+f"(x)::"memory");
 }
 
+/* The shared address of K step kk (16 elements) of a K-major tile: 32
+ * bytes on within a 128-byte row, `block` bytes per 64 elements of K. */
+__device__ __forceinline__ unsigned k_step(unsigned tile, int kk,
+                                           unsigned block) {
+  return tile + block * unsigned(kk >> 2) + 32u * unsigned(kk & 3);
+}
+
+/* B's descriptor for K step kk: MN-major (TransB, K x N in 64-column
+ * blocks `block` bytes apart) steps over 16 rows of 128 bytes; K-major
+ * (N x K, in 64-element blocks of K) as A. */
+template <bool TransB>
+__device__ __forceinline__ u64 b_descriptor(unsigned b, int kk,
+                                            unsigned block) {
+  return TransB ? descriptor(b + 2048u * unsigned(kk), block, 1024u)
+                : descriptor(k_step(b, kk, block), 16u, 1024u);
+}
+
 /* d += A * B for this warp's 16 x N rows of the warpgroup's 64 x N
- * product over K: `a` is the shared address of the 64 x K A tile (K-major),
- * `b` of the B tile; TransB: B is K x N in 64-column blocks `block` bytes
- * apart (MN-major), else N x K (K-major). Async: returns with this product
- * in flight (the previous one complete). */
+ * product over K: `a` is the shared address of the 64 x K A tile (K-major,
+ * 64-element blocks of K `a_block` bytes apart), `b` of the B tile (see
+ * b_descriptor). Async: returns with this product in flight (the previous
+ * one complete). 8-row groups are 1024 bytes apart in both tiles. */
 template <bool Half, int N, int K, bool TransB, bool Async>
-__device__ __forceinline__ void product(float *d, unsigned a, unsigned b,
-                                        unsigned block) {
+__device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
+                                        unsigned b, unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk) {
-    /* A: 8-row groups 1024 bytes apart; a K step of 16 is 32 bytes on. */
-    const u64 da = descriptor(a + 32u * kk, 16u, 1024u);
-    /* B, MN-major: K steps are 16 rows of 128 bytes; K-major as A. */
-    const u64 db = TransB ? descriptor(b + 2048u * kk, block, 1024u)
-                          : descriptor(b + 32u * kk, 16u, 1024u);
-    op<Tag, N, TransB ? 1 : 0>::run(d, da, db);
-  }
+  for (int kk = 0; kk < K / 16; ++kk)
+    op<Tag, N, TransB ? 1 : 0>::run(
+        d, descriptor(k_step(a, kk, a_block), 16u, 1024u),
+        b_descriptor<TransB>(b, kk, b_block));
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   /* Async: this product may stay in flight; the previous one is done, so
    * its tiles may be overwritten once every warpgroup is past a barrier. */
@@ -67,6 +81,32 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned b,
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
   else
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    pin(d[i]);
+}
+
+/* d += A * B with this warp's 16 x K rows of A in registers: `a` holds 4
+ * registers per K step of 16, the mma.sync m16n8k16 A fragment. Complete
+ * on return; A's registers stay live until then (the instructions read
+ * them asynchronously). */
+template <bool Half, int N, int K, bool TransB>
+__device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
+                                           unsigned b_block) {
+  typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    pin(d[i]);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+    op_rs<Tag, N, TransB ? 1 : 0>::run(d, a + 4 * kk,
+                                       b_descriptor<TransB>(b, kk, b_block));
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < K / 4; ++i)
+    asm volatile("" : "+r"(a[i])::"memory");
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);

@@ -33,9 +33,12 @@ bool usesFragments(KernelOp kernel) {
 
 bool usesWarpgroupProducts(KernelOp kernel) {
   return kernel
-      .walk([](MmaOp mma) {
-        return mma.getWarpgroup() ? WalkResult::interrupt()
-                                  : WalkResult::advance();
+      .walk([](Operation *op) {
+        auto mma = dyn_cast<MmaOp>(op);
+        auto reg = dyn_cast<MmaRegOp>(op);
+        return (mma && mma.getWarpgroup()) || (reg && reg.getWarpgroup())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -281,6 +284,25 @@ LogicalResult checkInFlightUses(Operation *op, Value value) {
   return success();
 }
 
+/// A warpgroup product: 16-row accumulators, reached by every thread, and
+/// one B for the whole group (wgmma reads a single B tile).
+LogicalResult checkWarpgroup(Operation *op, int64_t rows, Value bBase,
+                             Value bOffset) {
+  if (rows != 16)
+    return op->emitOpError()
+           << "with 'warpgroup' each simdgroup holds 16 rows of the group's "
+              "product; the accumulator has "
+           << rows;
+  if (failed(checkConvergent(
+          op, SyncScope::Threadgroup,
+          "with 'warpgroup' is under control flow that depends on the "
+          "thread's position; the four simdgroups of a group multiply "
+          "together, so every thread must reach it")))
+    return failure();
+  return checkUniform(op, {bBase, bOffset}, SyncScope::Threadgroup,
+                      "with 'warpgroup', operand B's offsets");
+}
+
 LogicalResult verifyMma(MmaOp op) {
   auto acc = llvm::cast<RankedTensorType>(op.getAcc().getType());
   if (failed(checkShape(op, acc, "the accumulator")))
@@ -299,19 +321,9 @@ LogicalResult verifyMma(MmaOp op) {
                             << " operands";
   if (op.getTf32() && !ta.isF32())
     return op.emitOpError("'tf32' applies to f32 operands only");
-  if (op.getWarpgroup()) {
-    if (m != 16)
-      return op.emitOpError()
-             << "with 'warpgroup' each simdgroup holds 16 rows of the "
-                "group's product; the accumulator has "
-             << m;
-    if (failed(checkConvergent(
-            op, SyncScope::Threadgroup,
-            "with 'warpgroup' is under control flow that depends on the "
-            "thread's position; the four simdgroups of a group multiply "
-            "together, so every thread must reach it")))
-      return failure();
-  }
+  if (op.getWarpgroup() &&
+      failed(checkWarpgroup(op, m, op.getBBase(), op.getBOffset())))
+    return failure();
   if (op.getAsynchronous()) {
     if (!op.getWarpgroup())
       return op.emitOpError("'asynchronous' applies to warpgroup products "
@@ -343,9 +355,14 @@ LogicalResult verifyMmaReg(MmaRegOp op) {
     return op.emitOpError() << "multiplies " << typeText(a.getElementType())
                             << " by " << typeText(tb)
                             << "; both operands must have one element type";
+  if (op.getWarpgroup() && failed(checkWarpgroup(op, acc.getDimSize(0),
+                                                 op.getBBase(),
+                                                 op.getBOffset())))
+    return failure();
   return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
                           a.getDimSize(1), acc.getDimSize(1), op.getBLd(),
-                          op.getBTranspose(), op.getBSwizzle());
+                          op.getBTranspose(), op.getBSwizzle(),
+                          op.getBBlockStride().value_or(0));
 }
 
 LogicalResult verifyCopyTile(CopyTileAsyncOp op) {

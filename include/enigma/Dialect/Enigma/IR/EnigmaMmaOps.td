@@ -137,7 +137,7 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
 
     `warpgroup`: the four simdgroups 4q .. 4q + 3 reach the product
     together, each with the next 16 rows of one A tile (its accumulator has
-    16 rows) and the same B. The result of each simdgroup is the one above;
+    16 rows) and the same B (its offsets the same in every thread). The result of each simdgroup is the one above;
     the fact lets sm_90a run the four as one wgmma. The front end sets it
     only where it built the offsets that way (enigma.mma(warpgroup=True)).
 
@@ -190,7 +190,14 @@ def Enigma_MmaRegOp
   let summary = "acc + A * B with A a fragment and B in threadgroup memory";
   let description = [{
     `a` is an M x K fragment of f16 or bf16 (e.g. a softmax converted from
-    an accumulator); B is as in enigma.mma, of the same element type.
+    an accumulator); B is as in enigma.mma, of the same element type, also
+    with `b_block_stride`.
+
+    `warpgroup`: the four simdgroups 4q .. 4q + 3 reach the product
+    together, each with its own 16-row A fragment and the same B (its
+    offsets the same in every thread). The result of each simdgroup is the
+    one above; the fact lets sm_90a run the four as one wgmma that reads A
+    from registers.
   }];
   let arguments = (ins Enigma_AccumulatorFragment:$acc,
                        TensorRankOf<[F16, BF16], [2]>:$a,
@@ -198,7 +205,9 @@ def Enigma_MmaRegOp
                        Index:$b_base, Index:$b_offset,
                        ConfinedAttr<I64Attr, [IntPositive]>:$b_ld,
                        UnitAttr:$b_transpose,
-                       OptionalAttr<DenseI32ArrayAttr>:$b_swizzle);
+                       OptionalAttr<DenseI32ArrayAttr>:$b_swizzle,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$b_block_stride,
+                       UnitAttr:$warpgroup);
   let results = (outs Enigma_AccumulatorFragment:$result);
   let assemblyFormat = [{
     $acc `,` $a `,` $b `[` $b_base `,` $b_offset `]` attr-dict `:`
