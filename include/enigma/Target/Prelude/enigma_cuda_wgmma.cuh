@@ -33,6 +33,15 @@ __device__ __forceinline__ u64 descriptor(unsigned addr, unsigned lead,
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) && !defined(ENIGMA_MMA_EMULATION)
 #define ENIGMA_HAS_WGMMA 1
 
+/* Starts a warpgroup product: wgmma reads shared memory through the async
+ * proxy, so the generic-proxy writes that filled the tiles (cp.async,
+ * stores; ordered before this thread by the threadgroup barrier) are made
+ * visible to it first; then the registers. */
+__device__ __forceinline__ void begin_product() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
 /* Keeps the compiler from moving an accumulator register across the
  * asynchronous instructions. */
 __device__ __forceinline__ void pin(float &x) {
@@ -68,7 +77,7 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  begin_product();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk)
     op<Tag, N, TransB ? 1 : 0>::run(
@@ -97,7 +106,7 @@ __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  begin_product();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk)
     op_rs<Tag, N, TransB ? 1 : 0>::run(d, a + 4 * kk,
