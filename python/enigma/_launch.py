@@ -279,19 +279,22 @@ def _cupy_stream(device):
 
 
 def _cupy_fast_stream(cupy, device, stream):
-    """Hands the C++ side CuPy's C-level current-device and current-stream
-    calls (two quick calls per launch instead of a Python function), when
-    this CuPy has them and they agree with get_current_stream now."""
+    """Hands the C++ side CuPy's C function for the current stream (the
+    capsule Cython exports for it: a direct call per launch instead of a
+    Python function), when this CuPy has it and it agrees with
+    get_current_stream now."""
     try:
         from cupy_backends.cuda import stream as backend
-        current_stream = backend.get_current_stream_ptr
+        capsule = (getattr(backend, "__pyx_capi__", None) or {}).get(
+            "get_current_stream_ptr")
         current_device = cupy.cuda.runtime.getDevice
-        if current_device() != device or current_stream() != stream:
+        if capsule is None or current_device() != device:
             return
     except Exception:  # noqa: BLE001  (an older or different CuPy)
         return
     _core.launch_setup({"cupy_current_device": current_device,
-                        "cupy_current_stream": current_stream})
+                        "cupy_current_stream": capsule,
+                        "cupy_expected_stream": stream})
 
 
 _core.launch_setup({

@@ -61,9 +61,10 @@ struct Shared {
   nb::object dtypeName;     // dtype object -> Enigma short name or None
   nb::object torchStream;   // device -> current CUstream of PyTorch
   nb::object cupyStream;    // device -> current CUstream of CuPy
-  // CuPy's own C-level calls, when it has them: () -> current device,
-  // () -> current CUstream of that device (one Python call each).
-  nb::object cupyCurrentDevice, cupyCurrentStream;
+  // CuPy's current device (a Python call) and, when this CuPy exports it,
+  // its C function for the current CUstream of that device (a direct call).
+  nb::object cupyCurrentDevice;
+  intptr_t (*cupyCurrentStream)() = nullptr;
   nb::object firstCall;     // (owner, where, runtime) -> None
   nb::object logLaunch;     // (name, grid, threads, runtime) or None
   std::unordered_map<PyTypeObject *, Reader> readers;
@@ -94,6 +95,14 @@ Shared &shared() {
     return s;
   }();
   return *state;
+}
+
+/// CuPy's current stream through its C function (it may raise).
+uint64_t cupyCurrentStream(Shared &s) {
+  intptr_t stream = s.cupyCurrentStream();
+  if (PyErr_Occurred())
+    throw nb::python_error();
+  return uint64_t(stream);
 }
 
 /// A new reference to obj.name, or a Python error.
@@ -603,9 +612,9 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
       queue.stream = asU64(s.torchStream(target.where));
     else if (framework == Framework::CuPy)
       queue.stream =
-          s.cupyCurrentStream.is_valid() &&
+          s.cupyCurrentStream &&
                   asI64(s.cupyCurrentDevice()) == target.where
-              ? asU64(s.cupyCurrentStream())
+              ? cupyCurrentStream(s)
               : asU64(s.cupyStream(target.where));
     else // other frameworks' arrays: synchronous on the runtime's stream
       queue.ownStream = queue.wait = true;
@@ -621,6 +630,34 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
                             queue);
   }
+}
+
+/// Takes CuPy's exported C function for the current stream (Cython's
+/// __pyx_capi__ capsule, named by its signature) when it is the function
+/// we expect: intptr_t (void), returning `expected` now.
+bool installCupyStream(nb::handle capsule, uint64_t expected) {
+  Shared &s = shared();
+  s.cupyCurrentStream = nullptr;
+  if (!PyCapsule_CheckExact(capsule.ptr()))
+    return false;
+  const char *name = PyCapsule_GetName(capsule.ptr());
+  if (!name || std::string(name) != "intptr_t (void)")
+    return false;
+  auto fn = reinterpret_cast<intptr_t (*)()>(
+      PyCapsule_GetPointer(capsule.ptr(), name));
+  if (!fn) {
+    PyErr_Clear();
+    return false;
+  }
+  intptr_t now = fn();
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  if (uint64_t(now) != expected)
+    return false;
+  s.cupyCurrentStream = fn;
+  return true;
 }
 
 Dim3 toDim3(const std::tuple<uint32_t, uint32_t, uint32_t> &s) {
@@ -732,19 +769,27 @@ void bindLaunch(nb::module_ &m) {
             {"reader_of", &s.readerOf},           {"dtype_name", &s.dtypeName},
             {"torch_stream", &s.torchStream},     {"cupy_stream", &s.cupyStream},
             {"first_call", &s.firstCall},         {"log_launch", &s.logLaunch},
-            {"cupy_current_device", &s.cupyCurrentDevice},
-            {"cupy_current_stream", &s.cupyCurrentStream}};
+            {"cupy_current_device", &s.cupyCurrentDevice}};
         for (auto &[name, slot] : slots)
           if (helpers.contains(name))
             *slot = helpers[name];
+        if (helpers.contains("cupy_current_stream"))
+          return installCupyStream(helpers["cupy_current_stream"],
+                                   helpers.contains("cupy_expected_stream")
+                                       ? asU64(helpers["cupy_expected_stream"])
+                                       : 0);
+        return true;
       },
       "helpers"_a,
       "Hands the function-call form its Python helpers (those named in the "
       "dict replace the ones set before): describe_array, array_text, "
       "reader_of, dtype_name, torch_stream, cupy_stream, first_call, "
-      "log_launch (None: no launch log), cupy_current_device and "
-      "cupy_current_stream (CuPy's own calls, used when the arrays are on "
-      "the current device).");
+      "log_launch (None: no launch log), cupy_current_device (CuPy's "
+      "current device) and cupy_current_stream (the capsule of CuPy's C "
+      "function for its current stream, used when the arrays are on the "
+      "current device; taken only when its signature is intptr_t (void) "
+      "and it returns cupy_expected_stream now). False when that capsule "
+      "was not taken.");
   m.def(
       "launch_teardown",
       [] {
@@ -754,8 +799,9 @@ void bindLaunch(nb::module_ &m) {
         for (nb::object *slot :
              {&s.describeArray, &s.arrayText, &s.readerOf, &s.dtypeName,
               &s.torchStream, &s.cupyStream, &s.firstCall, &s.logLaunch,
-              &s.cupyCurrentDevice, &s.cupyCurrentStream})
+              &s.cupyCurrentDevice})
           *slot = nb::object();
+        s.cupyCurrentStream = nullptr;
         for (auto &[type, reader] : s.readers)
           Py_DECREF(reinterpret_cast<PyObject *>(type));
         s.readers.clear();

@@ -425,6 +425,16 @@ def test_cupy_arrays_on_the_current_stream(rng):
         vector_add[n](da, db, c, n)
         stream.synchronize()
     np.testing.assert_allclose(cp.asnumpy(c), 4 * a, rtol=1e-6)
+    # Later launches read CuPy's current stream again (through its C
+    # function once the first launch found it): another side stream.
+    other = cp.cuda.Stream(non_blocking=True)
+    with other:
+        e = cp.full(n, np.nan, np.float32)
+        for _ in range(3):
+            db += da
+        vector_add[n](da, db, e, n)
+        other.synchronize()
+    np.testing.assert_allclose(cp.asnumpy(e), 7 * a, rtol=1e-6)
     with pytest.raises(enigma.DispatchError, match="different places"):
         vector_add[n](da, np.zeros(n, np.float32), c, n)
 
