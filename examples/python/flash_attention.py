@@ -7,9 +7,13 @@ not), bfloat16 in and out, on the matrix multiply-accumulate family
 Q, K, V and O are ``BH x S x D`` (batch times heads, sequence, head
 dimension D = 64 or 128), row-major. A threadgroup owns ``rows`` query rows
 (64 or 128), 16 per simdgroup, and walks the keys in blocks of ``bc``
-(``tuned`` times the pairs ``(bc, rows)`` on the runtime):
+(``tuned`` times the configurations ``(bc, rows, q_shared)`` on the
+runtime):
 
-1. its Q rows are read once into a bfloat16 fragment (registers);
+1. its Q rows are read once, into a bfloat16 fragment (registers), or with
+   ``q_shared`` into threadgroup memory (the default on CUDA: Hopper's
+   wgmma then reads both operands of ``S = Q K^T`` from there; a product
+   whose A is a fragment from before the loop runs as mma.sync);
 2. per key block, ``copy_tile`` brings K and V into swizzled threadgroup
    memory (cp.async on CUDA) in blocks of 64 columns (the layout Hopper's
    wgmma reads), V's copy overlapping ``S = Q K^T`` and the next K's copy
@@ -54,10 +58,10 @@ def from_bf16(bits):
         np.float32)
 
 
-def make_kernel(d, causal, bc=64, rows=ROWS):
+def make_kernel(d, causal, bc=64, rows=ROWS, q_shared=False):
     """The kernel for head dimension ``d``, causal or not, ``bc`` keys per
     block, ``rows`` query rows (``rows // 16`` simdgroups) per
-    threadgroup."""
+    threadgroup, Q in registers or (``q_shared``) threadgroup memory."""
     # K and V tiles: blocks of bc x 64 (rows of 128 bytes), blk apart.
     sw = enigma.mma_swizzle(64, enigma.bf16)
     blk = bc * 64
@@ -83,11 +87,24 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
         v_s = enigma.threadgroup_alloc(enigma.bf16, bc * d)
         q0 = enigma.threadgroup_position_in_grid("y") * rows
         head = enigma.threadgroup_position_in_grid("z") * S * d
-        row0 = q0 + enigma.simdgroup_index_in_threadgroup() * 16
+        sg = enigma.simdgroup_index_in_threadgroup()
+        row0 = q0 + sg * 16
         rows_left = enigma.where(0, S - row0, row0 < S)
 
-        q = enigma.mma_load(Q, 16, d, ld=d, offset=head + row0 * d,
-                            bounds=(rows_left, d))
+        if q_shared:   # blocks of rows x 64; each group of four its 64 rows
+            q_s = enigma.threadgroup_alloc(enigma.bf16, rows * d)
+            for b in range(blocks_of_d):
+                enigma.copy_tile(q_s, Q, rows, 64, src_ld=d,
+                                 src_offset=head + q0 * d + 64 * b,
+                                 dst_offset=b * rows * 64,
+                                 valid_rows=enigma.where(0, S - q0, q0 < S),
+                                 swizzle=sw)
+            q = enigma.mma_operand(
+                q_s, ld=64, swizzle=sw, offset=(sg // 4) * (64 * 64),
+                block_stride=rows * 64 if blocks_of_d > 1 else 0)
+        else:
+            q = enigma.mma_load(Q, 16, d, ld=d, offset=head + row0 * d,
+                                bounds=(rows_left, d))
         o = enigma.mma_zeros(16, d)
         m = enigma.mma_fill(neg_inf, 16)      # running row maximum
         l = enigma.mma_zeros(16)              # running row sum
@@ -101,7 +118,7 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
             full = enigma.imin(full, q0 // bc)
 
         copy_block(k_s, K, head, enigma.imin(S, bc))
-        enigma.copy_commit()
+        enigma.copy_commit()                 # with Q's copy, if any
         for j in enigma.range(blocks, dtype="uint"):
             k0 = j * bc
             copy_block(v_s, V, head + k0 * d, S - k0)
@@ -110,7 +127,7 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
             enigma.barrier()
 
             s = enigma.mma(enigma.mma_zeros(16, bc), q, operand(k_s, True),
-                           warpgroup=True)
+                           k=d, warpgroup=True)
             s = s * scale                    # log2(e) / sqrt(d)
             with enigma.if_(j >= full):      # the same in every thread
                 cols = enigma.mma_iota(1, 16, bc) + k0
@@ -144,8 +161,14 @@ def make_kernel(d, causal, bc=64, rows=ROWS):
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(d, causal, bc=64, rows=ROWS):
-    return enigma.compile(make_kernel(d, causal, bc, rows))
+def compiled(d, causal, bc=64, rows=ROWS, q_shared=False):
+    return enigma.compile(make_kernel(d, causal, bc, rows, q_shared))
+
+
+def q_shared_on(rt):
+    """Q in threadgroup memory on CUDA (both wgmma operands from there);
+    in registers elsewhere (less threadgroup memory: Metal has 32 KiB)."""
+    return isinstance(rt, enigma.CudaRuntime)
 
 
 def block_keys(d):
@@ -153,16 +176,19 @@ def block_keys(d):
     return 64
 
 
-# (keys per block, query rows per threadgroup). 128 keys with D = 128 need
-# 64 KiB of threadgroup memory: more than Metal's 32 KiB.
-CONFIGS = [(32, 64), (64, 64), (128, 64), (64, 128), (128, 128)]
+# (keys per block, query rows per threadgroup, Q in threadgroup memory).
+# Threadgroup memory: 2 bc D + (rows D with Q there) bfloat16 elements;
+# configurations beyond Metal's 32 KiB fail there and are skipped.
+CONFIGS = [(32, 64, False), (64, 64, False), (128, 64, False),
+           (64, 128, False), (128, 128, False),
+           (64, 64, True), (128, 64, True), (64, 128, True), (128, 128, True)]
 
 
 @enigma.autotune(configs=CONFIGS, key=["bh", "s", "d", "causal"])
 def tuned(config, bh, s, d, causal):
-    """The Launch for ``config = (bc, rows)``."""
-    bc, rows = config
-    return enigma.Launch(compiled(d, causal, bc, rows),
+    """The Launch for ``config = (bc, rows, q_shared)``."""
+    bc, rows, q_shared = config
+    return enigma.Launch(compiled(d, causal, bc, rows, q_shared),
                          *launch(bh, s, rows), scalars=[s, scale(d)],
                          output_bytes=bh * s * d * 2)
 
@@ -191,15 +217,17 @@ def scale(d):
     return math.log2(math.e) / math.sqrt(d)
 
 
-def run(rt, q, k, v, causal=False):
+def run(rt, q, k, v, causal=False, q_shared=None):
     """Attention of bfloat16 bit arrays (uint16, BH x S x D); returns the
-    bfloat16 bits of O."""
+    bfloat16 bits of O. ``q_shared``: None picks ``q_shared_on(rt)``."""
     q, k, v = (np.ascontiguousarray(x, np.uint16) for x in (q, k, v))
     bh, s, d = _check_shapes(q, k, v)
     grid, threads = launch(bh, s)
-    raw = rt.execute(compiled(d, causal, block_keys(d)), [q, k, v],
-                     output_size=q.size * 2, grid=grid, threads=threads,
-                     scalars=[s, scale(d)])
+    if q_shared is None:
+        q_shared = q_shared_on(rt)
+    raw = rt.execute(compiled(d, causal, block_keys(d), ROWS, q_shared),
+                     [q, k, v], output_size=q.size * 2, grid=grid,
+                     threads=threads, scalars=[s, scale(d)])
     return np.frombuffer(raw, np.uint16).reshape(q.shape).copy()
 
 
@@ -234,8 +262,9 @@ def run_prepared(rt, x, causal=False):
     q, k, v = (np.ascontiguousarray(a, np.uint16) for a in x)
     bh, s, d = _check_shapes(q, k, v)
     grid, threads = launch(bh, s)
-    prepared = rt.prepare(compiled(d, causal, block_keys(d)), [q, k, v],
-                          q.size * 2, scalars=[s, scale(d)])
+    prepared = rt.prepare(compiled(d, causal, block_keys(d), ROWS,
+                                   q_shared_on(rt)),
+                          [q, k, v], q.size * 2, scalars=[s, scale(d)])
 
     def check(out):
         check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,

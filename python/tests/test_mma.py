@@ -283,6 +283,61 @@ def test_warpgroup_products_with_a_in_registers(runtime, rng, b_t, k, n):
                                   a.astype(np.float64) @ b + 1.0)
 
 
+@functools.lru_cache(maxsize=None)
+def _loop_invariant_register_a():
+    """Flash attention's pattern: an A fragment loaded before the loop
+    (Q), S = A K_j^T, then O += S V_j with S as the A of a product of the
+    same shape, over three blocks."""
+    sw = enigma.mma_swizzle(64, enigma.bf16)
+
+    @enigma.kernel
+    def invariant_a(A: enigma.bf16, Kt: enigma.bf16, V: enigma.bf16,
+                    O: enigma.f32):
+        k_s = enigma.threadgroup_alloc(enigma.bf16, 64 * 64)
+        v_s = enigma.threadgroup_alloc(enigma.bf16, 64 * 64)
+        sg = enigma.simdgroup_index_in_threadgroup()
+        a = enigma.mma_load(A, 16, 64, ld=64, offset=sg * (16 * 64))
+        o = enigma.mma_zeros(16, 64)
+        for j in enigma.range(3, dtype="uint"):
+            enigma.copy_tile(k_s, Kt, 64, 64, src_ld=64, src_offset=j * 4096,
+                             swizzle=sw)
+            enigma.copy_tile(v_s, V, 64, 64, src_ld=64, src_offset=j * 4096,
+                             swizzle=sw)
+            enigma.copy_commit()
+            enigma.copy_wait(0)
+            enigma.barrier()
+            s = enigma.mma(enigma.mma_zeros(16, 64), a,
+                           enigma.mma_operand(k_s, ld=64, transpose=True,
+                                              swizzle=sw), warpgroup=True)
+            o = enigma.mma(o, s.cast(enigma.bf16),
+                           enigma.mma_operand(v_s, ld=64, swizzle=sw),
+                           warpgroup=True)
+            enigma.barrier()
+        enigma.mma_store(o, O, ld=64, offset=sg * (16 * 64))
+    return enigma.compile(invariant_a)
+
+
+def test_warpgroup_product_with_a_from_before_the_loop(runtime, rng):
+    """Every block multiplies the same A (on Hopper ptxas once gave that A
+    and the next product's A the same registers: the second block used
+    the wrong one). Halves keep every value exact in bfloat and float."""
+    a = rng.integers(-1, 2, (64, 64)) / 2.0
+    kt = rng.integers(-1, 2, (3, 64, 64)) / 2.0
+    v = rng.integers(-1, 2, (3, 64, 64)) / 2.0
+    compiled = _loop_invariant_register_a()
+    # A from before the loop: not a wgmma reading registers (mma.sync);
+    # the product on S, computed in the loop, is.
+    assert "enigma_mma_reg<64, true, 3, 3, 3, 0, false>" in \
+        compiled.cuda_source
+    assert "enigma_mma_reg<64, false, 3, 3, 3, 0, true>" in \
+        compiled.cuda_source
+    out = run_kernel(runtime, compiled,
+                     [_to_bits(x, "bf16") for x in (a, kt, v)],
+                     np.float32, 64 * 64, (128, 1, 1), (128, 1, 1))
+    want = sum((a @ kt[j].T) @ v[j] for j in range(3))
+    np.testing.assert_array_equal(out.reshape(64, 64), want)
+
+
 def test_mma_with_a_fragment_in_registers(runtime, rng):
     """P @ V with P a fragment converted to bfloat (flash attention)."""
     p = rng.uniform(0, 1, (16, 32)).astype(np.float32)

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -190,6 +191,15 @@ template <int Pending> inline void enigma_copy_async_wait() {}
 #endif // ENIGMA_MMA_HELPERS
 
 )msl";
+
+/// Whether `value` comes from outside the innermost loop that holds `user`
+/// (false when no loop holds it).
+bool definedOutsideInnermostLoop(Operation *user, Value value) {
+  for (Operation *op = user->getParentOp(); op; op = op->getParentOp())
+    if (isa<LoopLikeOpInterface>(op))
+      return !op->isAncestor(value.getParentRegion()->getParentOp());
+  return false;
+}
 
 /// Thread queries the helpers need, made once per emitter as detached ops
 /// so that each target prints them its own way.
@@ -557,12 +567,19 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         return success();
       })
       .Case([&](MmaRegOp mma) {
+        // The Wg flag lets sm_90a run the product as one wgmma reading A
+        // from registers. Only when A is computed inside the innermost
+        // loop around the product: ptxas (CUDA 13) gave a loop-invariant A
+        // (flash attention's Q) and another such product's A the same
+        // registers without restoring them, so later iterations multiplied
+        // the wrong A. Elsewhere the product runs as mma.sync.
         std::string targs =
             std::to_string(mma.getBLd()) + ", " +
             boolText(mma.getBTranspose()) + ", " +
             swizzleArgs(mma.getBSwizzle()) + ", " +
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
-            boolText(mma.getWarpgroup());
+            boolText(mma.getWarpgroup() &&
+                     !definedOutsideInnermostLoop(mma, mma.getA()));
         e.define(mma.getResult(),
                  "enigma_mma_reg<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +

@@ -97,35 +97,26 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
 
 /* d += A * B with this warp's 16 x K rows of A in registers: `a` holds 4
  * registers per K step of 16, the mma.sync m16n8k16 A fragment. Complete
- * on return.
- *
- * The instructions read A asynchronously, so A is first copied into
- * registers defined here and kept live until the wait. The copies also
- * matter for values defined before a loop (flash attention's Q): ptxas
- * (CUDA 13) gave such loop-invariant A registers and the next product's
- * A the same physical registers without restoring them, so the second
- * iteration multiplied the wrong A. */
+ * on return; A's registers stay live until then (the instructions read
+ * them asynchronously). The emitter asks for this only when A is computed
+ * in the loop around the product (EmitMma.cpp says why). */
 template <bool Half, int N, int K, bool TransB>
-__device__ __forceinline__ void product_rs(float *d, const unsigned *a,
-                                           unsigned b, unsigned b_block) {
+__device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
+                                           unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
-  unsigned r[K / 4];
-#pragma unroll
-  for (int i = 0; i < K / 4; ++i)
-    asm volatile("mov.b32 %0, %1;" : "=r"(r[i]) : "r"(a[i]));
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);
   begin_product();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk)
-    op_rs<Tag, N, TransB ? 1 : 0>::run(d, r + 4 * kk,
+    op_rs<Tag, N, TransB ? 1 : 0>::run(d, a + 4 * kk,
                                        b_descriptor<TransB>(b, kk, b_block));
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
   for (int i = 0; i < K / 4; ++i)
-    asm volatile("" : "+r"(r[i])::"memory");
+    asm volatile("" : "+r"(a[i])::"memory");
 #pragma unroll
   for (int i = 0; i < N / 2; ++i)
     pin(d[i]);
