@@ -397,10 +397,12 @@ def bench_attention(rt, repeat, bh=128, s=4096, rounds=3):
             key = dict(bh=bh, s=s, d=d, causal=causal)
             launch = ex.tuned.best(rt, [q, k, v], outputs=[o], check=check,
                                    **key)
-            for (bc, qrows), t in ex.tuned.timings.get(tuple(key.values()),
-                                                       []):
+            for (bc, qrows, q_shared), t in ex.tuned.timings.get(
+                    tuple(key.values()), []):
+                where = "threadgroup memory" if q_shared else "registers"
                 rows.append((name, f"enigma keys per block = {bc}, query "
-                                   f"rows per threadgroup = {qrows}",
+                                   f"rows per threadgroup = {qrows}, Q in "
+                                   f"{where}",
                              "not run" if isinstance(t, str) else f"{t:.1f} us",
                              t[:100] if isinstance(t, str) else _tflops(flops, t)))
             grid, threads = launch.grid, launch.threads
