@@ -175,3 +175,32 @@ enigma.kernel @warpgroup_register_product(
   enigma.mma_store %o, %O[%c0], %c128 : tensor<16x128xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// A warpgroup product whose fragment A comes from before the loop asks for
+// the register form only where A is computed in the loop (ptxas reused a
+// loop-invariant A's registers): the flag is false for it on every target.
+// CUDA-LABEL: void enigma_kernel_warpgroup_loop_invariant_a(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
+// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 0, true>(
+enigma.kernel @warpgroup_loop_invariant_a(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %k_s = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %v_s = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %q = enigma.mma_fill %one : bf16 -> tensor<16x64xbf16>
+  %o0 = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
+  %o = scf.for %j = %c0 to %c3 step %c1 iter_args(%acc = %o0) -> (tensor<16x64xf32>) {
+    %s0 = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
+    %s = enigma.mma_reg %s0, %q, %k_s[%c0, %c0] {b_ld = 64, b_transpose, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    %p = arith.truncf %s : tensor<16x64xf32> to tensor<16x64xbf16>
+    %next = enigma.mma_reg %acc, %p, %v_s[%c0, %c0] {b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    scf.yield %next : tensor<16x64xf32>
+  }
+  enigma.mma_store %o, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
