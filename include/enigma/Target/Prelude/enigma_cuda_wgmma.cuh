@@ -65,6 +65,30 @@ __device__ __forceinline__ u64 b_descriptor(unsigned b, int kk,
                 : descriptor(k_step(b, kk, block), 16u, 1024u);
 }
 
+/* One wgmma group on the accumulator d: issue(kk) for each K step of 16
+ * between the fences and the commit; then waits for every group (Async:
+ * for every group but this one, which stays in flight; the previous one is
+ * done, so its tiles may be overwritten once every warpgroup is past a
+ * barrier). */
+template <int N, int K, bool Async, class Issue>
+__device__ __forceinline__ void group(float *d, Issue issue) {
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    pin(d[i]);
+  begin_product();
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk)
+    issue(kk);
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  if (Async)
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  else
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    pin(d[i]);
+}
+
 /* d += A * B for this warp's 16 x N rows of the warpgroup's 64 x N
  * product over K: `a` is the shared address of the 64 x K A tile (K-major,
  * 64-element blocks of K `a_block` bytes apart), `b` of the B tile (see
@@ -74,25 +98,11 @@ template <bool Half, int N, int K, bool TransB, bool Async>
 __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
                                         unsigned b, unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pin(d[i]);
-  begin_product();
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk)
+  group<N, K, Async>(d, [&](int kk) {
     op<Tag, N, TransB ? 1 : 0>::run(
         d, descriptor(k_step(a, kk, a_block), 16u, 1024u),
         b_descriptor<TransB>(b, kk, b_block));
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  /* Async: this product may stay in flight; the previous one is done, so
-   * its tiles may be overwritten once every warpgroup is past a barrier. */
-  if (Async)
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-  else
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pin(d[i]);
+  });
 }
 
 /* d += A * B with this warp's 16 x K rows of A in registers: `a` holds 4
@@ -104,22 +114,13 @@ template <bool Half, int N, int K, bool TransB>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pin(d[i]);
-  begin_product();
-#pragma unroll
-  for (int kk = 0; kk < K / 16; ++kk)
+  group<N, K, false>(d, [&](int kk) {
     op_rs<Tag, N, TransB ? 1 : 0>::run(d, a + 4 * kk,
                                        b_descriptor<TransB>(b, kk, b_block));
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  });
 #pragma unroll
   for (int i = 0; i < K / 4; ++i)
     asm volatile("" : "+r"(a[i])::"memory");
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pin(d[i]);
 }
 
 /* Waits for all of the warpgroup's products (enigma_mma_wait). */
