@@ -68,11 +68,11 @@ def make_kernel(d, causal, bc=64, rows=ROWS, q_shared=False):
     blocks_of_d = d // 64
     neg_inf = float("-inf")
 
-    def copy_block(dst, src, offset, valid_rows):
-        for b in range(blocks_of_d):
-            enigma.copy_tile(dst, src, bc, 64, src_ld=d,
-                             src_offset=offset + 64 * b, dst_offset=b * blk,
-                             valid_rows=valid_rows, swizzle=sw)
+    def copy_rows(dst, src, n, offset, valid_rows):
+        """n rows of Q, K or V into blocks of n x 64, n * 64 apart."""
+        enigma.copy_tile(dst, src, n, d, src_ld=d, src_offset=offset,
+                         dst_ld=64, block_stride=n * 64,
+                         valid_rows=valid_rows, swizzle=sw)
 
     def operand(tile, transpose):
         return enigma.mma_operand(tile, ld=64, transpose=transpose,
@@ -93,12 +93,8 @@ def make_kernel(d, causal, bc=64, rows=ROWS, q_shared=False):
 
         if q_shared:   # blocks of rows x 64; each group of four its 64 rows
             q_s = enigma.threadgroup_alloc(enigma.bf16, rows * d)
-            for b in range(blocks_of_d):
-                enigma.copy_tile(q_s, Q, rows, 64, src_ld=d,
-                                 src_offset=head + q0 * d + 64 * b,
-                                 dst_offset=b * rows * 64,
-                                 valid_rows=enigma.where(0, S - q0, q0 < S),
-                                 swizzle=sw)
+            copy_rows(q_s, Q, rows, head + q0 * d,
+                      enigma.where(0, S - q0, q0 < S))
             q = enigma.mma_operand(
                 q_s, ld=64, swizzle=sw, offset=(sg // 4) * (64 * 64),
                 block_stride=rows * 64 if blocks_of_d > 1 else 0)
@@ -117,11 +113,11 @@ def make_kernel(d, causal, bc=64, rows=ROWS, q_shared=False):
             blocks = enigma.imin(blocks, (q0 + (rows + bc - 1)) // bc)
             full = enigma.imin(full, q0 // bc)
 
-        copy_block(k_s, K, head, enigma.imin(S, bc))
+        copy_rows(k_s, K, bc, head, enigma.imin(S, bc))
         enigma.copy_commit()                 # with Q's copy, if any
         for j in enigma.range(blocks, dtype="uint"):
             k0 = j * bc
-            copy_block(v_s, V, head + k0 * d, S - k0)
+            copy_rows(v_s, V, bc, head + k0 * d, S - k0)
             enigma.copy_commit()
             enigma.copy_wait(1)              # this block's K has landed
             enigma.barrier()
@@ -144,8 +140,8 @@ def make_kernel(d, causal, bc=64, rows=ROWS, q_shared=False):
 
             enigma.barrier()                 # every simdgroup is done with K
             k1 = k0 + bc
-            copy_block(k_s, K, head + k1 * d,
-                       enigma.where(0, S - k1, k1 < S))
+            copy_rows(k_s, K, bc, head + k1 * d,
+                      enigma.where(0, S - k1, k1 < S))
             enigma.copy_commit()
             enigma.copy_wait(1)              # this block's V has landed
             enigma.barrier()

@@ -327,7 +327,7 @@ def mma_swizzle(row_elements: int, dtype):
 
 def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
               dst_ld: int | None = None, valid_rows=None, valid_cols=None,
-              swizzle=None, dst_offset=0) -> None:
+              swizzle=None, dst_offset=0, block_stride: int = 0) -> None:
     """The whole threadgroup copies a ``rows x cols`` tile of the device
     buffer ``src`` (rows ``src_ld`` elements apart, element (0, 0) at
     ``src_offset``) into threadgroup memory ``dst`` (a threadgroup tensor
@@ -335,6 +335,13 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
     (default ``cols``), offsets swizzled by ``swizzle`` (the swizzle applies
     to the offset inside the tile). Elements at ``r >= valid_rows`` or ``c >=
     valid_cols`` become 0 without reading ``src`` (masked edges).
+
+    ``block_stride`` > 0 stores the columns in blocks of ``dst_ld``
+    (``cols`` a multiple of it), block ``j`` from element ``dst_offset +
+    j * block_stride`` on, each swizzled inside itself: the layout
+    ``mma_operand(..., ld=dst_ld, block_stride=...)`` reads when
+    ``block_stride`` is a multiple of the swizzle's period (Hopper's wgmma
+    reads tiles with more than 64 columns so).
 
     On CUDA the copy is asynchronous (cp.async, 16-byte chunks; element
     copies when the source rows are not 16-byte aligned): the data is in
@@ -352,6 +359,27 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
     rows = static_int(rows, f"{what}: rows")
     cols = static_int(cols, f"{what}: cols")
     dst_ld = cols if dst_ld is None else static_int(dst_ld, f"{what}: dst_ld")
+    block_stride = static_int(block_stride, f"{what}: block_stride",
+                              minimum=0)
+    if block_stride:
+        if dst_ld <= 0 or cols % dst_ld:
+            fail(f"{what}: with block_stride the {cols} columns come in "
+                 f"blocks of dst_ld = {dst_ld}; it must divide them")
+        if block_stride < rows * dst_ld:
+            fail(f"{what}: blocks of {rows} x {dst_ld} elements are "
+                 f"{block_stride} apart; they would overlap")
+        for j in range(cols // dst_ld):
+            done = j * dst_ld     # columns before block j
+            left = (None if valid_cols is None
+                    else max(0, valid_cols - done)
+                    if isinstance(valid_cols, int)
+                    else where(0, valid_cols - done, done < valid_cols))
+            copy_tile(dst, src, rows, dst_ld, src_ld=src_ld,
+                      src_offset=_plus(src_offset, done), dst_ld=dst_ld,
+                      valid_rows=valid_rows, valid_cols=left,
+                      swizzle=swizzle,
+                      dst_offset=_plus(dst_offset, j * block_stride))
+        return
     vr = _index(rows if valid_rows is None else valid_rows,
                 f"{what}: valid_rows")
     vc = _index(cols if valid_cols is None else valid_cols,
@@ -651,18 +679,12 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
             copy_tile(stage[1], B, c.bn, c.bk, src_ld=ldb,
                       src_offset=col0 * ldb + k0, valid_rows=cols_left,
                       valid_cols=k_left, swizzle=sw_b)
-        elif b_blocks:     # bk x 64 blocks of columns col0 + 64 j..
-            for j in range_constexpr(c.bn // 64):
-                copy_tile(stage[1], B, c.bk, 64, src_ld=ldb,
-                          src_offset=k0 * ldb + col0 + 64 * j,
-                          valid_rows=k_left,
-                          valid_cols=where(0, cols_left - 64 * j,
-                                           64 * j < cols_left),
-                          swizzle=sw_b, dst_offset=j * c.bk * 64)
-        else:
+        else:              # b_blocks: bk x 64 blocks of columns
             copy_tile(stage[1], B, c.bk, c.bn, src_ld=ldb,
                       src_offset=k0 * ldb + col0, valid_rows=k_left,
-                      valid_cols=cols_left, swizzle=sw_b)
+                      valid_cols=cols_left, swizzle=sw_b,
+                      dst_ld=b_shape[1],
+                      block_stride=c.bk * 64 if b_blocks else 0)
         copy_commit()
 
     # Tiles loaded ahead of the one computed on. Asynchronous warpgroup

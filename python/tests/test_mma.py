@@ -529,6 +529,65 @@ def test_copy_tile_edges_and_alignment(runtime, rng, dtype, swizzled, off,
     np.testing.assert_array_equal(out.reshape(rows, cols), want)
 
 
+@functools.lru_cache(maxsize=None)
+def _copy_tile_blocks(dtype, swizzled):
+    """A 24 x 96 tile into blocks of 32 columns, 776 elements apart."""
+    elem = getattr(enigma, dtype)
+    rows, cols, width, stride, offset = 24, 96, 32, 776, 16
+    sw = enigma.mma_swizzle(width, elem) if swizzled else None
+
+    @enigma.kernel
+    def copy_blocks(A: elem, src_ld: U32, VR: U32, VC: U32, O: elem):
+        t = enigma.threadgroup_alloc(elem, offset + 3 * stride)
+        enigma.copy_tile(t, A, rows, cols, src_ld=src_ld, dst_ld=width,
+                         valid_rows=VR, valid_cols=VC, swizzle=sw,
+                         dst_offset=offset, block_stride=stride)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        tid = enigma.thread_index_in_threadgroup()
+        for i in enigma.range(tid, rows * cols, 128, dtype="uint"):
+            r, c = i // cols, i % cols
+            inside = r * width + c % width
+            O[i] = t[offset + (c // width) * stride +
+                     (sw(inside) if sw is not None else inside)]
+    return enigma.compile(copy_blocks), rows, cols
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("swizzled", [False, True])
+@pytest.mark.parametrize("src_ld,vr,vc", [(96, 24, 96), (100, 19, 70),
+                                          (96, 24, 20)])
+def test_copy_tile_into_column_blocks(runtime, rng, dtype, swizzled, src_ld,
+                                      vr, vc):
+    """block_stride: each block of columns lands block_stride apart,
+    swizzled inside itself, edges zero-filled block by block."""
+    kernel, rows, cols = _copy_tile_blocks(dtype, swizzled)
+    a = rng.uniform(1, 2, rows * src_ld).astype(np.float32)
+    bits = _to_bits(a, dtype)
+    out = run_kernel(runtime, kernel, [bits], bits.dtype, rows * cols,
+                     (128, 1, 1), (128, 1, 1), scalars=[src_ld, vr, vc])
+    want = np.zeros((rows, cols), bits.dtype)
+    for r in range(vr):
+        want[r, :vc] = bits[r * src_ld:r * src_ld + vc]
+    np.testing.assert_array_equal(out.reshape(rows, cols), want)
+
+
+def test_copy_tile_block_mistakes():
+    def uneven(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 4096)
+        enigma.copy_tile(t, A, 8, 96, src_ld=96, dst_ld=64,
+                         block_stride=1024)
+    msg = _compile_error(uneven)
+    assert "blocks of dst_ld = 64" in msg, msg
+
+    def overlapping(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 4096)
+        enigma.copy_tile(t, A, 8, 64, src_ld=64, dst_ld=32, block_stride=128)
+    msg = _compile_error(overlapping)
+    assert "would overlap" in msg, msg
+
+
 # --------------------------------------------------------------------------
 # gemm_block
 # --------------------------------------------------------------------------
