@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -192,12 +193,28 @@ template <int Pending> inline void enigma_copy_async_wait() {}
 
 )msl";
 
-/// Whether `value` comes from outside the innermost loop that holds `user`
-/// (false when no loop holds it).
-bool definedOutsideInnermostLoop(Operation *user, Value value) {
+/// Whether `value` changes from one iteration of `loop` to the next: it
+/// depends on a block argument inside the loop (the induction variable,
+/// carried values) or on an op there that reads memory. Arithmetic on
+/// values from outside does not: the host compiler may hoist it out. Other
+/// ops count as their operands do (erring towards invariant, where the
+/// caller is safe).
+bool variesIn(Operation *loop, Value value) {
+  if (!loop->isAncestor(value.getParentRegion()->getParentOp()))
+    return false;
+  Operation *def = value.getDefiningOp();
+  if (!def || hasEffect<MemoryEffects::Read>(def))
+    return true;
+  return llvm::any_of(def->getOperands(),
+                      [&](Value operand) { return variesIn(loop, operand); });
+}
+
+/// Whether `value` is the same in every iteration of the innermost loop
+/// that holds `user` (false when no loop holds it).
+bool invariantInInnermostLoop(Operation *user, Value value) {
   for (Operation *op = user->getParentOp(); op; op = op->getParentOp())
     if (isa<LoopLikeOpInterface>(op))
-      return !op->isAncestor(value.getParentRegion()->getParentOp());
+      return !variesIn(op, value);
   return false;
 }
 
@@ -568,18 +585,19 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
       })
       .Case([&](MmaRegOp mma) {
         // The Wg flag lets sm_90a run the product as one wgmma reading A
-        // from registers. Only when A is computed inside the innermost
-        // loop around the product: ptxas (CUDA 13) gave a loop-invariant A
-        // (flash attention's Q) and another such product's A the same
-        // registers without restoring them, so later iterations multiplied
-        // the wrong A. Elsewhere the product runs as mma.sync.
+        // from registers. Only when A changes between iterations of the
+        // innermost loop around the product: ptxas (CUDA 13) gave a
+        // loop-invariant A (flash attention's Q) and another such
+        // product's A the same registers without restoring them, so later
+        // iterations multiplied the wrong A. Elsewhere the product runs as
+        // mma.sync.
         std::string targs =
             std::to_string(mma.getBLd()) + ", " +
             boolText(mma.getBTranspose()) + ", " +
             swizzleArgs(mma.getBSwizzle()) + ", " +
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
             boolText(mma.getWarpgroup() &&
-                     !definedOutsideInnermostLoop(mma, mma.getA()));
+                     !invariantInInnermostLoop(mma, mma.getA()));
         e.define(mma.getResult(),
                  "enigma_mma_reg<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +

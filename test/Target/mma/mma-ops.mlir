@@ -179,7 +179,10 @@ enigma.kernel @warpgroup_register_product(
 // A warpgroup product whose fragment A comes from before the loop asks for
 // the register form only where A is computed in the loop (ptxas reused a
 // loop-invariant A's registers): the flag is false for it on every target.
+// So is an A computed in the loop from values that do not change there
+// (the host compiler may hoist it).
 // CUDA-LABEL: void enigma_kernel_warpgroup_loop_invariant_a(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
 // CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
 // CUDA: enigma_mma_reg<64, false, 3, 3, 3, 0, true>(
 enigma.kernel @warpgroup_loop_invariant_a(
@@ -194,9 +197,12 @@ enigma.kernel @warpgroup_loop_invariant_a(
   %v_s = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
   %q = enigma.mma_fill %one : bf16 -> tensor<16x64xbf16>
   %o0 = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
+  %qf = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
   %o = scf.for %j = %c0 to %c3 step %c1 iter_args(%acc = %o0) -> (tensor<16x64xf32>) {
     %s0 = enigma.mma_fill %zero : f32 -> tensor<16x64xf32>
-    %s = enigma.mma_reg %s0, %q, %k_s[%c0, %c0] {b_ld = 64, b_transpose, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    %s1 = enigma.mma_reg %s0, %q, %k_s[%c0, %c0] {b_ld = 64, b_transpose, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    %q2 = arith.truncf %qf : tensor<16x64xf32> to tensor<16x64xbf16>
+    %s = enigma.mma_reg %s1, %q2, %k_s[%c0, %c0] {b_ld = 64, b_transpose, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
     %p = arith.truncf %s : tensor<16x64xf32> to tensor<16x64xbf16>
     %next = enigma.mma_reg %acc, %p, %v_s[%c0, %c0] {b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
     scf.yield %next : tensor<16x64xf32>

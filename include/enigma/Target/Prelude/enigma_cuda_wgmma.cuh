@@ -108,8 +108,9 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
 /* d += A * B with this warp's 16 x K rows of A in registers: `a` holds 4
  * registers per K step of 16, the mma.sync m16n8k16 A fragment. Complete
  * on return; A's registers stay live until then (the instructions read
- * them asynchronously). The emitter asks for this only when A is computed
- * in the loop around the product (EmitMma.cpp says why). */
+ * them asynchronously). The emitter asks for this only when A changes
+ * from one iteration of the loop around the product to the next
+ * (EmitMma.cpp says why). */
 template <bool Half, int N, int K, bool TransB>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
