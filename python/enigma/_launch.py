@@ -290,6 +290,9 @@ def _cupy_fast_stream(cupy, device, stream):
         current_device = cupy.cuda.runtime.getDevice
         if capsule is None or current_device() != device:
             return
+        if cupy.cuda.runtime.getDeviceCount() == 1:
+            # The arrays' device is the current one: no call per launch.
+            current_device = None
     except Exception:  # noqa: BLE001  (an older or different CuPy)
         return
     _core.launch_setup({"cupy_current_device": current_device,

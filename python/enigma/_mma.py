@@ -497,6 +497,8 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
         cands = [MmaConfig(128, 64, 16, 2, 2, 2),
                  MmaConfig(128, 128, 16, 2, 4, 2),
                  MmaConfig(128, 128, 16, 2, 4, 3),
+                 MmaConfig(128, 128, 16, 2, 4, 4),
+                 MmaConfig(128, 128, 32, 2, 4, 2),
                  MmaConfig(128, 64, 32, 2, 2, 3),
                  MmaConfig(64, 64, 32, 2, 2, 2),
                  MmaConfig(64, 128, 16, 2, 2, 3),

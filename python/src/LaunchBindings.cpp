@@ -61,8 +61,10 @@ struct Shared {
   nb::object dtypeName;     // dtype object -> Enigma short name or None
   nb::object torchStream;   // device -> current CUstream of PyTorch
   nb::object cupyStream;    // device -> current CUstream of CuPy
-  // CuPy's current device (a Python call) and, when this CuPy exports it,
-  // its C function for the current CUstream of that device (a direct call).
+  // CuPy's current device (a Python call; None on a machine with one
+  // device, where it is always the arrays' device) and, when this CuPy
+  // exports it, its C function for the current CUstream of that device (a
+  // direct call).
   nb::object cupyCurrentDevice;
   intptr_t (*cupyCurrentStream)() = nullptr;
   nb::object firstCall;     // (owner, where, runtime) -> None
@@ -613,7 +615,8 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     else if (framework == Framework::CuPy)
       queue.stream =
           s.cupyCurrentStream &&
-                  asI64(s.cupyCurrentDevice()) == target.where
+                  (s.cupyCurrentDevice.is_none() ||
+                   asI64(s.cupyCurrentDevice()) == target.where)
               ? cupyCurrentStream(s)
               : asU64(s.cupyStream(target.where));
     else // other frameworks' arrays: synchronous on the runtime's stream
@@ -785,7 +788,7 @@ void bindLaunch(nb::module_ &m) {
       "dict replace the ones set before): describe_array, array_text, "
       "reader_of, dtype_name, torch_stream, cupy_stream, first_call, "
       "log_launch (None: no launch log), cupy_current_device (CuPy's "
-      "current device) and cupy_current_stream (the capsule of CuPy's C "
+      "current device; None where there is only one) and cupy_current_stream (the capsule of CuPy's C "
       "function for its current stream, used when the arrays are on the "
       "current device; taken only when its signature is intptr_t (void) "
       "and it returns cupy_expected_stream now). False when that capsule "

@@ -222,6 +222,44 @@ def test_mma_products(runtime, rng, dtype, tf32, a_t, b_t, swizzled):
 
 
 @functools.lru_cache(maxsize=None)
+def _offset_product(a_row, b_row, b_col):
+    """A 32 x 32 fragment times tiles taken at offsets inside larger
+    swizzled float tiles (k = 16): the CUDA FMA path addresses its loads
+    per product where the offsets allow and per load where not."""
+    sw_a = enigma.mma_swizzle(16, enigma.f32)
+    sw_b = enigma.mma_swizzle(128, enigma.f32)
+
+    @enigma.kernel
+    def offsets(A: enigma.f32, B: enigma.f32, O: enigma.f32):
+        a_s = enigma.threadgroup_alloc(enigma.f32, 48 * 16)
+        b_s = enigma.threadgroup_alloc(enigma.f32, 32 * 128)
+        enigma.copy_tile(a_s, A, 48, 16, src_ld=16, swizzle=sw_a)
+        enigma.copy_tile(b_s, B, 32, 128, src_ld=128, swizzle=sw_b)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        a = enigma.mma_operand(a_s, ld=16, offset=a_row * 16, swizzle=sw_a)
+        b = enigma.mma_operand(b_s, ld=128, offset=b_row * 128 + b_col,
+                               swizzle=sw_b)
+        acc = enigma.mma(enigma.mma_fill(0.0, 32, 32), a, b, k=16)
+        enigma.mma_store(acc, O, ld=32)
+    return enigma.compile(offsets)
+
+
+@pytest.mark.parametrize("a_row,b_row,b_col", [
+    (0, 0, 0), (3, 0, 32), (8, 8, 64), (5, 4, 32), (0, 0, 8), (16, 1, 2)])
+def test_float_products_at_tile_offsets(runtime, rng, a_row, b_row, b_col):
+    """Operands at row and column offsets inside swizzled tiles, exact."""
+    a = _eighths(rng, (48, 16))
+    b = _eighths(rng, (32, 128))
+    out = run_kernel(runtime, _offset_product(a_row, b_row, b_col), [a, b],
+                     np.float32, 32 * 32, (32, 1, 1), (32, 1, 1))
+    want = (a[a_row:a_row + 32].astype(np.float64)
+            @ b[b_row:b_row + 16, b_col:b_col + 32])
+    np.testing.assert_array_equal(out.reshape(32, 32), want)
+
+
+@functools.lru_cache(maxsize=None)
 def _register_a():
     @enigma.kernel
     def pv(P: enigma.f32, V: enigma.bf16, O: enigma.f32):

@@ -185,6 +185,7 @@ template <int Pending> __device__ __forceinline__ void cp_async_wait() {
 template <class T, int Ld, bool Trans, int S0, int S1, int S2, int Bs = 0>
 struct Tile {
   enum : bool { kTrans = Trans };
+  enum : int { kLd = Ld, kS0 = S0, kS1 = S1, kS2 = S2, kBs = Bs };
   const T *p;
   u64 base, off;
   static __device__ __forceinline__ u64 stored(u64 sr, u64 sc) {
@@ -277,24 +278,84 @@ __device__ __forceinline__ void mma_simt(float *acc, const TA &A, const TB &B,
   }
 }
 
+/* Offsets of the FMA path's loads with the swizzle worked out once per
+ * product instead of once per load (each costs several 64-bit integer
+ * instructions, as many as the FMAs they feed), where the tiles allow.
+ *
+ * A, rows g + 8 j at column k4: a swizzle leaves bits from its span up
+ * alone, so when 8 rows are a whole number of spans, row g's offset plus
+ * 8 j Ld is row g + 8 j's.
+ * B, row k at columns 8 s + 2 t: when rows start on multiples of 2^P (the
+ * swizzle's first input bit) and the swizzle's input bits past the column
+ * offset `off` are zero, the mask is a constant of k; the column offset
+ * (a multiple of Nb), 8 s and 2 t then occupy disjoint bits, so the XOR
+ * splits into a per-product part, a compile-time part and one of two
+ * values of the lane. */
+template <class TA> struct simt_a_rows {
+  static constexpr bool value =
+      !TA::kTrans && TA::kBs == 0 && TA::kS2 >= 0 &&
+      (TA::kS0 == 0 ||
+       (8ull * TA::kLd) % (1ull << (TA::kS0 + TA::kS1 + TA::kS2)) == 0);
+};
+template <class TB, int N> struct simt_b_cols {
+  enum : int {
+    P = TB::kS1 + TB::kS2,
+    Nb = N <= 8 ? 8 : N <= 16 ? 16 : N <= 32 ? 32 : N <= 64 ? 64 : 128
+  };
+  static constexpr bool value =
+      !TB::kTrans && TB::kBs == 0 && TB::kS2 >= 0 && N <= 128 &&
+      (TB::kS0 == 0 || (TB::kLd % (1 << P) == 0 && TB::kS0 <= TB::kS2 &&
+                        Nb <= (1 << P)));
+  /* Whether B's column offset fits the split (uniform per warp). */
+  static __device__ __forceinline__ bool fits(u64 off) {
+    if (TB::kS0 == 0)
+      return true;
+    return (off & u64(Nb - 1)) == 0 &&
+           ((off >> P) & ((1ull << TB::kS0) - 1ull)) == 0;
+  }
+  /* The swizzle mask of row k (B's offset fitting). */
+  static __device__ __forceinline__ constexpr unsigned mask(int k) {
+    return TB::kS0 == 0 ? 0u
+                        : ((unsigned(k) * unsigned(TB::kLd >> P)) &
+                           ((1u << TB::kS0) - 1u))
+                              << TB::kS1;
+  }
+};
+
 /* Vectorised FMA path for a K-contiguous A (float4 per row and 4 k) and an
- * N-contiguous B (float2 per column pair). */
-template <int M, int N, int K, class TA, class TB>
-__device__ __forceinline__ void mma_simt_vec(float *acc, const TA &A,
-                                             const TB &B, unsigned lane) {
+ * N-contiguous B (float2 per column pair); FastB: B's offset fits
+ * simt_b_cols's split. */
+template <int M, int N, int K, bool FastB, class TA, class TB>
+__device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
+                                                   const TB &B,
+                                                   unsigned lane) {
+  typedef simt_b_cols<TB, N> BCols;
+  constexpr bool kFastA = simt_a_rows<TA>::value;
   const int g = int(lane >> 2), t = int(lane & 3u);
+  /* B's split: row k, column c at bHi + k Ld + (lo ^ the mask's bits from
+   * Nb up) + (8 s ^ its bits 3 to Nb) + (2 t ^ its bits below 3). */
+  const unsigned lo = unsigned(B.off) & ((1u << (BCols::P & 31)) - 1u);
+  const float *bHi = B.p + B.base + (B.off - lo);
 #pragma unroll
   for (int k4 = 0; k4 < K; k4 += 4) {
     float4 av[M / 8];
+    const float *aRow = A.p + (kFastA ? A.at(g, k4) : 0);
 #pragma unroll
-    for (int s = 0; s < M / 8; ++s)
-      av[s] = *(const float4 *)&A.p[A.at(16 * (s >> 1) + g + 8 * (s & 1), k4)];
+    for (int s = 0; s < M / 8; ++s) /* row 16 (s / 2) + g + 8 (s % 2) */
+      av[s] = kFastA ? *(const float4 *)&aRow[8 * s * TA::kLd]
+                     : *(const float4 *)&A.p[A.at(g + 8 * s, k4)];
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
       float2 bv[N / 8];
+      const unsigned m = BCols::mask(k4 + kk);
+      const unsigned high = m & ~unsigned(BCols::Nb - 1);
+      const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
 #pragma unroll
       for (int s = 0; s < N / 8; ++s)
-        bv[s] = *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
+        bv[s] = FastB ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
+                                              (lo ^ high) + ((8u * s) ^ mid) +
+                                              ((2u * t) ^ (m & 7u))]
+                      : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
       for (int i = 0; i < M * N / 32; ++i) {
         const float4 a = av[row_slot<N>(i)];
@@ -304,6 +365,19 @@ __device__ __forceinline__ void mma_simt_vec(float *acc, const TA &A,
       }
     }
   }
+}
+
+template <int M, int N, int K, class TA, class TB>
+__device__ __forceinline__ void mma_simt_vec(float *acc, const TA &A,
+                                             const TB &B, unsigned lane) {
+  typedef simt_b_cols<TB, N> BCols;
+  if constexpr (BCols::value) {
+    if (BCols::fits(B.off)) {
+      mma_simt_vec_loads<M, N, K, true>(acc, A, B, lane);
+      return;
+    }
+  }
+  mma_simt_vec_loads<M, N, K, false>(acc, A, B, lane);
 }
 
 } // namespace enigma_mma
