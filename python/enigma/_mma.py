@@ -494,15 +494,18 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
                  MmaConfig(128, 128, 32, 2, 2, 2),
                  MmaConfig(64, 128, 32, 2, 2, 2)]
     else:
-        cands = [MmaConfig(128, 64, 16, 2, 2, 2),
-                 MmaConfig(128, 128, 16, 2, 4, 2),
-                 MmaConfig(128, 128, 16, 2, 4, 3),
-                 MmaConfig(128, 128, 16, 2, 4, 4),
-                 MmaConfig(128, 128, 32, 2, 4, 2),
+        # FMA in registers: fastest first on an H200 at 4096^3
+        # (docs/benchmarks.md); smaller tiles for smaller products.
+        cands = [MmaConfig(128, 64, 32, 2, 2, 2),
                  MmaConfig(128, 64, 32, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 2, 2, 2),
+                 MmaConfig(128, 128, 16, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 2, 4, 2),
+                 MmaConfig(256, 128, 16, 4, 2, 2),
+                 MmaConfig(128, 64, 16, 2, 2, 2),
+                 MmaConfig(128, 128, 16, 2, 4, 2),
                  MmaConfig(64, 64, 32, 2, 2, 2),
-                 MmaConfig(64, 128, 16, 2, 2, 3),
-                 MmaConfig(128, 64, 32, 4, 2, 2)]
+                 MmaConfig(64, 128, 16, 2, 2, 3)]
     return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMITS[target]]
 
 

@@ -336,32 +336,44 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
    * Nb up) + (8 s ^ its bits 3 to Nb) + (2 t ^ its bits below 3). */
   const unsigned lo = unsigned(B.off) & ((1u << (BCols::P & 31)) - 1u);
   const float *bHi = B.p + B.base + (B.off - lo);
+  /* Runs of 8 k in a loop that is not unrolled: a whole deep tile unrolled
+   * outgrows the instruction cache (the profiler's "no instruction"
+   * stalls). B's masks repeat every 8 rows, so they stay constants. */
+  constexpr int Run = K % 8 == 0 && TB::kS0 <= 3 ? 8 : K;
+#pragma unroll 1
+  for (int k0 = 0; k0 < K; k0 += Run) {
 #pragma unroll
-  for (int k4 = 0; k4 < K; k4 += 4) {
-    float4 av[M / 8];
-    const float *aRow = A.p + (kFastA ? A.at(g, k4) : 0);
+    for (int kr = 0; kr < Run; kr += 4) {
+      const int k4 = k0 + kr;
+      float4 av[M / 8];
+      const float *aRow = A.p + (kFastA ? A.at(g, k4) : 0);
 #pragma unroll
-    for (int s = 0; s < M / 8; ++s) /* row 16 (s / 2) + g + 8 (s % 2) */
-      av[s] = kFastA ? *(const float4 *)&aRow[8 * s * TA::kLd]
-                     : *(const float4 *)&A.p[A.at(g + 8 * s, k4)];
+      for (int s = 0; s < M / 8; ++s) /* row 16 (s / 2) + g + 8 (s % 2) */
+        av[s] = kFastA ? *(const float4 *)&aRow[8 * s * TA::kLd]
+                       : *(const float4 *)&A.p[A.at(g + 8 * s, k4)];
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-      float2 bv[N / 8];
-      const unsigned m = BCols::mask(k4 + kk);
-      const unsigned high = m & ~unsigned(BCols::Nb - 1);
-      const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
+      for (int kk = 0; kk < 4; ++kk) {
+        float2 bv[N / 8];
+        const unsigned m = BCols::mask(kr + kk); /* = mask(k4 + kk) */
+        const unsigned high = m & ~unsigned(BCols::Nb - 1);
+        const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
 #pragma unroll
-      for (int s = 0; s < N / 8; ++s)
-        bv[s] = FastB ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
+        for (int s = 0; s < N / 8; ++s)
+          bv[s] = FastB
+                      ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
                                               (lo ^ high) + ((8u * s) ^ mid) +
                                               ((2u * t) ^ (m & 7u))]
                       : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
-      for (int i = 0; i < M * N / 32; ++i) {
-        const float4 a = av[row_slot<N>(i)];
-        const float ak = kk == 0 ? a.x : kk == 1 ? a.y : kk == 2 ? a.z : a.w;
-        const float2 b = bv[(i >> 2) % (N / 8)];
-        acc[i] = fmaf(ak, (i & 1) ? b.y : b.x, acc[i]);
+        for (int i = 0; i < M * N / 32; ++i) {
+          const float4 a = av[row_slot<N>(i)];
+          const float ak = kk == 0   ? a.x
+                           : kk == 1 ? a.y
+                           : kk == 2 ? a.z
+                                     : a.w;
+          const float2 b = bv[(i >> 2) % (N / 8)];
+          acc[i] = fmaf(ak, (i & 1) ? b.y : b.x, acc[i]);
+        }
       }
     }
   }
