@@ -140,7 +140,10 @@ def _reader_of(cls) -> str:
         return "torch"
     cupy = sys.modules.get("cupy")
     if cupy is not None and issubclass(cls, cupy.ndarray):
-        return "cupy"
+        # CuPy's own class: what the C++ side reads of an array cannot
+        # change while it lives, so it is remembered (subclasses may
+        # override attributes).
+        return "cupy_ndarray" if cls is cupy.ndarray else "cupy"
     if issubclass(cls, (np.ndarray, bytearray, memoryview)):
         return "buffer"
     if issubclass(cls, (bool, int, float, complex, str, bytes, np.generic)):

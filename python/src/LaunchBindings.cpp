@@ -40,7 +40,15 @@ constexpr int kElsewhere = -2; // neither host nor CUDA (meta, MPS...)
 enum class Framework : uint8_t { None, Torch, CuPy, Synchronous };
 
 /// How arguments of one Python type are read (decided once per type).
-enum class Reader : uint8_t { Buffer, Torch, CuPy, Python, NotArray };
+/// CuPyArray: cupy.ndarray itself, whose descriptions are remembered.
+enum class Reader : uint8_t {
+  Buffer,
+  Torch,
+  CuPy,
+  CuPyArray,
+  Python,
+  NotArray
+};
 
 /// What a launch needs to know about one array argument.
 struct ArrayInfo {
@@ -51,6 +59,62 @@ struct ArrayInfo {
   bool contiguous = true;
   bool writable = true;
   Framework framework = Framework::None;
+};
+
+/// The descriptions of the CuPy arrays launched on last, by object. What
+/// a launch reads of a cupy.ndarray cannot change while the array lives:
+/// `data` (pointer and device), `dtype` and `size` are read-only, and an
+/// in-place reshape keeps a C-contiguous array C-contiguous (only those
+/// are remembered). Each entry holds a weak reference, so an array at a
+/// dead one's address is read afresh. Saves six attribute reads per array.
+class CupyArrayMemo {
+public:
+  const ArrayInfo *find(PyObject *obj) const {
+    const Entry &e = entries[slot(obj)];
+    return e.ref && referent(e.ref) == obj ? &e.info : nullptr;
+  }
+  void remember(PyObject *obj, const ArrayInfo &info) {
+    PyObject *ref = PyWeakref_NewRef(obj, nullptr);
+    if (!ref) { // not weakly referenceable: read it every time
+      PyErr_Clear();
+      return;
+    }
+    Entry &e = entries[slot(obj)];
+    Py_XDECREF(e.ref);
+    e.ref = ref;
+    e.info = info;
+  }
+  void clear() {
+    for (Entry &e : entries) {
+      Py_XDECREF(e.ref);
+      e.ref = nullptr;
+    }
+  }
+
+private:
+  struct Entry {
+    PyObject *ref = nullptr; // a weak reference to the array
+    ArrayInfo info;
+  };
+  static constexpr size_t kEntries = 64;
+  static size_t slot(PyObject *obj) {
+    return (uintptr_t(obj) >> 4) % kEntries;
+  }
+  /// The object a weak reference points to (borrowed), or None when dead.
+  static PyObject *referent(PyObject *ref) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *obj = nullptr;
+    if (PyWeakref_GetRef(ref, &obj) <= 0) {
+      PyErr_Clear();
+      return Py_None;
+    }
+    Py_DECREF(obj); // the caller holds the object when it is alive
+    return obj;
+#else
+    return PyWeakref_GET_OBJECT(ref);
+#endif
+  }
+  Entry entries[kEntries];
 };
 
 /// The Python helpers of enigma._launch and what is cached per process.
@@ -71,6 +135,7 @@ struct Shared {
   nb::object logLaunch;     // (name, grid, threads, runtime) or None
   std::unordered_map<PyTypeObject *, Reader> readers;
   std::unordered_map<PyObject *, std::optional<DType>> dtypes;
+  CupyArrayMemo cupyArrays;
   // Attribute names, interned once.
   nb::object sDataPtr, sDtype, sIsContiguous, sIsCuda, sIsCpu, sGetDevice,
       sNbytes, sData, sPtr, sDeviceId, sCContiguous, sCore;
@@ -231,11 +296,12 @@ Reader readerFor(PyTypeObject *type) {
     return it->second;
   std::string kind = nb::cast<std::string>(
       s.readerOf(nb::handle(reinterpret_cast<PyObject *>(type))));
-  Reader reader = kind == "torch"    ? Reader::Torch
-                  : kind == "cupy"   ? Reader::CuPy
-                  : kind == "buffer" ? Reader::Buffer
-                  : kind == "python" ? Reader::Python
-                                     : Reader::NotArray;
+  Reader reader = kind == "torch"          ? Reader::Torch
+                  : kind == "cupy"         ? Reader::CuPy
+                  : kind == "cupy_ndarray" ? Reader::CuPyArray
+                  : kind == "buffer"       ? Reader::Buffer
+                  : kind == "python"       ? Reader::Python
+                                           : Reader::NotArray;
   Py_INCREF(type); // keeps the key valid
   s.readers.emplace(type, reader);
   return reader;
@@ -244,7 +310,8 @@ Reader readerFor(PyTypeObject *type) {
 /// Reads one array argument; false when it is not an array at all.
 bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
   Shared &s = shared();
-  switch (readerFor(Py_TYPE(obj.ptr()))) {
+  const Reader reader = readerFor(Py_TYPE(obj.ptr()));
+  switch (reader) {
   case Reader::Torch: {
     bool onCuda = truth(attr(obj, s.sIsCuda));
     info.device = onCuda ? int(asI64(callMethod(obj, s.sGetDevice)))
@@ -258,6 +325,12 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
       info.address = asU64(callMethod(obj, s.sDataPtr));
     return true;
   }
+  case Reader::CuPyArray:
+    if (const ArrayInfo *known = s.cupyArrays.find(obj.ptr())) {
+      info = *known;
+      return true;
+    }
+    [[fallthrough]];
   case Reader::CuPy: {
     nb::object memory = attr(obj, s.sData);
     info.address = asU64(attr(memory, s.sPtr));
@@ -266,6 +339,8 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
     info.dtype = dtypeOf(attr(obj, s.sDtype));
     info.contiguous = truth(attr(obj, s.sCContiguous));
     info.bytes = size_t(asU64(attr(obj, s.sNbytes)));
+    if (reader == Reader::CuPyArray && info.contiguous)
+      s.cupyArrays.remember(obj.ptr(), info);
     return true;
   }
   case Reader::Buffer: {
@@ -805,6 +880,7 @@ void bindLaunch(nb::module_ &m) {
               &s.cupyCurrentDevice})
           *slot = nb::object();
         s.cupyCurrentStream = nullptr;
+        s.cupyArrays.clear();
         for (auto &[type, reader] : s.readers)
           Py_DECREF(reinterpret_cast<PyObject *>(type));
         s.readers.clear();

@@ -439,6 +439,39 @@ def test_cupy_arrays_on_the_current_stream(rng):
         vector_add[n](da, np.zeros(n, np.float32), c, n)
 
 
+def test_cupy_arrays_seen_again_and_new_ones(rng):
+    """The same CuPy arrays launched on again, then new ones of other sizes
+    and dtypes, which may take a dead array's address: every launch sees
+    its own arguments (the call form remembers arrays it has read)."""
+    cp = pytest.importorskip("cupy")
+    _cuda_runtime_or_skip()
+    for n in (1000, 3000, 17, 1000, 4096):
+        a = cp.asarray(rng.standard_normal(n).astype(np.float32))
+        b = cp.asarray(rng.standard_normal(n).astype(np.float32))
+        c = cp.full(n, np.nan, np.float32)
+        for _ in range(2):
+            vector_add[n](a, b, c, n)
+        np.testing.assert_array_equal(cp.asnumpy(c),
+                                      cp.asnumpy(a) + cp.asnumpy(b))
+        del a, b, c
+    wide = cp.zeros(64, np.float64)
+    with pytest.raises(enigma.DispatchError, match="float32"):
+        vector_add[64](wide, wide, wide, 64)
+    strided = cp.zeros(128, np.float32)[::2]
+    for _ in range(2):
+        with pytest.raises(enigma.DispatchError, match="contiguous"):
+            vector_add[64](strided, strided, strided, 64)
+
+    class Tagged(cp.ndarray):
+        pass
+
+    t = cp.arange(256, dtype=np.float32).view(Tagged)
+    out = cp.zeros(256, np.float32)
+    vector_add[256](t, t, out, 256)
+    np.testing.assert_array_equal(cp.asnumpy(out),
+                                  2 * np.arange(256, dtype=np.float32))
+
+
 def test_jax_arrays_run_synchronously(rng):
     jax = pytest.importorskip("jax")
     _cuda_runtime_or_skip()
