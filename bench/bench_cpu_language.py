@@ -1,4 +1,4 @@
-"""Language benchmarks on the CPU backend (issue 3, "Performance"), side by
+"""Language benchmarks on the CPU backend, side by
 side in one run, printed as a Markdown table with the machine and date:
 
 * vector add over 2**24 floats: CpuRuntime vs numpy ``np.add(a, b, out=)``

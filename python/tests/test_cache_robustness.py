@@ -1,4 +1,4 @@
-"""The on-disk artifact cache under stress (issue 6, item 5): many processes
+"""The on-disk artifact cache under stress: many processes
 compiling and running at once against one ENIGMA_CACHE_DIR, damaged entries,
 and a cache directory that cannot be written. Every scenario runs real
 processes on the CPU backend (the backend that compiles through the cache)

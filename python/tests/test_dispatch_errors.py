@@ -391,7 +391,7 @@ def test_prepared_kernel_validates_launch_and_binding(runtime, add, rng):
 
 
 # --------------------------------------------------------------------------
-# Every argument checked before the launch (issue 6, item 3). Each case is
+# Every argument checked before the launch. Each case is
 # also a row of the table in docs/reliability.md (tools/reliability_table.py).
 # --------------------------------------------------------------------------
 

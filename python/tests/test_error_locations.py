@@ -1,4 +1,4 @@
-"""Deliberate mistakes in kernel bodies (issue 6, item 1): each must raise
+"""Deliberate mistakes in kernel bodies: each must raise
 the documented exception with a message in plain words that names this file
 and the exact line of the mistake, whether the error comes from tracing
 (Python), the dialect's verifier or an emitter (C++).

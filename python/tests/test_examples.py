@@ -1,4 +1,4 @@
-"""The example kernels of examples/python/ (issue 3, "real kernels"), run on
+"""The example kernels of examples/python/, run on
 every backend under test against their float64 numpy references, with
 fresh random inputs and edge sizes.
 
