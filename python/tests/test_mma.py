@@ -260,6 +260,41 @@ def test_float_products_at_tile_offsets(runtime, rng, a_row, b_row, b_col):
 
 
 @functools.lru_cache(maxsize=None)
+def _float_product_swizzled_b(bits, base, shift):
+    """A 32 x 32 float product whose B tile has an unusual but valid
+    swizzle (wide, or shifting the other way): the CUDA FMA path must
+    compile and fall back to per-load offsets."""
+    sw = enigma.Swizzle(bits, base, shift)
+
+    @enigma.kernel
+    def swizzled_b(A: enigma.f32, B: enigma.f32, O: enigma.f32):
+        a_s = enigma.threadgroup_alloc(enigma.f32, 32 * 16)
+        b_s = enigma.threadgroup_alloc(enigma.f32, 16 * 32)
+        enigma.copy_tile(a_s, A, 32, 16, src_ld=16)
+        enigma.copy_tile(b_s, B, 16, 32, src_ld=32, swizzle=sw)
+        enigma.copy_commit()
+        enigma.copy_wait(0)
+        enigma.barrier()
+        a = enigma.mma_operand(a_s, ld=16)
+        b = enigma.mma_operand(b_s, ld=32, swizzle=sw)
+        acc = enigma.mma(enigma.mma_fill(0.0, 32, 32), a, b, k=16)
+        enigma.mma_store(acc, O, ld=32)
+    return enigma.compile(swizzled_b)
+
+
+@pytest.mark.parametrize("bits,base,shift", [(3, 2, -3), (3, 20, 20),
+                                             (2, 2, 12)])
+def test_float_products_with_unusual_swizzles(runtime, rng, bits, base,
+                                              shift):
+    a = _eighths(rng, (32, 16))
+    b = _eighths(rng, (16, 32))
+    out = run_kernel(runtime, _float_product_swizzled_b(bits, base, shift),
+                     [a, b], np.float32, 32 * 32, (32, 1, 1), (32, 1, 1))
+    np.testing.assert_array_equal(out.reshape(32, 32),
+                                  a.astype(np.float64) @ b)
+
+
+@functools.lru_cache(maxsize=None)
 def _register_a():
     @enigma.kernel
     def pv(P: enigma.f32, V: enigma.bf16, O: enigma.f32):

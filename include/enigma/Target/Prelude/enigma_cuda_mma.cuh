@@ -291,34 +291,47 @@ __device__ __forceinline__ void mma_simt(float *acc, const TA &A, const TB &B,
  * (a multiple of Nb), 8 s and 2 t then occupy disjoint bits, so the XOR
  * splits into a per-product part, a compile-time part and one of two
  * values of the lane. */
+/* 2^e, or 0 when e is outside 0..62 (a span too wide for the fast paths;
+ * the verifier allows swizzle bases and shifts up to 24 each). */
+constexpr u64 pow2_or_zero(int e) { return e < 0 || e > 62 ? 0ull : 1ull << e; }
+
 template <class TA> struct simt_a_rows {
+  static constexpr u64 kSpan = pow2_or_zero(TA::kS0 + TA::kS1 + TA::kS2);
   static constexpr bool value =
       !TA::kTrans && TA::kBs == 0 && TA::kS2 >= 0 &&
-      (TA::kS0 == 0 ||
-       (8ull * TA::kLd) % (1ull << (TA::kS0 + TA::kS1 + TA::kS2)) == 0);
+      (TA::kS0 == 0 || (kSpan != 0 && (8ull * TA::kLd) % kSpan == 0));
 };
 template <class TB, int N> struct simt_b_cols {
   enum : int {
     P = TB::kS1 + TB::kS2,
     Nb = N <= 8 ? 8 : N <= 16 ? 16 : N <= 32 ? 32 : N <= 64 ? 64 : 128
   };
+  static constexpr u64 kRowSpan = pow2_or_zero(P); /* 2^P */
   static constexpr bool value =
       !TB::kTrans && TB::kBs == 0 && TB::kS2 >= 0 && N <= 128 &&
-      (TB::kS0 == 0 || (TB::kLd % (1 << P) == 0 && TB::kS0 <= TB::kS2 &&
-                        Nb <= (1 << P)));
+      (TB::kS0 == 0 ||
+       (kRowSpan != 0 && u64(TB::kLd) % kRowSpan == 0 &&
+        TB::kS0 <= TB::kS2 && u64(Nb) <= kRowSpan));
+  /* B's offset below 2^P (with value, P < 31: Ld is a multiple of 2^P). */
+  static __device__ __forceinline__ unsigned low(u64 off) {
+    return TB::kS0 == 0 ? 0u : unsigned(off & (kRowSpan - 1ull));
+  }
   /* Whether B's column offset fits the split (uniform per warp). */
   static __device__ __forceinline__ bool fits(u64 off) {
-    if (TB::kS0 == 0)
+    if constexpr (TB::kS0 == 0)
       return true;
-    return (off & u64(Nb - 1)) == 0 &&
-           ((off >> P) & ((1ull << TB::kS0) - 1ull)) == 0;
+    else
+      return (off & u64(Nb - 1)) == 0 &&
+             ((off >> P) & ((1ull << TB::kS0) - 1ull)) == 0;
   }
   /* The swizzle mask of row k (B's offset fitting). */
   static __device__ __forceinline__ constexpr unsigned mask(int k) {
-    return TB::kS0 == 0 ? 0u
-                        : ((unsigned(k) * unsigned(TB::kLd >> P)) &
-                           ((1u << TB::kS0) - 1u))
-                              << TB::kS1;
+    if constexpr (!value || TB::kS0 == 0)
+      return 0u;
+    else
+      return ((unsigned(k) * unsigned(TB::kLd >> P)) &
+              ((1u << TB::kS0) - 1u))
+             << TB::kS1;
   }
 };
 
@@ -334,7 +347,7 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
   const int g = int(lane >> 2), t = int(lane & 3u);
   /* B's split: row k, column c at bHi + k Ld + (lo ^ the mask's bits from
    * Nb up) + (8 s ^ its bits 3 to Nb) + (2 t ^ its bits below 3). */
-  const unsigned lo = unsigned(B.off) & ((1u << (BCols::P & 31)) - 1u);
+  const unsigned lo = FastB ? BCols::low(B.off) : 0u;
   const float *bHi = B.p + B.base + (B.off - lo);
   /* Runs of 8 k in a loop that is not unrolled: a whole deep tile unrolled
    * outgrows the instruction cache (the profiler's "no instruction"
