@@ -199,6 +199,8 @@ std::vector<GridIndexBound> gridIndexBounds(KernelOp kernel) {
     bound.signedIndex = access.signedIndex;
     bound.access = access.access;
     bound.location = access.location;
+    bound.guard = {access.guard.dim, access.guard.param, access.guard.limit,
+                   access.guard.bits, access.guard.isSigned};
     bounds.push_back(std::move(bound));
   }
   return bounds;

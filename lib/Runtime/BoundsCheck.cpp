@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace enigma {
@@ -28,6 +29,40 @@ std::string where(const std::string &location) {
   return location.empty() ? "" : " at " + location;
 }
 
+/// How many positions along a guard's dimension pass it (`position <
+/// limit`), or nothing where the comparison cannot be judged exactly: the
+/// grid has positions that would read as negative in a signed comparison.
+std::optional<uint64_t> passingPositions(const GridIndexBound::Guard &guard,
+                                         const ScalarBits &scalars,
+                                         uint64_t extent) {
+  const unsigned bits = std::clamp(guard.bits, 1u, 64u);
+  const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+  const uint64_t limit =
+      (guard.param < 0 ? guard.limit : scalars(unsigned(guard.param))) & mask;
+  if (extent - 1 > mask)
+    return std::nullopt; // positions wrap at the comparison's width
+  if (!guard.isSigned)
+    return limit;
+  const uint64_t sign = uint64_t(1) << (bits - 1);
+  if (extent - 1 >= sign)
+    return std::nullopt;
+  return (limit & sign) ? 0 : limit; // a negative limit: nobody passes
+}
+
+/// " (run by the threads whose position x is below n = 100)".
+std::string guardText(const KernelArtifact &kernel,
+                      const GridIndexBound::Guard &guard, uint64_t limit) {
+  if (guard.dim < 0)
+    return "";
+  std::string what = guard.param >= 0 && size_t(guard.param) <
+                                             kernel.params.size()
+                         ? kernel.params[size_t(guard.param)].name + " = " +
+                               std::to_string(limit)
+                         : std::to_string(limit);
+  return std::string(" (under `if thread_position_in_grid.") +
+         "xyz"[guard.dim] + " < " + what + "`)";
+}
+
 std::string formatUint128(unsigned __int128 value) {
   if (value == 0)
     return "0";
@@ -44,20 +79,32 @@ std::string formatUint128(unsigned __int128 value) {
 
 void checkGridIndexBounds(
     const KernelArtifact &kernel,
-    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid) {
+    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid,
+    const ScalarBits &scalars) {
   const uint64_t extent[3] = {grid.x, grid.y, grid.z};
   for (const GridIndexBound &bound : kernel.gridIndexBounds) {
     if (bound.param >= kernel.params.size() || bound.param >= buffers.size() ||
         !buffers[bound.param])
       continue;
     const KernelParam &param = kernel.params[bound.param];
+    // The positions that make the access along every dimension.
+    uint64_t reach[3] = {extent[0], extent[1], extent[2]};
+    uint64_t limit = 0;
+    if (bound.guard.dim >= 0) {
+      std::optional<uint64_t> passing = passingPositions(
+          bound.guard, scalars, extent[bound.guard.dim]);
+      if (!passing || *passing == 0)
+        continue; // not judged, or no thread passes the guard
+      limit = *passing;
+      reach[bound.guard.dim] = std::min(reach[bound.guard.dim], limit);
+    }
     // The index of the last thread along every dimension that feeds it.
     unsigned __int128 computed = bound.offset;
     uint64_t thread[3] = {0, 0, 0};
     for (int d = 0; d < 3; ++d) {
       if (bound.coefficient[d] == 0)
         continue;
-      thread[d] = extent[d] - 1;
+      thread[d] = reach[d] - 1;
       computed += (unsigned __int128)bound.coefficient[d] * thread[d];
     }
     // Where the kernel's integers would wrap, it does not compute this
@@ -76,7 +123,8 @@ void checkGridIndexBounds(
               ")";
     throw DispatchError(
         "kernel " + kernel.kernelName + ": the " + bound.access + " of " +
-        param.name + where(bound.location) + " reaches index " + index +
+        param.name + where(bound.location) +
+        guardText(kernel, bound.guard, limit) + " reaches index " + index +
         " for thread (" + std::to_string(thread[0]) + ", " +
         std::to_string(thread[1]) + ", " + std::to_string(thread[2]) +
         ") of grid (" + std::to_string(grid.x) + ", " +
@@ -85,9 +133,19 @@ void checkGridIndexBounds(
         " elements (" + std::to_string(bytes) +
         " bytes); nothing was run. Give the buffer at least " +
         formatUint128((last + 1) * entryBytes(param)) +
-        " bytes (for an output: output_size), launch a smaller grid, or "
-        "guard the access with `with enigma.if_(...)`");
+        " bytes (for an output: output_size), launch a smaller grid, or " +
+        (bound.guard.dim >= 0 ? std::string("lower the guard's bound")
+                              : "guard the access with `with enigma.if_(...)`"));
   }
+}
+
+void checkGridIndexBounds(
+    const KernelArtifact &kernel,
+    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid,
+    const std::vector<LaunchArg> &args) {
+  checkGridIndexBounds(kernel, buffers, grid, [&](unsigned i) {
+    return i < args.size() ? args[i].scalar.bits : 0;
+  });
 }
 
 //===----------------------------------------------------------------------===//

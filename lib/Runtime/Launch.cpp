@@ -96,9 +96,10 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
   for (size_t i = 0; i < count; ++i)
     if (sizeViews[i])
       sizeViews[i]->bytes = args[i].bytes;
-  checkGridIndexBounds(*artifact, sizes, grid);
   for (size_t i = 0; i < count; ++i)
     slots[i] = args[i].value;
+  checkGridIndexBounds(*artifact, sizes, grid,
+                       [&](unsigned i) { return slots[i]; });
   cuda->launchOnStream(*loaded, *launched, slots.data(), grid, threads,
                        queue.stream, queue.ownStream);
   if (queue.wait)
@@ -122,7 +123,7 @@ void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
     buffers[i] = device->wrapDeviceMemory(args[i].value, args[i].bytes);
     launchArgs[i].buffer = buffers[i].get();
   }
-  checkGridIndexBounds(kernel, buffers, grid);
+  checkGridIndexBounds(kernel, buffers, grid, launchArgs);
   std::optional<BoundsCheckLaunch> boundsCheck;
   if (launched != artifact) {
     boundsCheck.emplace(*device, launched, buffers);

@@ -421,6 +421,86 @@ def test_guarded_access_is_not_refused(runtime, rng):
     np.testing.assert_allclose(out, a.astype(np.float64) * 2, rtol=1e-6)
 
 
+@enigma.kernel
+def guarded_add(A: enigma.f32, B: enigma.f32, n: enigma.Scalar(enigma.u32),
+                C: enigma.f32):
+    gid = enigma.thread_position_in_grid
+    with enigma.if_(gid < n):
+        C[gid] = A[gid] + B[gid]
+
+
+@enigma.kernel
+def guarded_signed(A: enigma.f32, n: enigma.Scalar(enigma.i32), C: enigma.f32):
+    i = enigma.metal_cast(enigma.thread_position_in_grid, enigma.i32)
+    with enigma.if_(i < n):  # int < int: a signed comparison
+        C[i * 2] = A[i]
+
+
+@enigma.kernel
+def guarded_mixed(A: enigma.f32, n: enigma.Scalar(enigma.i32), C: enigma.f32):
+    gid = enigma.thread_position_in_grid
+    with enigma.if_(gid < n):  # uint < int: n compared as a uint (Metal)
+        C[gid] = A[gid]
+
+
+def test_guard_bound_larger_than_the_buffers_is_refused(runtime, rng):
+    """`if gid < n` with n beyond the arrays: the threads that pass the
+    guard would write past C's end (heap corruption, not a fault), so the
+    dispatch is refused before anything runs; the same kernel with an n
+    that fits runs."""
+    m = 16
+    a = rng.standard_normal(m).astype(np.float32)
+    compiled = enigma.compile(guarded_add)
+    with pytest.raises(enigma.DispatchError) as excinfo:
+        runtime.execute(compiled, [a, a], output_size=m * 4, grid=(100, 1, 1),
+                        threads=(32, 1, 1), scalars=[100])
+    message = str(excinfo.value)
+    assert "load of A" in message and "index 99" in message, message
+    assert "n = 100" in message and "16 elements" in message, message
+    assert "nothing was run" in message
+    prepared = runtime.prepare(compiled, [a, a], m * 4, scalars=[100])
+    with pytest.raises(enigma.DispatchError, match="n = 100"):
+        prepared.dispatch((100, 1, 1), (32, 1, 1))
+    prepared.release()
+    # grid and n smaller than the arrays in turn: both in bounds
+    out = run_kernel(runtime, compiled, [a, a], np.float32, m, (100, 1, 1),
+                     (32, 1, 1), scalars=[m])
+    np.testing.assert_allclose(out, a.astype(np.float64) * 2, rtol=1e-6)
+    out = run_kernel(runtime, compiled, [a, a], np.float32, m, (m, 1, 1),
+                     (16, 1, 1), scalars=[1000])
+    np.testing.assert_allclose(out, a.astype(np.float64) * 2, rtol=1e-6)
+
+
+def test_guard_bound_with_a_signed_scalar(runtime, rng):
+    m = 8
+    a = rng.standard_normal(m).astype(np.float32)
+    compiled = enigma.compile(guarded_signed)
+    with pytest.raises(enigma.DispatchError, match=r"store of C .*index 14"):
+        runtime.execute(compiled, [a], output_size=(2 * m - 2) * 4,
+                        grid=(64, 1, 1), threads=(32, 1, 1), scalars=[m])
+    # n <= 0: no thread passes the guard, nothing to refuse
+    out = run_kernel(runtime, compiled, [a], np.float32, 2, (64, 1, 1),
+                     (32, 1, 1), scalars=[-5])
+    np.testing.assert_array_equal(out, 0)
+    # uint < int converts n to uint: -5 lets every thread through
+    mixed = enigma.compile(guarded_mixed)
+    with pytest.raises(enigma.DispatchError,
+                       match=r"load of A .*n = 4294967291.*index 63"):
+        runtime.execute(mixed, [a], output_size=64 * 4, grid=(64, 1, 1),
+                        threads=(32, 1, 1), scalars=[-5])
+
+
+def test_guard_bound_in_the_call_form():
+    m = 16
+    a = np.ones(m, np.float32)
+    c = np.zeros(m, np.float32)
+    with pytest.raises(enigma.DispatchError, match=r"n = 100"):
+        guarded_add[100](a, a, 100, c)
+    assert not c.any()
+    guarded_add[100](a, a, m, c)
+    np.testing.assert_array_equal(c, 2)
+
+
 def test_data_dependent_index_is_not_judged(runtime, rng):
     @enigma.kernel
     def gather(idx: enigma.u32, A: enigma.f32, C: enigma.f32):

@@ -3,8 +3,8 @@
 // The runtime half of out-of-bounds detection (docs/design/bounds-check.md),
 // used by the Dispatcher on every backend:
 //  - before a launch, checkGridIndexBounds refuses a grid for which an
-//    unconditional, grid-affine access (KernelArtifact::gridIndexBounds)
-//    would leave its buffer;
+//    unconditional (or position-guarded), grid-affine access
+//    (KernelArtifact::gridIndexBounds) would leave its buffer;
 //  - in bounds-checked mode, BoundsCheckLaunch binds the hidden parameters
 //    the bounds-check pass added (element counts, the violation record) and
 //    turns a recorded violation into a BoundsViolation after the launch.
@@ -15,6 +15,7 @@
 
 #include "enigma/Runtime/Backend.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,13 +27,24 @@ struct BoundsViolation : RuntimeFailure {
   using RuntimeFailure::RuntimeFailure;
 };
 
+/// The bits of scalar parameter `i` of a launch: what a guard such as
+/// `if gid < n` compares with.
+using ScalarBits = std::function<uint64_t(unsigned)>;
+
 /// Throws DispatchError when, on `grid`, an access the compiler proved every
-/// thread makes would reach past the end of its buffer. `buffers` holds the
-/// bound buffer of each parameter (null for scalars).
+/// thread makes (or every thread that passes a `position < n` guard, with
+/// n's value from `scalars`) would reach past the end of its buffer.
+/// `buffers` holds the bound buffer of each parameter (null for scalars).
 [[gnu::visibility("default")]] void
 checkGridIndexBounds(const KernelArtifact &kernel,
                      const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
-                     Dim3 grid);
+                     Dim3 grid, const ScalarBits &scalars);
+
+/// checkGridIndexBounds with the scalars of a binding's launch arguments.
+[[gnu::visibility("default")]] void
+checkGridIndexBounds(const KernelArtifact &kernel,
+                     const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
+                     Dim3 grid, const std::vector<LaunchArg> &args);
 
 /// The hidden arguments of one bounds-checked binding.
 class [[gnu::visibility("default")]] BoundsCheckLaunch {

@@ -4,6 +4,7 @@
 #include "enigma/Dialect/Enigma/Transforms/MemoryAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 #include <algorithm>
@@ -101,38 +102,105 @@ std::optional<Affine> affineOf(Value value, unsigned depth = 0) {
 }
 } // namespace
 
+namespace {
+/// `op` as a grid-affine access of a buffer parameter of `kernel`.
+std::optional<GridAffineAccess> gridAffineAccess(Operation &op,
+                                                 KernelOp kernel) {
+  std::optional<MemoryAccess> access = describeMemoryAccess(&op);
+  if (!access)
+    return std::nullopt;
+  auto arg = llvm::dyn_cast<BlockArgument>(access->memref);
+  if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation())
+    return std::nullopt;
+  // The index reaches the access through one cast (or none) from the
+  // integer arithmetic; a signed cast reads the value as signed.
+  Value index = access->index;
+  bool signedIndex = false;
+  if (auto cast = index.getDefiningOp<arith::IndexCastOp>()) {
+    signedIndex = true;
+    index = cast.getIn();
+  }
+  std::optional<Affine> affine = affineOf(index);
+  if (!affine)
+    return std::nullopt;
+  GridAffineAccess entry;
+  entry.param = arg.getArgNumber();
+  std::copy(std::begin(affine->coefficient), std::end(affine->coefficient),
+            entry.coefficient);
+  entry.offset = affine->offset;
+  entry.extent = access->extent;
+  entry.valueBits = std::min(affine->bits, widthOf(index.getType()));
+  entry.signedIndex = signedIndex;
+  entry.access = access->kind;
+  entry.location = describeLocation(op.getLoc());
+  return entry;
+}
+
+/// The guard of `if (thread_position_in_grid[d] < limit)` (or `limit >
+/// position`), `limit` a scalar parameter of `kernel` or a constant;
+/// nothing for any other condition.
+std::optional<GridAffineAccess::Guard> positionGuard(scf::IfOp branch,
+                                                     KernelOp kernel) {
+  auto compare = branch.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!compare)
+    return std::nullopt;
+  Value position = compare.getLhs(), limit = compare.getRhs();
+  using Predicate = arith::CmpIPredicate;
+  Predicate predicate = compare.getPredicate();
+  if (predicate == Predicate::ugt || predicate == Predicate::sgt)
+    std::swap(position, limit);
+  else if (predicate != Predicate::ult && predicate != Predicate::slt)
+    return std::nullopt;
+  std::optional<Affine> affine = affineOf(position);
+  if (!affine || affine->offset != 0)
+    return std::nullopt;
+  GridAffineAccess::Guard guard;
+  for (int d = 0; d < 3; ++d) {
+    if (affine->coefficient[d] == 0)
+      continue;
+    if (affine->coefficient[d] != 1 || guard.dim >= 0)
+      return std::nullopt; // not a single position
+    guard.dim = d;
+  }
+  if (guard.dim < 0)
+    return std::nullopt;
+  guard.bits = std::min(affine->bits, widthOf(limit.getType()));
+  guard.isSigned = predicate == Predicate::slt || predicate == Predicate::sgt;
+  if (std::optional<uint64_t> constant = constantOf(limit)) {
+    guard.limit = *constant;
+    return guard;
+  }
+  auto arg = llvm::dyn_cast<BlockArgument>(limit);
+  if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation())
+    return std::nullopt;
+  guard.param = int(arg.getArgNumber());
+  return guard;
+}
+} // namespace
+
 std::vector<GridAffineAccess> findGridAffineAccesses(KernelOp kernel) {
   std::vector<GridAffineAccess> found;
-  // Only ops directly in the body run in every thread.
+  // Ops directly in the body run in every thread; ops directly in the
+  // then-block of a position guard in every thread that passes it.
   for (Operation &op : kernel.getBody().front()) {
-    std::optional<MemoryAccess> access = describeMemoryAccess(&op);
-    if (!access)
+    if (std::optional<GridAffineAccess> access = gridAffineAccess(op, kernel)) {
+      found.push_back(std::move(*access));
       continue;
-    auto arg = llvm::dyn_cast<BlockArgument>(access->memref);
-    if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation())
-      continue;
-    // The index reaches the access through one cast (or none) from the
-    // integer arithmetic; a signed cast reads the value as signed.
-    Value index = access->index;
-    bool signedIndex = false;
-    if (auto cast = index.getDefiningOp<arith::IndexCastOp>()) {
-      signedIndex = true;
-      index = cast.getIn();
     }
-    std::optional<Affine> affine = affineOf(index);
-    if (!affine)
+    auto branch = dyn_cast<scf::IfOp>(op);
+    if (!branch)
       continue;
-    GridAffineAccess entry;
-    entry.param = arg.getArgNumber();
-    std::copy(std::begin(affine->coefficient), std::end(affine->coefficient),
-              entry.coefficient);
-    entry.offset = affine->offset;
-    entry.extent = access->extent;
-    entry.valueBits = std::min(affine->bits, widthOf(index.getType()));
-    entry.signedIndex = signedIndex;
-    entry.access = access->kind;
-    entry.location = describeLocation(op.getLoc());
-    found.push_back(std::move(entry));
+    std::optional<GridAffineAccess::Guard> guard =
+        positionGuard(branch, kernel);
+    if (!guard)
+      continue;
+    for (Operation &inner : branch.getThenRegion().front()) {
+      std::optional<GridAffineAccess> access = gridAffineAccess(inner, kernel);
+      if (!access)
+        continue;
+      access->guard = *guard;
+      found.push_back(std::move(*access));
+    }
   }
   return found;
 }

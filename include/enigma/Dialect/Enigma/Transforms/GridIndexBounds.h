@@ -6,9 +6,12 @@
 // thread_position_in_grid with constant, non-negative coefficients, such as
 // `A[gid]` or `C[gid * 2 + 1]`. From the grid alone the runtime then knows
 // the largest index touched and can refuse a dispatch whose buffers are too
-// small before it runs. Anything else is left alone, so a correct kernel is
-// never rejected: accesses under a guard (`if gid < n`), through a select,
-// or with an index that depends on data or scalars.
+// small before it runs. The same holds for accesses directly inside one
+// guard of the form `if thread_position_in_grid[d] < n` (n a scalar
+// parameter or a constant): every thread below min(grid, n) along d makes
+// them, so the runtime judges them with n's value. Anything else is left
+// alone, so a correct kernel is never rejected: other conditions, loops, a
+// select, or an index that depends on data or scalars.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_DIALECT_ENIGMA_TRANSFORMS_GRIDINDEXBOUNDS_H
@@ -34,9 +37,20 @@ struct GridAffineAccess {
   bool signedIndex = false;
   std::string access;   // "load", "store", ...
   std::string location; // "file:line" or ""
+  /// A guarded access runs only where position[dim] < the limit, compared
+  /// in `bits`-wide integers (signed when `isSigned`); the limit is scalar
+  /// parameter `param`, or the constant `limit` when that is -1.
+  struct Guard {
+    int dim = -1; // -1: unconditional
+    int param = -1;
+    uint64_t limit = 0;
+    unsigned bits = 32;
+    bool isSigned = false;
+  } guard;
 };
 
-/// The unconditional grid-affine accesses of `kernel`, in program order.
+/// The unconditional and position-guarded grid-affine accesses of
+/// `kernel`, in program order.
 std::vector<GridAffineAccess> findGridAffineAccesses(KernelOp kernel);
 
 } // namespace enigma
