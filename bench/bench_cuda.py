@@ -4,8 +4,9 @@ Bandwidth-bound kernels are timed with CUDA events around single launches
 (median of `--repeat`), Enigma through PreparedKernel.dispatch_timed, the
 others through torch.cuda.Event. The compute-bound rows (GEMM, attention)
 are timed per launch over batches of launches queued back to back
-(batched_us), so that no library's host-side launch cost is counted. Bandwidth counts bytes read plus bytes written. Prints a
-Markdown table last and writes bandwidth.png (matplotlib) into --out.
+(batched_us), so that no library's host-side launch cost is counted.
+Bandwidth counts bytes read plus bytes written. Prints a Markdown table
+last and writes bandwidth.png and compute.png (matplotlib) into --out.
 """
 
 import argparse
