@@ -185,26 +185,6 @@ void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
     artifact.boundsCheckSites.push_back(std::move(site));
   }
 }
-
-std::vector<GridIndexBound> gridIndexBounds(KernelOp kernel) {
-  std::vector<GridIndexBound> bounds;
-  for (const GridAffineAccess &access : findGridAffineAccesses(kernel)) {
-    GridIndexBound bound;
-    bound.param = access.param;
-    std::copy(std::begin(access.coefficient), std::end(access.coefficient),
-              bound.coefficient);
-    bound.offset = access.offset;
-    bound.extent = access.extent;
-    bound.valueBits = access.valueBits;
-    bound.signedIndex = access.signedIndex;
-    bound.access = access.access;
-    bound.location = access.location;
-    bound.guard = {access.guard.dim, access.guard.param, access.guard.limit,
-                   access.guard.bits, access.guard.isSigned};
-    bounds.push_back(std::move(bound));
-  }
-  return bounds;
-}
 } // namespace
 
 KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
@@ -233,7 +213,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     splitBoundsCheckParams(kernel, artifact);
   } else {
     // Bounds-checked mode reports violations itself, with the thread.
-    artifact.gridIndexBounds = gridIndexBounds(kernel);
+    artifact.gridIndexBounds = findGridAffineAccesses(kernel);
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
   artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);

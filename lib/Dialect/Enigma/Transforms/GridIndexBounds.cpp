@@ -100,11 +100,9 @@ std::optional<Affine> affineOf(Value value, unsigned depth = 0) {
           scaled(affineOf(def->getOperand(0), depth + 1), uint64_t(1) << *shift));
   return std::nullopt;
 }
-} // namespace
 
-namespace {
 /// `op` as a grid-affine access of a buffer parameter of `kernel`.
-std::optional<GridAffineAccess> gridAffineAccess(Operation &op,
+std::optional<GridIndexBound> gridAffineAccess(Operation &op,
                                                  KernelOp kernel) {
   std::optional<MemoryAccess> access = describeMemoryAccess(&op);
   if (!access)
@@ -123,7 +121,7 @@ std::optional<GridAffineAccess> gridAffineAccess(Operation &op,
   std::optional<Affine> affine = affineOf(index);
   if (!affine)
     return std::nullopt;
-  GridAffineAccess entry;
+  GridIndexBound entry;
   entry.param = arg.getArgNumber();
   std::copy(std::begin(affine->coefficient), std::end(affine->coefficient),
             entry.coefficient);
@@ -139,7 +137,7 @@ std::optional<GridAffineAccess> gridAffineAccess(Operation &op,
 /// The guard of `if (thread_position_in_grid[d] < limit)` (or `limit >
 /// position`), `limit` a scalar parameter of `kernel` or a constant;
 /// nothing for any other condition.
-std::optional<GridAffineAccess::Guard> positionGuard(scf::IfOp branch,
+std::optional<GridIndexBound::Guard> positionGuard(scf::IfOp branch,
                                                      KernelOp kernel) {
   auto compare = branch.getCondition().getDefiningOp<arith::CmpIOp>();
   if (!compare)
@@ -154,7 +152,7 @@ std::optional<GridAffineAccess::Guard> positionGuard(scf::IfOp branch,
   std::optional<Affine> affine = affineOf(position);
   if (!affine || affine->offset != 0)
     return std::nullopt;
-  GridAffineAccess::Guard guard;
+  GridIndexBound::Guard guard;
   for (int d = 0; d < 3; ++d) {
     if (affine->coefficient[d] == 0)
       continue;
@@ -178,24 +176,24 @@ std::optional<GridAffineAccess::Guard> positionGuard(scf::IfOp branch,
 }
 } // namespace
 
-std::vector<GridAffineAccess> findGridAffineAccesses(KernelOp kernel) {
-  std::vector<GridAffineAccess> found;
+std::vector<GridIndexBound> findGridAffineAccesses(KernelOp kernel) {
+  std::vector<GridIndexBound> found;
   // Ops directly in the body run in every thread; ops directly in the
   // then-block of a position guard in every thread that passes it.
   for (Operation &op : kernel.getBody().front()) {
-    if (std::optional<GridAffineAccess> access = gridAffineAccess(op, kernel)) {
+    if (std::optional<GridIndexBound> access = gridAffineAccess(op, kernel)) {
       found.push_back(std::move(*access));
       continue;
     }
     auto branch = dyn_cast<scf::IfOp>(op);
     if (!branch)
       continue;
-    std::optional<GridAffineAccess::Guard> guard =
+    std::optional<GridIndexBound::Guard> guard =
         positionGuard(branch, kernel);
     if (!guard)
       continue;
     for (Operation &inner : branch.getThenRegion().front()) {
-      std::optional<GridAffineAccess> access = gridAffineAccess(inner, kernel);
+      std::optional<GridIndexBound> access = gridAffineAccess(inner, kernel);
       if (!access)
         continue;
       access->guard = *guard;

@@ -18,40 +18,15 @@
 #define ENIGMA_DIALECT_ENIGMA_TRANSFORMS_GRIDINDEXBOUNDS_H
 
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Support/GridIndexBound.h"
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 namespace enigma {
 
-/// index = sum(coefficient[d] * thread_position_in_grid[d]) + offset,
-/// evaluated in `valueBits`-wide integers (read as signed when
-/// `signedIndex`), touching `extent` elements of buffer parameter `param`.
-struct GridAffineAccess {
-  unsigned param = 0;
-  uint64_t coefficient[3] = {0, 0, 0};
-  uint64_t offset = 0;
-  unsigned extent = 1;
-  unsigned valueBits = 64;
-  bool signedIndex = false;
-  std::string access;   // "load", "store", ...
-  std::string location; // "file:line" or ""
-  /// A guarded access runs only where position[dim] < the limit, compared
-  /// in `bits`-wide integers (signed when `isSigned`); the limit is scalar
-  /// parameter `param`, or the constant `limit` when that is -1.
-  struct Guard {
-    int dim = -1; // -1: unconditional
-    int param = -1;
-    uint64_t limit = 0;
-    unsigned bits = 32;
-    bool isSigned = false;
-  } guard;
-};
-
 /// The unconditional and position-guarded grid-affine accesses of
 /// `kernel`, in program order.
-std::vector<GridAffineAccess> findGridAffineAccesses(KernelOp kernel);
+std::vector<GridIndexBound> findGridAffineAccesses(KernelOp kernel);
 
 } // namespace enigma
 
