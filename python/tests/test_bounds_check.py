@@ -501,6 +501,29 @@ def test_guard_bound_in_the_call_form():
     np.testing.assert_array_equal(c, 2)
 
 
+@enigma.kernel
+def window_copy(A: enigma.f32, Out: enigma.f32):
+    tid = enigma.thread_position_in_grid
+    with enigma.for_range(0, 4) as i:
+        Out[tid + i] = A[tid + i]
+
+
+def test_counted_loop_past_the_buffers_is_refused(runtime, rng):
+    """A loop with constant bounds runs in every thread: its last iteration
+    at the last thread is judged (the original Enigma's for_range example
+    on a grid 5 threads too large would write past Out's end)."""
+    m = 35
+    a = rng.standard_normal(m).astype(np.float32)
+    compiled = enigma.compile(window_copy)
+    out = run_kernel(runtime, compiled, [a], np.float32, m, (m - 3, 1, 1),
+                     (32, 1, 1))
+    np.testing.assert_array_equal(out, a)
+    with pytest.raises(enigma.DispatchError,
+                       match=r"load of A .*index 42 for thread \(39, 0, 0\)"):
+        runtime.execute(compiled, [a], output_size=m * 4, grid=(40, 1, 1),
+                        threads=(32, 1, 1))
+
+
 def test_data_dependent_index_is_not_judged(runtime, rng):
     @enigma.kernel
     def gather(idx: enigma.u32, A: enigma.f32, C: enigma.f32):

@@ -45,11 +45,27 @@ std::optional<Affine> scaled(std::optional<Affine> a, uint64_t factor) {
   return a;
 }
 
+/// The induction variable of a counted loop with constant bounds directly
+/// in the body, and the last value it takes.
+struct CountedLoop {
+  Value iv;
+  uint64_t last = 0;
+};
+
 /// `value` as an affine function of the thread's grid position, computed in
 /// unsigned integers with no wrap-around for the positions that exist.
-std::optional<Affine> affineOf(Value value, unsigned depth = 0) {
+/// Inside `loop`, its induction variable counts as its last value: every
+/// coefficient is non-negative, so that iteration reaches the largest index.
+std::optional<Affine> affineOf(Value value, const CountedLoop *loop,
+                               unsigned depth = 0) {
   if (depth > 32 || !value.getType().isIntOrIndex())
     return std::nullopt;
+  if (loop && value == loop->iv) {
+    Affine a;
+    a.offset = loop->last;
+    a.bits = widthOf(value.getType());
+    return a;
+  }
   if (std::optional<uint64_t> c = constantOf(value)) {
     Affine a;
     a.offset = *c;
@@ -72,10 +88,10 @@ std::optional<Affine> affineOf(Value value, unsigned depth = 0) {
     return a;
   }
   if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(def))
-    return narrowed(affineOf(def->getOperand(0), depth + 1));
+    return narrowed(affineOf(def->getOperand(0), loop, depth + 1));
   if (isa<arith::AddIOp>(def)) {
-    std::optional<Affine> x = affineOf(def->getOperand(0), depth + 1);
-    std::optional<Affine> y = affineOf(def->getOperand(1), depth + 1);
+    std::optional<Affine> x = affineOf(def->getOperand(0), loop, depth + 1);
+    std::optional<Affine> y = affineOf(def->getOperand(1), loop, depth + 1);
     if (!x || !y)
       return std::nullopt;
     for (int d = 0; d < 3; ++d)
@@ -89,21 +105,22 @@ std::optional<Affine> affineOf(Value value, unsigned depth = 0) {
   if (isa<arith::MulIOp>(def)) {
     for (int side = 0; side < 2; ++side)
       if (std::optional<uint64_t> factor = constantOf(def->getOperand(side)))
-        return narrowed(scaled(affineOf(def->getOperand(1 - side), depth + 1),
-                               *factor));
+        return narrowed(scaled(
+            affineOf(def->getOperand(1 - side), loop, depth + 1), *factor));
     return std::nullopt;
   }
   if (isa<arith::ShLIOp>(def))
     if (std::optional<uint64_t> shift = constantOf(def->getOperand(1));
         shift && *shift < 40)
-      return narrowed(
-          scaled(affineOf(def->getOperand(0), depth + 1), uint64_t(1) << *shift));
+      return narrowed(scaled(affineOf(def->getOperand(0), loop, depth + 1),
+                             uint64_t(1) << *shift));
   return std::nullopt;
 }
 
-/// `op` as a grid-affine access of a buffer parameter of `kernel`.
-std::optional<GridIndexBound> gridAffineAccess(Operation &op,
-                                                 KernelOp kernel) {
+/// `op` as a grid-affine access of a buffer parameter of `kernel` (inside
+/// `loop` when that is given).
+std::optional<GridIndexBound> gridAffineAccess(Operation &op, KernelOp kernel,
+                                               const CountedLoop *loop) {
   std::optional<MemoryAccess> access = describeMemoryAccess(&op);
   if (!access)
     return std::nullopt;
@@ -118,7 +135,7 @@ std::optional<GridIndexBound> gridAffineAccess(Operation &op,
     signedIndex = true;
     index = cast.getIn();
   }
-  std::optional<Affine> affine = affineOf(index);
+  std::optional<Affine> affine = affineOf(index, loop);
   if (!affine)
     return std::nullopt;
   GridIndexBound entry;
@@ -149,7 +166,7 @@ std::optional<GridIndexBound::Guard> positionGuard(scf::IfOp branch,
     std::swap(position, limit);
   else if (predicate != Predicate::ult && predicate != Predicate::slt)
     return std::nullopt;
-  std::optional<Affine> affine = affineOf(position);
+  std::optional<Affine> affine = affineOf(position, nullptr);
   if (!affine || affine->offset != 0)
     return std::nullopt;
   GridIndexBound::Guard guard;
@@ -176,13 +193,39 @@ std::optional<GridIndexBound::Guard> positionGuard(scf::IfOp branch,
 }
 } // namespace
 
+/// The loop as a CountedLoop when its bounds and step are constants and it
+/// runs at least once.
+std::optional<CountedLoop> countedLoop(scf::ForOp loop) {
+  std::optional<uint64_t> lower = constantOf(loop.getLowerBound());
+  std::optional<uint64_t> upper = constantOf(loop.getUpperBound());
+  std::optional<uint64_t> step = constantOf(loop.getStep());
+  if (!lower || !upper || !step || *step == 0 || *upper <= *lower)
+    return std::nullopt;
+  // scf.for compares signed: a bound with its sign bit set is negative.
+  const unsigned bits = widthOf(loop.getInductionVar().getType());
+  if (bits < 64 && (*upper | *step) >> (bits - 1) != 0)
+    return std::nullopt;
+  return CountedLoop{loop.getInductionVar(),
+                     *lower + (*upper - *lower - 1) / *step * *step};
+}
+
 std::vector<GridIndexBound> findGridAffineAccesses(KernelOp kernel) {
   std::vector<GridIndexBound> found;
-  // Ops directly in the body run in every thread; ops directly in the
-  // then-block of a position guard in every thread that passes it.
+  // Ops directly in the body run in every thread, and so do ops directly
+  // in a counted loop there; ops directly in the then-block of a position
+  // guard run in every thread that passes it.
   for (Operation &op : kernel.getBody().front()) {
-    if (std::optional<GridIndexBound> access = gridAffineAccess(op, kernel)) {
+    if (std::optional<GridIndexBound> access =
+            gridAffineAccess(op, kernel, nullptr)) {
       found.push_back(std::move(*access));
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (std::optional<CountedLoop> counted = countedLoop(loop))
+        for (Operation &inner : *loop.getBody())
+          if (std::optional<GridIndexBound> access =
+                  gridAffineAccess(inner, kernel, &*counted))
+            found.push_back(std::move(*access));
       continue;
     }
     auto branch = dyn_cast<scf::IfOp>(op);
@@ -193,7 +236,8 @@ std::vector<GridIndexBound> findGridAffineAccesses(KernelOp kernel) {
     if (!guard)
       continue;
     for (Operation &inner : branch.getThenRegion().front()) {
-      std::optional<GridIndexBound> access = gridAffineAccess(inner, kernel);
+      std::optional<GridIndexBound> access =
+          gridAffineAccess(inner, kernel, nullptr);
       if (!access)
         continue;
       access->guard = *guard;

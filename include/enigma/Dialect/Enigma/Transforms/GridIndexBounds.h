@@ -6,12 +6,14 @@
 // thread_position_in_grid with constant, non-negative coefficients, such as
 // `A[gid]` or `C[gid * 2 + 1]`. From the grid alone the runtime then knows
 // the largest index touched and can refuse a dispatch whose buffers are too
-// small before it runs. The same holds for accesses directly inside one
+// small before it runs. So it does for accesses directly in a loop with
+// constant bounds there (judged at the last iteration), and for accesses
+// directly inside one
 // guard of the form `if thread_position_in_grid[d] < n` (n a scalar
 // parameter or a constant): every thread below min(grid, n) along d makes
 // them, so the runtime judges them with n's value. Anything else is left
-// alone, so a correct kernel is never rejected: other conditions, loops, a
-// select, or an index that depends on data or scalars.
+// alone, so a correct kernel is never rejected: other conditions and
+// loops, a select, or an index that depends on data or scalars.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_DIALECT_ENIGMA_TRANSFORMS_GRIDINDEXBOUNDS_H
