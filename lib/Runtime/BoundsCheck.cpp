@@ -49,7 +49,7 @@ std::optional<uint64_t> passingPositions(const GridIndexBound::Guard &guard,
   return (limit & sign) ? 0 : limit; // a negative limit: nobody passes
 }
 
-/// " (run by the threads whose position x is below n = 100)".
+/// " (under `if thread_position_in_grid.x < n = 100`)", or "" unguarded.
 std::string guardText(const KernelArtifact &kernel,
                       const GridIndexBound::Guard &guard, uint64_t limit) {
   if (guard.dim < 0)
