@@ -260,16 +260,17 @@ def test_float_products_at_tile_offsets(runtime, rng, a_row, b_row, b_col):
 
 
 @functools.lru_cache(maxsize=None)
-def _float_product_swizzled_b(bits, base, shift):
-    """A 32 x 32 float product whose B tile has an unusual but valid
-    swizzle (wide, or shifting the other way): the CUDA FMA path must
-    compile and fall back to per-load offsets."""
+def _float_product_swizzled_b(bits, base, shift, dtype="f32"):
+    """A 32 x 32 product whose B tile has an unusual but valid swizzle
+    (wide, or shifting the other way): the CUDA FMA path must compile and
+    fall back to per-load offsets."""
     sw = enigma.Swizzle(bits, base, shift)
+    elem = getattr(enigma, dtype)
 
     @enigma.kernel
-    def swizzled_b(A: enigma.f32, B: enigma.f32, O: enigma.f32):
-        a_s = enigma.threadgroup_alloc(enigma.f32, 32 * 16)
-        b_s = enigma.threadgroup_alloc(enigma.f32, 16 * 32)
+    def swizzled_b(A: elem, B: elem, O: enigma.f32):
+        a_s = enigma.threadgroup_alloc(elem, 32 * 16)
+        b_s = enigma.threadgroup_alloc(elem, 16 * 32)
         enigma.copy_tile(a_s, A, 32, 16, src_ld=16)
         enigma.copy_tile(b_s, B, 16, 32, src_ld=32, swizzle=sw)
         enigma.copy_commit()
@@ -282,14 +283,17 @@ def _float_product_swizzled_b(bits, base, shift):
     return enigma.compile(swizzled_b)
 
 
-@pytest.mark.parametrize("bits,base,shift", [(3, 2, -3), (3, 20, 20),
-                                             (2, 2, 12)])
+@pytest.mark.parametrize("bits,base,shift,dtype", [
+    (2, 4, -2, "f32"), (3, 20, 20, "f32"), (2, 2, 12, "f32"),
+    (2, 5, -2, "bf16"), (3, 3, 3, "bf16")])
 def test_float_products_with_unusual_swizzles(runtime, rng, bits, base,
-                                              shift):
+                                              shift, dtype):
     a = _eighths(rng, (32, 16))
     b = _eighths(rng, (16, 32))
-    out = run_kernel(runtime, _float_product_swizzled_b(bits, base, shift),
-                     [a, b], np.float32, 32 * 32, (32, 1, 1), (32, 1, 1))
+    out = run_kernel(runtime,
+                     _float_product_swizzled_b(bits, base, shift, dtype),
+                     [_to_bits(a, dtype), _to_bits(b, dtype)], np.float32,
+                     32 * 32, (32, 1, 1), (32, 1, 1))
     np.testing.assert_array_equal(out.reshape(32, 32),
                                   a.astype(np.float64) @ b)
 
@@ -1046,6 +1050,20 @@ def test_warpgroup_product_mistakes():
         enigma.mma_operand(t, ld=64, block_stride=-1)
     msg = _compile_error(negative)
     assert "block_stride must be at least 0" in msg, msg
+
+
+@pytest.mark.parametrize("bits,base,shift,dtype", [
+    (3, 2, -3, "f32"), (2, 1, 5, "f32"), (2, 4, -2, "bf16")])
+def test_swizzles_that_split_chunks_are_refused(bits, base, shift, dtype):
+    """A swizzle reading or writing address bits inside a 16-byte chunk
+    (a base below the chunk's bits, or a negative shift reaching below
+    them) would split the chunks copies and vector loads move whole: an
+    error naming it, not a wrong product on CUDA."""
+    with pytest.raises(enigma.EnigmaError) as info:
+        _float_product_swizzled_b(bits, base, shift, dtype)
+    msg = str(info.value)
+    assert f"Swizzle({bits}, {base}, {shift}) splits 16-byte chunks" in msg, \
+        msg
 
 
 def test_copy_wait_and_mma_arguments():

@@ -94,6 +94,19 @@ enigma.kernel @swizzle_splits_chunks() {
 
 // -----
 
+// A negative shift reads the bits below the base: inside a chunk here.
+enigma.kernel @swizzle_reads_inside_chunks() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %t = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x16xf32>
+  // expected-error @+1 {{operand B swizzle Swizzle(3, 2, -3) splits 16-byte chunks of f32; its base + shift must be at least 2}}
+  %r = enigma.mma %acc, %t[%c0, %c0], %t[%c0, %c0] {k = 16, a_ld = 32, b_ld = 16, b_swizzle = array<i32: 3, 2, -3>} : memref<1024xf32, #enigma.address_space<threadgroup>>, memref<1024xf32, #enigma.address_space<threadgroup>>, tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
 enigma.kernel @pitch_not_16_bytes() {
   %c0 = arith.constant 0 : index
   %z = arith.constant 0.0 : f32

@@ -10,6 +10,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace mlir;
@@ -98,11 +99,14 @@ LogicalResult checkSwizzle(Operation *op, std::optional<ArrayRef<int32_t>> sw,
   unsigned chunkBits = 0;
   for (unsigned bytes = elementBytes(element); bytes < 16; bytes *= 2)
     ++chunkBits;
-  if (bits > 0 && base < int32_t(chunkBits))
+  // A negative shift reads the bits below its base: those must stay above
+  // the chunk's too.
+  if (bits > 0 && std::min(base, base + shift) < int32_t(chunkBits))
     return op->emitOpError()
            << what << " Swizzle(" << bits << ", " << base << ", " << shift
            << ") splits 16-byte chunks of " << typeText(element)
-           << "; its base must be at least " << chunkBits;
+           << "; its base" << (shift < 0 ? " + shift" : "")
+           << " must be at least " << chunkBits;
   return success();
 }
 
