@@ -726,6 +726,8 @@ KernelArtifact KernelBuilder::compile(const CompileOptions &options) {
   // Compile a copy so the builder keeps its unoptimised IR.
   OwningOpRef<ModuleOp> copy(impl->module->clone());
   auto kernel = *copy->getOps<KernelOp>().begin();
+  if (options.cudaTma)
+    kernel->setAttr("enigma.cuda_tma", UnitAttr::get(kernel.getContext()));
   return compileKernel(*copy, kernel, options);
 }
 

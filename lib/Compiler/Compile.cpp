@@ -218,6 +218,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
   artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);
   artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
+  artifact.cudaTensorMaps = cudaTensorMaps(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
   artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order

@@ -215,7 +215,7 @@ def _run_metal_tools(source: str, air: str, lib: str, keep_source: bool) -> str:
 
 def compile(fn, *args, keep_metal_source=False, dump_ir=False,
             dump_mlir=False, work_dir=None, vec_width=0, emit_only=None,
-            bounds_check=None):
+            bounds_check=None, cuda_tma=None):
     """Traces ``fn`` (an ``@enigma.kernel``) and compiles it for every target.
 
     ``dump_ir`` prints the traced IR (before optimisation), ``dump_mlir`` the
@@ -237,6 +237,13 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     zero), and the first one is raised after the dispatch as an
     ``enigma.BoundsCheckError`` (an ``EnigmaRuntimeError``) naming the buffer, index, size, thread and
     source line (docs/runtimes.md, "Bounds-checked mode").
+
+    ``cuda_tma=True`` (or env ``ENIGMA_CUDA_TMA=1`` when left None) lets
+    the CUDA text copy whole tiles of ``enigma.copy_tile`` with the Tensor
+    Memory Accelerator on sm_90 GPUs (one bulk copy per tile, issued by one
+    thread, completing on an mbarrier) instead of ``cp.async`` in every
+    thread. Off by default: in ``gemm_block`` it measured slower than
+    ``cp.async`` (docs/design/tma.md). Other targets ignore it.
     """
     if isinstance(fn, JitFunction):
         launch, grid, block, where = run_host(fn, args, vec_width)
@@ -246,7 +253,8 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                            keep_metal_source=keep_metal_source,
                            dump_ir=dump_ir, dump_mlir=dump_mlir,
                            work_dir=work_dir, vec_width=vec_width,
-                           emit_only=emit_only, bounds_check=bounds_check)
+                           emit_only=emit_only, bounds_check=bounds_check,
+                           cuda_tma=cuda_tma)
         compiled.grid, compiled.block = grid, block
         return compiled
     if not isinstance(fn, KernelDefinition):
@@ -267,6 +275,8 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                           f"got {dump_mlir!r}")
     if bounds_check is None:
         bounds_check = os.environ.get("ENIGMA_BOUNDS_CHECK", "") not in ("", "0")
+    if cuda_tma is None:
+        cuda_tma = os.environ.get("ENIGMA_CUDA_TMA", "") not in ("", "0")
     started = time.perf_counter() if _log.INFO else 0.0
     tracer = fn.trace(vec_width)
     traced = tracer.builder.mlir_text(dump_mlir == "locations")
@@ -274,7 +284,7 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
         print(f"// traced IR of {fn.kernel_name}\n{traced}")
     try:
         artifact = tracer.builder.compile(True, dump_mlir == "locations",
-                                          bool(bounds_check))
+                                          bool(bounds_check), bool(cuda_tma))
     except EnigmaError as e:
         raise EnigmaError(str(e)) from None
     if dump_mlir:

@@ -192,15 +192,16 @@ void bindBuilder(nb::module_ &m) {
       .def(
           "compile",
           [](KernelBuilder &b, bool optimize, bool locations,
-             bool boundsCheck) {
+             bool boundsCheck, bool cudaTma) {
             CompileOptions options;
             options.optimize = optimize;
             options.mlirLocations = locations;
             options.boundsCheck = boundsCheck;
+            options.cudaTma = cudaTma;
             return b.compile(options);
           },
           "optimize"_a = true, "locations"_a = false,
-          "bounds_check"_a = false);
+          "bounds_check"_a = false, "cuda_tma"_a = false);
 
   m.def("dtype_size", [](const std::string &dtype) {
     return byteWidth(dtypeNamed(dtype));

@@ -135,6 +135,9 @@ struct CompileOptions {
   /// Bounds-checked mode: every buffer and threadgroup access checks its
   /// index; the first violation is reported after the dispatch.
   bool boundsCheck = false;
+  /// CUDA: whole tile copies through the Tensor Memory Accelerator on sm_90
+  /// (docs/design/tma.md); marks the kernel `enigma.cuda_tma`.
+  bool cudaTma = false;
 };
 
 class KernelBuilder {

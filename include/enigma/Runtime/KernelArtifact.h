@@ -9,6 +9,7 @@
 #define ENIGMA_RUNTIME_KERNELARTIFACT_H
 
 #include "enigma/Support/DType.h"
+#include "enigma/Support/CudaTensorMap.h"
 #include "enigma/Support/GridIndexBound.h"
 
 #include <cstdint>
@@ -84,6 +85,8 @@ struct KernelArtifact {
   std::vector<BoundsCheckSite> boundsCheckSites;
   /// Pre-dispatch out-of-bounds detection (without bounds-checked mode).
   std::vector<GridIndexBound> gridIndexBounds;
+  /// Tensor maps of the CUDA kernel's tile copies (may be empty).
+  std::vector<CudaTensorMap> cudaTensorMaps;
 };
 
 } // namespace enigma

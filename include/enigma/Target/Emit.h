@@ -12,6 +12,10 @@
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "enigma/Support/CudaTensorMap.h"
+
+#include <vector>
+
 namespace enigma {
 
 class KernelOp;
@@ -37,6 +41,12 @@ bool cudaUsesLinearBlocks(KernelOp kernel);
 /// 48 KiB), else the size of the array they are carved from
 /// (lib/Target/CUDA/CudaSharedMemory.h).
 uint64_t cudaDynamicSharedBytes(KernelOp kernel);
+
+/// The tensor maps the CUDA text of `kernel` takes after the launch shape:
+/// for kernels marked `enigma.cuda_tma`, one per buffer, pitch, box and
+/// swizzle of the tile copies that the Tensor Memory Accelerator can do
+/// (lib/Target/CUDA/CudaTensorMaps.h).
+std::vector<CudaTensorMap> cudaTensorMaps(KernelOp kernel);
 
 } // namespace enigma
 

@@ -4,6 +4,7 @@
 
 #include "CudaDriver.h"
 #include "CudaProgram.h"
+#include "LaunchTensorMaps.h"
 #include "Nvrtc.h"
 
 #include <algorithm>
@@ -464,7 +465,8 @@ CUmodule CudaKernel::loadModule(const CudaBackend::State &state,
 
 /// Storage for cuLaunchKernel's argument array: one slot per parameter
 /// (a device pointer, or a scalar's bytes in its own width at the slot's
-/// start, as the host is little-endian) and the EnigmaCudaLaunch last.
+/// start, as the host is little-endian), the EnigmaCudaLaunch, then the
+/// tensor maps of kernels that have them.
 struct LaunchArguments {
   struct Launch {
     unsigned grid[3];
@@ -473,8 +475,9 @@ struct LaunchArguments {
   } launch; // same layout as EnigmaCudaLaunch in enigma_cuda_abi.h
   std::vector<uint64_t> slots;
   std::vector<void *> pointers;
+  std::optional<LaunchTensorMaps> maps;
 
-  LaunchArguments(const KernelArtifact &artifact,
+  LaunchArguments(const DriverApi &api, const KernelArtifact &artifact,
                   const std::vector<LaunchArg> &args, Dim3 grid,
                   Dim3 threads) {
     if (args.size() != artifact.params.size())
@@ -499,6 +502,11 @@ struct LaunchArguments {
               partialYZ ? 1u : 0u,
               {threads.x, threads.y, threads.z}};
     pointers.push_back(&launch);
+    if (!artifact.cudaTensorMaps.empty()) {
+      maps.emplace(api, artifact, slots.data());
+      for (size_t i = 0; i < maps->count(); ++i)
+        pointers.push_back(maps->pointer(i));
+    }
   }
 };
 
@@ -736,7 +744,7 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
                         " threads exceeds the device limit of " +
                         std::to_string(state->maxThreads));
   state->makeCurrent();
-  LaunchArguments arguments(artifact, args, grid, threads);
+  LaunchArguments arguments(state->api, artifact, args, grid, threads);
   if (grid.volume() == 0)
     return; // an empty dispatch runs nothing, as on Metal
 
@@ -854,16 +862,22 @@ void CudaBackend::launchOnStream(LoadedKernel &kernel,
              {threads.x, threads.y, threads.z}};
   constexpr size_t kInline = 32;
   const size_t count = artifact.params.size();
+  std::optional<LaunchTensorMaps> maps;
+  if (!artifact.cudaTensorMaps.empty())
+    maps.emplace(api, artifact, slots);
+  const size_t total = count + 1 + (maps ? maps->count() : 0);
   void *inlinePointers[kInline + 1];
   std::vector<void *> heapPointers;
   void **pointers = inlinePointers;
-  if (count + 1 > kInline + 1) {
-    heapPointers.resize(count + 1);
+  if (total > kInline + 1) {
+    heapPointers.resize(total);
     pointers = heapPointers.data();
   }
   for (size_t i = 0; i < count; ++i)
     pointers[i] = const_cast<uint64_t *>(&slots[i]);
   pointers[count] = &shape;
+  for (size_t i = 0; maps && i < maps->count(); ++i)
+    pointers[count + 1 + i] = maps->pointer(i);
 
   Dim3 block = artifact.cudaLinearBlocks
                    ? Dim3{uint32_t(threads.volume()), 1, 1}

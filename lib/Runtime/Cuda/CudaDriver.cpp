@@ -54,6 +54,8 @@ std::string bindDriver(const SharedLibrary &lib, DriverApi &api) {
   bindSymbol(lib, api.cuEventElapsedTime, "cuEventElapsedTime_v2", ignored);
   if (!api.cuEventElapsedTime)
     bindSymbol(lib, api.cuEventElapsedTime, "cuEventElapsedTime", missing);
+  bindSymbol(lib, api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled",
+             ignored);
   return missing;
 }
 

@@ -10,6 +10,7 @@
 #define ENIGMA_LIB_RUNTIME_CUDA_CUDADRIVER_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace enigma::cuda {
@@ -98,6 +99,13 @@ struct DriverApi {
                                  CUevent end);
   CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event,
                                 unsigned flags);
+  /// Tensor maps for the Tensor Memory Accelerator (CUDA 12 drivers on);
+  /// null when the driver has none: kernels then copy with cp.async.
+  CUresult (*cuTensorMapEncodeTiled)(
+      void *map, int dataType, unsigned rank, void *globalAddress,
+      const uint64_t *globalDim, const uint64_t *globalStrides,
+      const unsigned *boxDim, const unsigned *elementStrides, int interleave,
+      int swizzle, int l2Promotion, int oobFill) = nullptr;
   CUresult (*cuPointerGetAttribute)(void *data, int attribute,
                                     CUdeviceptr pointer);
 };

@@ -116,6 +116,21 @@ protected:
     return mlir::success();
   }
 
+public:
+  /// CUDA: the arguments a tile copy (enigma.copy_tile_async) issued
+  /// through the TMA takes before and after the usual ones
+  /// (enigma_copy_tile_tma); then the kernel also tracks its commit groups
+  /// in `enigma_tma` (enigma_cuda_tma.cuh).
+  struct TmaCopyArgs {
+    std::string leading, trailing;
+  };
+  virtual std::optional<TmaCopyArgs> tmaCopyArgs(mlir::Operation *copy) {
+    return std::nullopt;
+  }
+  virtual bool hasTensorMaps() { return false; }
+
+protected:
+
   // --- Shared pieces the targets build on -----------------------------------
   /// The element type spelling of a buffer parameter, from its enigma.dtype
   /// (which keeps signedness), e.g. "int" for an i32 buffer of dtype i32.

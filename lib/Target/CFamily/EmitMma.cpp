@@ -620,9 +620,13 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         return success();
       })
       .Case([&](CopyTileAsyncOp copy) {
-        e.line() << "enigma_copy_tile_async<" << copy.getRows() << ", "
-                 << copy.getCols() << ", " << copy.getDstLd() << ", "
+        // CUDA: through the TMA where the copy has a tensor map.
+        auto tma = e.tmaCopyArgs(copy);
+        e.line() << (tma ? "enigma_copy_tile_tma<" : "enigma_copy_tile_async<")
+                 << copy.getRows() << ", " << copy.getCols() << ", "
+                 << copy.getDstLd() << ", "
                  << swizzleArgs(copy.getDstSwizzle()) << ">("
+                 << (tma ? tma->leading : std::string())
                  << e.expr(copy.getDst()) << ", "
                  << e.expr(copy.getDstBase()) << ", "
                  << e.expr(copy.getSrc()) << ", "
@@ -630,15 +634,23 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                  << e.expr(copy.getSrcLd()) << ", "
                  << e.expr(copy.getValidRows()) << ", "
                  << e.expr(copy.getValidCols()) << ", " << threadIndexExpr(e)
-                 << ", " << groupSizeExpr(e) << ");\n";
+                 << ", " << groupSizeExpr(e)
+                 << (tma ? tma->trailing : std::string()) << ");\n";
         return success();
       })
       .Case([&](CopyAsyncCommitOp) {
-        e.line() << "enigma_copy_async_commit();\n";
+        if (e.hasTensorMaps())
+          e.line() << "enigma_tma_commit(enigma_tma, " << threadIndexExpr(e)
+                   << ");\n";
+        else
+          e.line() << "enigma_copy_async_commit();\n";
         return success();
       })
       .Case([&](CopyAsyncWaitOp wait) {
-        e.line() << "enigma_copy_async_wait<" << wait.getPending() << ">();\n";
+        e.line() << (e.hasTensorMaps() ? "enigma_tma_wait<"
+                                       : "enigma_copy_async_wait<")
+                 << wait.getPending()
+                 << (e.hasTensorMaps() ? ">(enigma_tma);\n" : ">();\n");
         return success();
       })
       .Default([&](Operation *other) {

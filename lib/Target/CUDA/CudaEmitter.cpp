@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaEmitter.h"
 #include "CudaSharedMemory.h"
+#include "CudaTensorMaps.h"
 
 #include "../CFamily/CFamilyEmitter.h"
 #include "../CFamily/Families.h"
@@ -74,12 +75,21 @@ protected:
       }
       sep = ",\n    ";
     }
-    os << sep << "const EnigmaCudaLaunch enigma_launch) {\n";
+    os << sep << "const EnigmaCudaLaunch enigma_launch";
+    // Tensor maps (enigma_cuda_tma.cuh), then which of them are valid.
+    for (size_t k = 0; k < tma.maps.size(); ++k)
+      os << sep << "const __grid_constant__ EnigmaTensorMap enigma_tmap" << k;
+    if (hasTensorMaps())
+      os << sep << "const uint enigma_tmap_valid";
+    os << ") {\n";
     indentMore();
     if (linear)
       emitLinearPlacement();
     else
       emitBlockGuard();
+    if (hasTensorMaps())
+      line() << "EnigmaTmaGroups enigma_tma = enigma_tma_begin((uint)"
+             << linearIndex() << ");\n";
     if (usesAsyncCopy(kernel))
       line() << "uint enigma_async_groups = 0u; // cp.async groups committed\n";
     if (failed(emitBlock(entry)))
@@ -151,6 +161,27 @@ protected:
   }
 
   const bool linear = cudaUsesLinearBlocks(kernel);
+  const CudaTensorMapPlan tma = cudaTensorMapPlan(kernel);
+
+  std::optional<TmaCopyArgs> tmaCopyArgs(Operation *copy) override {
+    auto map = tma.mapOf.find(copy);
+    if (map == tma.mapOf.end())
+      return std::nullopt;
+    std::string k = std::to_string(map->second);
+    TmaCopyArgs args;
+    args.leading = "enigma_tma, enigma_tmap" + k +
+                   ", (enigma_tmap_valid >> " + k + ") & 1u, ";
+    auto origin = tma.originOf.find(copy);
+    if (origin != tma.originOf.end()) {
+      std::string column;
+      for (Value term : origin->second.columnTerms)
+        column += (column.empty() ? "" : " + ") + ("(ulong)(" + expr(term) + ")");
+      args.trailing = ", (ulong)(" + expr(origin->second.row) + "), " +
+                      (column.empty() ? std::string("0ul") : column);
+    }
+    return args;
+  }
+  bool hasTensorMaps() override { return !tma.maps.empty(); }
 
   std::string threadQuery(Operation *op) override {
     unsigned d = queryDim(op).value_or(0);

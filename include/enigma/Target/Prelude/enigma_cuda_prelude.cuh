@@ -557,5 +557,6 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #include "enigma_cuda_vector_memory.cuh"
 #include "enigma_cuda_async_copy.cuh"
 #include "enigma_cuda_mma.cuh"
+#include "enigma_cuda_tma.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

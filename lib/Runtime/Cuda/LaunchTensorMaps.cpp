@@ -1,0 +1,78 @@
+//===- LaunchTensorMaps.cpp - Tensor-map parameters of a launch -----------===//
+#include "LaunchTensorMaps.h"
+
+#include <cstring>
+#include <optional>
+
+namespace enigma {
+
+namespace {
+// cuda.h's enumerators (the driver is loaded at run time, without cuda.h).
+constexpr int kUint8 = 0, kUint16 = 1, kUint32 = 2, kUint64 = 4;
+constexpr int kSwizzleNone = 0, kSwizzle128 = 3;
+constexpr int kInterleaveNone = 0, kL2Promotion256 = 3, kOobFillZeros = 0;
+
+/// Rows the map spans (cuTensorMapEncodeTiled allows up to 2^32): the
+/// kernel asks only for boxes the cp.async copy would read, below row 2^31
+/// (the TMA's coordinates are signed 32-bit).
+constexpr uint64_t kRows = uint64_t(1) << 31;
+
+/// The pitch in elements, if the parameter holds a positive one.
+std::optional<uint64_t> pitchOf(const KernelArtifact &artifact,
+                                const CudaTensorMap &map,
+                                const uint64_t *slots) {
+  if (map.pitchParam < 0)
+    return map.pitchConstant;
+  const KernelParam &param = artifact.params[size_t(map.pitchParam)];
+  size_t bytes = byteWidth(param.dtype);
+  uint64_t bits = slots[map.pitchParam];
+  if (bytes < 8)
+    bits &= (uint64_t(1) << (8 * bytes)) - 1;
+  if (isSigned(param.dtype) && (bits >> (8 * bytes - 1)) & 1)
+    return std::nullopt;
+  if (bits == 0)
+    return std::nullopt;
+  return bits;
+}
+
+int dataTypeOf(unsigned elementBytes) {
+  switch (elementBytes) {
+  case 1: return kUint8;
+  case 2: return kUint16;
+  case 4: return kUint32;
+  default: return kUint64;
+  }
+}
+} // namespace
+
+LaunchTensorMaps::LaunchTensorMaps(const cuda::DriverApi &api,
+                                   const KernelArtifact &artifact,
+                                   const uint64_t *slots) {
+  used = artifact.cudaTensorMaps.size();
+  if (used > kMaxMaps) // the compiler makes at most 8
+    used = kMaxMaps;
+  for (size_t i = 0; i < used; ++i) {
+    const CudaTensorMap &map = artifact.cudaTensorMaps[i];
+    std::memset(&maps[i], 0, sizeof(Map));
+    std::optional<uint64_t> pitch = pitchOf(artifact, map, slots);
+    uint64_t address = slots[map.param];
+    if (!api.cuTensorMapEncodeTiled || !pitch || address % 16 ||
+        (*pitch * map.elementBytes) % 16 ||
+        *pitch * map.elementBytes >= (uint64_t(1) << 40) ||
+        *pitch > (uint64_t(1) << 32))
+      continue;
+    const uint64_t dims[2] = {*pitch, kRows};
+    const uint64_t strides[1] = {*pitch * map.elementBytes};
+    const unsigned box[2] = {map.boxCols, map.boxRows};
+    const unsigned steps[2] = {1, 1};
+    cuda::CUresult result = api.cuTensorMapEncodeTiled(
+        &maps[i], dataTypeOf(map.elementBytes), 2,
+        reinterpret_cast<void *>(address), dims, strides, box, steps,
+        kInterleaveNone, map.swizzle128 ? kSwizzle128 : kSwizzleNone,
+        kL2Promotion256, kOobFillZeros);
+    if (result == cuda::kCudaSuccess)
+      valid |= 1u << i;
+  }
+}
+
+} // namespace enigma

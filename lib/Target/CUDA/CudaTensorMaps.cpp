@@ -1,0 +1,188 @@
+//===- CudaTensorMaps.cpp - Tile copies the TMA can do --------------------===//
+#include "CudaTensorMaps.h"
+#include "CudaSharedMemory.h"
+
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Target/Emit.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace enigma {
+
+namespace {
+/// Parameters a kernel may take after the launch shape (CUDA allows 4 KiB
+/// of them; a map is 128 bytes).
+constexpr size_t kMaxMaps = 8;
+/// What an sm_90 block may opt in to, and the static limit: the barriers
+/// (a static array) may push the 1024-byte aligned dynamic array by 1 KiB.
+constexpr uint64_t kDeviceLimit = 227 * 1024, kStaticLimit = 48 * 1024;
+constexpr uint64_t kBarrierRoom = 1024;
+
+/// `value` without the casts that keep its value (index casts of unsigned
+/// or non-negative integers, zero extensions).
+Value uncast(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<arith::IndexCastUIOp, arith::IndexCastOp, arith::ExtUIOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
+/// The kernel parameter `value` is, through casts, or -1.
+int paramOf(KernelOp kernel, Value value) {
+  value = uncast(value);
+  if (value.getDefiningOp())
+    return -1;
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &kernel.getBody().front())
+    return -1;
+  return int(arg.getArgNumber());
+}
+
+/// The map `copy` needs, if the TMA can do it.
+std::optional<CudaTensorMap> mapFor(KernelOp kernel, CopyTileAsyncOp copy) {
+  CudaTensorMap map;
+  int src = paramOf(kernel, copy.getSrc());
+  if (src < 0 || !kernel.isBufferParam(unsigned(src)))
+    return std::nullopt;
+  map.param = unsigned(src);
+  Type element = getElementTypeOrSelf(copy.getSrc().getType());
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  map.elementBytes = element.getIntOrFloatBitWidth() / 8;
+  if (map.elementBytes == 0 || map.elementBytes > 8 ||
+      element.getIntOrFloatBitWidth() % 8)
+    return std::nullopt;
+  int64_t rows = copy.getRows(), cols = copy.getCols();
+  if (rows > 256 || cols > 256 || (cols * map.elementBytes) % 16)
+    return std::nullopt;
+  map.boxRows = unsigned(rows);
+  map.boxCols = unsigned(cols);
+  // The destination: dense rows, or rows of 128 bytes under the 128-byte
+  // swizzle, which is Swizzle<3, log2(16 / element bytes), 3>.
+  auto swizzle = copy.getDstSwizzle();
+  bool swizzled = swizzle && swizzle->size() == 3 && (*swizzle)[0] != 0;
+  if (copy.getDstLd() != cols)
+    return std::nullopt;
+  if (swizzled) {
+    int chunkBits = 0;
+    while ((1u << chunkBits) * map.elementBytes < 16)
+      ++chunkBits;
+    if ((*swizzle)[0] != 3 || (*swizzle)[1] != chunkBits ||
+        (*swizzle)[2] != 3 || cols * map.elementBytes != 128)
+      return std::nullopt;
+    map.swizzle128 = true;
+  }
+  // The pitch: a constant or a scalar parameter.
+  Value ld = copy.getSrcLd();
+  if (auto constant = ld.getDefiningOp<arith::ConstantIndexOp>()) {
+    if (constant.value() <= 0)
+      return std::nullopt;
+    map.pitchConstant = uint64_t(constant.value());
+  } else {
+    int param = paramOf(kernel, ld);
+    if (param < 0 || kernel.isBufferParam(unsigned(param)))
+      return std::nullopt;
+    map.pitchParam = param;
+  }
+  return map;
+}
+
+/// The terms of a sum of `value` (through casts).
+void addTerms(Value value, SmallVectorImpl<Value> &terms) {
+  value = uncast(value);
+  if (auto add = value.getDefiningOp<arith::AddIOp>()) {
+    addTerms(add.getLhs(), terms);
+    addTerms(add.getRhs(), terms);
+    return;
+  }
+  terms.push_back(value);
+}
+
+/// Whether `a` and `b` are the same value through casts, or equal
+/// constants.
+bool sameValue(Value a, Value b) {
+  a = uncast(a);
+  b = uncast(b);
+  if (a == b)
+    return true;
+  APInt x, y;
+  return matchPattern(a, m_ConstantInt(&x)) &&
+         matchPattern(b, m_ConstantInt(&y)) &&
+         x.getZExtValue() == y.getZExtValue();
+}
+
+/// The copy's offset as row * pitch + columns, if one term of its sum is a
+/// product with the pitch (the kernel checks that the split is exact).
+std::optional<CudaTileOrigin> originFor(CopyTileAsyncOp copy) {
+  SmallVector<Value, 4> terms;
+  addTerms(copy.getSrcOffset(), terms);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    auto mul = terms[i].getDefiningOp<arith::MulIOp>();
+    if (!mul)
+      continue;
+    Value row;
+    if (sameValue(mul.getRhs(), copy.getSrcLd()))
+      row = mul.getLhs();
+    else if (sameValue(mul.getLhs(), copy.getSrcLd()))
+      row = mul.getRhs();
+    else
+      continue;
+    CudaTileOrigin origin;
+    origin.row = row;
+    for (size_t j = 0; j < terms.size(); ++j)
+      if (j != i)
+        origin.columnTerms.push_back(terms[j]);
+    return origin;
+  }
+  return std::nullopt;
+}
+
+/// Bounds-checked kernels have hidden parameters; they keep cp.async.
+bool boundsChecked(KernelOp kernel) {
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    if (kernel.getArgAttr(i, "enigma.bounds_size_of") ||
+        kernel.getArgAttr(i, "enigma.bounds_record"))
+      return true;
+  return false;
+}
+} // namespace
+
+CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel) {
+  CudaTensorMapPlan plan;
+  if (!kernel->hasAttr("enigma.cuda_tma") || boundsChecked(kernel))
+    return plan;
+  CudaSharedLayout layout = cudaSharedLayout(kernel);
+  uint64_t total = layout.dynamic ? layout.bytes
+                                  : ThreadgroupAllocOp::totalBytes(kernel);
+  if (total + kBarrierRoom > (layout.dynamic ? kDeviceLimit : kStaticLimit))
+    return plan;
+  kernel.walk([&](CopyTileAsyncOp copy) {
+    std::optional<CudaTensorMap> map = mapFor(kernel, copy);
+    if (!map)
+      return;
+    auto at = std::find(plan.maps.begin(), plan.maps.end(), *map);
+    if (at == plan.maps.end()) {
+      if (plan.maps.size() == kMaxMaps)
+        return;
+      at = plan.maps.insert(plan.maps.end(), *map);
+    }
+    plan.mapOf[copy.getOperation()] = unsigned(at - plan.maps.begin());
+    if (std::optional<CudaTileOrigin> origin = originFor(copy))
+      plan.originOf[copy.getOperation()] = *origin;
+  });
+  return plan;
+}
+
+std::vector<CudaTensorMap> cudaTensorMaps(KernelOp kernel) {
+  return cudaTensorMapPlan(kernel).maps;
+}
+
+} // namespace enigma
