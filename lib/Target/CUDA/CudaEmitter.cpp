@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaEmitter.h"
+#include "CudaProxyFence.h"
 #include "CudaSharedMemory.h"
 #include "CudaTensorMaps.h"
 
@@ -56,6 +57,8 @@ public:
 
 protected:
   void emitFileHeader() override {
+    if (cudaFencesAtCopyWait(kernel))
+      os << "#define ENIGMA_FENCE_AT_COPY_WAIT 1 // CudaProxyFence.h\n";
     os << "#include \"enigma_cuda_prelude.cuh\"\n\n";
   }
 

@@ -175,6 +175,11 @@ __device__ __forceinline__ void cp_async_commit() {
 
 template <int Pending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#if defined(ENIGMA_FENCE_AT_COPY_WAIT) && __CUDA_ARCH__ >= 900
+  /* This thread's completed copies, for the warpgroup products after the
+   * barrier (enigma_wgmma::begin_product). */
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 }
 #endif /* ENIGMA_MMA_EMULATION */
 

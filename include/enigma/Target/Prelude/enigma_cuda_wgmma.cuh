@@ -36,9 +36,13 @@ __device__ __forceinline__ u64 descriptor(unsigned addr, unsigned lead,
 /* Starts a warpgroup product: wgmma reads shared memory through the async
  * proxy, so the generic-proxy writes that filled the tiles (cp.async,
  * stores; ordered before this thread by the threadgroup barrier) are made
- * visible to it first; then the registers. */
+ * visible to it first; then the registers. Kernels whose shared memory
+ * only tile copies write fence at each copy wait instead
+ * (ENIGMA_FENCE_AT_COPY_WAIT, lib/Target/CUDA/CudaProxyFence.h). */
 __device__ __forceinline__ void begin_product() {
+#ifndef ENIGMA_FENCE_AT_COPY_WAIT
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 

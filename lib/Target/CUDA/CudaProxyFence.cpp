@@ -1,0 +1,53 @@
+//===- CudaProxyFence.cpp - Where wgmma's proxy fence goes ----------------===//
+#include "CudaProxyFence.h"
+
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace enigma {
+
+namespace {
+bool isThreadgroupMemRef(Value value) {
+  auto type = llvm::dyn_cast<MemRefType>(value.getType());
+  return type && getAddressSpace(type) == AddressSpace::Threadgroup;
+}
+
+/// Whether `op` may write threadgroup memory other than as a tile copy.
+bool writesThreadgroupMemory(Operation *op) {
+  if (isa<CopyTileAsyncOp>(op))
+    return false;
+  bool touches = llvm::any_of(op->getOperands(), isThreadgroupMemRef);
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return touches && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (const MemoryEffects::EffectInstance &effect : list) {
+    if (!isa<MemoryEffects::Write>(effect.getEffect()))
+      continue;
+    Value on = effect.getValue();
+    if (on ? isThreadgroupMemRef(on) : touches)
+      return true;
+  }
+  return false;
+}
+} // namespace
+
+bool cudaFencesAtCopyWait(KernelOp kernel) {
+  if (!usesWarpgroupProducts(kernel))
+    return false;
+  bool other = false;
+  kernel.walk([&](Operation *op) {
+    if (writesThreadgroupMemory(op)) {
+      other = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return !other;
+}
+
+} // namespace enigma
