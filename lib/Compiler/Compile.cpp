@@ -158,8 +158,7 @@ void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
   std::vector<KernelParam> all = kernelParams(kernel);
   size_t userParams = 0;
   while (userParams < all.size() &&
-         !kernel.getArgAttr(unsigned(userParams), "enigma.bounds_size_of") &&
-         !kernel.getArgAttr(unsigned(userParams), "enigma.bounds_record"))
+         !isBoundsCheckParam(kernel, unsigned(userParams)))
     ++userParams;
   artifact.params.assign(all.begin(), all.begin() + userParams);
   for (size_t i = userParams; i < all.size(); ++i) {

@@ -12,6 +12,10 @@
 
 namespace enigma {
 
+/// Maps a kernel may take after its launch shape (CUDA allows 4 KiB of
+/// parameters; a map is 128 bytes).
+inline constexpr unsigned kMaxCudaTensorMaps = 8;
+
 /// A tensor map the CUDA runtime encodes at each launch for the Tensor
 /// Memory Accelerator (docs/design/tma.md): buffer parameter `param` viewed
 /// as rows of `pitch` elements (a scalar parameter's value, or

@@ -1,6 +1,7 @@
 //===- LaunchTensorMaps.cpp - Tensor-map parameters of a launch -----------===//
 #include "LaunchTensorMaps.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -48,9 +49,7 @@ int dataTypeOf(unsigned elementBytes) {
 LaunchTensorMaps::LaunchTensorMaps(const cuda::DriverApi &api,
                                    const KernelArtifact &artifact,
                                    const uint64_t *slots) {
-  used = artifact.cudaTensorMaps.size();
-  if (used > kMaxMaps) // the compiler makes at most 8
-    used = kMaxMaps;
+  used = std::min<size_t>(artifact.cudaTensorMaps.size(), kMaxCudaTensorMaps);
   for (size_t i = 0; i < used; ++i) {
     const CudaTensorMap &map = artifact.cudaTensorMaps[i];
     std::memset(&maps[i], 0, sizeof(Map));

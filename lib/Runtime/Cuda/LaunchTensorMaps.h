@@ -31,13 +31,11 @@ public:
   size_t count() const { return used ? used + 1 : 0; }
   void *pointer(size_t i) { return i < used ? (void *)&maps[i] : &valid; }
 
-  static constexpr size_t kMaxMaps = 8;
-
 private:
   struct alignas(64) Map {
     uint64_t bits[16];
   };
-  Map maps[kMaxMaps];
+  Map maps[kMaxCudaTensorMaps];
   size_t used = 0;
   unsigned valid = 0;
 };

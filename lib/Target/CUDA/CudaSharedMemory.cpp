@@ -10,13 +10,6 @@ using namespace mlir;
 
 namespace enigma {
 
-namespace {
-/// Static __shared__ memory CUDA allows a block.
-constexpr uint64_t kStaticLimit = 48 * 1024;
-/// What an sm_90 block may opt in to (the verifier's limit).
-constexpr uint64_t kDeviceLimit = 227 * 1024;
-} // namespace
-
 uint64_t CudaSharedLayout::offsetOf(Operation *alloc) const {
   for (const auto &[op, offset] : offsets)
     if (op == alloc)
@@ -27,14 +20,15 @@ uint64_t CudaSharedLayout::offsetOf(Operation *alloc) const {
 CudaSharedLayout cudaSharedLayout(KernelOp kernel) {
   CudaSharedLayout layout;
   uint64_t total = ThreadgroupAllocOp::totalBytes(kernel);
-  layout.dynamic = total > kStaticLimit;
+  layout.dynamic = total > CudaSharedLayout::kStaticLimit;
   // Each aligned array may cost up to 1008 bytes of padding before it.
   uint64_t padding = 0;
   for (auto alloc : kernel.getBody().front().getOps<ThreadgroupAllocOp>())
     if (CudaSharedLayout::isLarge(alloc.getPaddedBytes()))
       padding += CudaSharedLayout::kLargeAlignment - 16;
   layout.alignsLarge =
-      total + padding <= (layout.dynamic ? kDeviceLimit : kStaticLimit);
+      total + padding <= (layout.dynamic ? CudaSharedLayout::kDeviceLimit
+                                   : CudaSharedLayout::kStaticLimit);
   if (!layout.dynamic)
     return layout;
   uint64_t end = 0;

@@ -40,6 +40,10 @@ struct CudaSharedLayout {
     return bytes >= 8 * 1024 && bytes % kLargeAlignment == 0;
   }
   static constexpr uint64_t kLargeAlignment = 1024;
+  /// Static __shared__ memory CUDA allows a block.
+  static constexpr uint64_t kStaticLimit = 48 * 1024;
+  /// What an sm_90 block may opt in to (the verifier's limit).
+  static constexpr uint64_t kDeviceLimit = 227 * 1024;
 };
 
 CudaSharedLayout cudaSharedLayout(KernelOp kernel);

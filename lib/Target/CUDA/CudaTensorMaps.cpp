@@ -4,6 +4,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/Transforms/Passes.h"
 #include "enigma/Target/Emit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,12 +17,8 @@ using namespace mlir;
 namespace enigma {
 
 namespace {
-/// Parameters a kernel may take after the launch shape (CUDA allows 4 KiB
-/// of them; a map is 128 bytes).
-constexpr size_t kMaxMaps = 8;
-/// What an sm_90 block may opt in to, and the static limit: the barriers
-/// (a static array) may push the 1024-byte aligned dynamic array by 1 KiB.
-constexpr uint64_t kDeviceLimit = 227 * 1024, kStaticLimit = 48 * 1024;
+/// The barriers (a static array) may push the 1024-byte aligned dynamic
+/// array by 1 KiB.
 constexpr uint64_t kBarrierRoom = 1024;
 
 /// `value` without the casts that keep its value (index casts of unsigned
@@ -72,10 +69,7 @@ std::optional<CudaTensorMap> mapFor(KernelOp kernel, CopyTileAsyncOp copy) {
   if (copy.getDstLd() != cols)
     return std::nullopt;
   if (swizzled) {
-    int chunkBits = 0;
-    while ((1u << chunkBits) * map.elementBytes < 16)
-      ++chunkBits;
-    if ((*swizzle)[0] != 3 || (*swizzle)[1] != chunkBits ||
+    if ((*swizzle)[0] != 3 || (*swizzle)[1] != int(chunkBits(element)) ||
         (*swizzle)[2] != 3 || cols * map.elementBytes != 128)
       return std::nullopt;
     map.swizzle128 = true;
@@ -148,8 +142,7 @@ std::optional<CudaTileOrigin> originFor(CopyTileAsyncOp copy) {
 /// Bounds-checked kernels have hidden parameters; they keep cp.async.
 bool boundsChecked(KernelOp kernel) {
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
-    if (kernel.getArgAttr(i, "enigma.bounds_size_of") ||
-        kernel.getArgAttr(i, "enigma.bounds_record"))
+    if (isBoundsCheckParam(kernel, i))
       return true;
   return false;
 }
@@ -162,7 +155,8 @@ CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel) {
   CudaSharedLayout layout = cudaSharedLayout(kernel);
   uint64_t total = layout.dynamic ? layout.bytes
                                   : ThreadgroupAllocOp::totalBytes(kernel);
-  if (total + kBarrierRoom > (layout.dynamic ? kDeviceLimit : kStaticLimit))
+  if (total + kBarrierRoom > (layout.dynamic ? CudaSharedLayout::kDeviceLimit
+                                             : CudaSharedLayout::kStaticLimit))
     return plan;
   kernel.walk([&](CopyTileAsyncOp copy) {
     std::optional<CudaTensorMap> map = mapFor(kernel, copy);
@@ -170,7 +164,7 @@ CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel) {
       return;
     auto at = std::find(plan.maps.begin(), plan.maps.end(), *map);
     if (at == plan.maps.end()) {
-      if (plan.maps.size() == kMaxMaps)
+      if (plan.maps.size() == kMaxCudaTensorMaps)
         return;
       at = plan.maps.insert(plan.maps.end(), *map);
     }

@@ -96,17 +96,15 @@ LogicalResult checkSwizzle(Operation *op, std::optional<ArrayRef<int32_t>> sw,
            << what << " Swizzle(" << bits << ", " << base << ", " << shift
            << ") is not valid: need 0 <= bits <= 16, base >= 0 and "
               "|shift| >= bits";
-  unsigned chunkBits = 0;
-  for (unsigned bytes = elementBytes(element); bytes < 16; bytes *= 2)
-    ++chunkBits;
   // A negative shift reads the bits below its base: those must stay above
   // the chunk's too.
-  if (bits > 0 && std::min(base, base + shift) < int32_t(chunkBits))
+  const unsigned chunk = chunkBits(element);
+  if (bits > 0 && std::min(base, base + shift) < int32_t(chunk))
     return op->emitOpError()
            << what << " Swizzle(" << bits << ", " << base << ", " << shift
            << ") splits 16-byte chunks of " << typeText(element)
            << "; its base" << (shift < 0 ? " + shift" : "")
-           << " must be at least " << chunkBits;
+           << " must be at least " << chunk;
   return success();
 }
 
@@ -417,6 +415,13 @@ LogicalResult verifyCopyTile(CopyTileAsyncOp op) {
 }
 
 } // namespace
+
+unsigned chunkBits(Type element) {
+  unsigned bits = 0;
+  for (unsigned bytes = elementBytes(element); bytes < 16; bytes *= 2)
+    ++bits;
+  return bits;
+}
 
 LogicalResult verifyMmaOp(Operation *op) {
   if (!op->getParentOfType<KernelOp>())

@@ -266,6 +266,11 @@ std::unique_ptr<Pass> createBoundsCheckPass() {
   return std::make_unique<BoundsCheckPass>();
 }
 
+bool isBoundsCheckParam(KernelOp kernel, unsigned index) {
+  return kernel.getArgAttr(index, "enigma.bounds_size_of") ||
+         kernel.getArgAttr(index, "enigma.bounds_record");
+}
+
 void registerEnigmaTransformPasses() {
   PassRegistration<BoundsCheckPass>();
   registerPass(createGuardSelectedLoadsPass);

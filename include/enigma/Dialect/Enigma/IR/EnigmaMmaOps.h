@@ -50,6 +50,11 @@ bool usesFragments(KernelOp kernel);
 /// whole groups of four simdgroups).
 bool usesWarpgroupProducts(KernelOp kernel);
 
+/// log2 of the elements of `element` in a 16-byte chunk: the address bits
+/// a tile swizzle must leave alone so that copies and vector loads move
+/// whole chunks.
+unsigned chunkBits(mlir::Type element);
+
 /// True when `type` is a fragment or row vector (a ranked tensor).
 inline bool isFragmentType(mlir::Type type) {
   return llvm::isa<mlir::RankedTensorType>(type);

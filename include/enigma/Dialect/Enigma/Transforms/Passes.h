@@ -8,6 +8,8 @@
 
 namespace enigma {
 
+class KernelOp;
+
 /// `enigma-bounds-check` (bounds-checked mode, docs/design/bounds-check.md):
 /// wraps every access to a kernel buffer or threadgroup array in a check of
 /// its index against the real size. An access that fails does not happen
@@ -20,6 +22,10 @@ namespace enigma {
 /// check (site id = position) with `access`, `buffer`, `location`, `extent`,
 /// `param` (-1 for a threadgroup array) and `size` (the array's static size).
 std::unique_ptr<mlir::Pass> createBoundsCheckPass();
+
+/// Whether parameter `index` of `kernel` is one the bounds-check pass
+/// appended (marked `enigma.bounds_size_of` or `enigma.bounds_record`).
+bool isBoundsCheckParam(KernelOp kernel, unsigned index);
 
 /// `enigma-guard-selected-loads` (part of the optimisation pipeline): a load
 /// whose value reaches only one arm of an `arith.select` reads element 0
