@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 namespace enigma::cuda {
 namespace {
@@ -149,7 +151,18 @@ NvrtcProgramInput makeCudaProgram(const Nvrtc &nvrtc, const std::string &name,
   }
   for (std::string &define : functionConstantDefines(constants))
     program.options.push_back(std::move(define));
+  for (std::string &option : userNvrtcOptions())
+    program.options.push_back(std::move(option));
   return program;
+}
+
+std::vector<std::string> userNvrtcOptions() {
+  std::vector<std::string> options;
+  const char *text = std::getenv("ENIGMA_NVRTC_OPTIONS");
+  std::istringstream words(text ? text : "");
+  for (std::string word; words >> word;)
+    options.push_back(word);
+  return options;
 }
 
 } // namespace enigma::cuda
