@@ -719,6 +719,22 @@ std::string KernelBuilder::mlirText(bool withLocations) const {
   return text;
 }
 
+void KernelBuilder::requireThreadgroupSize(unsigned threads) {
+  KernelOp kernel = impl->kernel;
+  if (threads < 1 || threads > 1024)
+    throw EnigmaError("a threadgroup has 1 to 1024 threads, not " +
+                      std::to_string(threads));
+  if (std::optional<uint64_t> had = kernel.getRequiredThreadgroupSize();
+      had && *had != threads)
+    throw EnigmaError("kernel '" + impl->kernelName +
+                      "' already runs in threadgroups of " +
+                      std::to_string(*had) + " threads; this part needs " +
+                      std::to_string(threads));
+  kernel->setAttr(KernelOp::kThreadgroupSizeAttr,
+                  IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
+                                   threads));
+}
+
 KernelArtifact KernelBuilder::compile(const CompileOptions &options) {
   if (!impl->frames.empty())
     throw EnigmaError("kernel '" + impl->kernelName +

@@ -198,12 +198,23 @@ void checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads) {
                         std::to_string(maxThreads));
 }
 
-void checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid,
-                          Dim3 threads) {
-  if (!kernel.wholeSimdgroups)
-    return;
+void checkThreadgroupShape(const KernelArtifact &kernel, Dim3 grid,
+                           Dim3 threads) {
   bool partialEdge = grid.x % threads.x || grid.y % threads.y ||
                      grid.z % threads.z;
+  if (uint64_t size = kernel.threadgroupSize;
+      size && (threads.volume() != size || partialEdge))
+    throw DispatchError(
+        "kernel " + kernel.kernelName + " runs only in threadgroups of " +
+        std::to_string(size) + " threads (its gemm_block configuration's "
+        "threads; launch it with config.launch(m, n)): threads " +
+        formatDim3(threads) +
+        (threads.volume() != size
+             ? " is " + std::to_string(threads.volume()) + " threads"
+             : " does not divide grid " + formatDim3(grid) +
+                   " (the edge threadgroup would be partial)"));
+  if (!kernel.wholeSimdgroups)
+    return;
   uint64_t unit = kernel.wholeWarpgroups ? 128 : 32;
   if (threads.volume() % unit == 0 && !partialEdge)
     return;
@@ -571,7 +582,7 @@ std::vector<std::vector<uint8_t>>
 Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
                     Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads, maxThreadsPerThreadgroup());
-  checkWholeSimdgroups(kernel, grid, threads);
+  checkThreadgroupShape(kernel, grid, threads);
   Binding binding = bind(kernel, args);
   // Bounds-checked mode: the kernel is launched with its hidden parameters.
   std::shared_ptr<const KernelArtifact> checked =
@@ -660,7 +671,7 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
-  checkWholeSimdgroups(*artifact, grid, threads);
+  checkThreadgroupShape(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid, args);
   backend->launch(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
@@ -672,7 +683,7 @@ void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
-  checkWholeSimdgroups(*artifact, grid, threads);
+  checkThreadgroupShape(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid, args);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
@@ -689,7 +700,7 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
-  checkWholeSimdgroups(*artifact, grid, threads);
+  checkThreadgroupShape(*artifact, grid, threads);
   checkGridIndexBounds(*artifact, buffers, grid, args);
   double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)

@@ -86,7 +86,7 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             device->maxThreadsPerThreadgroup()));
-  checkWholeSimdgroups(*artifact, grid, threads);
+  checkThreadgroupShape(*artifact, grid, threads);
   if (!cuda || launched != artifact) {
     launchWrapped(args, grid, threads, queue);
     return;

@@ -621,7 +621,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     (:func:`copy_tile`, swizzled by :func:`mma_swizzle`), each simdgroup
     multiplies its part into a fragment in registers, and the block is
     stored with bounds, so any m, n, k is correct (edges are zero-filled
-    and masked). Configurations of :func:`warpgroup_shape` multiply as
+    and masked). The kernel then runs only in threadgroups of exactly
+    ``config.threads`` threads, all full (``config.launch`` gives them; any
+    other launch is a DispatchError). Configurations of
+    :func:`warpgroup_shape` multiply as
     warpgroups (``mma(..., warpgroup=True)``: wgmma on Hopper), with B in
     64-column blocks, and from 3 stages on keep one product in flight
     across the barrier (``asynchronous=True``, one tile fewer loaded
@@ -643,6 +646,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
              f"{dtype.name}")
     _check_config(config, dtype, what)
     c = config
+    # Its simdgroups split the block among themselves, so the kernel runs
+    # in threadgroups of exactly config.threads (the runtime refuses other
+    # launches; the copies unroll for that count).
+    _call("require_threadgroup_size", c.threads)
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
     ldc = n if ldc is None else ldc

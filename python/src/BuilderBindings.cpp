@@ -188,6 +188,8 @@ void bindBuilder(nb::module_ &m) {
       .def("begin_if_carrying", &KernelBuilder::beginIfCarrying)
       .def("begin_else", &KernelBuilder::beginElse)
       .def("end_if", &KernelBuilder::endIf)
+      .def("require_threadgroup_size", &KernelBuilder::requireThreadgroupSize,
+           "threads"_a)
       .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)
       .def(
           "compile",

@@ -777,16 +777,62 @@ def test_asynchronous_products_must_be_waited_for():
 def test_warpgroup_kernels_need_whole_groups_of_four_simdgroups(runtime):
     """Four simdgroups multiply together: a threadgroup of 96 threads, or an
     edge threadgroup that the grid cuts, is refused before the launch."""
-    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
-    compiled = _gemm("bf16", False, False, config)
+    @enigma.kernel
+    def product(A: enigma.bf16, C: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.bf16, 64 * 64)
+        acc = enigma.mma(enigma.mma_zeros(16, 64),
+                         enigma.mma_operand(t, ld=64),
+                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True)
+        enigma.mma_store(acc, C, ld=64)
+    compiled = enigma.compile(product)
     a = np.zeros(64 * 64, np.uint16)
     for grid, threads, why in (((96, 1, 1), (96, 1, 1), "multiple of 128"),
                                ((192, 1, 1), (128, 1, 1), "does not divide")):
         with pytest.raises(enigma.DispatchError,
                            match="whole groups of four simdgroups.*" + why):
-            runtime.execute(compiled, [a, a], output_size=64 * 64 * 4,
-                            grid=grid, threads=threads,
-                            scalars=[64, 64, 64])
+            runtime.execute(compiled, [a], output_size=64 * 64 * 4,
+                            grid=grid, threads=threads)
+
+
+def test_gemm_block_runs_only_in_its_configurations_threadgroups(runtime, rng):
+    """gemm_block's simdgroups split the block: the kernel is compiled for
+    config.threads (a constant on CUDA and Metal) and any other launch is
+    refused before it runs, instead of computing a wrong block."""
+    config = enigma.MmaConfig(32, 32, 16, 2, 1, 2, group_m=2)
+    compiled = _gemm("f32", False, False, config)
+    assert "__launch_bounds__(64)" in compiled.cuda_source
+    assert "[[max_total_threads_per_threadgroup(64)]]" in \
+        compiled.metal_source
+    m = n = k = 32
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    inputs = [_to_bits(a, "f32"), _to_bits(b, "f32")]
+    for grid, threads, why in (((128, 1, 1), (128, 1, 1), "is 128 threads"),
+                               ((32, 1, 1), (32, 1, 1), "is 32 threads"),
+                               ((96, 1, 1), (64, 1, 1), "does not divide")):
+        with pytest.raises(enigma.DispatchError,
+                           match="runs only in threadgroups of 64 threads.*"
+                           + why):
+            runtime.execute(compiled, inputs, output_size=m * n * 4,
+                            grid=grid, threads=threads, scalars=[m, n, k])
+    out = run_kernel(runtime, compiled, inputs, np.float32, m * n,
+                     *config.launch(m, n), scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n),
+                                  a.astype(np.float64) @ b + 1.0)
+
+
+def test_one_kernel_cannot_need_two_threadgroup_sizes():
+    small = enigma.MmaConfig(32, 32, 16, 2, 1, 2)
+    large = enigma.MmaConfig(64, 64, 16, 2, 2, 2)
+
+    @enigma.kernel
+    def two(A: enigma.f32, B: enigma.f32, C: enigma.f32, D: enigma.f32):
+        enigma.gemm_block(A, B, C, m=32, n=32, k=16, config=small)
+        enigma.gemm_block(A, B, D, m=64, n=64, k=16, config=large)
+    with pytest.raises(enigma.EnigmaError,
+                       match="threadgroups of 64 threads; this part needs "
+                             "128"):
+        enigma.compile(two)
 
 
 def test_warpgroup_shape_rules():
@@ -1137,8 +1183,9 @@ def test_partial_simdgroups_are_a_dispatch_error(rng):
 
 def test_partial_groups_are_a_dispatch_error_in_the_call_form():
     """The function-call form refuses the same launches as execute():
-    threadgroups that are not whole simdgroups (fragments) or not whole
-    groups of four simdgroups (warpgroup products), before running."""
+    threadgroups that are not whole simdgroups (fragments), or not the
+    threadgroup size that gemm_block's configuration needs, before
+    running."""
     @enigma.kernel
     def fill(O: enigma.f32):
         enigma.mma_store(enigma.mma_fill(1.0, 16, 16), O, ld=16)
@@ -1158,7 +1205,7 @@ def test_partial_groups_are_a_dispatch_error_in_the_call_form():
     for grid, threads in (((96, 1, 1), (96, 1, 1)),
                           ((192, 1, 1), (128, 1, 1))):
         with pytest.raises(enigma.DispatchError,
-                           match="whole groups of four simdgroups"):
+                           match="runs only in threadgroups of 128 threads"):
             gemm[grid, threads](a, a, 64, 64, 64, c)
     assert (c == -1.0).all()            # nothing ran
     gemm[config.launch(64, 64)](a, a, 64, 64, 64, c)

@@ -95,3 +95,17 @@ enigma.kernel @multiple_of_float(%x: f32 {enigma.name = "x", enigma.multiple_of 
 enigma.kernel @multiple_of_zero(%n: i32 {enigma.name = "n", enigma.multiple_of = 0 : i64}) {
   enigma.return
 }
+
+// -----
+
+// expected-error @+1 {{enigma.threadgroup_size must be an integer from 1 to 1024 (threads per threadgroup)}}
+enigma.kernel @too_many_threads() attributes {enigma.threadgroup_size = 2048 : i64} {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{enigma.threadgroup_size must be an integer from 1 to 1024 (threads per threadgroup)}}
+enigma.kernel @threads_not_a_number() attributes {enigma.threadgroup_size = "many"} {
+  enigma.return
+}

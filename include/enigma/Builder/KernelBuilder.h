@@ -163,6 +163,12 @@ public:
   /// Source location attached to the ops created from now on.
   void setLocation(const std::string &file, unsigned line);
 
+  /// The kernel runs only in full threadgroups of exactly `threads` threads
+  /// (enigma.threadgroup_size): the runtime refuses other launches, and the
+  /// targets may treat the size as a constant. Asking twice for different
+  /// sizes is an EnigmaError.
+  void requireThreadgroupSize(unsigned threads);
+
   // --- Values -------------------------------------------------------------
   Value constant(double value, DType dtype);
   Value constantInt(int64_t value, DType dtype);

@@ -93,11 +93,12 @@ convertNumber(const HostNumber &value, DType dtype, std::string_view what);
 [[gnu::visibility("default")]] void
 checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads);
 
-/// Throws DispatchError when `kernel` needs whole simdgroups (fragments)
-/// and a threadgroup of the launch is not: threads per threadgroup not a
-/// multiple of 32, or a partial edge group.
+/// Throws DispatchError when a threadgroup of the launch has a shape
+/// `kernel` cannot run in: not exactly its required threadgroup size, or
+/// not whole simdgroups (warpgroups) where it holds fragments (warpgroup
+/// products); a partial edge group counts as such a threadgroup.
 [[gnu::visibility("default")]] void
-checkWholeSimdgroups(const KernelArtifact &kernel, Dim3 grid, Dim3 threads);
+checkThreadgroupShape(const KernelArtifact &kernel, Dim3 grid, Dim3 threads);
 
 /// Throws DispatchError when `kernel` uses more threadgroup memory than
 /// `backend`'s device gives a threadgroup (Metal: 32 KiB).

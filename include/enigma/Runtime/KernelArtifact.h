@@ -79,6 +79,9 @@ struct KernelArtifact {
   /// It has warpgroup products: threadgroups must be whole groups of four
   /// simdgroups (multiples of 128 threads).
   bool wholeWarpgroups = false;
+  /// Non-zero: the kernel runs only in full threadgroups of exactly this
+  /// many threads (enigma.threadgroup_size).
+  uint64_t threadgroupSize = 0;
   /// Bounds-checked mode: hidden parameters after `params` (empty when the
   /// mode is off or nothing is checked) and the table of checked accesses.
   std::vector<BoundsCheckParam> boundsCheckParams;

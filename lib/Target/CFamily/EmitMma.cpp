@@ -249,6 +249,10 @@ std::string threadIndexExpr(CFamilyEmitter &e) {
 }
 
 std::string groupSizeExpr(CFamilyEmitter &e) {
+  // A required size is a constant: the copies then unroll for it.
+  if (std::optional<uint64_t> threads =
+          e.getKernel().getRequiredThreadgroupSize())
+    return std::to_string(*threads) + "u";
   Queries q(e.getKernel().getContext());
   std::string out;
   for (Dim d : {Dim::X, Dim::Y, Dim::Z})

@@ -64,7 +64,11 @@ protected:
 
   LogicalResult emitKernelBody() override {
     emitFileScopeDeclarations(*this);
-    os << "extern \"C\" __global__ void " << kernelFunctionName(kernel) << "(";
+    os << "extern \"C\" __global__ void ";
+    // ptxas may then give each thread more registers (at most 64K / N).
+    if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
+      os << "__launch_bounds__(" << *threads << ") ";
+    os << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {

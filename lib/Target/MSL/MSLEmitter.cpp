@@ -93,6 +93,8 @@ protected:
     emitAsyncCopyDeclarations();
     emitMmaDeclarations(*this);
     emitDivisionDeclarations(*this);
+    if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
+      os << "[[max_total_threads_per_threadgroup(" << *threads << ")]]\n";
     os << "kernel void " << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();

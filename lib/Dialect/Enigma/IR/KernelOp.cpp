@@ -105,7 +105,20 @@ LogicalResult KernelOp::verify() {
                                 "scalar";
     }
   }
+  if (Attribute size = (*this)->getAttr(kThreadgroupSizeAttr)) {
+    auto threads = llvm::dyn_cast<IntegerAttr>(size);
+    if (!threads || threads.getInt() < 1 || threads.getInt() > 1024)
+      return emitOpError() << kThreadgroupSizeAttr.str()
+                           << " must be an integer from 1 to 1024 (threads "
+                              "per threadgroup)";
+  }
   return success();
+}
+
+std::optional<uint64_t> KernelOp::getRequiredThreadgroupSize() {
+  if (auto size = (*this)->getAttrOfType<IntegerAttr>(kThreadgroupSizeAttr))
+    return uint64_t(size.getInt());
+  return std::nullopt;
 }
 
 LogicalResult KernelOp::verifyRegions() {

@@ -24,6 +24,12 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     promise, checked by the runtime at dispatch, that its value is a
     multiple of N, which lets offsets built from it prove alignment.
 
+    `enigma.threadgroup_size = N` on the kernel says that it runs only in
+    threadgroups of exactly N threads, every threadgroup of a launch full
+    (the runtime refuses other launches). Targets may then use N as a
+    constant: CUDA as `__launch_bounds__(N)`, Metal as
+    `[[max_total_threads_per_threadgroup(N)]]`.
+
     ```mlir
     enigma.kernel @vector_add(%A: memref<?xf32, #enigma.address_space<device>>) {
       enigma.return
@@ -64,6 +70,11 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     /// The argument attribute holding that promise.
     static constexpr ::llvm::StringLiteral kMultipleOfAttr =
         "enigma.multiple_of";
+    /// The threadgroup size the kernel requires (enigma.threadgroup_size),
+    /// if it requires one.
+    std::optional<uint64_t> getRequiredThreadgroupSize();
+    static constexpr ::llvm::StringLiteral kThreadgroupSizeAttr =
+        "enigma.threadgroup_size";
   }];
 }
 
