@@ -630,7 +630,8 @@ Value mmaUnary(const std::string &fn, Value a) {
 void copyTileAsync(const ThreadgroupArray &dst, Value dstBase,
                    const Buffer &src, Value srcOffset, Value srcLd,
                    Value validRows, Value validCols, int rows, int cols,
-                   int dstLd, std::optional<MmaSwizzle> swizzle) {
+                   int dstLd, std::optional<MmaSwizzle> swizzle,
+                   int blockStride) {
   if (!dst.builder())
     throw EnigmaError("copy_tile: the destination is not a threadgroup array");
   KernelBuilder &k = *dst.builder();
@@ -641,9 +642,9 @@ void copyTileAsync(const ThreadgroupArray &dst, Value dstBase,
     throw EnigmaError(std::string("copy_tile copies ") + shortName(s.dtype) +
                       " into " + shortName(d.dtype) +
                       "; both must have one dtype");
-  if (rows <= 0 || cols <= 0 || dstLd <= 0)
+  if (rows <= 0 || cols <= 0 || dstLd <= 0 || blockStride < 0)
     throw EnigmaError("copy_tile: rows, columns and the pitch must be "
-                      "positive");
+                      "positive, the block stride not negative");
   KernelBuilder::Impl &impl = k.internals();
   OpBuilder &bd = impl.builder;
   bd.create<CopyTileAsyncOp>(
@@ -653,7 +654,8 @@ void copyTileAsync(const ThreadgroupArray &dst, Value dstBase,
       asIndex(k, validRows, "copy_tile valid rows"),
       asIndex(k, validCols, "copy_tile valid columns"),
       bd.getI64IntegerAttr(rows), bd.getI64IntegerAttr(cols),
-      bd.getI64IntegerAttr(dstLd), swizzleAttr(k, swizzle));
+      bd.getI64IntegerAttr(dstLd), swizzleAttr(k, swizzle),
+      blockStride ? bd.getI64IntegerAttr(blockStride) : IntegerAttr());
 }
 
 void copyAsyncCommit(KernelBuilder &k) {

@@ -368,18 +368,6 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
         if block_stride < rows * dst_ld:
             fail(f"{what}: blocks of {rows} x {dst_ld} elements are "
                  f"{block_stride} apart; they would overlap")
-        for j in range(cols // dst_ld):
-            done = j * dst_ld     # columns before block j
-            left = (None if valid_cols is None
-                    else max(0, valid_cols - done)
-                    if isinstance(valid_cols, int)
-                    else where(0, valid_cols - done, done < valid_cols))
-            copy_tile(dst, src, rows, dst_ld, src_ld=src_ld,
-                      src_offset=_plus(src_offset, done), dst_ld=dst_ld,
-                      valid_rows=valid_rows, valid_cols=left,
-                      swizzle=swizzle,
-                      dst_offset=_plus(dst_offset, j * block_stride))
-        return
     vr = _index(rows if valid_rows is None else valid_rows,
                 f"{what}: valid_rows")
     vc = _index(cols if valid_cols is None else valid_cols,
@@ -389,7 +377,7 @@ def copy_tile(dst, src, rows: int, cols: int, *, src_ld, src_offset=0,
                                             f"{what}: destination"),
           src._buffer, _index(src_offset, f"{what}: src_offset"),
           _index(src_ld, f"{what}: src_ld"), vr, vc, rows, cols, dst_ld,
-          _swizzle(swizzle, f"{what}: swizzle"))
+          _swizzle(swizzle, f"{what}: swizzle"), block_stride)
 
 
 def copy_commit() -> None:

@@ -204,16 +204,17 @@ void bindMma(nb::module_ &m) {
       "copy_tile_async",
       [](KernelBuilder &b, const ThreadgroupArray &dst, Value dstBase,
          const Buffer &src, Value srcOffset, Value srcLd, Value validRows,
-         Value validCols, int rows, int cols, int dstLd, Swizzle swizzle) {
+         Value validCols, int rows, int cols, int dstLd, Swizzle swizzle,
+         int blockStride) {
         if (dst.builder() != &b)
           throw EnigmaError("copy_tile: the threadgroup array belongs to "
                             "another kernel");
         copyTileAsync(dst, dstBase, src, srcOffset, srcLd, validRows,
-                      validCols, rows, cols, dstLd, swizzle);
+                      validCols, rows, cols, dstLd, swizzle, blockStride);
       },
       "builder"_a, "dst"_a, "dst_base"_a, "src"_a, "src_offset"_a,
       "src_ld"_a, "valid_rows"_a, "valid_cols"_a, "rows"_a, "cols"_a,
-      "dst_ld"_a, "swizzle"_a.none());
+      "dst_ld"_a, "swizzle"_a.none(), "block_stride"_a = 0);
   m.def("copy_async_commit",
         [](KernelBuilder &b) { copyAsyncCommit(b); }, "builder"_a);
   m.def(

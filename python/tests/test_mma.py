@@ -606,16 +606,23 @@ def test_copy_tile_edges_and_alignment(runtime, rng, dtype, swizzled, off,
     np.testing.assert_array_equal(out.reshape(rows, cols), want)
 
 
+# (rows, cols, block width, block stride, destination offset): blocks 776
+# elements apart (not a multiple of the swizzle's period), and a tile that
+# 128 threads copy whole (CUDA's unrolled path when nothing is cut).
+_BLOCK_SHAPES = {"odd": (24, 96, 32, 776, 16), "whole": (32, 128, 64, 2048, 0)}
+
+
 @functools.lru_cache(maxsize=None)
-def _copy_tile_blocks(dtype, swizzled):
-    """A 24 x 96 tile into blocks of 32 columns, 776 elements apart."""
+def _copy_tile_blocks(dtype, swizzled, shape="odd"):
+    """A rows x cols tile into blocks of `width` columns, `stride` elements
+    apart, from element `offset` on."""
     elem = getattr(enigma, dtype)
-    rows, cols, width, stride, offset = 24, 96, 32, 776, 16
+    rows, cols, width, stride, offset = _BLOCK_SHAPES[shape]
     sw = enigma.mma_swizzle(width, elem) if swizzled else None
 
     @enigma.kernel
     def copy_blocks(A: elem, src_ld: U32, VR: U32, VC: U32, O: elem):
-        t = enigma.threadgroup_alloc(elem, offset + 3 * stride)
+        t = enigma.threadgroup_alloc(elem, offset + (cols // width) * stride)
         enigma.copy_tile(t, A, rows, cols, src_ld=src_ld, dst_ld=width,
                          valid_rows=VR, valid_cols=VC, swizzle=sw,
                          dst_offset=offset, block_stride=stride)
@@ -633,13 +640,14 @@ def _copy_tile_blocks(dtype, swizzled):
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 @pytest.mark.parametrize("swizzled", [False, True])
-@pytest.mark.parametrize("src_ld,vr,vc", [(96, 24, 96), (100, 19, 70),
-                                          (96, 24, 20)])
-def test_copy_tile_into_column_blocks(runtime, rng, dtype, swizzled, src_ld,
-                                      vr, vc):
+@pytest.mark.parametrize("shape,src_ld,vr,vc", [
+    ("odd", 96, 24, 96), ("odd", 100, 19, 70), ("odd", 96, 24, 20),
+    ("whole", 128, 32, 128), ("whole", 136, 32, 128), ("whole", 128, 31, 100)])
+def test_copy_tile_into_column_blocks(runtime, rng, dtype, swizzled, shape,
+                                      src_ld, vr, vc):
     """block_stride: each block of columns lands block_stride apart,
     swizzled inside itself, edges zero-filled block by block."""
-    kernel, rows, cols = _copy_tile_blocks(dtype, swizzled)
+    kernel, rows, cols = _copy_tile_blocks(dtype, swizzled, shape)
     a = rng.uniform(1, 2, rows * src_ld).astype(np.float32)
     bits = _to_bits(a, dtype)
     out = run_kernel(runtime, kernel, [bits], bits.dtype, rows * cols,
@@ -1132,7 +1140,7 @@ def test_generated_sources_name_the_helpers():
     k = _product("bf16", False, True, True, False)
     assert "enigma_mma_sync<32, 32, false, 2, 3, 3, 0, 32, true, 2, 3, 3, " \
            "0, false, false, false>" in k.cuda_source
-    assert "enigma_copy_tile_async<64, 32, 32, 2, 3, 3>" in k.cuda_source
+    assert "enigma_copy_tile_async<64, 32, 32, 2, 3, 3, 0>" in k.cuda_source
     assert "enigma_frag<float, 32, 48>" in k.cuda_source
     assert "simdgroup_multiply_accumulate" in k.metal_source
     assert "[[thread_index_in_simdgroup]]" in k.metal_source

@@ -107,7 +107,7 @@ def test_tile_copies_name_their_tensor_maps(monkeypatch):
     kernel, _, _ = _pipelined_copy("bf16", 4, 3, 128)
     cuda = kernel.cuda_source
     assert cuda.count("const __grid_constant__ EnigmaTensorMap") == 1, cuda
-    assert "enigma_copy_tile_tma<64, 64, 64, 3, 3, 3>(enigma_tma, " \
+    assert "enigma_copy_tile_tma<64, 64, 64, 3, 3, 3, 0>(enigma_tma, " \
            "enigma_tmap0" in cuda, cuda
     assert "enigma_tma_wait<1>(enigma_tma)" in cuda, cuda
     assert "tma" not in kernel.metal_source

@@ -124,10 +124,13 @@ Value mmaUnary(const std::string &fn, Value a);
 /// dst[dstBase + swizzle(r * dstLd + c)] = src[srcOffset + r * srcLd + c]
 /// where r < validRows and c < validCols, else 0. Asynchronous: the data is
 /// there after copyAsyncCommit, copyAsyncWait and a threadgroup barrier.
+/// blockStride > 0 stores the columns in blocks of dstLd, blockStride
+/// elements apart, each swizzled inside itself.
 void copyTileAsync(const ThreadgroupArray &dst, Value dstBase,
                    const Buffer &src, Value srcOffset, Value srcLd,
                    Value validRows, Value validCols, int rows, int cols,
-                   int dstLd, std::optional<MmaSwizzle> swizzle = {});
+                   int dstLd, std::optional<MmaSwizzle> swizzle = {},
+                   int blockStride = 0);
 /// Closes the group of this thread's copies issued so far.
 void copyAsyncCommit(KernelBuilder &k);
 /// Waits until at most `pending` (0..7) of the latest groups are open.

@@ -173,7 +173,7 @@ inline enigma_frag<float, M, N> enigma_mma_reg(enigma_frag<float, M, N> acc, thr
   }
   return acc;
 }
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, typename PD, typename PS>
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs, typename PD, typename PS>
 inline void enigma_copy_tile_async(PD dst, ulong dst_base, PS src, ulong src_off, ulong src_ld,
                                    ulong valid_rows, ulong valid_cols, uint tid, uint nthreads) {
   const int E = 16 / int(sizeof(src[0]));
@@ -181,7 +181,8 @@ inline void enigma_copy_tile_async(PD dst, ulong dst_base, PS src, ulong src_off
     const ulong r = i / (Cols / E), c0 = ulong(i % (Cols / E)) * E;
     for (int e = 0; e < E; ++e) {
       const ulong c = c0 + e;
-      const ulong at = dst_base + enigma_mma_swz<S0, S1, S2>(r * DstLd + c);
+      const ulong block = Bs > 0 ? c / DstLd : 0;  // column blocks Bs apart
+      const ulong at = dst_base + block * Bs + enigma_mma_swz<S0, S1, S2>(r * DstLd + c - block * DstLd);
       if (r < valid_rows && c < valid_cols) dst[at] = src[src_off + r * src_ld + c];
       else dst[at] = 0;
     }
@@ -629,7 +630,8 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         e.line() << (tma ? "enigma_copy_tile_tma<" : "enigma_copy_tile_async<")
                  << copy.getRows() << ", " << copy.getCols() << ", "
                  << copy.getDstLd() << ", "
-                 << swizzleArgs(copy.getDstSwizzle()) << ">("
+                 << swizzleArgs(copy.getDstSwizzle()) << ", "
+                 << copy.getBlockStride().value_or(0) << ">("
                  << (tma ? tma->leading : std::string())
                  << e.expr(copy.getDst()) << ", "
                  << e.expr(copy.getDstBase()) << ", "

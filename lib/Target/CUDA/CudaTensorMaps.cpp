@@ -57,16 +57,22 @@ std::optional<CudaTensorMap> mapFor(KernelOp kernel, CopyTileAsyncOp copy) {
   if (map.elementBytes == 0 || map.elementBytes > 8 ||
       element.getIntOrFloatBitWidth() % 8)
     return std::nullopt;
-  int64_t rows = copy.getRows(), cols = copy.getCols();
+  // A box per column block (block_stride: blocks of dst_ld columns).
+  int64_t rows = copy.getRows();
+  int64_t cols = copy.getBlockStride() ? copy.getDstLd() : copy.getCols();
   if (rows > 256 || cols > 256 || (cols * map.elementBytes) % 16)
     return std::nullopt;
   map.boxRows = unsigned(rows);
   map.boxCols = unsigned(cols);
   // The destination: dense rows, or rows of 128 bytes under the 128-byte
-  // swizzle, which is Swizzle<3, log2(16 / element bytes), 3>.
+  // swizzle, which is Swizzle<3, log2(16 / element bytes), 3>; blocks
+  // start where that swizzle starts (1024 bytes, or 128 without it).
   auto swizzle = copy.getDstSwizzle();
   bool swizzled = swizzle && swizzle->size() == 3 && (*swizzle)[0] != 0;
   if (copy.getDstLd() != cols)
+    return std::nullopt;
+  if (int64_t stride = copy.getBlockStride().value_or(0);
+      stride && (stride * map.elementBytes) % (swizzled ? 1024 : 128))
     return std::nullopt;
   if (swizzled) {
     if ((*swizzle)[0] != 3 || (*swizzle)[1] != int(chunkBits(element)) ||

@@ -165,6 +165,50 @@ enigma.kernel @copy_row_not_16_bytes(%A: memref<?xbf16, #enigma.address_space<de
 
 // -----
 
+enigma.kernel @copy_blocks_uneven(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{stores 96 columns in blocks of 64; the pitch must divide them}}
+  enigma.copy_tile_async %t[%c0], %A[%c0], %c8, %c8, %c8 {rows = 8, cols = 96, dst_ld = 64, block_stride = 1024} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @copy_blocks_overlap(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{blocks of 8 x 32 elements are 128 apart; they would overlap}}
+  enigma.copy_tile_async %t[%c0], %A[%c0], %c8, %c8, %c8 {rows = 8, cols = 64, dst_ld = 32, block_stride = 128} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @copy_blocks_unaligned(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{blocks 260 elements apart must start at multiples of 16 bytes}}
+  enigma.copy_tile_async %t[%c0], %A[%c0], %c8, %c8, %c8 {rows = 8, cols = 64, dst_ld = 32, block_stride = 260} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @copy_blocks_past_the_end(%A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %t = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{the 8 x 128 tile reaches element 4607 of a threadgroup array of 4096}}
+  enigma.copy_tile_async %t[%c0], %A[%c0], %c8, %c8, %c8 {rows = 8, cols = 128, dst_ld = 64, block_stride = 4096} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<?xbf16, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
 enigma.kernel @store_needs_matching_memory(%O: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "O"}) {
   %c0 = arith.constant 0 : index
   %c16 = arith.constant 16 : index

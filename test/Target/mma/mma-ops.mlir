@@ -30,7 +30,7 @@
 // MSL: uint thread_index_in_simdgroup {{\[\[}}thread_index_in_simdgroup{{\]\]}}
 // MSL: uint thread_index_in_threadgroup {{\[\[}}thread_index_in_threadgroup{{\]\]}}
 // MSL: uint3 threads_per_threadgroup {{\[\[}}threads_per_threadgroup{{\]\]}}
-// MSL: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>(
+// MSL: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>(
 // MSL-SAME: (uint)thread_index_in_threadgroup, (uint)(threads_per_threadgroup.x * threads_per_threadgroup.y * threads_per_threadgroup.z));
 // MSL: enigma_frag<bfloat, 16, 64> [[Q:v[0-9]+]] = enigma_mma_load<enigma_frag<bfloat, 16, 64>, false, true>(Q,
 // MSL: enigma_frag<float, 16, 32> [[S:v[0-9]+]] = enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{v[0-9]+}}, [[Q]], {{v[0-9]+}}, {{.*}}, (uint)thread_index_in_simdgroup);
@@ -43,7 +43,7 @@
 // CUDA: #include "enigma_cuda_prelude.cuh"
 // CUDA-LABEL: extern "C" __global__ void enigma_kernel_attention_step(
 // CUDA: const uint enigma_linear = threadIdx.x;
-// CUDA: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>({{v[0-9]+}}, 0ul, K, {{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
+// CUDA: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>({{v[0-9]+}}, 0ul, K, {{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
 // CUDA: enigma_copy_async_commit();
 // CUDA: enigma_copy_async_wait<1>();
 // CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{.*}}, (uint)(enigma_linear & 31u));
@@ -52,7 +52,7 @@
 
 // CPP: #include "enigma_cpu_prelude.h"
 // CPP-LABEL: extern "C" void enigma_kernel_attention_step(
-// CPP: enigma_copy_tile_async<32, 64, 64, 3, 3, 3>(
+// CPP: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>(
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
 // CPP: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
 // CPP-NOT: #pragma unroll

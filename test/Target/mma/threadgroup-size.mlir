@@ -9,17 +9,17 @@
 // constant. Without the attribute the copy reads the threadgroup's size.
 
 // CUDA: __global__ void __launch_bounds__(256) enigma_kernel_sized(
-// CUDA: enigma_copy_tile_async<64, 64, 64, 3, 3, 3>({{.*}}, (uint)enigma_linear, 256u);
+// CUDA: enigma_copy_tile_async<64, 64, 64, 3, 3, 3, 0>({{.*}}, (uint)enigma_linear, 256u);
 // CUDA: __global__ void enigma_kernel_any_size(
-// CUDA: enigma_copy_tile_async<64, 64, 64, 3, 3, 3>({{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
+// CUDA: enigma_copy_tile_async<64, 64, 64, 3, 3, 3, 0>({{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
 
 // MSL: {{\[\[max_total_threads_per_threadgroup\(256\)\]\]}}
 // MSL-NEXT: kernel void enigma_kernel_sized(
-// MSL: enigma_copy_tile_async<64, 64, 64, 3, 3, 3>({{.*}}, 256u);
+// MSL: enigma_copy_tile_async<64, 64, 64, 3, 3, 3, 0>({{.*}}, 256u);
 // MSL-NOT: max_total_threads_per_threadgroup
 // MSL: kernel void enigma_kernel_any_size(
 
-// CPP: enigma_copy_tile_async<64, 64, 64, 3, 3, 3>({{.*}}, 256u);
+// CPP: enigma_copy_tile_async<64, 64, 64, 3, 3, 3, 0>({{.*}}, 256u);
 enigma.kernel @sized(
     %A: memref<?xbf16, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "bf16"})
     attributes {enigma.threadgroup_size = 256 : i64} {

@@ -175,8 +175,10 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
 }
 
 // The thread's 16-byte chunks of the tile (chunk i by thread i mod
-// nthreads), copied at once.
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+// nthreads), copied at once. Bs > 0: column blocks of DstLd, Bs apart,
+// each swizzled inside itself.
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs = 0,
+          class T>
 inline void enigma_copy_tile_async(T *dst, uint64_t dst_base, const T *src,
                                    uint64_t src_off, uint64_t src_ld,
                                    uint64_t valid_rows, uint64_t valid_cols,
@@ -188,7 +190,8 @@ inline void enigma_copy_tile_async(T *dst, uint64_t dst_base, const T *src,
     const u64 r = i / perRow, c0 = u64(i % perRow) * E;
     for (int e = 0; e < E; ++e) {
       const u64 c = c0 + e;
-      dst[dst_base + swz<S0, S1, S2>(r * DstLd + c)] =
+      const u64 block = Bs > 0 ? c / DstLd : 0, in = c - block * DstLd;
+      dst[dst_base + block * Bs + swz<S0, S1, S2>(r * DstLd + in)] =
           r < valid_rows && c < valid_cols ? src[src_off + r * src_ld + c]
                                            : T(0);
     }

@@ -886,12 +886,21 @@ template <int B, int Base, int S> struct swizzle_period {
   };
 };
 
+/* Where a copied tile's element (r, c) lands: column blocks of DstLd, Bs
+ * apart, each swizzled inside itself (Bs > 0); else rows of DstLd. */
+template <int DstLd, int Bs, int S0, int S1, int S2>
+__device__ __forceinline__ u64 copy_dst(u64 r, u64 c) {
+  const u64 block = Bs > 0 ? c / DstLd : 0;
+  return block * u64(Bs) + swz<S0, S1, S2>(r * DstLd + (c - block * DstLd));
+}
+
 /* A whole tile (no edge inside) copied by exactly Threads threads: each
- * thread's chunks are RowStep rows apart, so the source address moves by a
- * constant stride and, when RowStep rows span whole swizzle periods, the
- * destination by a constant: one cp.async and an add per chunk. */
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Threads,
-          class T>
+ * thread's chunks are RowStep rows apart in one column (so in one block),
+ * so the source address moves by a constant stride and, when RowStep rows
+ * span whole swizzle periods, the destination by a constant: one cp.async
+ * and an add per chunk. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
+          int Threads, class T>
 __device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
                                                 const T *src, u64 src_off,
                                                 u64 src_ld, unsigned tid) {
@@ -902,10 +911,14 @@ __device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
   constexpr bool Periodic =
       (long long)RowStep * DstLd % swizzle_period<S0, S1, S2>::value == 0;
   const unsigned r0 = tid / PerRow, c = (tid % PerRow) * E;
+  const unsigned block = Bs > 0 ? c / unsigned(DstLd) : 0u;
+  const unsigned in = c - block * unsigned(DstLd); /* column in the block */
   const T *from = src + src_off + u64(r0) * src_ld + c;
   const u64 stride = u64(RowStep) * src_ld;
-  const unsigned base = smem(dst) + unsigned(sizeof(T) * dst_base);
-  const unsigned first = unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r0) * DstLd + c));
+  const unsigned base =
+      smem(dst) + unsigned(sizeof(T) * (dst_base + u64(block) * u64(Bs)));
+  const unsigned first =
+      unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r0) * DstLd + in));
 #pragma unroll
   for (int j = 0; j < Steps; ++j) {
     const unsigned r = r0 + unsigned(j * RowStep);
@@ -913,21 +926,21 @@ __device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
       break;
     const unsigned at =
         Periodic ? first + unsigned(sizeof(T) * j * RowStep * DstLd)
-                 : unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r) * DstLd + c));
+                 : unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r) * DstLd + in));
     cp_async16(base + at, from + j * stride, 16u);
   }
 }
 
 /* copy_whole_tile when the threadgroup has exactly Threads threads (a
  * whole number of chunks per row each); false otherwise. */
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Threads,
-          class T>
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
+          int Threads, class T>
 __device__ __forceinline__ bool
 copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
                    u64 src_off, u64 src_ld, unsigned tid) {
   if constexpr (Threads % (Cols / (16 / int(sizeof(T)))) == 0) {
     if (nthreads == unsigned(Threads)) {
-      copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, Threads>(
+      copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, Bs, Threads>(
           dst, dst_base, src, src_off, src_ld, tid);
       return true;
     }
@@ -937,13 +950,16 @@ copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
 } // namespace enigma_mma
 
 /* The threadgroup copies a Rows x Cols tile (chunk i of 16 bytes by thread
- * i mod nthreads): dst[dst_base + swizzle(r * DstLd + c)] = src[src_off +
- * r * src_ld + c] inside valid_rows x valid_cols, 0 outside. cp.async when
- * the source rows are 16-byte aligned (the zero fill of a chunk crossing the
- * edge is cp.async's src-size), element copies otherwise (also when
- * dst_base is not a whole chunk). Whole tiles copied by 128, 256 or 512
- * threads (the GEMM shapes) take the unrolled path. */
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+ * i mod nthreads): dst[dst_base + copy_dst(r, c)] = src[src_off + r *
+ * src_ld + c] inside valid_rows x valid_cols, 0 outside (Bs > 0: column
+ * blocks of DstLd, Bs apart). cp.async when the source rows are 16-byte
+ * aligned (the zero fill of a chunk crossing the edge is cp.async's
+ * src-size), element copies otherwise (also when dst_base is not a whole
+ * chunk). Whole tiles copied by 128, 256 or 512 threads (the GEMM shapes)
+ * take the unrolled path; a constant nthreads (a kernel with a required
+ * threadgroup size) keeps only its own. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs = 0,
+          class T>
 __device__ __forceinline__ void
 enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
                        enigma_mma::u64 src_off, enigma_mma::u64 src_ld,
@@ -954,21 +970,22 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
   constexpr int PerRow = Cols / E;
   constexpr int Chunks = Rows * PerRow;
   const bool aligned = ((((u64)(size_t)(src + src_off)) |
-                         (src_ld * sizeof(T)) | (dst_base * sizeof(T))) &
+                         (src_ld * sizeof(T)) | (dst_base * sizeof(T)) |
+                         (u64(Bs) * sizeof(T))) &
                         15u) == 0;
   if (aligned && valid_rows >= u64(Rows) && valid_cols >= u64(Cols) &&
-      (copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 512>(
+      (copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, Bs, 512>(
            nthreads, dst, dst_base, src, src_off, src_ld, tid) ||
-       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 256>(
+       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, Bs, 256>(
            nthreads, dst, dst_base, src, src_off, src_ld, tid) ||
-       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, 128>(
+       copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, Bs, 128>(
            nthreads, dst, dst_base, src, src_off, src_ld, tid)))
     return;
   if (aligned) {
     const unsigned base = smem(dst);
     for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
       const u64 r = i / PerRow, c = u64(i % PerRow) * E;
-      const u64 at = dst_base + swz<S0, S1, S2>(r * DstLd + c);
+      const u64 at = dst_base + copy_dst<DstLd, Bs, S0, S1, S2>(r, c);
       unsigned bytes = 0;
       const T *from = src;
       if (r < valid_rows && c < valid_cols) {
@@ -986,7 +1003,7 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
     for (int e = 0; e < E; ++e) {
       const u64 c = c0 + e;
       const bool in = r < valid_rows && c < valid_cols;
-      dst[dst_base + swz<S0, S1, S2>(r * DstLd + c)] =
+      dst[dst_base + copy_dst<DstLd, Bs, S0, S1, S2>(r, c)] =
           in ? src[src_off + r * src_ld + c] : T(0.0f);
     }
   }

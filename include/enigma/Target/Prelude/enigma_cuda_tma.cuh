@@ -107,8 +107,10 @@ namespace enigma_tma {
 /* The TMA copy of enigma_copy_tile_tma when the first warp finds it
  * possible: the tile at row `row`, column `col` of the map's rows is whole
  * (inside its valid rows and columns and its row of the pitch, which the
- * map's rows end at) and lands on a boundary the map's swizzle allows. */
-template <int Rows, int Cols, int S0, class T>
+ * map's rows end at) and lands on a boundary the map's swizzle allows. One
+ * box of Rows x BoxCols per column block (Bs > 0: blocks of BoxCols, Bs
+ * elements apart; else one box of the whole tile). */
+template <int Rows, int Cols, int BoxCols, int Bs, int S0, class T>
 __device__ __forceinline__ bool
 copy_box(EnigmaTmaGroups &g, const EnigmaTensorMap &map, unsigned at,
          enigma_mma::u64 src_off, enigma_mma::u64 src_ld,
@@ -117,6 +119,8 @@ copy_box(EnigmaTmaGroups &g, const EnigmaTensorMap &map, unsigned at,
   using enigma_mma::u64;
   constexpr unsigned Align = S0 == 0 ? 128u : 1024u;
   constexpr u64 Limit = (u64(1) << 31) - 256u; /* signed coordinates */
+  static_assert(Bs == 0 || (Bs * sizeof(T)) % Align == 0,
+                "blocks must start where the map's swizzle allows");
   if (valid_rows < u64(Rows) || valid_cols < u64(Cols) ||
       (at & (Align - 1u)) != 0 || row * src_ld + col != src_off ||
       col + u64(Cols) > src_ld || row >= Limit)
@@ -125,7 +129,10 @@ copy_box(EnigmaTmaGroups &g, const EnigmaTensorMap &map, unsigned at,
   if (tid == 0) {
     const unsigned bar = barrier_of(g, g.committed);
     expect_bytes(bar, unsigned(Rows * Cols * sizeof(T)));
-    load_box(at, map, int(col), int(row), bar);
+#pragma unroll
+    for (int j = 0; j < Cols / BoxCols; ++j)
+      load_box(at + unsigned(j * Bs * sizeof(T)), map, int(col) + j * BoxCols,
+               int(row), bar);
   }
 #endif
   return true;
@@ -138,7 +145,8 @@ copy_box(EnigmaTmaGroups &g, const EnigmaTensorMap &map, unsigned at,
  * where it can, and the copy checks that they are. Swizzled: the map has
  * the 128-byte swizzle, which is Swizzle<3, 4 - log2(sizeof(T)), 3> of a
  * tile anchored at 1024 bytes. */
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
+          class T>
 __device__ __forceinline__ void
 enigma_copy_tile_tma(EnigmaTmaGroups &g, const EnigmaTensorMap &map,
                      unsigned valid, T *dst, enigma_mma::u64 dst_base,
@@ -153,23 +161,24 @@ enigma_copy_tile_tma(EnigmaTmaGroups &g, const EnigmaTensorMap &map,
       return;
     const unsigned at =
         enigma_mma::smem(dst) + unsigned(dst_base * sizeof(T));
-    if (enigma_tma::copy_box<Rows, Cols, S0, T>(g, map, at, src_off, src_ld,
-                                                valid_rows, valid_cols, row,
-                                                col, tid))
+    if (enigma_tma::copy_box<Rows, Cols, Bs > 0 ? DstLd : Cols, Bs, S0, T>(
+            g, map, at, src_off, src_ld, valid_rows, valid_cols, row, col,
+            tid))
       return;
     nthreads = 32u; /* the first warp copies this tile alone */
   }
 #else
   (void)g, (void)map, (void)valid, (void)row, (void)col;
 #endif
-  enigma_copy_tile_async<Rows, Cols, DstLd, S0, S1, S2>(
+  enigma_copy_tile_async<Rows, Cols, DstLd, S0, S1, S2, Bs>(
       dst, dst_base, src, src_off, src_ld, valid_rows, valid_cols, tid,
       nthreads);
 }
 
 /* The same where the compiler could not split src_off: the first warp
  * divides (32-bit where the operands allow). */
-template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
+          class T>
 __device__ __forceinline__ void
 enigma_copy_tile_tma(EnigmaTmaGroups &g, const EnigmaTensorMap &map,
                      unsigned valid, T *dst, enigma_mma::u64 dst_base,
@@ -185,7 +194,7 @@ enigma_copy_tile_tma(EnigmaTmaGroups &g, const EnigmaTensorMap &map,
               : src_off / src_ld;
     col = src_off - row * src_ld;
   }
-  enigma_copy_tile_tma<Rows, Cols, DstLd, S0, S1, S2>(
+  enigma_copy_tile_tma<Rows, Cols, DstLd, S0, S1, S2, Bs>(
       g, map, valid, dst, dst_base, src, src_off, src_ld, valid_rows,
       valid_cols, tid, nthreads, row, col);
 }

@@ -391,7 +391,21 @@ LogicalResult verifyCopyTile(CopyTileAsyncOp op) {
            << "copies rows of " << op.getCols() << " elements with pitch "
            << op.getDstLd() << "; both must be multiples of 16 bytes ("
            << 16 / bytes << " elements of " << typeText(element) << ")";
-  if (op.getDstLd() < op.getCols())
+  int64_t blockStride = op.getBlockStride().value_or(0);
+  int64_t blockCols = blockStride ? op.getDstLd() : op.getCols();
+  if (blockStride && op.getCols() % op.getDstLd() != 0)
+    return op.emitOpError() << "stores " << op.getCols()
+                            << " columns in blocks of " << op.getDstLd()
+                            << "; the pitch must divide them";
+  if (blockStride && blockStride < op.getRows() * op.getDstLd())
+    return op.emitOpError() << "blocks of " << op.getRows() << " x "
+                            << op.getDstLd() << " elements are "
+                            << blockStride << " apart; they would overlap";
+  if (blockStride && blockStride * bytes % 16 != 0)
+    return op.emitOpError() << "blocks " << blockStride
+                            << " elements apart must start at multiples of "
+                               "16 bytes";
+  if (!blockStride && op.getDstLd() < op.getCols())
     return op.emitOpError() << "pitch " << op.getDstLd()
                             << " is shorter than a row of " << op.getCols();
   if (failed(checkSwizzle(op, op.getDstSwizzle(), element, "the swizzle")))
@@ -403,8 +417,10 @@ LogicalResult verifyCopyTile(CopyTileAsyncOp op) {
     return failure();
   std::optional<int64_t> base = constantIndex(op.getDstBase());
   if (base && dst.hasStaticShape()) {
-    int64_t end = *base + tileExtent(op.getDstSwizzle(), 0, op.getRows(),
-                                     op.getCols(), op.getDstLd(), false);
+    int64_t lastBlock = op.getCols() / blockCols - 1;
+    int64_t end = *base + lastBlock * blockStride +
+                  tileExtent(op.getDstSwizzle(), 0, op.getRows(), blockCols,
+                             op.getDstLd(), false);
     if (*base < 0 || end > dst.getNumElements())
       return op.emitOpError()
              << "the " << op.getRows() << " x " << op.getCols()

@@ -248,6 +248,14 @@ def Enigma_CopyTileAsyncOp : Enigma_MmaOp<"copy_tile_async"> {
     with the same operands. The copy may complete asynchronously: the
     elements are defined after enigma.copy_async_commit,
     enigma.copy_async_wait and a threadgroup barrier.
+
+    With `block_stride` the columns are stored in blocks of `dst_ld`
+    (`cols` a multiple of it): column c lands in block `c / dst_ld`, which
+    starts `block_stride` elements after the previous one and is swizzled
+    inside itself: `dst[dst_base + (c / dst_ld) * block_stride +
+    swizzle(r * dst_ld + c % dst_ld)]` (the layout a product's operand
+    with the same `block_stride` reads, when it is a multiple of the
+    swizzle's period).
   }];
   let arguments = (ins Arg<Enigma_TileCopyMemRef, "", [MemWrite]>:$dst,
                        Index:$dst_base,
@@ -257,7 +265,8 @@ def Enigma_CopyTileAsyncOp : Enigma_MmaOp<"copy_tile_async"> {
                        ConfinedAttr<I64Attr, [IntPositive]>:$rows,
                        ConfinedAttr<I64Attr, [IntPositive]>:$cols,
                        ConfinedAttr<I64Attr, [IntPositive]>:$dst_ld,
-                       OptionalAttr<DenseI32ArrayAttr>:$dst_swizzle);
+                       OptionalAttr<DenseI32ArrayAttr>:$dst_swizzle,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$block_stride);
   let assemblyFormat = [{
     $dst `[` $dst_base `]` `,` $src `[` $src_offset `]` `,` $src_ld `,`
     $valid_rows `,` $valid_cols attr-dict `:` type($dst) `,` type($src)
