@@ -894,54 +894,68 @@ __device__ __forceinline__ u64 copy_dst(u64 r, u64 c) {
   return block * u64(Bs) + swz<S0, S1, S2>(r * DstLd + (c - block * DstLd));
 }
 
-/* A whole tile (no edge inside) copied by exactly Threads threads: each
- * thread's chunks are RowStep rows apart in one column (so in one block),
- * so the source address moves by a constant stride and, when RowStep rows
- * span whole swizzle periods, the destination by a constant: one cp.async
- * and an add per chunk. */
+/* A whole tile (no edge inside) copied by exactly Threads threads, block
+ * by block (Bs > 0: column blocks of DstLd; else one block of Cols), so
+ * that a warp writes whole rows of one block, which the swizzle spreads
+ * over the banks. Each thread keeps one column and its chunks are RowStep
+ * rows apart, so the source address moves by constant strides and, when
+ * RowStep rows span whole swizzle periods, the destination by constants:
+ * one cp.async and an add per chunk. */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
           int Threads, class T>
-__device__ __forceinline__ void copy_whole_tile(T *dst, u64 dst_base,
-                                                const T *src, u64 src_off,
-                                                u64 src_ld, unsigned tid) {
-  constexpr int E = 16 / int(sizeof(T));
-  constexpr int PerRow = Cols / E;
-  constexpr int RowStep = Threads / PerRow;
-  constexpr int Steps = (Rows + RowStep - 1) / RowStep;
-  constexpr bool Periodic =
-      (long long)RowStep * DstLd % swizzle_period<S0, S1, S2>::value == 0;
-  const unsigned r0 = tid / PerRow, c = (tid % PerRow) * E;
-  const unsigned block = Bs > 0 ? c / unsigned(DstLd) : 0u;
-  const unsigned in = c - block * unsigned(DstLd); /* column in the block */
-  const T *from = src + src_off + u64(r0) * src_ld + c;
-  const u64 stride = u64(RowStep) * src_ld;
-  const unsigned base =
-      smem(dst) + unsigned(sizeof(T) * (dst_base + u64(block) * u64(Bs)));
-  const unsigned first =
-      unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r0) * DstLd + in));
+struct whole_tile {
+  enum : int {
+    E = 16 / int(sizeof(T)),
+    BlockCols = Bs > 0 ? DstLd : Cols,
+    Blocks = Cols / BlockCols,
+    PerRow = BlockCols / E,
+    RowStep = PerRow <= Threads ? Threads / PerRow : 1,
+    Steps = (Rows + RowStep - 1) / RowStep, /* per block */
+    /* Every thread has a column; with several blocks, each block's
+     * chunks are a whole number of steps of all threads. */
+    Fits = Threads % PerRow == 0 &&
+           (Blocks == 1 || (Rows * PerRow) % Threads == 0),
+  };
+  static __device__ __forceinline__ void copy(T *dst, u64 dst_base,
+                                              const T *src, u64 src_off,
+                                              u64 src_ld, unsigned tid) {
+    constexpr bool Periodic =
+        (long long)RowStep * DstLd % swizzle_period<S0, S1, S2>::value == 0;
+    const unsigned r0 = tid / PerRow, c = (tid % PerRow) * E;
+    const T *from = src + src_off + u64(r0) * src_ld + c;
+    const u64 stride = u64(RowStep) * src_ld;
+    const unsigned base = smem(dst) + unsigned(sizeof(T) * dst_base);
+    const unsigned first =
+        unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r0) * DstLd + c));
 #pragma unroll
-  for (int j = 0; j < Steps; ++j) {
-    const unsigned r = r0 + unsigned(j * RowStep);
-    if (Rows % RowStep != 0 && r >= unsigned(Rows))
-      break;
-    const unsigned at =
-        Periodic ? first + unsigned(sizeof(T) * j * RowStep * DstLd)
-                 : unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r) * DstLd + in));
-    cp_async16(base + at, from + j * stride, 16u);
+    for (int b = 0; b < Blocks; ++b) {
+#pragma unroll
+      for (int j = 0; j < Steps; ++j) {
+        const unsigned r = r0 + unsigned(j * RowStep);
+        if (Rows % RowStep != 0 && r >= unsigned(Rows))
+          break;
+        const unsigned at =
+            unsigned(sizeof(T) * b * Bs) +
+            (Periodic
+                 ? first + unsigned(sizeof(T) * j * RowStep * DstLd)
+                 : unsigned(sizeof(T) * swz<S0, S1, S2>(u64(r) * DstLd + c)));
+        cp_async16(base + at, from + b * BlockCols + j * stride, 16u);
+      }
+    }
   }
-}
+};
 
-/* copy_whole_tile when the threadgroup has exactly Threads threads (a
- * whole number of chunks per row each); false otherwise. */
+/* The unrolled copy when the threadgroup has exactly Threads threads and
+ * the tile suits them; false otherwise. */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
           int Threads, class T>
 __device__ __forceinline__ bool
 copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
                    u64 src_off, u64 src_ld, unsigned tid) {
-  if constexpr (Threads % (Cols / (16 / int(sizeof(T)))) == 0) {
+  typedef whole_tile<Rows, Cols, DstLd, S0, S1, S2, Bs, Threads, T> Tile;
+  if constexpr (bool(Tile::Fits)) {
     if (nthreads == unsigned(Threads)) {
-      copy_whole_tile<Rows, Cols, DstLd, S0, S1, S2, Bs, Threads>(
-          dst, dst_base, src, src_off, src_ld, tid);
+      Tile::copy(dst, dst_base, src, src_off, src_ld, tid);
       return true;
     }
   }
@@ -949,8 +963,9 @@ copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
 }
 } // namespace enigma_mma
 
-/* The threadgroup copies a Rows x Cols tile (chunk i of 16 bytes by thread
- * i mod nthreads): dst[dst_base + copy_dst(r, c)] = src[src_off + r *
+/* The threadgroup copies a Rows x Cols tile in 16-byte chunks (chunk i by
+ * thread i mod nthreads, or block by block in the unrolled path):
+ * dst[dst_base + copy_dst(r, c)] = src[src_off + r *
  * src_ld + c] inside valid_rows x valid_cols, 0 outside (Bs > 0: column
  * blocks of DstLd, Bs apart). cp.async when the source rows are 16-byte
  * aligned (the zero fill of a chunk crossing the edge is cp.async's

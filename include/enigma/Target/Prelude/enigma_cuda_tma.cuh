@@ -161,7 +161,7 @@ enigma_copy_tile_tma(EnigmaTmaGroups &g, const EnigmaTensorMap &map,
       return;
     const unsigned at =
         enigma_mma::smem(dst) + unsigned(dst_base * sizeof(T));
-    if (enigma_tma::copy_box<Rows, Cols, Bs > 0 ? DstLd : Cols, Bs, S0, T>(
+    if (enigma_tma::copy_box<Rows, Cols, (Bs > 0 ? DstLd : Cols), Bs, S0, T>(
             g, map, at, src_off, src_ld, valid_rows, valid_cols, row, col,
             tid))
       return;
