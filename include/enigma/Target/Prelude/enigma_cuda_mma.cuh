@@ -886,14 +886,6 @@ template <int B, int Base, int S> struct swizzle_period {
   };
 };
 
-/* Where a copied tile's element (r, c) lands: column blocks of DstLd, Bs
- * apart, each swizzled inside itself (Bs > 0); else rows of DstLd. */
-template <int DstLd, int Bs, int S0, int S1, int S2>
-__device__ __forceinline__ u64 copy_dst(u64 r, u64 c) {
-  const u64 block = Bs > 0 ? c / DstLd : 0;
-  return block * u64(Bs) + swz<S0, S1, S2>(r * DstLd + (c - block * DstLd));
-}
-
 /* A whole tile (no edge inside) copied by exactly Threads threads, block
  * by block (Bs > 0: column blocks of DstLd; else one block of Cols), so
  * that a warp writes whole rows of one block, which the swizzle spreads
@@ -945,6 +937,45 @@ struct whole_tile {
   }
 };
 
+/* A dense tile with edges, or copied by a thread count without an
+ * unrolled path: cp.async per chunk when aligned (the zero fill of a chunk
+ * crossing the edge is cp.async's src-size), element copies otherwise. */
+template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, class T>
+__device__ __forceinline__ void
+copy_tile_edges(bool aligned, T *dst, u64 dst_base, const T *src,
+                u64 src_off, u64 src_ld, u64 valid_rows, u64 valid_cols,
+                unsigned tid, unsigned nthreads) {
+  constexpr int E = 16 / int(sizeof(T)); /* elements per chunk */
+  constexpr int PerRow = Cols / E;
+  constexpr int Chunks = Rows * PerRow;
+  if (aligned) {
+    const unsigned base = smem(dst);
+    for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
+      const u64 r = i / PerRow, c = u64(i % PerRow) * E;
+      const u64 at = dst_base + swz<S0, S1, S2>(r * DstLd + c);
+      unsigned bytes = 0;
+      const T *from = src;
+      if (r < valid_rows && c < valid_cols) {
+        const u64 n = valid_cols - c;
+        bytes = unsigned((n < u64(E) ? n : u64(E)) * sizeof(T));
+        from = src + src_off + r * src_ld + c;
+      }
+      cp_async16(base + unsigned(at * sizeof(T)), from, bytes);
+    }
+    return;
+  }
+  for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
+    const u64 r = i / PerRow, c0 = u64(i % PerRow) * E;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const u64 c = c0 + e;
+      const bool in = r < valid_rows && c < valid_cols;
+      dst[dst_base + swz<S0, S1, S2>(r * DstLd + c)] =
+          in ? src[src_off + r * src_ld + c] : T(0.0f);
+    }
+  }
+}
+
 /* The unrolled copy when the threadgroup has exactly Threads threads and
  * the tile suits them; false otherwise. */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs,
@@ -963,11 +994,12 @@ copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
 }
 } // namespace enigma_mma
 
-/* The threadgroup copies a Rows x Cols tile in 16-byte chunks (chunk i by
- * thread i mod nthreads, or block by block in the unrolled path):
- * dst[dst_base + copy_dst(r, c)] = src[src_off + r *
- * src_ld + c] inside valid_rows x valid_cols, 0 outside (Bs > 0: column
- * blocks of DstLd, Bs apart). cp.async when the source rows are 16-byte
+/* The threadgroup copies a Rows x Cols tile in 16-byte chunks:
+ * dst[dst_base + swizzle(r * DstLd + c)] = src[src_off + r * src_ld + c]
+ * inside valid_rows x valid_cols, 0 outside; Bs > 0 stores column blocks
+ * of DstLd, block b from dst_base + b * Bs on, each swizzled inside
+ * itself (c then counts from the block's first column). cp.async when
+ * the source rows are 16-byte
  * aligned (the zero fill of a chunk crossing the edge is cp.async's
  * src-size), element copies otherwise (also when dst_base is not a whole
  * chunk). Whole tiles copied by 128, 256 or 512 threads (the GEMM shapes)
@@ -981,9 +1013,6 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
                        enigma_mma::u64 valid_rows, enigma_mma::u64 valid_cols,
                        unsigned tid, unsigned nthreads) {
   using namespace enigma_mma;
-  constexpr int E = 16 / int(sizeof(T)); /* elements per chunk */
-  constexpr int PerRow = Cols / E;
-  constexpr int Chunks = Rows * PerRow;
   const bool aligned = ((((u64)(size_t)(src + src_off)) |
                          (src_ld * sizeof(T)) | (dst_base * sizeof(T)) |
                          (u64(Bs) * sizeof(T))) &
@@ -996,31 +1025,23 @@ enigma_copy_tile_async(T *dst, enigma_mma::u64 dst_base, const T *src,
        copy_whole_tile_by<Rows, Cols, DstLd, S0, S1, S2, Bs, 128>(
            nthreads, dst, dst_base, src, src_off, src_ld, tid)))
     return;
-  if (aligned) {
-    const unsigned base = smem(dst);
-    for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
-      const u64 r = i / PerRow, c = u64(i % PerRow) * E;
-      const u64 at = dst_base + copy_dst<DstLd, Bs, S0, S1, S2>(r, c);
-      unsigned bytes = 0;
-      const T *from = src;
-      if (r < valid_rows && c < valid_cols) {
-        const u64 n = valid_cols - c;
-        bytes = unsigned((n < u64(E) ? n : u64(E)) * sizeof(T));
-        from = src + src_off + r * src_ld + c;
-      }
-      cp_async16(base + unsigned(at * sizeof(T)), from, bytes);
+  /* Column blocks one by one, each a dense tile: fewer registers in the
+   * loops around the copy than one pass over all blocks (a GEMM's
+   * accumulators take most of them; short of registers, ptxas serialises
+   * the warpgroup products). */
+  if constexpr (Bs > 0) {
+#pragma unroll 1
+    for (int b = 0; b < Cols / DstLd; ++b) {
+      const u64 done = u64(b) * DstLd;
+      copy_tile_edges<Rows, DstLd, DstLd, S0, S1, S2>(
+          aligned, dst, dst_base + u64(b) * u64(Bs), src, src_off + done,
+          src_ld, valid_rows, valid_cols > done ? valid_cols - done : 0,
+          tid, nthreads);
     }
-    return;
-  }
-  for (unsigned i = tid; i < unsigned(Chunks); i += nthreads) {
-    const u64 r = i / PerRow, c0 = u64(i % PerRow) * E;
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-      const u64 c = c0 + e;
-      const bool in = r < valid_rows && c < valid_cols;
-      dst[dst_base + copy_dst<DstLd, Bs, S0, S1, S2>(r, c)] =
-          in ? src[src_off + r * src_ld + c] : T(0.0f);
-    }
+  } else {
+    copy_tile_edges<Rows, Cols, DstLd, S0, S1, S2>(
+        aligned, dst, dst_base, src, src_off, src_ld, valid_rows,
+        valid_cols, tid, nthreads);
   }
 }
 
