@@ -265,7 +265,8 @@ void bindRuntime(nb::module_ &m) {
       .def_static(
           "nvrtc_check",
           [](const std::string &source, const std::string &arch,
-             const std::vector<std::pair<unsigned, std::string>> &constants) {
+             const std::vector<std::pair<unsigned, std::string>> &constants,
+             bool withLog) {
             // Every function constant set to zero of its type: the check is
             // about whether the source compiles, not about values.
             ConstantValues values;
@@ -275,13 +276,23 @@ void bindRuntime(nb::module_ &m) {
                 throw DispatchError("unknown dtype '" + dtype + "'");
               values[index] = ScalarValue{*t, 0};
             }
-            nb::gil_scoped_release release;
-            return CudaBackend::compileForCheck(source, arch, values).size();
+            std::string log;
+            size_t size;
+            {
+              nb::gil_scoped_release release;
+              size = CudaBackend::compileForCheck(source, arch, values, &log)
+                         .size();
+            }
+            if (withLog)
+              return nb::object(nb::make_tuple(size, log));
+            return nb::object(nb::int_(size));
           },
           "source"_a, "arch"_a = "sm_90", "constants"_a =
               std::vector<std::pair<unsigned, std::string>>{},
+          "log"_a = false,
           "Compiles CUDA source with NVRTC only (no GPU needed); returns the "
-          "size of the binary or raises with the NVRTC log.")
+          "size of the binary (log=True: (size, NVRTC's log)) or raises "
+          "with the NVRTC log.")
       .def("prepare",
            [](Runtime &r, const KernelArtifact &kernel,
               const std::vector<InputSpec> &inputs,

@@ -184,3 +184,38 @@ def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
     out = launch.execute(runtime, [q, k, v], output_size=q.size * 2)
     ex.check_output(np.frombuffer(out, np.uint16).reshape(q.shape), q, k, v,
                     True)
+
+
+def _ptxas_remarks(source):
+    """ptxas's remarks on the sm_90a compile of a CUDA source (NVRTC only,
+    no GPU), or None where NVRTC is missing."""
+    try:
+        _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
+                                                  log=True)
+    except enigma.BackendUnavailableError:
+        return None
+    return log
+
+
+def test_tensor_core_loops_keep_their_products_in_flight(monkeypatch):
+    """Every warpgroup GEMM configuration and every attention configuration
+    compiles for Hopper without spills and without ptxas serialising the
+    warpgroup products (remark C7514: short of registers, it waits for each
+    wgmma, which cost the 128 x 256 GEMM a quarter of its speed)."""
+    monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    gemm, fa = _load("gemm_bf16"), _load("flash_attention")
+    sources = {str(c): gemm.compiled(c).cuda_source
+               for c in enigma.gemm_configs("cuda", "bf16")
+               if enigma.warpgroup_shape(c, "bf16")}
+    for d in (64, 128):
+        for bc, rows, q_shared in fa.CONFIGS:
+            sources[f"attention d={d} {bc} {rows} {q_shared}"] = \
+                fa.compiled(d, True, bc, rows, q_shared).cuda_source
+    assert len(sources) > 10
+    for what, source in sources.items():
+        log = _ptxas_remarks(source)
+        if log is None:
+            pytest.skip("NVRTC is not installed here")
+        assert "Used " in log, what + ": no ptxas remarks\n" + log
+        assert "C7514" not in log, what + "\n" + log
+        assert "0 bytes spill stores" in log, what + "\n" + log

@@ -100,10 +100,13 @@ public:
   /// as load() would (same prelude, options and function constants). `arch`
   /// is "sm_XX" for a cubin or "compute_XX" for PTX. Returns the image; throws
   /// RuntimeFailure with the NVRTC log when the source does not compile and
-  /// BackendUnavailable when NVRTC is missing.
+  /// BackendUnavailable when NVRTC is missing. `log`, when given, receives
+  /// NVRTC's log of a successful compile (ptxas's remarks with
+  /// ENIGMA_NVRTC_OPTIONS=--ptxas-options=-v).
   static std::string compileForCheck(const std::string &cudaSource,
                                      const std::string &arch,
-                                     const ConstantValues &constants = {});
+                                     const ConstantValues &constants = {},
+                                     std::string *log = nullptr);
 
   /// Device, context, stream; defined in CudaBackend.cpp. Shared with the
   /// buffers and kernels it makes, so the context outlives them.

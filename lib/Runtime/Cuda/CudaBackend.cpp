@@ -898,12 +898,14 @@ int CudaBackend::deviceOrdinal() const { return state->ordinal; }
 
 std::string CudaBackend::compileForCheck(const std::string &cudaSource,
                                          const std::string &arch,
-                                         const ConstantValues &constants) {
+                                         const ConstantValues &constants,
+                                         std::string *log) {
   const Nvrtc &nvrtc = Nvrtc::get();
-  return nvrtc
-      .compile(makeCudaProgram(nvrtc, "enigma_check", cudaSource, arch,
-                               constants))
-      .image;
+  NvrtcOutput output = nvrtc.compile(
+      makeCudaProgram(nvrtc, "enigma_check", cudaSource, arch, constants));
+  if (log)
+    *log = std::move(output.log);
+  return std::move(output.image);
 }
 
 } // namespace enigma
