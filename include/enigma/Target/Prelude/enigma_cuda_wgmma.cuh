@@ -52,21 +52,37 @@ __device__ __forceinline__ void pin(float &x) {
   asm volatile("" : "+f"(x)::"memory");
 }
 
-/* The shared address of K step kk (16 elements) of a K-major tile: 32
- * bytes on within a 128-byte row, `block` bytes per 64 elements of K. */
-__device__ __forceinline__ unsigned k_step(unsigned tile, int kk,
-                                           unsigned block) {
-  return tile + block * unsigned(kk >> 2) + 32u * unsigned(kk & 3);
+/* The descriptor of the matrix `offset` bytes (a multiple of 16) after
+ * the one `desc` describes. Its address field counts 16-byte units and
+ * shared addresses stay below 2^18, so the sum does not carry into the
+ * other fields: one add per K step instead of a new descriptor. */
+__device__ __forceinline__ u64 advanced(u64 desc, unsigned offset) {
+  return desc + u64(offset >> 4);
 }
 
-/* B's descriptor for K step kk: MN-major (TransB, K x N in 64-column
- * blocks `block` bytes apart) steps over 16 rows of 128 bytes; K-major
- * (N x K, in 64-element blocks of K) as A. */
+/* Bytes from a K-major tile to its K step kk (16 elements): 32 bytes on
+ * within a 128-byte row, `block` bytes per 64 elements of K. */
+__device__ __forceinline__ unsigned k_step(int kk, unsigned block) {
+  return block * unsigned(kk >> 2) + 32u * unsigned(kk & 3);
+}
+
+/* A K-major tile's descriptor (A's, or a K-major B's). */
+__device__ __forceinline__ u64 k_major(unsigned tile) {
+  return descriptor(tile, 16u, 1024u);
+}
+
+/* B's descriptor at K step 0: MN-major (TransB, K x N in 64-column blocks
+ * `block` bytes apart); K-major (N x K, in 64-element blocks of K) as A. */
 template <bool TransB>
-__device__ __forceinline__ u64 b_descriptor(unsigned b, int kk,
-                                            unsigned block) {
-  return TransB ? descriptor(b + 2048u * unsigned(kk), block, 1024u)
-                : descriptor(k_step(b, kk, block), 16u, 1024u);
+__device__ __forceinline__ u64 b_descriptor(unsigned b, unsigned block) {
+  return TransB ? descriptor(b, block, 1024u) : k_major(b);
+}
+
+/* Bytes from B's K step 0 to K step kk: MN-major steps over 16 rows of 128
+ * bytes. */
+template <bool TransB>
+__device__ __forceinline__ unsigned b_step(int kk, unsigned block) {
+  return TransB ? 2048u * unsigned(kk) : k_step(kk, block);
 }
 
 /* One wgmma group on the accumulator d: issue(kk) for each K step of 16
@@ -102,10 +118,11 @@ template <bool Half, int N, int K, bool TransB, bool Async>
 __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
                                         unsigned b, unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
+  const u64 a0 = k_major(a), b0 = b_descriptor<TransB>(b, b_block);
   group<N, K, Async>(d, [&](int kk) {
     op<Tag, N, TransB ? 1 : 0>::run(
-        d, descriptor(k_step(a, kk, a_block), 16u, 1024u),
-        b_descriptor<TransB>(b, kk, b_block));
+        d, advanced(a0, k_step(kk, a_block)),
+        advanced(b0, b_step<TransB>(kk, b_block)));
   });
 }
 
@@ -119,9 +136,10 @@ template <bool Half, int N, int K, bool TransB>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
+  const u64 b0 = b_descriptor<TransB>(b, b_block);
   group<N, K, false>(d, [&](int kk) {
-    op_rs<Tag, N, TransB ? 1 : 0>::run(d, a + 4 * kk,
-                                       b_descriptor<TransB>(b, kk, b_block));
+    op_rs<Tag, N, TransB ? 1 : 0>::run(
+        d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)));
   });
 #pragma unroll
   for (int i = 0; i < K / 4; ++i)
