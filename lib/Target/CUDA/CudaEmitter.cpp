@@ -65,7 +65,8 @@ protected:
   LogicalResult emitKernelBody() override {
     emitFileScopeDeclarations(*this);
     os << "extern \"C\" __global__ void ";
-    // ptxas may then give each thread more registers (at most 64K / N).
+    // ptxas then keeps each thread within the registers N threads can
+    // have (64K / N), so a launch never fails for lack of them.
     if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
       os << "__launch_bounds__(" << *threads << ") ";
     os << kernelFunctionName(kernel) << "(";

@@ -999,12 +999,11 @@ copy_whole_tile_by(unsigned nthreads, T *dst, u64 dst_base, const T *src,
  * inside valid_rows x valid_cols, 0 outside; Bs > 0 stores column blocks
  * of DstLd, block b from dst_base + b * Bs on, each swizzled inside
  * itself (c then counts from the block's first column). cp.async when
- * the source rows are 16-byte
- * aligned (the zero fill of a chunk crossing the edge is cp.async's
- * src-size), element copies otherwise (also when dst_base is not a whole
- * chunk). Whole tiles copied by 128, 256 or 512 threads (the GEMM shapes)
- * take the unrolled path; a constant nthreads (a kernel with a required
- * threadgroup size) keeps only its own. */
+ * the source rows are 16-byte aligned, element copies otherwise (also
+ * when dst_base is not a whole chunk). Whole tiles copied by 128, 256 or
+ * 512 threads (the GEMM shapes) take the unrolled path; a constant
+ * nthreads (a kernel with a required threadgroup size) keeps only its
+ * own. */
 template <int Rows, int Cols, int DstLd, int S0, int S1, int S2, int Bs = 0,
           class T>
 __device__ __forceinline__ void
