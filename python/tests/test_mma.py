@@ -907,7 +907,8 @@ def test_autotune_times_caches_and_skips_failures(tmp_path, monkeypatch, rng,
     bad = enigma.MmaConfig(24, 32, 16, 1, 1, 2)     # 24 rows: an EnigmaError
     built = []
 
-    @enigma.autotune(configs=[bad, good], key=["m", "n", "k"], repeat=2)
+    @enigma.autotune(configs=[bad, good], key=["m", "n", "k"], repeat=2,
+                     batch=3)
     def tuned(config, m, n, k):
         built.append(config)
         return enigma.Launch(_gemm("f32", False, False, config),
