@@ -26,7 +26,7 @@ from ._autotune import Autotuner, Launch, autotune  # noqa: F401
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup,
                         threadgroup_position_in_grid)
-from ._control import for_range, range_constexpr
+from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
@@ -665,6 +665,16 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     cols_left = n - col0
 
     def load(stage, kt):
+        """Copies K tile kt into stage (tiles past K: nothing) and closes
+        the group."""
+        if isinstance(kt, int):
+            copy_tiles(stage, kt)
+        else:   # inside the loop: the last `ahead` steps have no tile left
+            with if_(kt < ktiles):
+                copy_tiles(stage, kt)
+        copy_commit()
+
+    def copy_tiles(stage, kt):
         k0 = kt * c.bk
         k_left = where(0, k - k0, k0 < k)
         if a_transposed:   # A^T tile: rows k0.., columns row0..
@@ -685,7 +695,6 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                       valid_cols=cols_left, swizzle=sw_b,
                       dst_ld=b_shape[1],
                       block_stride=c.bk * 64 if b_blocks else 0)
-        copy_commit()
 
     # Tiles loaded ahead of the one computed on. Asynchronous warpgroup
     # products (3 stages or more) keep the previous step's product in

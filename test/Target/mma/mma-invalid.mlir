@@ -326,6 +326,32 @@ enigma.kernel @in_flight_result_read(
 
 // -----
 
+// Through an scf.if the rule follows the if's result: a store of it is a
+// read of the in-flight accumulator.
+enigma.kernel @in_flight_through_an_if(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c1_i32 = arith.constant 1 : i32
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{is asynchronous}}
+  %r = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  %c = arith.cmpi ult, %n, %c1_i32 : i32
+  %s = scf.if %c -> (tensor<16x64xf32>) {
+    scf.yield %r : tensor<16x64xf32>
+  } else {
+    scf.yield %r : tensor<16x64xf32>
+  }
+  // expected-note @+1 {{read here}}
+  enigma.mma_store %s, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
 enigma.kernel @in_flight_through_a_loop(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index

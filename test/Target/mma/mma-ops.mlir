@@ -210,3 +210,29 @@ enigma.kernel @warpgroup_loop_invariant_a(
   enigma.mma_store %o, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// An in-flight accumulator may pass through an scf.if that carries it (the
+// front end's ifs carry every live value) on its way to enigma.mma_wait.
+// IR-LABEL: enigma.kernel @in_flight_through_an_if
+// IR: scf.if
+// IR: enigma.mma_wait
+enigma.kernel @in_flight_through_an_if(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c1_i32 = arith.constant 1 : i32
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %r = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  %c = arith.cmpi ult, %n, %c1_i32 : i32
+  %s = scf.if %c -> (tensor<16x64xf32>) {
+    scf.yield %r : tensor<16x64xf32>
+  } else {
+    scf.yield %r : tensor<16x64xf32>
+  }
+  %w = enigma.mma_wait %s : tensor<16x64xf32>
+  enigma.mma_store %w, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

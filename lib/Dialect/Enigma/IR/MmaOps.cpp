@@ -247,7 +247,9 @@ LogicalResult verifyLoadStore(Operation *op, Type fragment, Value memref,
 
 /// An in-flight accumulator (the result of an asynchronous product) may
 /// only reach another asynchronous product's accumulator or an
-/// enigma.mma_wait, also through the loop-carried values of scf.for.
+/// enigma.mma_wait, also through the loop-carried values of scf.for and
+/// the results of scf.if (an if that carries it unchanged, as the front
+/// end's ifs carry every live value).
 LogicalResult checkInFlightUses(Operation *op, Value value) {
   SmallVector<Value> work{value};
   llvm::SmallPtrSet<Value, 8> seen;
@@ -262,13 +264,18 @@ LogicalResult checkInFlightUses(Operation *op, Value value) {
       if (auto mma = dyn_cast<MmaOp>(user))
         if (mma.getAsynchronous() && use.get() == mma.getAcc())
           continue;
-      if (auto yield = dyn_cast<scf::YieldOp>(user))
+      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        unsigned i = use.getOperandNumber();
         if (auto loop = dyn_cast<scf::ForOp>(yield->getParentOp())) {
-          unsigned i = use.getOperandNumber();
           work.push_back(loop.getRegionIterArgs()[i]);
           work.push_back(loop.getResult(i));
           continue;
         }
+        if (auto branch = dyn_cast<scf::IfOp>(yield->getParentOp())) {
+          work.push_back(branch.getResult(i));
+          continue;
+        }
+      }
       if (auto loop = dyn_cast<scf::ForOp>(user))
         if (use.getOperandNumber() >= loop.getNumControlOperands()) {
           unsigned i = use.getOperandNumber() - loop.getNumControlOperands();
