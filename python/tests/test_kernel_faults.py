@@ -146,6 +146,25 @@ def test_out_of_bounds_store_in_one_thread_grid(runtime, request, rng):
     _check_works_after_a_fault(runtime, rng)
 
 
+@pytest.mark.parametrize("past", [0, 1000, 100_000])
+def test_store_just_past_the_end_of_an_output_faults_on_the_host(rng, past):
+    """The CPU runtimes map the buffers they allocate with guard pages
+    after them (lib/Runtime/Cpu/GuardedMemory.h): an index a little past
+    the end, which no pre-dispatch check sees (it comes from a buffer),
+    faults there instead of writing into the heap, where it killed the
+    process later."""
+    n = 256   # 1024 bytes: the buffer ends on the guard
+    for rt in (enigma.CpuRuntime(), enigma.MetalHostRuntime()):
+        idx = np.array([n + past], dtype=np.uint64)
+        with pytest.raises(enigma.KernelFaultError) as caught:
+            rt.execute(enigma.compile(scatter), [idx], output_size=4 * n,
+                       grid=1, threads=1)
+        message = str(caught.value)
+        assert "SIGSEGV" in message, message
+        assert f"index {n + past} of C, which has {n} elements" in message
+        _check_add_works(rt, rng)
+
+
 def test_many_faults_in_a_row_leave_the_runtime_working(runtime, request,
                                                        rng):
     """Every worker faults, many times over: no thread, lock or memory

@@ -2,6 +2,7 @@
 #include "enigma/Runtime/CpuBackend.h"
 
 #include "FaultGuard.h"
+#include "GuardedMemory.h"
 #include "HostCompiler.h"
 #include "ThreadPool.h"
 
@@ -21,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -40,29 +42,14 @@ namespace {
 // Buffers and loaded kernels
 //===----------------------------------------------------------------------===//
 
-/// Alignment of every buffer: a cache line, enough for any vector load.
-constexpr size_t kBufferAlignment = 64;
-
 class CpuBuffer final : public DeviceBuffer {
 public:
-  explicit CpuBuffer(size_t bytes) : bytes(bytes) {
-    // Zero-byte buffers still get real memory so kernels can be bound.
-    size_t capacity = std::max(kBufferAlignment,
-                               (bytes + kBufferAlignment - 1) /
-                                   kBufferAlignment * kBufferAlignment);
-    memory = static_cast<uint8_t *>(std::aligned_alloc(kBufferAlignment, capacity));
-    if (!memory)
-      throw RuntimeFailure("out of memory allocating a " +
-                           std::to_string(bytes) + "-byte buffer");
-    std::memset(memory, 0, capacity);
-  }
+  /// Memory of its own, with guard pages (GuardedMemory.h).
+  explicit CpuBuffer(size_t bytes)
+      : owned(std::make_unique<cpu::GuardedMemory>(bytes)),
+        memory(owned->data()), bytes(bytes) {}
   /// The caller's host memory, used in place and never freed here.
-  CpuBuffer(uint8_t *external, size_t bytes)
-      : memory(external), bytes(bytes), owned(false) {}
-  ~CpuBuffer() override {
-    if (owned)
-      std::free(memory);
-  }
+  CpuBuffer(uint8_t *external, size_t bytes) : memory(external), bytes(bytes) {}
   CpuBuffer(const CpuBuffer &) = delete;
   CpuBuffer &operator=(const CpuBuffer &) = delete;
 
@@ -70,9 +57,9 @@ public:
   uint8_t *data() const { return memory; }
 
 private:
+  std::unique_ptr<cpu::GuardedMemory> owned;
   uint8_t *memory = nullptr;
   size_t bytes;
-  bool owned = true;
 };
 
 class CpuKernel final : public LoadedKernel {

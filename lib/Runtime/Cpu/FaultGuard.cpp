@@ -22,6 +22,7 @@
 #include <mutex>
 
 #include <pthread.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #if defined(__linux__)
@@ -37,6 +38,9 @@ constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 /// How far below the guarded call's frame a fault still counts as running
 /// out of stack: a thread's stack (8 MiB by default) and its guard page.
 constexpr uintptr_t kStackReach = uintptr_t(16) << 20;
+/// How far below the stack pointer code touches the stack (x86-64's red
+/// zone is 128 bytes; pushes and calls a word or two).
+constexpr uintptr_t kBelowStackPointer = uintptr_t(64) << 10;
 constexpr int kSignalCount = int(sizeof kSignals / sizeof kSignals[0]);
 /// The handlers installed before ours, by position in kSignals.
 struct sigaction previousHandlers[kSignalCount];
@@ -122,6 +126,21 @@ void forward(int signal, siginfo_t *info, void *context) {
     ::raise(signal); // pending until this handler returns
 }
 
+/// The interrupted code's stack pointer, or 0 where it is not known.
+uintptr_t stackPointerOf(void *context) {
+  if (!context)
+    return 0;
+  const auto *uc = static_cast<const ucontext_t *>(context);
+#if defined(__linux__) && defined(__x86_64__)
+  return uintptr_t(uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__linux__) && defined(__aarch64__)
+  return uintptr_t(uc->uc_mcontext.sp);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
 void onFaultSignal(int signal, siginfo_t *info, void *context) {
   GuardSlot &slot = guardSlot;
   sigjmp_buf *recovery = slot.recovery;
@@ -134,10 +153,15 @@ void onFaultSignal(int signal, siginfo_t *info, void *context) {
   slot.fault.code = info ? info->si_code : 0;
   slot.fault.address = info ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
   // The recovery buffer lives in the guarded call's frame on the thread's
-  // stack, which grows down: a fault a little below it is the stack's end.
+  // stack, which grows down: a fault a little below it, at or above the
+  // faulting code's stack pointer, is the stack's end. (Only below the
+  // frame is not enough: a buffer's guard pages can be mapped there.)
   const uintptr_t frame = reinterpret_cast<uintptr_t>(recovery);
-  slot.fault.stackOverflow = signal == SIGSEGV && slot.fault.address < frame &&
-                             frame - slot.fault.address < kStackReach;
+  const uintptr_t sp = stackPointerOf(context);
+  slot.fault.stackOverflow =
+      signal == SIGSEGV && slot.fault.address < frame &&
+      frame - slot.fault.address < kStackReach &&
+      (sp == 0 || slot.fault.address + kBelowStackPointer >= sp);
   siglongjmp(*recovery, 1);
 }
 

@@ -8,6 +8,7 @@
 #include "MslSource.h"
 
 #include "../Cpu/FaultGuard.h"
+#include "../Cpu/GuardedMemory.h"
 #include "../Cpu/ThreadPool.h"
 
 #include "enigma/Cache/ArtifactCache.h"
@@ -38,29 +39,18 @@ using namespace metalhost;
 // Buffers and loaded kernels
 //===----------------------------------------------------------------------===//
 
-constexpr size_t kBufferAlignment = 64; // a cache line; any vector load
-
+/// Memory of its own, with guard pages (../Cpu/GuardedMemory.h).
 class HostBuffer final : public DeviceBuffer {
 public:
-  explicit HostBuffer(size_t bytes) : bytes(bytes) {
-    size_t capacity = std::max(kBufferAlignment,
-                               (bytes + kBufferAlignment - 1) /
-                                   kBufferAlignment * kBufferAlignment);
-    memory = static_cast<uint8_t *>(std::aligned_alloc(kBufferAlignment, capacity));
-    if (!memory)
-      throw RuntimeFailure("out of memory allocating a " +
-                           std::to_string(bytes) + "-byte buffer");
-    std::memset(memory, 0, capacity);
-  }
-  ~HostBuffer() override { std::free(memory); }
+  explicit HostBuffer(size_t bytes) : memory(bytes), bytes(bytes) {}
   HostBuffer(const HostBuffer &) = delete;
   HostBuffer &operator=(const HostBuffer &) = delete;
 
   size_t size() const override { return bytes; }
-  uint8_t *data() const { return memory; }
+  uint8_t *data() const { return memory.data(); }
 
 private:
-  uint8_t *memory = nullptr;
+  cpu::GuardedMemory memory;
   size_t bytes;
 };
 
