@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -733,6 +734,56 @@ void KernelBuilder::requireThreadgroupSize(unsigned threads) {
   kernel->setAttr(KernelOp::kThreadgroupSizeAttr,
                   IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
                                    threads));
+}
+
+void KernelBuilder::requireMatrixExtent(const Buffer &buffer,
+                                        const Value &rows, const Value &cols,
+                                        const Value &pitch,
+                                        const std::string &what) {
+  KernelOp kernel = impl->kernel;
+  if (buffer.owner != this)
+    throw EnigmaError(what + ": the buffer belongs to another kernel");
+  Block &entry = kernel.getBody().front();
+  // Only what every launch does: under an if or in a loop the part may
+  // never run, and a kernel that is correct must not be refused.
+  if (impl->builder.getInsertionBlock() != &entry)
+    return;
+  // A side's attribute: the scalar argument itself or a constant.
+  auto side = [&](const Value &v, StringRef name,
+                  SmallVectorImpl<NamedAttribute> &out) {
+    checkOwner(this, v, what.c_str());
+    mlir::Value value = raw(v);
+    if (auto arg = llvm::dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == &entry && isInteger(v.dtype())) {
+      out.emplace_back(impl->builder.getStringAttr((name + "_param").str()),
+                       impl->builder.getI64IntegerAttr(arg.getArgNumber()));
+      return true;
+    }
+    APInt constant;
+    if (matchPattern(value, m_ConstantInt(&constant)) &&
+        !(isSigned(v.dtype()) && constant.isNegative())) {
+      out.emplace_back(impl->builder.getStringAttr(name),
+                       impl->builder.getI64IntegerAttr(
+                           int64_t(constant.getZExtValue())));
+      return true;
+    }
+    return false;
+  };
+  OpBuilder &b = impl->builder;
+  SmallVector<NamedAttribute> fields{
+      {b.getStringAttr("buffer"), b.getI64IntegerAttr(buffer.paramIndex())},
+      {b.getStringAttr("what"), b.getStringAttr(what)}};
+  if (!side(rows, "rows", fields) || !side(cols, "cols", fields) ||
+      !side(pitch, "pitch", fields))
+    return;
+  SmallVector<Attribute> entries;
+  if (auto had = kernel->getAttrOfType<ArrayAttr>(KernelOp::kMatrixExtentsAttr))
+    entries.assign(had.begin(), had.end());
+  DictionaryAttr matrix = b.getDictionaryAttr(fields);
+  if (llvm::is_contained(entries, matrix))
+    return; // the same part called again (attributes are uniqued)
+  entries.push_back(matrix);
+  kernel->setAttr(KernelOp::kMatrixExtentsAttr, b.getArrayAttr(entries));
 }
 
 KernelArtifact KernelBuilder::compile(const CompileOptions &options) {

@@ -221,6 +221,7 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   artifact.wholeSimdgroups = usesFragments(kernel);
   artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   artifact.threadgroupSize = kernel.getRequiredThreadgroupSize().value_or(0);
+  artifact.matrixExtents = kernel.getMatrixExtents();
   kernel.walk([&](FunctionConstantOp op) { // each index once, in first-use order
     if (llvm::none_of(artifact.constants, [&](const FunctionConstantUse &u) {
           return u.index == unsigned(op.getIndex());

@@ -71,16 +71,73 @@ std::string formatUint128(unsigned __int128 value) {
     digits.insert(digits.begin(), char('0' + int(value % 10)));
   return digits;
 }
+/// A matrix side's value at this launch: the constant, or the scalar
+/// parameter read in its own dtype; nothing for a negative signed value.
+std::optional<uint64_t> sideValue(const KernelArtifact &kernel,
+                                  const MatrixExtent::Side &side,
+                                  const ScalarBits &scalars) {
+  if (side.param < 0)
+    return side.value;
+  if (size_t(side.param) >= kernel.params.size())
+    return std::nullopt;
+  const DType dtype = kernel.params[size_t(side.param)].dtype;
+  const unsigned bits = unsigned(byteWidth(dtype)) * 8;
+  uint64_t value = scalars(unsigned(side.param));
+  if (bits < 64)
+    value &= (uint64_t(1) << bits) - 1;
+  if (isSigned(dtype) && (value >> (bits - 1)) & 1)
+    return std::nullopt;
+  return value;
+}
+
+/// The matrices of kernel.matrixExtents against their bound buffers.
+void checkMatrixExtents(
+    const KernelArtifact &kernel,
+    const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
+    const ScalarBits &scalars) {
+  for (const MatrixExtent &matrix : kernel.matrixExtents) {
+    if (matrix.param >= kernel.params.size() ||
+        matrix.param >= buffers.size() || !buffers[matrix.param])
+      continue;
+    std::optional<uint64_t> rows = sideValue(kernel, matrix.rows, scalars);
+    std::optional<uint64_t> cols = sideValue(kernel, matrix.cols, scalars);
+    std::optional<uint64_t> pitch = sideValue(kernel, matrix.pitch, scalars);
+    if (!rows || !cols || !pitch || *rows == 0 || *cols == 0)
+      continue;
+    const unsigned __int128 needed =
+        (unsigned __int128)(*rows - 1) * *pitch + *cols;
+    const KernelParam &param = kernel.params[matrix.param];
+    const size_t bytes = buffers[matrix.param]->size();
+    const uint64_t entries = bytes / entryBytes(param);
+    if (needed <= entries)
+      continue;
+    // One row: a flat extent, whose sizes `what` already gives.
+    const std::string shape =
+        matrix.rows.param < 0 && matrix.rows.value == 1
+            ? ""
+            : ", " + std::to_string(*rows) + " x " + std::to_string(*cols) +
+                  " with pitch " + std::to_string(*pitch);
+    throw DispatchError(
+        "kernel " + kernel.kernelName + ": " + matrix.what + shape + ": " +
+        formatUint128(needed) + " elements, but " + describeBuffer(param) +
+        " has " +
+        std::to_string(entries) + " (" + std::to_string(bytes) +
+        " bytes); nothing was run. Give the buffer at least " +
+        formatUint128(needed * entryBytes(param)) +
+        " bytes (for an output: output_size), or pass the sizes it holds");
+  }
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Before the launch
 //===----------------------------------------------------------------------===//
 
-void checkGridIndexBounds(
+void checkLaunchBounds(
     const KernelArtifact &kernel,
     const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid,
     const ScalarBits &scalars) {
+  checkMatrixExtents(kernel, buffers, scalars);
   const uint64_t extent[3] = {grid.x, grid.y, grid.z};
   for (const GridIndexBound &bound : kernel.gridIndexBounds) {
     if (bound.param >= kernel.params.size() || bound.param >= buffers.size() ||
@@ -139,11 +196,11 @@ void checkGridIndexBounds(
   }
 }
 
-void checkGridIndexBounds(
+void checkLaunchBounds(
     const KernelArtifact &kernel,
     const std::vector<std::shared_ptr<DeviceBuffer>> &buffers, Dim3 grid,
     const std::vector<LaunchArg> &args) {
-  checkGridIndexBounds(kernel, buffers, grid, [&](unsigned i) {
+  checkLaunchBounds(kernel, buffers, grid, [&](unsigned i) {
     return i < args.size() ? args[i].scalar.bits : 0;
   });
 }

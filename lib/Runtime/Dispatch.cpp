@@ -596,7 +596,7 @@ Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
   std::vector<std::shared_ptr<DeviceBuffer>> buffers;
   std::vector<LaunchArg> launchArgs;
   materialize(kernel, binding, buffers, launchArgs);
-  checkGridIndexBounds(kernel, buffers, grid, launchArgs);
+  checkLaunchBounds(kernel, buffers, grid, launchArgs);
   std::optional<BoundsCheckLaunch> boundsCheck;
   if (checked) {
     boundsCheck.emplace(*device, checked, buffers);
@@ -672,7 +672,7 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
-  checkGridIndexBounds(*artifact, buffers, grid, args);
+  checkLaunchBounds(*artifact, buffers, grid, args);
   backend->launch(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);
@@ -684,7 +684,7 @@ void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
-  checkGridIndexBounds(*artifact, buffers, grid, args);
+  checkLaunchBounds(*artifact, buffers, grid, args);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
 
@@ -701,7 +701,7 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
                    std::min(kMaxThreadsPerThreadgroup,
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
-  checkGridIndexBounds(*artifact, buffers, grid, args);
+  checkLaunchBounds(*artifact, buffers, grid, args);
   double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);

@@ -9,7 +9,7 @@
 
 namespace enigma {
 
-/// A parameter's size for checkGridIndexBounds, which reads only size().
+/// A parameter's size for checkLaunchBounds, which reads only size().
 struct DirectLauncher::SizedBuffer final : DeviceBuffer {
   size_t bytes = 0;
   size_t size() const override { return bytes; }
@@ -98,7 +98,7 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
       sizeViews[i]->bytes = args[i].bytes;
   for (size_t i = 0; i < count; ++i)
     slots[i] = args[i].value;
-  checkGridIndexBounds(*artifact, sizes, grid,
+  checkLaunchBounds(*artifact, sizes, grid,
                        [&](unsigned i) { return slots[i]; });
   cuda->launchOnStream(*loaded, *launched, slots.data(), grid, threads,
                        queue.stream, queue.ownStream);
@@ -123,7 +123,7 @@ void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
     buffers[i] = device->wrapDeviceMemory(args[i].value, args[i].bytes);
     launchArgs[i].buffer = buffers[i].get();
   }
-  checkGridIndexBounds(kernel, buffers, grid, launchArgs);
+  checkLaunchBounds(kernel, buffers, grid, launchArgs);
   std::optional<BoundsCheckLaunch> boundsCheck;
   if (launched != artifact) {
     boundsCheck.emplace(*device, launched, buffers);

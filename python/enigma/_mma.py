@@ -595,6 +595,19 @@ def gemm_tile(a, b, c, *, m: int, n: int, k: int, a_transposed=False,
         mma_store(acc, c, ld=ldc, offset=at)
 
 
+def _require_matrices(what, matrices):
+    """Records each ``(buffer, verb, (rows, cols), shape, pitch, pitch
+    name)`` on the kernel, so that a launch with a buffer too small for
+    its matrix is a DispatchError (sides that are scalar parameters or
+    constants; others are not judged)."""
+    for buf, verb, (rows, cols), shape, pitch, pitch_name in matrices:
+        _call("require_matrix_extent", buf._buffer,
+              _index(rows, f"{what}: rows"), _index(cols, f"{what}: cols"),
+              _index(pitch, f"{what}: {pitch_name}"),
+              f"{what} {verb} as {'a' if shape[0] == 'k' else 'an'} "
+              f"{shape} matrix (pitch {pitch_name})")
+
+
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                ldc=None, a_transposed=False, b_transposed=False,
                allow_tf32=False, epilogue=None, origin=None):
@@ -641,6 +654,13 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
     ldc = n if ldc is None else ldc
+    _require_matrices(what, ((A, "reads A", (k, m) if a_transposed else
+                              (m, k), "k x m" if a_transposed else "m x k",
+                              lda, "lda"),
+                             (B, "reads B", (n, k) if b_transposed else
+                              (k, n), "n x k" if b_transposed else "k x n",
+                              ldb, "ldb"),
+                             (C, "writes C", (m, n), "m x n", ldc, "ldc")))
     wtm, wtn = c.bm // c.wm, c.bn // c.wn
 
     # Stored tiles: A is bm x bk (a_transposed: bk x bm), B bk x bn

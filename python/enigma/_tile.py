@@ -197,11 +197,25 @@ class _Operand:
             return self.memory._buffer
         return self.memory._array
 
-    def require(self, what: str, needed: int, how: str) -> None:
-        """EnigmaError when a statically sized operand is too small."""
+    def require(self, what: str, needed: int, how: str,
+                at_launch: bool = False) -> None:
+        """EnigmaError when a statically sized operand is too small. With
+        ``at_launch`` (every element is touched: no mask), a buffer
+        parameter, whose size is known only then, is checked at each
+        launch: a smaller one is a DispatchError (enigma.matrix_extents;
+        not under an if or in a loop)."""
         if self.size is not None and needed > self.size:
             fail(f"{what}: {self.role} ({self.label}) has {self.size} "
                  f"elements but {how} needs {needed}")
+        if at_launch and self.size is None and \
+                isinstance(self.memory, BufferProxy) and \
+                isinstance(self.base, int) and self.base == 0:
+            count = to_value(needed, _U32 if needed < 2**32 else
+                             as_dtype("u64"))._value
+            one = to_value(1, _U32)._value
+            current_tracer(what).call(
+                "require_matrix_extent", self.memory._buffer, one, count,
+                count, f"{what} uses {self.role} as {how}")
 
 
 def _group_size() -> IRValue:
@@ -521,11 +535,11 @@ def gemm(A, B, C, *, M, N, K, transpose_A=False, transpose_B=False,
             fail(f"gemm: {op.role} is a register tensor, so C must be one "
                  "too (each thread then computes its own tile); C is "
                  f"{c.label}")
-    a.require(what, M * K, f"a {'K x M' if transpose_A else 'M x K'} tile "
-              f"(M={M}, K={K})")
-    b.require(what, K * N, f"a {'N x K' if transpose_B else 'K x N'} tile "
-              f"(K={K}, N={N})")
-    c.require(what, M * N, f"an M x N tile (M={M}, N={N})")
+    a.require(what, M * K, f"{'a K x M' if transpose_A else 'an M x K'} tile "
+              f"(M={M}, K={K})", at_launch=True)
+    b.require(what, K * N, f"{'an N x K' if transpose_B else 'a K x N'} tile "
+              f"(K={K}, N={N})", at_launch=True)
+    c.require(what, M * N, f"an M x N tile (M={M}, N={N})", at_launch=True)
     _check_types(a, b, c, accum)
 
     blocker = _simdgroup_blocker(a, b, c, accum, M, N, K)

@@ -190,6 +190,8 @@ void bindBuilder(nb::module_ &m) {
       .def("end_if", &KernelBuilder::endIf)
       .def("require_threadgroup_size", &KernelBuilder::requireThreadgroupSize,
            "threads"_a)
+      .def("require_matrix_extent", &KernelBuilder::requireMatrixExtent,
+           "buffer"_a, "rows"_a, "cols"_a, "pitch"_a, "what"_a)
       .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)
       .def(
           "compile",

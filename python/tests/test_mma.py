@@ -829,6 +829,72 @@ def test_gemm_block_runs_only_in_its_configurations_threadgroups(runtime, rng):
                                   a.astype(np.float64) @ b + 1.0)
 
 
+@pytest.mark.parametrize("a_t,b_t", [(False, False), (True, True)])
+def test_gemm_block_buffers_too_small_are_dispatch_errors(runtime, rng, a_t,
+                                                          b_t):
+    """A buffer smaller than the matrix gemm_block reads or writes in it
+    (sides from the scalars m, n, k) is refused before the launch, with
+    the sizes in the message, instead of running past its end (on the CPU
+    that corrupted the heap and killed the process); buffers large enough
+    run, larger ones too."""
+    config = enigma.MmaConfig(32, 32, 16, 2, 1, 2, group_m=2)
+    compiled = _gemm("f32", a_t, b_t, config)
+    m, n, k = 40, 24, 20
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    inputs = [_to_bits(a.T if a_t else a, "f32").ravel(),
+              _to_bits(b.T if b_t else b, "f32").ravel()]
+    grid, threads = config.launch(m, n)
+    shape_a = "a k x m" if a_t else "an m x k"
+    shape_b = "an n x k" if b_t else "a k x n"
+    cases = (
+        ([inputs[0][:-1], inputs[1]], m * n * 4,
+         f"reads A as {shape_a} matrix.*{m * k - 1} \\(", m * k * 4),
+        ([inputs[0], inputs[1][:k]], m * n * 4,
+         f"reads B as {shape_b} matrix.*{k} \\(", k * n * 4),
+        (inputs, m * n * 4 - 4,
+         f"writes C as an m x n matrix \\(pitch ldc\\), {m} x {n} with "
+         f"pitch {n}: {m * n} elements, but C \\(f32\\) has {m * n - 1}",
+         m * n * 4))
+    for ins, out_bytes, message, least in cases:
+        with pytest.raises(enigma.DispatchError,
+                           match=message + f".*at least {least} bytes"):
+            runtime.execute(compiled, ins, output_size=out_bytes, grid=grid,
+                            threads=threads, scalars=[m, n, k])
+    want = a.astype(np.float64) @ b + 1.0
+    out = run_kernel(runtime, compiled, inputs, np.float32, m * n, grid,
+                     threads, scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n), want)
+    # Larger buffers than the matrices: fine, the extra is left alone.
+    extra = [np.concatenate([x, np.zeros(7, x.dtype)]) for x in inputs]
+    raw = runtime.execute(compiled, extra, output_size=(m * n + 5) * 4,
+                          grid=grid, threads=threads, scalars=[m, n, k])
+    np.testing.assert_array_equal(
+        np.frombuffer(raw, np.float32)[:m * n].reshape(m, n), want)
+
+
+def test_gemm_block_with_computed_sides_is_not_judged_before_launch(rng):
+    """A side computed in the kernel (here m = M + N - N) cannot be read
+    before the launch: nothing is recorded for the matrices it sizes, so
+    correct launches still run."""
+    config = enigma.MmaConfig(32, 32, 16, 2, 1, 2, group_m=2)
+
+    @enigma.kernel
+    def gemm(A: enigma.f32, B: enigma.f32, M: U32, N: U32, K: U32,
+             C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M + N - N, n=N, k=K, config=config)
+    compiled = enigma.compile(gemm)
+    assert "enigma.matrix_extents" in compiled.mlir_source
+    assert compiled.mlir_source.count("reads A") == 0
+    m, n, k = 20, 16, 8
+    a = _eighths(rng, (m, k), -4, 4)
+    b = _eighths(rng, (k, n), -4, 4)
+    out = run_kernel(enigma.CpuRuntime(), compiled,
+                     [_to_bits(a, "f32"), _to_bits(b, "f32")], np.float32,
+                     m * n, *config.launch(m, n), scalars=[m, n, k])
+    np.testing.assert_array_equal(out.reshape(m, n), a.astype(np.float64) @ b)
+
+
 def test_one_kernel_cannot_need_two_threadgroup_sizes():
     small = enigma.MmaConfig(32, 32, 16, 2, 1, 2)
     large = enigma.MmaConfig(64, 64, 16, 2, 2, 2)

@@ -719,7 +719,7 @@ def test_gemm_errors():
     def small_tile(A: enigma.f32, B: enigma.f32, C: enigma.f32):
         a = enigma.threadgroup_alloc(enigma.f32, 8 * 16)
         enigma.gemm(a, B, C, M=8, N=8, K=32)
-    _fails(small_tile, r"A .* has 128 elements but a M x K tile "
+    _fails(small_tile, r"A .* has 128 elements but an M x K tile "
                        r"\(M=8, K=32\) needs 256")
 
     @enigma.kernel
@@ -728,6 +728,50 @@ def test_gemm_errors():
         enigma.gemm(A, B, p.front(), M=8, N=8, K=8)
     _fails(small_stage, "C .*pipeline stage 0.* has 32 elements but an M x "
                         "N tile")
+
+
+@pytest.mark.parametrize("transpose_A", [False, True])
+def test_gemm_buffer_operands_too_small_are_dispatch_errors(runtime, rng,
+                                                            transpose_A):
+    """Buffer operands have no size until the launch: one smaller than its
+    tile is a DispatchError then, before anything runs."""
+    @enigma.kernel
+    def product(A: enigma.f32, B: enigma.f32, C: enigma.f32):
+        enigma.gemm(A, B, C, M=16, N=8, K=4, transpose_A=transpose_A)
+    compiled = enigma.compile(product)
+    a = rng.standard_normal((16, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 8)).astype(np.float32)
+    a_in = np.ascontiguousarray(a.T if transpose_A else a).ravel()
+    shape = "a K x M" if transpose_A else "an M x K"
+    for inputs, out_bytes, message in (
+            ([a_in[:-1], b.ravel()], 512,
+             f"gemm uses A as {shape} tile \\(M=16, K=4\\): 64 elements, "
+             "but A \\(f32\\) has 63"),
+            ([a_in, b.ravel()[:31]], 512, "gemm uses B as a K x N tile"),
+            ([a_in, b.ravel()], 508, "gemm uses C as an M x N tile.*"
+                                     "at least 512 bytes")):
+        with pytest.raises(enigma.DispatchError, match=message):
+            runtime.execute(compiled, inputs, output_size=out_bytes,
+                            grid=32, threads=32)
+    out = runtime.execute(compiled, [a_in, b.ravel()], output_size=512,
+                          grid=32, threads=32)
+    np.testing.assert_allclose(np.frombuffer(out, np.float32).reshape(16, 8),
+                               a.astype(np.float64) @ b, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_gemm_that_may_not_run_is_not_judged_before_launch(runtime):
+    """Under an if (or in a loop) the product may never run: a kernel that
+    is correct for its buffers must not be refused."""
+    @enigma.kernel
+    def maybe(A: enigma.f32, B: enigma.f32, n: enigma.Scalar(enigma.u32),
+              C: enigma.f32):
+        with enigma.if_(n > 100):
+            enigma.gemm(A, B, C, M=16, N=8, K=4)
+    small = np.ones(4, np.float32)
+    out = runtime.execute(enigma.compile(maybe), [small, small],
+                          output_size=16, grid=32, threads=32, scalars=[0])
+    np.testing.assert_array_equal(np.frombuffer(out, np.float32), 0)
 
 
 def test_pipeline_errors():

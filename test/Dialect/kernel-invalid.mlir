@@ -109,3 +109,38 @@ enigma.kernel @too_many_threads() attributes {enigma.threadgroup_size = 2048 : i
 enigma.kernel @threads_not_a_number() attributes {enigma.threadgroup_size = "many"} {
   enigma.return
 }
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents must be an array of dictionaries}}
+enigma.kernel @extents_not_an_array(%A: memref<?xf32>) attributes {enigma.matrix_extents = 3 : i64} {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents entry 0 needs `buffer`, the index of a buffer argument}}
+enigma.kernel @extent_of_a_scalar(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 1 : i64, rows = 1 : i64, cols = 1 : i64, pitch = 1 : i64, what = "x"}]} {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents entry 0 needs exactly one of `rows` (a constant) and `rows_param` (a scalar argument's index)}}
+enigma.kernel @extent_side_twice(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 0 : i64, rows = 1 : i64, rows_param = 1 : i64, cols = 1 : i64, pitch = 1 : i64, what = "x"}]} {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents entry 0 `pitch_param` = 0 is not an integer scalar argument}}
+enigma.kernel @extent_pitch_a_buffer(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 0 : i64, rows = 1 : i64, cols_param = 1 : i64, pitch_param = 0 : i64, what = "x"}]} {
+  enigma.return
+}
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents entry 0 needs `what`, a string for the runtime's message}}
+enigma.kernel @extent_without_words(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 0 : i64, rows = 1 : i64, cols = 1 : i64, pitch = 1 : i64}]} {
+  enigma.return
+}

@@ -67,3 +67,17 @@ enigma.kernel @body(
   memref.store %w, %out[%i] : memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// Matrices the runtime checks before a launch: sides from scalar
+// arguments or constants.
+// CHECK-LABEL: enigma.kernel @matrix_extents(
+// CHECK: enigma.matrix_extents = [{buffer = 0 : i64, cols_param = 2 : i64, pitch = 64 : i64, rows_param = 1 : i64, what = "reads A"}]
+enigma.kernel @matrix_extents(
+    %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
+    %m: i32 {enigma.name = "m", enigma.dtype = "u32"},
+    %k: i32 {enigma.name = "k", enigma.dtype = "u32"}) attributes {
+      enigma.matrix_extents = [{buffer = 0 : i64, rows_param = 1 : i64,
+                                cols_param = 2 : i64, pitch = 64 : i64,
+                                what = "reads A"}]} {
+  enigma.return
+}

@@ -141,6 +141,47 @@ TEST_F(DirectLaunchTest, ShapeAndBoundsAreCheckedBeforeRunning) {
     ASSERT_EQ(v, 7.0f); // nothing ran
 }
 
+TEST_F(DirectLaunchTest, DeclaredMatricesAreCheckedBeforeRunning) {
+  // As gemm_block records its operands: X read as an n x 2 matrix of
+  // pitch 4 needs (n - 1) * 4 + 2 elements.
+  KernelArtifact kernel = axpy();
+  MatrixExtent matrix;
+  matrix.param = 0;
+  matrix.rows.param = 3;
+  matrix.cols.value = 2;
+  matrix.pitch.value = 4;
+  matrix.what = "part reads X as an n x 2 matrix (pitch 4)";
+  kernel.matrixExtents = {matrix};
+  DirectLauncher launcher(backend, kernel);
+  alignas(16) static float x[64], y[64];
+  for (float &v : y)
+    v = 7.0f;
+  auto argsFor = [&](int64_t n) {
+    return std::vector<DirectArg>{
+        {address(x), sizeof x},
+        {address(y), sizeof y},
+        {launcher.scalarBits(2, HostNumber(1.0)), 0},
+        {launcher.scalarBits(3, HostNumber(n)), 0}};
+  };
+  // 16 rows: 62 elements, X has 64.
+  launcher.launch(argsFor(16).data(), {64, 1, 1}, {32, 1, 1}, LaunchQueue{});
+  for (float &v : y)
+    v = 7.0f;
+  try {
+    launcher.launch(argsFor(20).data(), {16, 1, 1}, {16, 1, 1},
+                    LaunchQueue{});
+    FAIL() << "a matrix past X was launched";
+  } catch (const DispatchError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "part reads X as an n x 2 matrix (pitch 4), 20 x 2 with "
+                  "pitch 4: 78 elements, but X (f32) has 64 (256 bytes)"),
+              std::string::npos)
+        << e.what();
+  }
+  for (float v : y)
+    ASSERT_EQ(v, 7.0f); // nothing ran
+}
+
 TEST_F(DirectLaunchTest, RefusesFunctionConstants) {
   KernelArtifact kernel = axpy();
   kernel.constants = {{0, DType::I32}};

@@ -168,6 +168,17 @@ public:
   /// targets may treat the size as a constant. Asking twice for different
   /// sizes is an EnigmaError.
   void requireThreadgroupSize(unsigned threads);
+  /// The kernel reads or writes `buffer` as a `rows x cols` row-major
+  /// matrix with rows `pitch` elements apart (enigma.matrix_extents): the
+  /// runtime refuses a launch whose buffer holds fewer than
+  /// `(rows - 1) * pitch + cols` elements. Sides are scalar parameters or
+  /// constants; a side computed in the kernel cannot be judged before the
+  /// launch, and then nothing is recorded; nor inside an if or a loop,
+  /// where the part may not run at all. `what` starts the message
+  /// ("gemm_block reads A as an m x k matrix (pitch lda)").
+  void requireMatrixExtent(const Buffer &buffer, const Value &rows,
+                           const Value &cols, const Value &pitch,
+                           const std::string &what);
 
   // --- Values -------------------------------------------------------------
   Value constant(double value, DType dtype);

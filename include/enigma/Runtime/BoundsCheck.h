@@ -2,9 +2,11 @@
 //
 // The runtime half of out-of-bounds detection (docs/design/bounds-check.md),
 // used by the Dispatcher on every backend:
-//  - before a launch, checkGridIndexBounds refuses a grid for which an
+//  - before a launch, checkLaunchBounds refuses a grid for which an
 //    unconditional (or position-guarded), grid-affine access
-//    (KernelArtifact::gridIndexBounds) would leave its buffer;
+//    (KernelArtifact::gridIndexBounds) would leave its buffer, and a buffer
+//    too small for the matrix a kernel part reads or writes in it
+//    (KernelArtifact::matrixExtents);
 //  - in bounds-checked mode, BoundsCheckLaunch binds the hidden parameters
 //    the bounds-check pass added (element counts, the violation record) and
 //    turns a recorded violation into a BoundsViolation after the launch.
@@ -33,16 +35,18 @@ using ScalarBits = std::function<uint64_t(unsigned)>;
 
 /// Throws DispatchError when, on `grid`, an access the compiler proved every
 /// thread makes (or every thread that passes a `position < n` guard, with
-/// n's value from `scalars`) would reach past the end of its buffer.
+/// n's value from `scalars`) would reach past the end of its buffer, or
+/// when a buffer holds fewer elements than the matrix the kernel reads or
+/// writes in it (sides from `scalars`).
 /// `buffers` holds the bound buffer of each parameter (null for scalars).
 [[gnu::visibility("default")]] void
-checkGridIndexBounds(const KernelArtifact &kernel,
+checkLaunchBounds(const KernelArtifact &kernel,
                      const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
                      Dim3 grid, const ScalarBits &scalars);
 
-/// checkGridIndexBounds with the scalars of a binding's launch arguments.
+/// checkLaunchBounds with the scalars of a binding's launch arguments.
 [[gnu::visibility("default")]] void
-checkGridIndexBounds(const KernelArtifact &kernel,
+checkLaunchBounds(const KernelArtifact &kernel,
                      const std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
                      Dim3 grid, const std::vector<LaunchArg> &args);
 
@@ -59,7 +63,7 @@ public:
   launchedArtifact(const KernelArtifact &kernel);
 
   /// Allocates the record. `launched` is launchedArtifact()'s result;
-  /// `buffers` as for checkGridIndexBounds.
+  /// `buffers` as for checkLaunchBounds.
   BoundsCheckLaunch(Backend &backend,
                     std::shared_ptr<const KernelArtifact> launched,
                     const std::vector<std::shared_ptr<DeviceBuffer>> &buffers);

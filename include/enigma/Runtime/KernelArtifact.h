@@ -11,6 +11,7 @@
 #include "enigma/Support/DType.h"
 #include "enigma/Support/CudaTensorMap.h"
 #include "enigma/Support/GridIndexBound.h"
+#include "enigma/Support/MatrixExtent.h"
 
 #include <cstdint>
 #include <string>
@@ -88,6 +89,10 @@ struct KernelArtifact {
   std::vector<BoundsCheckSite> boundsCheckSites;
   /// Pre-dispatch out-of-bounds detection (without bounds-checked mode).
   std::vector<GridIndexBound> gridIndexBounds;
+  /// Buffers that kernel parts read or write as matrices with sides from
+  /// scalar parameters (enigma.matrix_extents), checked before dispatch in
+  /// either mode.
+  std::vector<MatrixExtent> matrixExtents;
   /// Tensor maps of the CUDA kernel's tile copies (may be empty).
   std::vector<CudaTensorMap> cudaTensorMaps;
 };

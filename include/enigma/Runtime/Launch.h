@@ -77,7 +77,7 @@ private:
   std::shared_ptr<const KernelArtifact> artifact; // the user's parameters
   std::shared_ptr<const KernelArtifact> launched; // with hidden ones, if any
   std::shared_ptr<LoadedKernel> loaded;
-  /// Buffer sizes for checkGridIndexBounds, updated per launch.
+  /// Buffer sizes for checkLaunchBounds, updated per launch.
   struct SizedBuffer;
   std::vector<std::shared_ptr<DeviceBuffer>> sizes;
   std::vector<SizedBuffer *> sizeViews;

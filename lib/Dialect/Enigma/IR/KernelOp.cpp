@@ -112,7 +112,89 @@ LogicalResult KernelOp::verify() {
                            << " must be an integer from 1 to 1024 (threads "
                               "per threadgroup)";
   }
+  return verifyMatrixExtents();
+}
+
+namespace {
+/// Side `name` of a matrix_extents entry: a constant `name` or the index of
+/// a scalar argument `name_param`; "" when it is well-formed.
+std::string checkSide(KernelOp kernel, DictionaryAttr entry, StringRef name) {
+  auto constant = entry.getAs<IntegerAttr>(name);
+  auto param = entry.getAs<IntegerAttr>((name + "_param").str());
+  if (bool(constant) == bool(param))
+    return ("needs exactly one of `" + name + "` (a constant) and `" + name +
+            "_param` (a scalar argument's index)")
+        .str();
+  if (constant)
+    return constant.getValue().isNegative()
+               ? ("has a negative `" + name + "`").str()
+               : "";
+  int64_t i = param.getInt();
+  if (i < 0 || i >= int64_t(kernel.getNumArguments()) ||
+      kernel.isBufferParam(unsigned(i)) ||
+      !kernel.getArgument(unsigned(i)).getType().isInteger() ||
+      kernel.getArgument(unsigned(i)).getType().isInteger(1))
+    return ("`" + name + "_param` = " + std::to_string(i) +
+            " is not an integer scalar argument")
+        .str();
+  return "";
+}
+} // namespace
+
+LogicalResult KernelOp::verifyMatrixExtents() {
+  Attribute attr = (*this)->getAttr(kMatrixExtentsAttr);
+  if (!attr)
+    return success();
+  auto entries = llvm::dyn_cast<ArrayAttr>(attr);
+  if (!entries)
+    return emitOpError() << kMatrixExtentsAttr.str()
+                         << " must be an array of dictionaries";
+  for (auto [n, element] : llvm::enumerate(entries)) {
+    auto entry = llvm::dyn_cast<DictionaryAttr>(element);
+    auto where = [&]() {
+      return emitOpError() << kMatrixExtentsAttr.str() << " entry " << n
+                           << " ";
+    };
+    if (!entry)
+      return where() << "is not a dictionary";
+    auto buffer = entry.getAs<IntegerAttr>("buffer");
+    if (!buffer || buffer.getInt() < 0 ||
+        buffer.getInt() >= int64_t(getNumArguments()) ||
+        !isBufferParam(unsigned(buffer.getInt())))
+      return where() << "needs `buffer`, the index of a buffer argument";
+    for (StringRef side : {"rows", "cols", "pitch"})
+      if (std::string error = checkSide(*this, entry, side); !error.empty())
+        return where() << error;
+    if (!entry.getAs<StringAttr>("what"))
+      return where() << "needs `what`, a string for the runtime's message";
+  }
   return success();
+}
+
+std::vector<MatrixExtent> KernelOp::getMatrixExtents() {
+  std::vector<MatrixExtent> out;
+  auto entries = (*this)->getAttrOfType<ArrayAttr>(kMatrixExtentsAttr);
+  if (!entries)
+    return out;
+  for (auto entry : entries.getAsRange<DictionaryAttr>()) {
+    MatrixExtent extent;
+    extent.param = unsigned(entry.getAs<IntegerAttr>("buffer").getInt());
+    auto side = [&](StringRef name) {
+      MatrixExtent::Side s;
+      if (auto constant = entry.getAs<IntegerAttr>(name))
+        s.value = constant.getValue().getZExtValue();
+      else
+        s.param = int(entry.getAs<IntegerAttr>((name + "_param").str())
+                          .getInt());
+      return s;
+    };
+    extent.rows = side("rows");
+    extent.cols = side("cols");
+    extent.pitch = side("pitch");
+    extent.what = entry.getAs<StringAttr>("what").str();
+    out.push_back(std::move(extent));
+  }
+  return out;
 }
 
 std::optional<uint64_t> KernelOp::getRequiredThreadgroupSize() {

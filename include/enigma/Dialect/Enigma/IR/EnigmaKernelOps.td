@@ -30,6 +30,15 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     constant: CUDA as `__launch_bounds__(N)`, Metal as
     `[[max_total_threads_per_threadgroup(N)]]`.
 
+    `enigma.matrix_extents` lists buffers that the kernel reads or writes
+    as row-major matrices whose sides come from scalar parameters, so that
+    the runtime refuses a launch whose buffer is too small instead of
+    running past its end. Each entry is a dictionary: `buffer` (the buffer
+    argument's index), the sides `rows`, `cols` and `pitch`, each either a
+    constant (`rows = 64`) or the index of an integer scalar argument
+    (`rows_param = 3`), and `what` (the message's words). The buffer needs
+    `(rows - 1) * pitch + cols` elements when both sides are non-zero.
+
     ```mlir
     enigma.kernel @vector_add(%A: memref<?xf32, #enigma.address_space<device>>) {
       enigma.return
@@ -75,6 +84,12 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     std::optional<uint64_t> getRequiredThreadgroupSize();
     static constexpr ::llvm::StringLiteral kThreadgroupSizeAttr =
         "enigma.threadgroup_size";
+    /// Checks enigma.matrix_extents (part of the verifier).
+    ::mlir::LogicalResult verifyMatrixExtents();
+    /// The buffers read as matrices (enigma.matrix_extents), in order.
+    std::vector<::enigma::MatrixExtent> getMatrixExtents();
+    static constexpr ::llvm::StringLiteral kMatrixExtentsAttr =
+        "enigma.matrix_extents";
   }];
 }
 

@@ -3,6 +3,7 @@
 #define ENIGMA_DIALECT_ENIGMA_IR_ENIGMAOPS_H
 
 #include "enigma/Dialect/Enigma/IR/EnigmaDialect.h"
+#include "enigma/Support/MatrixExtent.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
