@@ -35,6 +35,7 @@ Causal attention stops at the diagonal block. Any S works (edges are
 zero-filled and masked).
 """
 
+import argparse
 import functools
 import math
 import sys
@@ -269,10 +270,7 @@ def run_prepared(rt, x, causal=False):
     return prepared, grid, threads, check
 
 
-def main(*args) -> int:
-    causal = "--causal" in args
-    dims = [int(a) for a in args if a != "--causal"]
-    bh, s, d = (dims + [4, 200, 64][len(dims):])[:3]
+def main(bh: int = 4, s: int = 200, d: int = 64, causal: bool = False) -> int:
     rng = np.random.default_rng()
     q, k, v = (to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
     rt = enigma.best_runtime()
@@ -283,5 +281,21 @@ def main(*args) -> int:
     return 0
 
 
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description="bfloat16 flash attention forward on the best available "
+                    "runtime, checked against numpy (float64).")
+    for name, default, what in (("BH", 4, "batch x heads"),
+                                ("S", 200, "sequence length"),
+                                ("D", 64, "head dimension, 64 or 128")):
+        parser.add_argument(name.lower(), metavar=name, type=int,
+                            nargs="?", default=default,
+                            help=f"{what} (default {default})")
+    parser.add_argument("--causal", action="store_true",
+                        help="mask keys after each query (causal attention)")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    args = parse_args(sys.argv[1:])
+    sys.exit(main(args.bh, args.s, args.d, args.causal))

@@ -14,6 +14,7 @@ configurations of ``enigma.gemm_configs`` on the runtime
 (``enigma.autotune``).
 """
 
+import argparse
 import functools
 import sys
 
@@ -133,5 +134,17 @@ def main(m: int = 200, n: int = 136, k: int = 96) -> int:
     return 0
 
 
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description="bfloat16 GEMM C = A @ B on the best available runtime, "
+                    "checked against numpy (float64).")
+    for name, default in (("M", 200), ("N", 136), ("K", 96)):
+        parser.add_argument(name.lower(), metavar=name, type=int,
+                            nargs="?", default=default,
+                            help=f"{name} (default {default})")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*(int(v) for v in sys.argv[1:4])))
+    args = parse_args(sys.argv[1:])
+    sys.exit(main(args.m, args.n, args.k))

@@ -12,6 +12,7 @@ product runs on TF32 tensor cores (mma.sync m16n8k8), which rounds the
 operands to 10 bits of mantissa. The CPU and Metal compute fp32 either way.
 """
 
+import argparse
 import functools
 import sys
 
@@ -103,10 +104,7 @@ def run_prepared(rt, x, config=None, allow_tf32=False):
     return prepared, grid, threads, check
 
 
-def main(*args) -> int:
-    tf32 = "--tf32" in args
-    m, n, k = ([int(v) for v in args if v != "--tf32"] + [200, 136, 96][
-        len([v for v in args if v != "--tf32"]):])[:3]
+def main(m: int = 200, n: int = 136, k: int = 96, tf32: bool = False) -> int:
     rng = np.random.default_rng()
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -117,5 +115,19 @@ def main(*args) -> int:
     return 0
 
 
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        description="float32 GEMM C = A @ B on the best available runtime, "
+                    "checked against numpy (float64).")
+    for name, default in (("M", 200), ("N", 136), ("K", 96)):
+        parser.add_argument(name.lower(), metavar=name, type=int,
+                            nargs="?", default=default,
+                            help=f"{name} (default {default})")
+    parser.add_argument("--tf32", action="store_true",
+                        help="allow TF32 tensor cores (allow_tf32=True)")
+    return parser.parse_args(argv)
+
+
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    args = parse_args(sys.argv[1:])
+    sys.exit(main(args.m, args.n, args.k, args.tf32))
