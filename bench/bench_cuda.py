@@ -696,6 +696,16 @@ def bench_compile():
     rows.append(("compile vector_add", "warm cache, new process", f"{times[1]:.1f} ms", "target <= 20 ms"))
 
 
+def device_name():
+    """The GPU the benchmarks ran on, as the driver names it (the charts and
+    the table say which card gave the numbers)."""
+    try:
+        import torch
+        return torch.cuda.get_device_name()
+    except Exception:  # noqa: BLE001 - no torch: the CUDA runtime's device
+        return "NVIDIA GPU"
+
+
 def chart(out):
     try:
         import matplotlib
@@ -709,7 +719,7 @@ def chart(out):
            color=["#c44" if "enigma" in k else "#888" for k in labels])
     ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("GB/s (read + written)")
-    ax.set_title("Enigma CUDA backend vs. alternatives, one H200")
+    ax.set_title(f"Enigma CUDA backend vs. alternatives, one {device_name()}")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "bandwidth.png"), dpi=120)
 
@@ -763,7 +773,8 @@ def compute_chart(out):
                     linestyle="--", linewidth=1.2)
     ax.axvline(1.0, color="#888", linewidth=1)
     ax.set_xlabel("Enigma throughput / reference (median of rounds, range)")
-    ax.set_title("Compute-bound kernels, one H200 (dashed: each row's target)")
+    ax.set_title(f"Compute-bound kernels, one {device_name()} "
+                 "(dashed: each row's target)")
     ax.invert_yaxis()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "compute.png"), dpi=120)
@@ -868,7 +879,8 @@ def main():
     compute_chart(args.out)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump(rows, f, indent=1)
-    print(f"\n{time.strftime('%Y-%m-%d')}, one NVIDIA H200\n")
+    print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, one "
+          f"{device_name()}\n")
     print("| benchmark | implementation | time | bandwidth / note |\n|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(str(c) for c in r) + " |")
