@@ -336,17 +336,16 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
                 problem["allow_tf32"] = tf32
             rel = 2.0**-7 if (dtype == "bf16" or tf32) else 2.0**-16
             tuner = ex.tuned
-            if tf32:   # an extra row: the default tiles, no sweep
-                launch = tuner(enigma.default_gemm_config("cuda", dtype),
-                               **problem)
-            else:
-                launch = tuner.best(rt, [a, b], outputs=[c],
-                                    check=lambda p: (
-                                        torch.cuda.synchronize(),
-                                        _close(c, ref, name + tag, rel)),
-                                    **problem)
-                _sweep_rows(name + tag, tuner, tuple(problem[x] for x in
-                                                     tuner.key), flops)
+            if tf32:   # TF32 tensor cores: their own tiles
+                tuner = ex.tuned_tf32
+                del problem["allow_tf32"]
+            launch = tuner.best(rt, [a, b], outputs=[c],
+                                check=lambda p: (
+                                    torch.cuda.synchronize(),
+                                    _close(c, ref, name + tag, rel)),
+                                **problem)
+            _sweep_rows(name + tag, tuner, tuple(problem[x] for x in
+                                                 tuner.key), flops)
             prepared = launch.prepare(rt, [a, b], outputs=[c])
             c.fill_(float("nan"))
             prepared.dispatch(launch.grid, launch.threads)

@@ -37,9 +37,9 @@ def compiled(config, allow_tf32=False):
     return enigma.compile(make_kernel(config, allow_tf32))
 
 
-def config_for(rt):
+def config_for(rt, allow_tf32=False):
     target = {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
-    return enigma.default_gemm_config(target, "f32")
+    return enigma.default_gemm_config(target, "f32", allow_tf32)
 
 
 @enigma.autotune(configs=enigma.gemm_configs("cuda", "f32"),
@@ -49,6 +49,13 @@ def tuned(config, m, n, k, allow_tf32=False):
     return enigma.Launch(compiled(config, allow_tf32), *config.launch(m, n),
                          scalars=[m, n, k],
                          output_bytes=m * n * 4)
+
+
+@enigma.autotune(configs=enigma.gemm_configs("cuda", "f32", allow_tf32=True),
+                 key=["m", "n", "k"])
+def tuned_tf32(config, m, n, k):
+    """``tuned`` with TF32 tensor cores, over their own tiles."""
+    return tuned.fn(config, m, n, k, allow_tf32=True)
 
 
 def _shapes(a, b):
@@ -65,7 +72,7 @@ def _shapes(a, b):
 def run(rt, a, b, config=None, allow_tf32=False):
     """C = A @ B for 2-D float32 arrays; returns (M, N) float32."""
     a, b, m, n, k = _shapes(a, b)
-    config = config or config_for(rt)
+    config = config or config_for(rt, allow_tf32)
     grid, threads = config.launch(m, n)
     raw = rt.execute(compiled(config, allow_tf32), [a, b],
                      output_size=m * n * 4, grid=grid, threads=threads,
@@ -93,7 +100,7 @@ def check_output(c, a, b, tf32=False):
 def run_prepared(rt, x, config=None, allow_tf32=False):
     """(prepared, grid, threads, check) for ``x = (A, B)``."""
     a, b, m, n, k = _shapes(*x)
-    config = config or config_for(rt)
+    config = config or config_for(rt, allow_tf32)
     grid, threads = config.launch(m, n)
     prepared = rt.prepare(compiled(config, allow_tf32), [a, b], m * n * 4,
                           scalars=[m, n, k])
@@ -109,7 +116,7 @@ def main(m: int = 200, n: int = 136, k: int = 96, tf32: bool = False) -> int:
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     rt = enigma.best_runtime()
-    print(f"runtime: {type(rt).__name__}, {config_for(rt)}, tf32={tf32}")
+    print(f"runtime: {type(rt).__name__}, {config_for(rt, tf32)}, tf32={tf32}")
     check_output(run(rt, a, b, allow_tf32=tf32), a, b, tf32)
     print("pass")
     return 0

@@ -453,16 +453,21 @@ _TG_LIMITS = {"metal": 32 * 1024, "cpu": 227 * 1024, "cuda": 227 * 1024}
 _TG_LIMIT = max(_TG_LIMITS.values())
 
 
-def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
+def gemm_configs(target: str = "cuda", dtype="bf16",
+                 allow_tf32: bool = False) -> list:
     """Configurations worth timing for ``target`` ("cuda", "metal", "cpu")
     and operand dtype, the usual winners first; each fits the target's
     threadgroup memory (32 KiB on Metal, 227 KiB on CUDA and the CPU). The
     16-bit CUDA list starts with warpgroup shapes (:func:`warpgroup_shape`:
-    wgmma on Hopper)."""
+    wgmma on Hopper). ``allow_tf32`` picks, for float operands on CUDA, the
+    tiles of TF32 tensor-core products instead of those of FMA (other
+    targets compute fp32 either way)."""
     dtype = as_dtype(dtype)
     if target not in _TG_LIMITS:
         fail(f"gemm_configs: target must be one of {sorted(_TG_LIMITS)}, "
              f"got {target!r}")
+    if not isinstance(allow_tf32, bool):
+        fail(f"gemm_configs: allow_tf32 must be a bool, got {allow_tf32!r}")
     if target == "cpu":
         return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 32, 32, 1, 1, 2)]
     if target == "metal":
@@ -481,6 +486,20 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
                  MmaConfig(128, 128, 32, 2, 2, 4),
                  MmaConfig(128, 128, 32, 2, 2, 2),
                  MmaConfig(64, 128, 32, 2, 2, 2)]
+    elif allow_tf32:
+        # TF32 tensor cores (mma.sync m16n8k8): deeper pipelines and
+        # wider tiles than FMA wants; fastest first on an H100 at 4096^3
+        # (docs/benchmarks.md).
+        cands = [MmaConfig(128, 128, 16, 2, 2, 4),
+                 MmaConfig(128, 128, 32, 2, 2, 3),
+                 MmaConfig(128, 256, 32, 2, 4, 3),
+                 MmaConfig(256, 128, 32, 4, 2, 3),
+                 MmaConfig(128, 256, 16, 2, 4, 4),
+                 MmaConfig(128, 128, 32, 2, 2, 4),
+                 MmaConfig(128, 64, 32, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 4, 2, 3),
+                 MmaConfig(128, 64, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 32, 2, 2, 3)]
     else:
         # FMA in registers: fastest first on an H200 at 4096^3
         # (docs/benchmarks.md); smaller tiles for smaller products.
@@ -497,9 +516,10 @@ def gemm_configs(target: str = "cuda", dtype="bf16") -> list:
     return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMITS[target]]
 
 
-def default_gemm_config(target: str = "cuda", dtype="bf16") -> MmaConfig:
+def default_gemm_config(target: str = "cuda", dtype="bf16",
+                        allow_tf32: bool = False) -> MmaConfig:
     """The first of :func:`gemm_configs`."""
-    return gemm_configs(target, dtype)[0]
+    return gemm_configs(target, dtype, allow_tf32)[0]
 
 
 def _check_config(config, dtype, what):

@@ -959,6 +959,17 @@ def test_gemm_configs_fit_threadgroup_memory():
     assert enigma.warpgroup_shape(first, "bf16") and first.stages >= 3
     with pytest.raises(enigma.EnigmaError, match="target must be one of"):
         enigma.gemm_configs("rocm", "bf16")
+    # TF32 tensor cores have tiles of their own on CUDA, where they fit;
+    # the other targets compute fp32 either way.
+    tf32 = enigma.gemm_configs("cuda", "f32", allow_tf32=True)
+    assert tf32 and tf32 != enigma.gemm_configs("cuda", "f32")
+    assert all(c.smem_bytes("f32") <= 227 * 1024 for c in tf32)
+    assert enigma.default_gemm_config("cuda", "f32", allow_tf32=True) == \
+        tf32[0]
+    assert enigma.gemm_configs("cpu", "f32", allow_tf32=True) == \
+        enigma.gemm_configs("cpu", "f32")
+    with pytest.raises(enigma.EnigmaError, match="allow_tf32 must be a bool"):
+        enigma.gemm_configs("cuda", "f32", allow_tf32="yes")
 
 
 # --------------------------------------------------------------------------

@@ -87,6 +87,27 @@ def test_gemm_f32(runtime, rng, m, n, k, tf32):
             ex.check_output(bad, a, b)
 
 
+def test_gemm_f32_tf32_tiles(runtime, rng):
+    # The TF32 tiles of CUDA at an edge size (every tile masked): all of
+    # them on CUDA, where they run on tensor cores; two elsewhere, which
+    # compute fp32 (within the TF32 bound all the same).
+    ex = _load("gemm_f32")
+    a = rng.standard_normal((131, 72)).astype(np.float32)
+    b = rng.standard_normal((72, 150)).astype(np.float32)
+    limit = 32 * 1024 if runtime.name == "metal-host" else 227 * 1024
+    configs = [c for c in enigma.gemm_configs("cuda", "f32", allow_tf32=True)
+               if c.smem_bytes("f32") <= limit]
+    if not configs:
+        pytest.skip("no TF32 tile fits Metal's 32 KiB of threadgroup memory")
+    for config in configs if runtime.name == "cuda" else configs[:2]:
+        c = ex.run(runtime, a, b, config, allow_tf32=True)
+        ex.check_output(c, a, b, tf32=True)
+    if runtime.name == "cuda":   # and they are not fp32 FMA
+        c = ex.run(runtime, a, b, configs[0], allow_tf32=True)
+        with pytest.raises(AssertionError):
+            ex.check_output(c, a, b)
+
+
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bh,s", [(1, 1), (2, 64), (3, 100), (1, 130)])

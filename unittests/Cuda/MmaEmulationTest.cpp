@@ -549,6 +549,23 @@ TEST(MmaEmulation, Tf32Operands) {
       0, 1, 0, 0, 2e-3);
 }
 
+// K x N B under gemm_block's float swizzles: read through per-lane offsets
+// worked out once per product (column offsets that are multiples of the
+// fragment's width, rows past the first 8 of the swizzle's period, a
+// second stage), and element-wise where the offset does not fit.
+TEST(MmaEmulation, Tf32RowMajorSwizzledB) {
+  checkMma<float, 64, 32, 32, 32, false, 3, 2, 3, 64, false, 3, 2, 4, true>(
+      0, 0, 0, 0, 2e-3);
+  checkMma<float, 32, 32, 32, 32, false, 3, 2, 3, 64, false, 3, 2, 4, true>(
+      0, 0, 2048, 32, 2e-3);
+  checkMma<float, 32, 64, 16, 16, false, 3, 2, 2, 128, false, 3, 2, 5, true>(
+      0, 0, 0, 64, 2e-3);
+  checkMma<float, 16, 32, 16, 16, false, 0, 0, 0, 64, false, 3, 2, 4, true>(
+      0, 0, 0, 8, 2e-3);
+  checkMma<float, 16, 16, 8, 8, false, 0, 0, 0, 24, false, 0, 0, 0, true>(
+      0, 0, 0, 5, 2e-3);
+}
+
 TEST(MmaEmulation, Fp32FmaPaths) {
   // Vectorised (row-major A, N-contiguous B, aligned) and element-wise.
   checkMma<float, 32, 32, 16, 16, false, 2, 2, 2, 32, false, 3, 2, 3>(0, 0, 0,

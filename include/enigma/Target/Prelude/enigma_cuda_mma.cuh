@@ -397,6 +397,42 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
   }
 }
 
+/* The TF32 product's reads of an N-contiguous B: lane (g, t) reads rows
+ * 8 kk + t and 8 kk + t + 4 at columns 8 s + g. With simt_b_cols's split
+ * and a swizzle of at most 3 bits, a row's mask depends only on the row
+ * modulo 8, t + 4 e here, so the lane works out its 2 N / 8 offsets once
+ * per product and every read is `base + offset + immediate`. */
+template <class TB, int N> struct tf32_b_rows {
+  typedef simt_b_cols<TB, N> BCols;
+  enum : bool { kSplit = BCols::value && TB::kS0 <= 3 };
+  const float *hi = nullptr;
+  unsigned off[2][N / 8];
+  bool fast = false;
+  __device__ __forceinline__ tf32_b_rows(const TB &B, unsigned lane) {
+    if constexpr (kSplit) {
+      if (!BCols::fits(B.off))
+        return;
+      const unsigned g = lane >> 2, t = lane & 3u, lo = BCols::low(B.off);
+      hi = B.p + B.base + (B.off - lo);
+      fast = true;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const unsigned row = t + 4u * unsigned(e), m = BCols::mask(int(row));
+        const unsigned high = m & ~unsigned(BCols::Nb - 1);
+        const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
+#pragma unroll
+        for (int s = 0; s < N / 8; ++s)
+          off[e][s] = row * unsigned(TB::kLd) + (lo ^ high) +
+                      ((8u * unsigned(s)) ^ mid) + (g ^ (m & 7u));
+      }
+    }
+  }
+  /* B(8 kk + t + 4 e, 8 s + g). */
+  __device__ __forceinline__ float at(int kk, int e, int s) const {
+    return hi[8 * kk * TB::kLd + off[e][s]];
+  }
+};
+
 template <int M, int N, int K, class TA, class TB>
 __device__ __forceinline__ void mma_simt_vec(float *acc, const TA &A,
                                              const TB &B, unsigned lane) {
@@ -720,6 +756,7 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
     /* ldmatrix on 32-bit data: 8 rows of 4 floats, starts 16-byte aligned */
     const bool aDirect = !ATr && ((a_base | a_off) & 3u) == 0;
     const bool bDirect = BTr && ((b_base | b_off) & 3u) == 0;
+    const tf32_b_rows<TB, N> bCols(B, lane);
 #pragma unroll
     for (int kk = 0; kk < K / 8; ++kk) {
       unsigned af[M / 16][4], bf[N / 8][2];
@@ -749,6 +786,12 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
           for (int j = 0; j < 2; ++j) {
             bf[2 * jb][j] = to_tf32(as_float(bf[2 * jb][j]));
             bf[2 * jb + 1][j] = to_tf32(as_float(bf[2 * jb + 1][j]));
+          }
+        } else if (bCols.fast) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            bf[2 * jb + h][0] = to_tf32(bCols.at(kk, 0, 2 * jb + h));
+            bf[2 * jb + h][1] = to_tf32(bCols.at(kk, 1, 2 * jb + h));
           }
         } else {
 #pragma unroll
