@@ -33,13 +33,12 @@ import inspect
 import json
 import os
 import socket
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-from . import _core
+from . import _core, _progress
 
 __all__ = ["autotune", "Autotuner", "Launch"]
 
@@ -245,36 +244,33 @@ class Autotuner:
         return float(np.median(samples))
 
     def _tune(self, rt, inputs, problem, prepare_args, check, key_values):
-        show = sys.stderr.isatty()
         results = []
         best, best_us = None, float("inf")
         label = f"autotune {self.__name__} " + \
             ", ".join(f"{k}={v}" for k, v in zip(self.key, key_values))
-        for i, config in enumerate(self.configs):
-            if show:
-                sys.stderr.write(f"\r\x1b[2K{label}: config {i + 1}/"
-                                 f"{len(self.configs)} ({_describe(config)})")
-                sys.stderr.flush()
-            try:
-                launch = self.build(i, problem)
-                prepared = launch.prepare(rt, inputs, **prepare_args)
+        with _progress.Progress(label, total=len(self.configs)) as bar:
+            for i, config in enumerate(self.configs):
+                bar.update(i, f"timing {_describe(config)}" + (
+                    f", best {best_us:.1f} us" if best is not None else ""),
+                    force=True)
                 try:
-                    for _ in range(max(1, self.warmup)):
-                        prepared.dispatch(launch.grid, launch.threads)
-                    if check is not None:
-                        check(prepared)
-                    us = self._time_us(prepared, launch)
-                finally:
-                    prepared.release()
-            except Exception as e:  # noqa: BLE001 - a failing config is skipped
-                results.append((config, f"failed: {str(e).splitlines()[0]}"))
-                continue
-            results.append((config, us))
-            if us < best_us:
-                best, best_us = i, us
-        if show:
-            sys.stderr.write("\r\x1b[2K")
-            sys.stderr.flush()
+                    launch = self.build(i, problem)
+                    prepared = launch.prepare(rt, inputs, **prepare_args)
+                    try:
+                        for _ in range(max(1, self.warmup)):
+                            prepared.dispatch(launch.grid, launch.threads)
+                        if check is not None:
+                            check(prepared)
+                        us = self._time_us(prepared, launch)
+                    finally:
+                        prepared.release()
+                except Exception as e:  # noqa: BLE001 - a failing config is skipped
+                    results.append((config,
+                                    f"failed: {str(e).splitlines()[0]}"))
+                    continue
+                results.append((config, us))
+                if us < best_us:
+                    best, best_us = i, us
         self.timings[key_values] = results
         if best is None:
             raise RuntimeError(f"{label}: every configuration failed: " +

@@ -181,3 +181,40 @@ def test_a_slow_build_shows_its_activity_on_a_terminal(tmp_path, rng):
     assert "enigma: building enigma_kernel_slow for cpu (build 1 of this " \
         "run" in err, err
     assert err.endswith("\r\x1b[K")
+
+
+def test_autotune_shows_its_progress_on_a_terminal(tmp_path):
+    # The autotuner's line is the shared progress line: which configuration
+    # it is timing, the best so far, cleared at the end.
+    code = textwrap.dedent("""
+        import numpy as np
+        import enigma
+
+        @enigma.kernel
+        def scale(a: enigma.f32, n: enigma.Scalar(enigma.u32),
+                  out: enigma.f32):
+            i = enigma.thread_position_in_grid
+            with enigma.if_(i < n):
+                out[i] = a[i] * 2.0
+
+        compiled = enigma.compile(scale)
+
+        @enigma.autotune(configs=[32, 64, 128], key=["n"], repeat=1,
+                         batch=1)
+        def tuned(threads, n):
+            return enigma.Launch(compiled, (n, 1, 1), (threads, 1, 1),
+                                 scalars=[n], output_bytes=4 * n)
+
+        a = np.arange(1000, dtype=np.float32)
+        launch = tuned.best(enigma.CpuRuntime(), [a], output_size=4000,
+                            n=1000)
+        print(launch.threads)
+    """)
+    err, out = _read_pty(code, {"ENIGMA_CACHE_DIR": str(tmp_path)})
+    assert out.strip() in ("(32, 1, 1)", "(64, 1, 1)", "(128, 1, 1)")
+    lines = [u.split(" (")[0] for u in err.split("\r\x1b[K") if u]
+    tuning = [u for u in lines if u.startswith("enigma: autotune tuned")]
+    assert "enigma: autotune tuned n=1000 0/3 timing 32" in tuning
+    assert any(u.startswith("enigma: autotune tuned n=1000 2/3 timing 128, "
+                            "best ") and u.endswith(" us") for u in tuning)
+    assert err.endswith("\r\x1b[K") and "\n" not in err
