@@ -9,7 +9,9 @@ simdgroup accumulates its fragment with FMA in registers (every element's
 sum stays fp32, like ``torch.matmul`` with TF32 off); with ``--tf32``
 (``allow_tf32=True``, as ``torch.backends.cuda.matmul.allow_tf32``) the
 product runs on TF32 tensor cores (mma.sync m16n8k8), which rounds the
-operands to 10 bits of mantissa. The CPU and Metal compute fp32 either way.
+operands to 10 bits of mantissa, with tiles of its own (``tuned_tf32``
+times ``enigma.gemm_configs("cuda", "f32", allow_tf32=True)``). The CPU
+and Metal compute fp32 either way.
 """
 
 import argparse
