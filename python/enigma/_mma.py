@@ -453,6 +453,14 @@ _TG_LIMITS = {"metal": 32 * 1024, "cpu": 227 * 1024, "cuda": 227 * 1024}
 _TG_LIMIT = max(_TG_LIMITS.values())
 
 
+def _gemm_dtype(dtype, what):
+    """``dtype``, which gemm_block multiplies (half, bfloat, float), or an
+    EnigmaError."""
+    if dtype.name not in ("f16", "bf16", "f32"):
+        fail(f"{what} must be half, bfloat or float, got {dtype.name}")
+    return dtype
+
+
 def gemm_configs(target: str = "cuda", dtype="bf16",
                  allow_tf32: bool = False) -> list:
     """Configurations worth timing for ``target`` ("cuda", "metal", "cpu")
@@ -462,7 +470,7 @@ def gemm_configs(target: str = "cuda", dtype="bf16",
     wgmma on Hopper). ``allow_tf32`` picks, for float operands on CUDA, the
     tiles of TF32 tensor-core products instead of those of FMA (other
     targets compute fp32 either way)."""
-    dtype = as_dtype(dtype)
+    dtype = _gemm_dtype(as_dtype(dtype), "gemm_configs: dtype")
     if target not in _TG_LIMITS:
         fail(f"gemm_configs: target must be one of {sorted(_TG_LIMITS)}, "
              f"got {target!r}")
@@ -661,10 +669,7 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     if A.dtype != B.dtype:
         fail(f"{what}: A is {A.dtype.name} and B is {B.dtype.name}; both "
              "must have one dtype")
-    dtype = A.dtype
-    if dtype.name not in ("f16", "bf16", "f32"):
-        fail(f"{what}: A and B must be half, bfloat or float, got "
-             f"{dtype.name}")
+    dtype = _gemm_dtype(A.dtype, f"{what}: A and B")
     _check_config(config, dtype, what)
     c = config
     # Its simdgroups split the block among themselves, so the kernel runs

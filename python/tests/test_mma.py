@@ -970,6 +970,12 @@ def test_gemm_configs_fit_threadgroup_memory():
         enigma.gemm_configs("cpu", "f32")
     with pytest.raises(enigma.EnigmaError, match="allow_tf32 must be a bool"):
         enigma.gemm_configs("cuda", "f32", allow_tf32="yes")
+    # Operands gemm_block cannot multiply have no tiles (not float ones).
+    for target in ("cuda", "metal", "cpu"):
+        with pytest.raises(enigma.EnigmaError, match="half, bfloat or float"):
+            enigma.gemm_configs(target, "i8")
+        with pytest.raises(enigma.EnigmaError, match="half, bfloat or float"):
+            enigma.default_gemm_config(target, "u16")
 
 
 # --------------------------------------------------------------------------
