@@ -338,6 +338,14 @@ template <class TB, int N> struct simt_b_cols {
               ((1u << TB::kS0) - 1u))
              << TB::kS1;
   }
+  /* Column 8 s + c (c < 8) of a row with mask m, from the row's start less
+   * B's low offset `lo`: the mask's bits from Nb up go with lo, its bits 3
+   * to Nb with 8 s, those below 3 with c. */
+  static __device__ __forceinline__ unsigned column(unsigned lo, unsigned m,
+                                                    unsigned s, unsigned c) {
+    return (lo ^ (m & ~unsigned(Nb - 1))) +
+           ((8u * s) ^ (m & unsigned(Nb - 1) & ~7u)) + (c ^ (m & 7u));
+  }
 };
 
 /* Vectorised FMA path for a K-contiguous A (float4 per row and 4 k) and an
@@ -350,8 +358,7 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
   typedef simt_b_cols<TB, N> BCols;
   constexpr bool kFastA = simt_a_rows<TA>::value;
   const int g = int(lane >> 2), t = int(lane & 3u);
-  /* B's split: row k, column c at bHi + k Ld + (lo ^ the mask's bits from
-   * Nb up) + (8 s ^ its bits 3 to Nb) + (2 t ^ its bits below 3). */
+  /* B's split: row k, column 8 s + 2 t at bHi + k Ld + column(...). */
   const unsigned lo = FastB ? BCols::low(B.off) : 0u;
   const float *bHi = B.p + B.base + (B.off - lo);
   /* Runs of 8 k in a loop that is not unrolled: a whole deep tile unrolled
@@ -373,14 +380,11 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
       for (int kk = 0; kk < 4; ++kk) {
         float2 bv[N / 8];
         const unsigned m = BCols::mask(kr + kk); /* = mask(k4 + kk) */
-        const unsigned high = m & ~unsigned(BCols::Nb - 1);
-        const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
 #pragma unroll
         for (int s = 0; s < N / 8; ++s)
           bv[s] = FastB
                       ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
-                                              (lo ^ high) + ((8u * s) ^ mid) +
-                                              ((2u * t) ^ (m & 7u))]
+                                              BCols::column(lo, m, s, 2u * t)]
                       : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
         for (int i = 0; i < M * N / 32; ++i) {
@@ -418,12 +422,10 @@ template <class TB, int N> struct tf32_b_rows {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const unsigned row = t + 4u * unsigned(e), m = BCols::mask(int(row));
-        const unsigned high = m & ~unsigned(BCols::Nb - 1);
-        const unsigned mid = m & unsigned(BCols::Nb - 1) & ~7u;
 #pragma unroll
         for (int s = 0; s < N / 8; ++s)
-          off[e][s] = row * unsigned(TB::kLd) + (lo ^ high) +
-                      ((8u * unsigned(s)) ^ mid) + (g ^ (m & 7u));
+          off[e][s] = row * unsigned(TB::kLd) +
+                      BCols::column(lo, m, unsigned(s), g);
       }
     }
   }
