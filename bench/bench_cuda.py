@@ -701,7 +701,7 @@ def device_name():
     try:
         import torch
         return torch.cuda.get_device_name()
-    except Exception:  # noqa: BLE001 - no torch: the CUDA runtime's device
+    except Exception:  # noqa: BLE001 - no torch or no GPU: a generic name
         return "NVIDIA GPU"
 
 
