@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,6 +24,50 @@ constexpr size_t kTrailingGuard = size_t(1) << 20;
 /// Every buffer's alignment: a cache line, enough for any vector.
 constexpr size_t kAlignment = 64;
 
+/// Mappings of small buffers are kept for the next buffer of their size:
+/// mapping, protecting and unmapping cost about 5 us a buffer, which an
+/// `execute` of a small kernel would pay for every input copy and output;
+/// zeroing a kept one again costs far less at these sizes.
+constexpr size_t kKeptUpTo = size_t(64) << 10; // usable bytes
+constexpr size_t kKeptCount = 32;
+
+struct KeptMappings {
+  std::mutex mutex;
+  std::vector<std::pair<void *, size_t>> spare; // (mapping, usable bytes)
+};
+/// Never destroyed: buffers may be freed during the process's exit.
+KeptMappings &keptMappings() {
+  static auto *kept = new KeptMappings;
+  return *kept;
+}
+
+/// A kept mapping with `usable` bytes between its guards, or null.
+void *takeKept(size_t usable) {
+  if (usable > kKeptUpTo)
+    return nullptr;
+  KeptMappings &kept = keptMappings();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  for (auto it = kept.spare.begin(); it != kept.spare.end(); ++it)
+    if (it->second == usable) {
+      void *mapping = it->first;
+      kept.spare.erase(it);
+      return mapping;
+    }
+  return nullptr;
+}
+
+/// Keeps the mapping for reuse if there is room; false: unmap it.
+bool keep(void *mapping, size_t usable) {
+  if (usable > kKeptUpTo)
+    return false;
+  KeptMappings &kept = keptMappings();
+  std::lock_guard<std::mutex> lock(kept.mutex);
+  if (kept.spare.size() >= kKeptCount)
+    return false;
+  kept.spare.emplace_back(mapping, usable);
+  return true;
+}
+
 size_t roundUp(size_t value, size_t unit) {
   return (value + unit - 1) / unit * unit;
 }
@@ -30,6 +77,17 @@ GuardedMemory::GuardedMemory(size_t bytes) {
   const size_t page = size_t(::sysconf(_SC_PAGESIZE));
   const size_t usable = std::max(page, roundUp(bytes, page));
   const size_t total = kLeadingGuard + usable + kTrailingGuard;
+  // The buffer ends where the trailing guard starts (to the cache line):
+  // the first element past it faults.
+  const size_t start = usable - roundUp(std::max(bytes, size_t(1)), kAlignment);
+  if (void *reused = takeKept(usable)) {
+    auto *middle = static_cast<uint8_t *>(reused) + kLeadingGuard;
+    std::memset(middle, 0, usable);
+    mapping = reused;
+    mappedBytes = total;
+    memory = middle + start;
+    return;
+  }
   if (total > usable) { // no overflow
     // Reserved inaccessible, then the middle opened: fresh pages are zero.
     void *reserved = ::mmap(nullptr, total, PROT_NONE,
@@ -39,10 +97,7 @@ GuardedMemory::GuardedMemory(size_t bytes) {
       if (::mprotect(middle, usable, PROT_READ | PROT_WRITE) == 0) {
         mapping = reserved;
         mappedBytes = total;
-        // The buffer ends where the trailing guard starts (to the cache
-        // line): the first element past it faults.
-        memory = middle + (usable - roundUp(std::max(bytes, size_t(1)),
-                                            kAlignment));
+        memory = middle + start;
         return;
       }
       ::munmap(reserved, total);
@@ -57,10 +112,10 @@ GuardedMemory::GuardedMemory(size_t bytes) {
 }
 
 GuardedMemory::~GuardedMemory() {
-  if (mapping)
-    ::munmap(mapping, mappedBytes);
-  else
+  if (!mapping)
     std::free(memory);
+  else if (!keep(mapping, mappedBytes - kLeadingGuard - kTrailingGuard))
+    ::munmap(mapping, mappedBytes);
 }
 
 } // namespace enigma::cpu

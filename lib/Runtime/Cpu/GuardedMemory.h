@@ -7,7 +7,9 @@
 // either end of the buffer then faults in the guard (a KernelFault, see
 // FaultGuard.h) instead of overwriting the process's heap, which killed
 // Python later, far from the kernel. Arrays the caller lends in place are
-// the caller's and are not guarded.
+// the caller's and are not guarded. Mappings of small buffers are reused
+// (zeroed again) instead of unmapped, which would cost more than a small
+// kernel's launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_LIB_RUNTIME_CPU_GUARDEDMEMORY_H
