@@ -60,6 +60,16 @@ __device__ __forceinline__ u64 advanced(u64 desc, unsigned offset) {
   return desc + u64(offset >> 4);
 }
 
+/* A shared address as the warp's lane 0 holds it. Every lane passes the
+ * same address (wgmma needs one descriptor per warpgroup), but ptxas
+ * cannot prove that of values derived from threadIdx: it would build each
+ * descriptor in ordinary registers and move it to uniform ones before
+ * every wgmma. A value read from one lane it knows is uniform, so the
+ * descriptors are built and advanced in the uniform datapath. */
+__device__ __forceinline__ unsigned warp_uniform(unsigned addr) {
+  return __shfl_sync(0xffffffffu, addr, 0);
+}
+
 /* Bytes from a K-major tile to its K step kk (16 elements): 32 bytes on
  * within a 128-byte row, `block` bytes per 64 elements of K. */
 __device__ __forceinline__ unsigned k_step(int kk, unsigned block) {
@@ -118,7 +128,8 @@ template <bool Half, int N, int K, bool TransB, bool Async>
 __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
                                         unsigned b, unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
-  const u64 a0 = k_major(a), b0 = b_descriptor<TransB>(b, b_block);
+  const u64 a0 = k_major(warp_uniform(a)),
+            b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
   group<N, K, Async>(d, [&](int kk) {
     op<Tag, N, TransB ? 1 : 0>::run(
         d, advanced(a0, k_step(kk, a_block)),
@@ -136,7 +147,7 @@ template <bool Half, int N, int K, bool TransB>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
-  const u64 b0 = b_descriptor<TransB>(b, b_block);
+  const u64 b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
   group<N, K, false>(d, [&](int kk) {
     op_rs<Tag, N, TransB ? 1 : 0>::run(
         d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)));
