@@ -65,9 +65,11 @@ __device__ __forceinline__ u64 advanced(u64 desc, unsigned offset) {
  * cannot prove that of values derived from threadIdx: it would build each
  * descriptor in ordinary registers and move it to uniform ones before
  * every wgmma. A value read from one lane it knows is uniform, so the
- * descriptors are built and advanced in the uniform datapath. */
+ * descriptors are built and advanced in the uniform datapath (the
+ * prelude's shuffle, enigma_cuda_prelude.cuh, which includes this file
+ * after defining it). */
 __device__ __forceinline__ unsigned warp_uniform(unsigned addr) {
-  return __shfl_sync(0xffffffffu, addr, 0);
+  return enigma_detail::read_lane(0xffffffffu, addr, 0u);
 }
 
 /* Bytes from a K-major tile to its K step kk (16 elements): 32 bytes on
