@@ -60,7 +60,7 @@ def __getattr__(name):
     # (docs/reference/core.md): it reads the x position of the thread being
     # traced.
     if name == "thread_position_in_grid":
-        return _threads.thread_position_in_grid_xyz("x")
+        return _threads.thread_position_value()
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)

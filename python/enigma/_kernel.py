@@ -43,6 +43,10 @@ def set_package_namespace(namespace) -> None:
 
 # A message that already names a place ("file.py:12: ...") on some line.
 _LOCATED_MESSAGE = re.compile(r"^\S[^\n]*?:\d+: ", re.M)
+# Python's message for calling a traced value: "'IRValue' object is not
+# callable".
+_NOT_CALLABLE = re.compile(r"^'(IRValue|Fragment|QueryValue|BufferProxy)' "
+                           r"object is not callable$")
 # Python's own message for a call with the wrong arguments: "sqrt() takes ..."
 _WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
                          r"got multiple)")
@@ -70,6 +74,16 @@ def _located_error(error: BaseException):
     message = str(error)
     if isinstance(error, EnigmaError):
         if _LOCATED_MESSAGE.search(message):
+            return None
+    elif _NOT_CALLABLE.match(message):
+        # A traced value called like a function, in the user's body.
+        message = ("a traced value is not a function (" + message + "): a "
+                   "value of the kernel (a load, a thread position, a "
+                   "result) is used without parentheses")
+        tb = error.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if in_package(tb.tb_frame.f_code.co_filename):
             return None
     else:
         match = _WRONG_CALL.match(message)
