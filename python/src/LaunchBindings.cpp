@@ -14,6 +14,9 @@
 #include "enigma/Runtime/CpuBackend.h"
 #include "enigma/Runtime/CudaBackend.h"
 #include "enigma/Runtime/Launch.h"
+#ifdef __linux__
+#include "enigma/Runtime/MetalHostBackend.h"
+#endif
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -863,9 +866,12 @@ void bindLaunch(nb::module_ &m) {
               throw RuntimeFailure("kernel " + kernel.kernelName +
                                    " was compiled with other parameters");
             auto *cpu = dynamic_cast<CpuBackend *>(backend.get());
-            CpuBackend::LoadCounts before;
-            if (cpu)
-              before = cpu->loadCounts();
+            uint64_t fromCacheBefore = cpu ? cpu->loadCounts().fromCache : 0;
+#ifdef __linux__
+            auto *msl = dynamic_cast<MetalHostBackend *>(backend.get());
+            if (msl)
+              fromCacheBefore = msl->loadCounts().fromCache;
+#endif
             std::shared_ptr<DirectLauncher> launcher;
             {
               nb::gil_scoped_release release; // may compile for seconds
@@ -876,10 +882,17 @@ void bindLaunch(nb::module_ &m) {
             if (dynamic_cast<CudaBackend *>(backend.get()))
               how = CudaBackend::describeLoadedCode(launcher->loadedKernel());
             else if (cpu)
-              how = cpu->loadCounts().fromCache > before.fromCache
+              how = cpu->loadCounts().fromCache > fromCacheBefore
                         ? "shared object (disk cache)"
                         : "shared object (compiled with the host C++ "
                           "compiler)";
+#ifdef __linux__
+            else if (msl)
+              how = msl->loadCounts().fromCache > fromCacheBefore
+                        ? "its MSL as a shared object (disk cache)"
+                        : "its MSL compiled with clang++ against the host "
+                          "metal_stdlib";
+#endif
             form.targets.push_back(Target{runtime, where, implicit,
                                           constantsNumber, std::move(launcher)});
             return how;
