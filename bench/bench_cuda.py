@@ -600,7 +600,7 @@ def bench_call_form_overhead(rt, launches=20000, busy_launches=500):
     tc = torch.empty_like(ta)
     torch_sleep = lambda: torch.cuda._sleep(200_000_000)
     measure("enigma call form (torch tensors)",
-            lambda: call_add[n, 256](ta, tb, tc, n), torch.cuda.synchronize,
+            lambda: call_add[n](ta, tb, tc, n), torch.cuda.synchronize,
             torch_sleep)
     assert torch.equal(tc, ta + tb), "call form on torch tensors is wrong"
     measure("torch.add(out=)", lambda: torch.add(ta, tb, out=tc),
@@ -622,7 +622,7 @@ def bench_call_form_overhead(rt, launches=20000, busy_launches=500):
         cc = cp.empty_like(ca)
         sync = cp.cuda.Device().synchronize
         measure("enigma call form (CuPy arrays)",
-                lambda: call_add[n, 256](ca, cb, cc, n), sync, torch_sleep)
+                lambda: call_add[n](ca, cb, cc, n), sync, torch_sleep)
         assert cp.array_equal(cc, ca + cb), "call form on CuPy arrays is wrong"
         blocks, size = ((n + 255) // 256,), (256,)
         un = np.uint32(n)
@@ -636,7 +636,7 @@ def bench_call_form_overhead(rt, launches=20000, busy_launches=500):
         # The two in alternation, round after round: the machine's drift
         # (clocks, other tenants) falls on both alike.
         rounds = 15
-        ours = lambda: call_add[n, 256](ca, cb, cc, n)  # noqa: E731
+        ours = lambda: call_add[n](ca, cb, cc, n)  # noqa: E731
         theirs = lambda: kernel(blocks, size, (ca, cb, cc, un))  # noqa: E731
         for state, count in (("idle", launches // 4), ("busy", busy_launches)):
             ratios = []

@@ -433,6 +433,8 @@ void checkCoverage(const KernelArtifact &kernel,
       "output; give output_sizes=[...] (one size per output) for several");
 }
 
+} // namespace
+
 ConstantValues bindConstants(const KernelArtifact &kernel,
                              const ConstantArgs &given) {
   ConstantValues values;
@@ -456,7 +458,6 @@ ConstantValues bindConstants(const KernelArtifact &kernel,
   // Constants the kernel does not use are ignored, as Metal does.
   return values;
 }
-} // namespace
 
 Dispatcher::Binding Dispatcher::bind(const KernelArtifact &kernel,
                                      const DispatchArgs &args) const {

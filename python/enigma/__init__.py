@@ -36,7 +36,7 @@ from ._runtime import (  # noqa: F401
     DeviceCapabilities, MetalRuntime, MetalUnavailableError, PreparedKernel,
     best_runtime)
 from ._metal_host import MetalHostRuntime  # noqa: F401
-from ._launch import use_runtime  # noqa: F401  (kernel[grid, threads](...))
+from ._launch import use_runtime  # noqa: F401  (kernel[n](...))
 from ._log import set_log_level  # noqa: F401
 from ._ir import EnigmaError, IRValue  # noqa: F401
 from ._kernel import KernelDefinition, kernel  # noqa: F401
@@ -60,7 +60,7 @@ def __getattr__(name):
     # (docs/reference/core.md): it reads the x position of the thread being
     # traced.
     if name == "thread_position_in_grid":
-        return _threads.thread_position_in_grid_xyz("x")
+        return _threads.thread_position_value()
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)

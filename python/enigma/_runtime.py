@@ -14,7 +14,7 @@ import numpy as np
 from . import _compile, _core, _interop, _log
 from ._compile import CompiledKernel
 from ._dtypes import as_dtype
-from ._grid import dims3, is_int
+from ._grid import dims3, function_constants, is_int
 
 EnigmaRuntimeError = _core.EnigmaRuntimeError
 BackendUnavailableError = _core.BackendUnavailableError
@@ -94,25 +94,6 @@ def _scalar_values(compiled, scalars):
         if isinstance(v, int) and not -2**63 <= v < 2**64:
             raise _core.DispatchError(f"{what}: {v} does not fit in 64 bits")
     return values
-
-
-def _constants(constants):
-    if constants is not None and not isinstance(constants, dict):
-        raise TypeError("constants must be a dict {index: (type_name, "
-                        f"value)}}, got {type(constants).__name__}")
-    out = {}
-    for index, spec in (constants or {}).items():
-        if not is_int(index):
-            raise TypeError("constants index must be an int (the index given "
-                            f"to function_constant), got {index!r}")
-        if not (isinstance(spec, tuple) and len(spec) == 2):
-            raise TypeError(f"constants[{index}] must be (type_name, value), "
-                            f"got {spec!r}")
-        type_name, value = spec
-        if isinstance(value, np.generic):
-            value = value.item()
-        out[int(index)] = (str(type_name), value)
-    return out
 
 
 def _byte_count(value, what: str) -> int:
@@ -384,7 +365,7 @@ class RuntimeBase:
                                              output_size, output_sizes)
         return (artifact, converted, _scalar_values(compiled, scalars),
                 _output_sizes(output_size, output_sizes), output_arrays,
-                _constants(constants))
+                function_constants(constants))
 
     def _device_input(self, value, label):
         array = self._describe_device_array(value, label)

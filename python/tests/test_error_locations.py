@@ -113,6 +113,41 @@ def string_operand():
     compile_only(k)
 
 
+@mistake("numpy's argument order in where (condition first)",
+         r"where\(false_value, true_value, condition\) takes Metal's select "
+         r"order.*numpy's where\(condition, x, y\)")
+def where_in_numpys_order():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        A[0] = enigma.where(A[0] > 0.0, A[0], 0.0)  # mistake: where_in_numpys_order
+    compile_only(k)
+
+
+# --------------------------------------------------------------------------
+# Thread queries
+# --------------------------------------------------------------------------
+
+@mistake("thread_position_in_grid called like a function",
+         r"enigma\.thread_position_in_grid is a value, not a function: "
+         r"write it without parentheses")
+def thread_position_called():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        i = enigma.thread_position_in_grid()  # mistake: thread_position_called
+        A[i] = 1.0
+    compile_only(k)
+
+
+@mistake("a traced value called like a function",
+         r"a traced value is not a function \('IRValue' object is not "
+         r"callable\)")
+def traced_value_called():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        A[0] = A[1](2)  # mistake: traced_value_called
+    compile_only(k)
+
+
 # --------------------------------------------------------------------------
 # Vectors
 # --------------------------------------------------------------------------
