@@ -17,15 +17,16 @@ so that a pipeline that hangs becomes a reported failure, not a hung run.
    torch (fp32 accumulation of the same inputs).
 2. Timings (one process per configuration, one after another, each
    limited to --time-timeout seconds): bf16 4096^3, 8192^3 and the
-   projection shapes of Llama-3-8B and -70B (M = 16, 128, 4096) against
+   projection shapes of Llama-3-8B (M = 16, 128, 4096; --with-70b adds
+   Llama-3-70B's) against
    torch.matmul (cuBLAS) in alternating rounds of batched launches, with
    the classic default configuration beside them; TF32 and fp32 4096^3
    against cuBLAS TF32 / fp32. Every result is checked before it is timed.
 3. A table last: per shape the best configuration and its ratio to cuBLAS
    (the range over rounds), and what failed and why.
 
-The whole run takes 2-4 minutes on an H100 (most of it NVRTC compiling
-the kernels once; later runs use the artifact cache).
+The whole run should take 3-4 minutes on an H100 (about half of it NVRTC
+compiling the kernels once; a second run uses the artifact cache).
 
 To profile one configuration with Nsight Compute (the 10th launch of the
 128 x 256 persistent kernel at 4096^3; `--list` prints the numbers):
@@ -38,6 +39,7 @@ To profile one configuration with Nsight Compute (the 10th launch of the
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -248,7 +250,12 @@ def spawn(args, timeout):
 
 
 def last_error(err):
+    """The exception a worker died of (its first line), else its last
+    line of output."""
     lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    for i in range(len(lines) - 1, -1, -1):
+        if re.match(r"^[\w.]+(Error|Exception|Violation)\b", lines[i]):
+            return " ".join(lines[i:i + 3])[:400]
     return lines[-1][:300] if lines else "(no message)"
 
 
@@ -283,8 +290,8 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--check-timeout", type=int, default=150)
     p.add_argument("--time-timeout", type=int, default=90)
-    p.add_argument("--no-70b", action="store_true",
-                   help="time the Llama-3-8B shapes only")
+    p.add_argument("--with-70b", action="store_true",
+                   help="time the Llama-3-70B shapes too (a minute more)")
     p.add_argument("--worker-check", type=int)
     p.add_argument("--worker-time", type=int)
     p.add_argument("--classic", action="store_true")
@@ -329,7 +336,7 @@ def main():
 
     print("== timings (one process per configuration)", flush=True)
     bf16_shapes = SQUARE + [s for s in LLAMA
-                            if not args.no_70b or s[1:] in LLAMA_NK[:4]]
+                            if args.with_70b or s[1:] in LLAMA_NK[:4]]
     times = {}   # (label, shape) -> (enigma us list, cublas us list)
     errors = {}
     jobs = [(i, False) for i in chosen if checks[i] is None]
@@ -368,15 +375,19 @@ def main():
         r = sorted(t / o for o, t in zip(ours, theirs))
         return statistics.median(r), r[0], r[-1]
 
-    shapes_seen = []
-    for (_, shape) in times:
-        if shape not in shapes_seen:
-            shapes_seen.append(shape)
+    def kind(name):   # the classic default multiplies bf16
+        return "bf16" if name == "classic default" else name.split()[0]
+
+    rows_seen = []
+    for (name, shape) in times:
+        if (kind(name), shape) not in rows_seen:
+            rows_seen.append((kind(name), shape))
     geo, worst = [], None
-    for shape in shapes_seen:
+    for what, shape in rows_seen:
         m, n, k = shape
         flops = 2.0 * m * n * k
-        entries = {name: e for (name, s), e in times.items() if s == shape}
+        entries = {name: e for (name, s), e in times.items()
+                   if s == shape and kind(name) == what}
         classic = entries.pop("classic default", None)
         best = max(entries.items(), key=lambda kv: ratio(kv[1])[0],
                    default=None)
@@ -384,17 +395,18 @@ def main():
         cublas_us = statistics.median(any_entry[1])
         cell = lambda e: (f"{ratio(e)[0]:.3f} ({ratio(e)[1]:.3f}-"
                           f"{ratio(e)[2]:.3f})") if e else "-"
-        print(f"| {m}x{n}x{k} | {flops / cublas_us / 1e6:.0f} | "
+        print(f"| {what} {m}x{n}x{k} | {flops / cublas_us / 1e6:.0f} | "
               f"{cell(classic)} | {cell(best[1]) if best else '-'} | "
               f"{best[0] if best else '-'} |")
-        if best and best[0].startswith("bf16"):
+        if best and what == "bf16":
             geo.append(ratio(best[1])[0])
             worst = min(worst or 9, ratio(best[1])[0])
     if geo:
         import math
         print()
         print(f"bf16: geometric mean {math.exp(sum(map(math.log, geo)) / len(geo)):.3f}x "
-              f"cuBLAS over {len(geo)} shapes, worst {worst:.3f}x")
+              f"cuBLAS over {len(geo)} shapes (the best configuration per "
+              f"shape), worst {worst:.3f}x")
     bad = {label(*all_configs[i]): checks[i] for i in failed}
     bad.update(errors)
     for name, why in bad.items():
