@@ -3,6 +3,7 @@
 #include "enigma/Target/Emit.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/GridIndexBounds.h"
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
@@ -215,9 +216,6 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     artifact.gridIndexBounds = findGridAffineAccesses(kernel);
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
-  artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);
-  artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
-  artifact.cudaTensorMaps = cudaTensorMaps(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
   artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   artifact.threadgroupSize = kernel.getRequiredThreadgroupSize().value_or(0);
@@ -235,8 +233,44 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     if (failed(emitKernel(kernel, target, os)))
       fail(std::string("emitting ") + what);
   };
+  auto emitCudaFrom = [&](KernelOp cudaKernel) {
+    artifact.cudaDynamicSharedBytes =
+        enigma::cudaDynamicSharedBytes(cudaKernel);
+    artifact.cudaLinearBlocks = cudaUsesLinearBlocks(cudaKernel);
+    artifact.cudaTensorMaps = cudaTensorMaps(cudaKernel);
+    for (PipelineRingOp ring : pipelineRings(cudaKernel)) {
+      artifact.cudaProducerThreads = kProducerThreads;
+      artifact.cudaClusterSize = unsigned(ring.getCluster());
+    }
+    llvm::raw_string_ostream os(artifact.cudaSource);
+    if (failed(emitKernel(cudaKernel, Target::CUDA, os)))
+      fail("emitting CUDA");
+  };
+  if (usesPipelines(kernel)) {
+    // Pipelines: CUDA gets a producer warpgroup (from a copy of the
+    // module), the other targets software pipelines of the whole group.
+    OwningOpRef<ModuleOp> cuda = module.clone();
+    PassManager split(module.getContext());
+    split.addPass(createSplitWarpRolesPass());
+    split.addPass(createCanonicalizerPass());
+    split.addPass(createCSEPass());
+    if (failed(split.run(*cuda)))
+      fail("splitting the warp roles for CUDA");
+    KernelOp cudaKernel;
+    cuda->walk([&](KernelOp k) {
+      if (k.getSymName() == kernel.getSymName())
+        cudaKernel = k;
+    });
+    emitCudaFrom(cudaKernel);
+    PassManager lower(module.getContext());
+    lower.addPass(createLowerPipelinesPass());
+    lower.addPass(createCanonicalizerPass());
+    if (failed(lower.run(module)))
+      fail("lowering the pipelines");
+  } else {
+    emitCudaFrom(kernel);
+  }
   emitTo(Target::MSL, artifact.mslSource, "Metal Shading Language");
-  emitTo(Target::CUDA, artifact.cudaSource, "CUDA");
   // The CPU runs a group's threads one after another: the kernel is
   // rewritten into thread loops (last, the other targets print it as is).
   PassManager cpu(module.getContext());

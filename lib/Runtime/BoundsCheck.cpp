@@ -260,6 +260,16 @@ void BoundsCheckLaunch::check(Backend &backend) const {
                           " accessed memory out of bounds (the record of "
                           "the first violation is incomplete)");
   const BoundsCheckSite &s = sites[site];
+  if (s.access == "ring wait") // a pipeline's wait (CUDA) that timed out
+    throw BoundsViolation(
+        "kernel " + kernel->kernelName + ": a pipeline wait" +
+        where(s.location) + " did not complete in 2 seconds: " + s.buffer +
+        ", stage " + std::to_string(words[rec::kIndexLow]) + ", phase " +
+        std::to_string(words[rec::kIndexHigh]) + " (parity " +
+        std::to_string(words[rec::kIndexHigh] & 1u) + "), thread " +
+        std::to_string(words[rec::kThreadX]) + " of threadgroup " +
+        std::to_string(words[rec::kThreadY]) +
+        "; the kernel was stopped and its results are not returned");
   auto index = int64_t(uint64_t(words[rec::kIndexLow]) |
                        uint64_t(words[rec::kIndexHigh]) << 32);
   uint64_t size = s.staticSize;

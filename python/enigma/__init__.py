@@ -23,6 +23,8 @@ from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
+from ._pipeline import *  # noqa: F401,F403  (pipelines with roles)
+from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
 from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
 from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)

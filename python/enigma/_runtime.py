@@ -562,6 +562,12 @@ class CudaRuntime(RuntimeBase):
         ``torch.cuda.ExternalStream(rt.stream)``)."""
         return self._core.stream
 
+    @property
+    def multiprocessors(self) -> int:
+        """The GPU's streaming multiprocessors: the threadgroups of a
+        persistent launch (``MmaConfig.launch(m, n, processors=...)``)."""
+        return int(self._core.multiprocessors)
+
 
 class MetalRuntime(RuntimeBase):
     """Runs kernels on Apple GPUs through Metal (macOS only)."""

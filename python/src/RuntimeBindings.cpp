@@ -242,6 +242,14 @@ void bindRuntime(nb::module_ &m) {
                                                : std::string();
           },
           "The GPU's name (CUDA); empty for the CPU backends.")
+      .def_prop_ro(
+          "multiprocessors",
+          [](Runtime &r) {
+            return r.backend->name() == "cuda" ? r.cuda().multiprocessors()
+                                               : 0;
+          },
+          "Streaming multiprocessors of the GPU (CUDA), 0 elsewhere: the "
+          "threadgroups of a persistent launch.")
       .def(
           "execute",
           [](Runtime &r, const KernelArtifact &kernel,
@@ -293,6 +301,20 @@ void bindRuntime(nb::module_ &m) {
           "Compiles CUDA source with NVRTC only (no GPU needed); returns the "
           "size of the binary (log=True: (size, NVRTC's log)) or raises "
           "with the NVRTC log.")
+      .def_static(
+          "nvrtc_binary",
+          [](const std::string &source, const std::string &arch) {
+            std::string log, image;
+            {
+              nb::gil_scoped_release release;
+              image = CudaBackend::compileForCheck(source, arch, {}, &log);
+            }
+            return nb::make_tuple(nb::bytes(image.data(), image.size()), log);
+          },
+          "source"_a, "arch"_a = "sm_90a",
+          "Compiles CUDA source with NVRTC only, as the runtime would for "
+          "`arch`: (the cubin's bytes, NVRTC's log), for reading its SASS "
+          "with cuobjdump.")
       .def("prepare",
            [](Runtime &r, const KernelArtifact &kernel,
               const std::vector<InputSpec> &inputs,

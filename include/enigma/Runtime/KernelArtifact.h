@@ -95,6 +95,11 @@ struct KernelArtifact {
   std::vector<MatrixExtent> matrixExtents;
   /// Tensor maps of the CUDA kernel's tile copies (may be empty).
   std::vector<CudaTensorMap> cudaTensorMaps;
+  /// Threads CUDA adds to each threadgroup for the producer warpgroup of
+  /// a kernel with pipelines (docs/design/warp-specialization.md), and the
+  /// threadgroups of x positions that form one thread-block cluster.
+  unsigned cudaProducerThreads = 0;
+  unsigned cudaClusterSize = 1;
 };
 
 } // namespace enigma

@@ -558,5 +558,6 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #include "enigma_cuda_async_copy.cuh"
 #include "enigma_cuda_mma.cuh"
 #include "enigma_cuda_tma.cuh"
+#include "enigma_cuda_pipeline.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

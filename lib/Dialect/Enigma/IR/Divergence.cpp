@@ -1,6 +1,7 @@
 //===- Divergence.cpp -----------------------------------------------------===//
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -58,6 +59,17 @@ bool isThreadVarying(Value root, SyncScope scope) {
           // After block: what the condition forwards.
           work.push_back(loop.getConditionOp().getArgs()[i]);
         }
+      } else if (auto pipeline = dyn_cast<PipelineOp>(owner)) {
+        // (index, slot[, carried...]): the index follows the bounds, the
+        // slot is the ring's, carried values as a loop's.
+        unsigned i = arg.getArgNumber();
+        if (i == 0)
+          work.append({pipeline.getLower(), pipeline.getUpper()});
+        else if (i >= 2) {
+          work.push_back(pipeline.getInits()[i - 2]);
+          work.push_back(
+              pipeline.getConsumer().front().getTerminator()->getOperand(i - 2));
+        }
       }
       continue; // kernel parameters are uniform
     }
@@ -79,6 +91,13 @@ bool isThreadVarying(Value root, SyncScope scope) {
       scf::ConditionOp cond = whileOp.getConditionOp();
       work.push_back(cond.getArgs()[i]);
       work.push_back(cond.getCondition());
+      continue;
+    }
+    if (auto pipeline = dyn_cast<PipelineOp>(def)) {
+      unsigned i = llvm::cast<OpResult>(v).getResultNumber();
+      work.push_back(pipeline.getInits()[i]);
+      work.push_back(
+          pipeline.getConsumer().front().getTerminator()->getOperand(i));
       continue;
     }
     if (auto ifOp = dyn_cast<scf::IfOp>(def)) {

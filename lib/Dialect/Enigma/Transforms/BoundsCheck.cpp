@@ -10,6 +10,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/MemoryAccess.h"
 #include "enigma/Support/BoundsRecord.h"
 
@@ -46,7 +47,9 @@ public:
         if (sizeSource(access->memref))
           accesses.push_back({op, *access});
     });
-    if (accesses.empty())
+    SmallVector<PipelineOp> pipelines;
+    kernel.walk([&](PipelineOp op) { pipelines.push_back(op); });
+    if (accesses.empty() && pipelines.empty())
       return;
     for (auto &[op, access] : accesses)
       if (SizeSource source = *sizeSource(access.memref); source.param >= 0)
@@ -58,6 +61,8 @@ public:
                                               builder.getUnitAttr()));
     for (auto &[op, access] : accesses)
       instrument(op, access);
+    for (PipelineOp pipeline : pipelines)
+      addWaitSites(pipeline);
     kernel->setAttr("enigma.bounds_sites", builder.getArrayAttr(sites));
   }
 
@@ -191,6 +196,34 @@ private:
     return builder.create<arith::ConstantOp>(loc, scalar);
   }
 
+  /// The waits of a pipeline on CUDA (docs/design/warp-specialization.md)
+  /// get a site each: a wait that does not complete in time records it
+  /// with the stage and phase (the index words) instead of hanging.
+  void addWaitSites(PipelineOp pipeline) {
+    auto rings = pipelineRings(kernel);
+    int64_t ring = llvm::find(rings, pipeline.getRingOp()) - rings.begin();
+    std::string location = describeLocation(pipeline.getLoc());
+    for (auto [attr, barrier] :
+         {std::pair("enigma.bounds_site_full",
+                    "full barrier (consumer warps waiting for a stage's "
+                    "copies)"),
+          std::pair("enigma.bounds_site_empty",
+                    "empty barrier (the producer waiting for the consumers "
+                    "to release a stage)")}) {
+      pipeline->setAttr(attr, builder.getI64IntegerAttr(sites.size()));
+      sites.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr("access", builder.getStringAttr("ring wait")),
+           builder.getNamedAttr(
+               "buffer", builder.getStringAttr("the " + std::string(barrier) +
+                                               " of ring " +
+                                               std::to_string(ring))),
+           builder.getNamedAttr("location", builder.getStringAttr(location)),
+           builder.getNamedAttr("extent", builder.getI32IntegerAttr(1)),
+           builder.getNamedAttr("param", builder.getI32IntegerAttr(-1)),
+           builder.getNamedAttr("size", builder.getI64IntegerAttr(0))}));
+    }
+  }
+
   void instrument(Operation *op, const MemoryAccess &access) {
     Location loc = op->getLoc();
     SizeSource source = *sizeSource(access.memref);
@@ -275,6 +308,8 @@ void registerEnigmaTransformPasses() {
   PassRegistration<BoundsCheckPass>();
   registerPass(createGuardSelectedLoadsPass);
   registerPass(createSerializeThreadsPass);
+  registerPass(createLowerPipelinesPass);
+  registerPass(createSplitWarpRolesPass);
 }
 
 } // namespace enigma
