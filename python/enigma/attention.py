@@ -1,0 +1,277 @@
+"""Attention as models use it, as Enigma kernels: grouped-query heads,
+query and key lengths of their own (causal masks aligned bottom-right),
+variable-length batches, a paged key/value cache, split-key decoding and
+the backward pass. docs/reference/attention.md is the reference,
+docs/design/attention.md says how the kernels are built.
+
+    import enigma.attention as ea
+    o = ea.attention(q, k, v, causal=True)           # (B, H, S, D) arrays
+    o, lse = ea.attention_varlen(q, k, v, cu_q, cu_k, return_lse=True)
+    dq, dk, dv = ea.attention_backward(do, q, k, v, o, lse, causal=True)
+
+numpy arrays run on the runtime given (``runtime=``; the CPU runtime
+when left out) and give numpy arrays; bfloat16 is carried in ``uint16``
+arrays of bit patterns, float16 in ``float16`` arrays. PyTorch tensors
+run through the ops of :mod:`enigma.torch` (``torch.ops.enigma.*``, with
+autograd) on their own device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._attention import launch as _launch
+from ._attention import plans as _plans
+from ._attention.checks import Checker, is_torch
+
+__all__ = ["attention", "attention_varlen", "attention_paged",
+           "attention_backward", "attention_varlen_backward",
+           "ForwardConfig", "forward_configs", "forward_config"]
+
+ForwardConfig = _plans.ForwardConfig
+forward_configs = _plans.forward_configs
+forward_config = _plans.forward_config
+
+
+def _host_ints(checker, name, x, ndim=1):
+    """A small int32 argument (offsets, lengths, a block table) read on
+    the host for the checks."""
+    info = checker.array(name, x, ndim=ndim, what="", dtypes=("i32",))
+    if info.kind == "torch":
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _forward_numpy(checker, p, arrays, runtime, config, num_splits,
+                   return_lse, out_shape, lse_shape):
+    steps, temps = _plans.forward_plan(checker, runtime, p, config=config,
+                                       num_splits=num_splits,
+                                       cores=_launch.cores(runtime))
+    # Poisoned: a row the kernels failed to write shows as NaN.
+    o = np.full(out_shape, np.nan, np.float16)
+    if p.dtype == "bf16":
+        o = np.full(out_shape, 0x7FC0, np.uint16)
+    lse = np.full(lse_shape, np.nan, np.float32)
+    arrays.update(o=o, lse=lse)
+    for name, count in temps.items():
+        arrays[name] = np.zeros(count, np.float32)
+    if p.total_q and p.batch:
+        _launch.run(steps, arrays, runtime)
+    return (o, lse) if return_lse else o
+
+
+def attention(q, k, v, *, causal: bool = False, scale=None,
+              return_lse: bool = False, num_splits=None, runtime=None,
+              config=None):
+    """``softmax(scale * Q K^T) V`` for ``q`` of shape (B, Hq, Sq, D) and
+    ``k``, ``v`` of shape (B, Hkv, Skv, D), ``Hq`` a multiple of ``Hkv``
+    (query head ``h`` reads key/value head ``h // (Hq // Hkv)``). Returns
+    ``o`` (B, Hq, Sq, D), and with ``return_lse`` also the natural
+    log-sum-exp of each row's scaled scores, float32 (B, Hq, Sq).
+
+    ``causal``: query ``i`` sees keys ``j <= i + Skv - Sq`` (aligned
+    bottom-right, as FlashAttention 2); rows that see no key give 0 and an
+    LSE of -inf. ``scale`` defaults to ``1 / sqrt(D)``. ``config``: a
+    :class:`ForwardConfig` instead of the runtime's default tile shape.
+
+    ``num_splits``: None lets the library choose; sequences of at most 16
+    queries then run the split-key decode kernel (the keys of one
+    sequence spread over several threadgroups, their partial results
+    merged), longer ones the prefill kernel. ``0`` asks for the prefill
+    kernel, ``n >= 1`` for the decode kernel with the keys in ``n``
+    splits."""
+    if is_torch(q):
+        from ._attention import torch_ops
+        return torch_ops.attention(q, k, v, causal=causal, scale=scale,
+                                   return_lse=return_lse,
+                                   num_splits=num_splits)
+    c = Checker("attention")
+    what = "(batch, heads, sequence, head_dim)"
+    qi = c.array("q", q, ndim=4, what=what)
+    ki = c.array("k", k, ndim=4, what=what)
+    vi = c.array("v", v, ndim=4, what=what)
+    c.same_dtype([("q", qi), ("k", ki), ("v", vi)])
+    b, hq, sq, d = qi.shape
+    c.head_dim(d)
+    c.equal("batch size", ki.shape[0], b, "k")
+    c.equal("head dimension", ki.shape[3], d, "k")
+    c.equal("shape", vi.shape, ki.shape, "v")
+    c.heads(hq, ki.shape[1])
+    skv = ki.shape[2]
+    p = _plans.Problem(dtype=qi.dtype, d=d, batch=b, hq=hq, hkv=ki.shape[1],
+                       layout="bhsd", max_sq=sq, max_skv=skv,
+                       total_q=b * sq, total_k=b * skv, causal=bool(causal),
+                       scale=c.scale(scale, d))
+    arrays = dict(q=q, k=k, v=v,
+                  cu_q=np.arange(b + 1, dtype=np.int32) * sq,
+                  cu_k=np.arange(b + 1, dtype=np.int32) * skv,
+                  table=np.zeros(1, np.int32), lengths=np.zeros(1, np.int32))
+    return _forward_numpy(c, p, arrays, runtime, config, num_splits,
+                          return_lse, (b, hq, sq, d), (b, hq, sq))
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
+                     max_seqlen_q=None, max_seqlen_k=None,
+                     causal: bool = False, scale=None,
+                     return_lse: bool = False, num_splits=None,
+                     runtime=None, config=None):
+    """Attention over a batch of sequences of different lengths, packed:
+    ``q`` is (total_q, Hq, D), ``k`` and ``v`` (total_k, Hkv, D); sequence
+    ``b`` is rows ``cu_seqlens_q[b] .. cu_seqlens_q[b + 1]`` of ``q`` and
+    ``cu_seqlens_k[b] .. cu_seqlens_k[b + 1]`` of ``k`` and ``v`` (int32
+    arrays of batch + 1 offsets from 0; empty sequences are allowed).
+    ``max_seqlen_q`` / ``max_seqlen_k``: the longest sequences (read from
+    the offsets when left out). Returns ``o`` (total_q, Hq, D) and with
+    ``return_lse`` the log-sum-exp, float32 (Hq, total_q). Masks, scale,
+    ``num_splits`` and ``config`` as :func:`attention`."""
+    if is_torch(q):
+        from ._attention import torch_ops
+        return torch_ops.attention_varlen(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+            max_seqlen_k=max_seqlen_k, causal=causal, scale=scale,
+            return_lse=return_lse, num_splits=num_splits)
+    c = Checker("attention_varlen")
+    p, arrays = varlen_problem(c, q, k, v, cu_seqlens_q, cu_seqlens_k,
+                               max_seqlen_q, max_seqlen_k, causal, scale)
+    arrays.update(table=np.zeros(1, np.int32),
+                  lengths=np.zeros(1, np.int32))
+    return _forward_numpy(c, p, arrays, runtime, config, num_splits,
+                          return_lse, (p.total_q, p.hq, p.d),
+                          (p.hq, p.total_q))
+
+
+def varlen_problem(c, q, k, v, cu_q, cu_k, max_sq, max_skv, causal, scale,
+                   *, k_name="k", v_name="v"):
+    """The checked :class:`Problem` (thd layout) and arrays of a varlen
+    call."""
+    what = "(total, heads, head_dim)"
+    qi = c.array("q", q, ndim=3, what=what)
+    ki = c.array(k_name, k, ndim=3, what=what)
+    vi = c.array(v_name, v, ndim=3, what=what)
+    c.same_dtype([("q", qi), (k_name, ki), (v_name, vi)])
+    total_q, hq, d = qi.shape
+    c.head_dim(d)
+    c.equal("head dimension", ki.shape[2], d, k_name)
+    c.equal("shape", vi.shape, ki.shape, v_name)
+    c.heads(hq, ki.shape[1], k_name)
+    offsets_q = _host_ints(c, "cu_seqlens_q", cu_q)
+    offsets_k = _host_ints(c, "cu_seqlens_k", cu_k)
+    batch = len(offsets_q) - 1
+    if batch < 0:
+        c.fail("cu_seqlens_q must hold batch + 1 offsets, got none")
+    c.equal("length", len(offsets_k), batch + 1, "cu_seqlens_k")
+    c.offsets("cu_seqlens_q", offsets_q, total_q, batch)
+    c.offsets("cu_seqlens_k", offsets_k, ki.shape[0], batch)
+    lengths_q = np.diff(offsets_q) if batch else np.zeros(0)
+    lengths_k = np.diff(offsets_k) if batch else np.zeros(0)
+    max_sq = _max_length(c, "max_seqlen_q", max_sq, lengths_q)
+    max_skv = _max_length(c, "max_seqlen_k", max_skv, lengths_k)
+    p = _plans.Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq,
+                       hkv=ki.shape[1], layout="thd", max_sq=max_sq,
+                       max_skv=max_skv, total_q=total_q,
+                       total_k=ki.shape[0], causal=bool(causal),
+                       scale=c.scale(scale, d))
+    return p, dict(q=q, k=k, v=v, cu_q=cu_q, cu_k=cu_k)
+
+
+def _max_length(c, name, given, lengths):
+    longest = int(lengths.max()) if len(lengths) else 0
+    if given is None:
+        return longest
+    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) \
+            or given < longest:
+        c.fail(f"{name} = {given!r} but the longest sequence has {longest} "
+               "rows")
+    return int(given)
+
+
+def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
+                    cu_seqlens_q, *, max_seqlen_q=None, causal: bool = False,
+                    scale=None, return_lse: bool = False, num_splits=None,
+                    runtime=None, config=None, check_values: bool = True):
+    """Attention of packed queries against a paged key/value cache, as
+    vLLM and FlashInfer lay it out: ``k_cache`` and ``v_cache`` are
+    (pages, page_size, Hkv, D) (FlashInfer's "NHD"), ``page_size`` a
+    multiple of 16 from 16 to 256; sequence ``b`` has ``seqlens_k[b]``
+    keys, key ``s`` being row ``s % page_size`` of page ``block_table[b,
+    s // page_size]`` (``block_table``: int32 (batch, pages per
+    sequence); pages may come in any order and be shared). ``q`` is
+    (total_q, Hq, D) with ``cu_seqlens_q`` (int32, batch + 1) as in
+    :func:`attention_varlen`; causal masks align each sequence's queries
+    with its last keys. Returns ``o`` (total_q, Hq, D) and with
+    ``return_lse`` the LSE (Hq, total_q). ``num_splits`` as
+    :func:`attention` (decode with a few queries per sequence splits the
+    keys by default).
+
+    ``check_values``: the offsets, lengths and block table are read on
+    the host and checked (every page named in range, every sequence
+    within its row of the table); for CUDA tensors that costs a
+    synchronisation, and it is skipped while a CUDA graph is being
+    captured. Unchecked, a page number out of range is not read (its keys
+    count as zeros) and nothing is read outside the cache."""
+    if is_torch(q):
+        from ._attention import torch_ops
+        return torch_ops.attention_paged(
+            q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q,
+            max_seqlen_q=max_seqlen_q, causal=causal, scale=scale,
+            return_lse=return_lse, num_splits=num_splits,
+            check_values=check_values)
+    c = Checker("attention_paged")
+    p, arrays = paged_problem(c, q, k_cache, v_cache, block_table,
+                              seqlens_k, cu_seqlens_q, max_seqlen_q, causal,
+                              scale, check_values=True)
+    return _forward_numpy(c, p, arrays, runtime, config, num_splits,
+                          return_lse, (p.total_q, p.hq, p.d),
+                          (p.hq, p.total_q))
+
+
+def paged_problem(c, q, k_cache, v_cache, block_table, seqlens_k, cu_q,
+                  max_sq, causal, scale, *, check_values):
+    """The checked :class:`Problem` (thd queries, paged keys) and arrays
+    of a paged call; ``check_values`` reads the integer arguments on the
+    host."""
+    what = "(total, heads, head_dim)"
+    cache = "(pages, page_size, kv_heads, head_dim)"
+    qi = c.array("q", q, ndim=3, what=what)
+    ki = c.array("k_cache", k_cache, ndim=4, what=cache)
+    vi = c.array("v_cache", v_cache, ndim=4, what=cache)
+    c.same_dtype([("q", qi), ("k_cache", ki), ("v_cache", vi)])
+    total_q, hq, d = qi.shape
+    pages, page_size, hkv, kd = ki.shape
+    c.head_dim(d)
+    c.equal("head dimension", kd, d, "k_cache")
+    c.equal("shape", vi.shape, ki.shape, "v_cache")
+    c.heads(hq, hkv, "k_cache")
+    c.page_size(page_size)
+    ti = c.array("block_table", block_table, ndim=2,
+                 what="(batch, pages per sequence)", dtypes=("i32",))
+    li = c.array("seqlens_k", seqlens_k, ndim=1, what="(batch,)",
+                 dtypes=("i32",))
+    qo = c.array("cu_seqlens_q", cu_q, ndim=1, what="(batch + 1,)",
+                 dtypes=("i32",))
+    batch, width = ti.shape
+    c.equal("length", li.shape[0], batch, "seqlens_k")
+    c.equal("length", qo.shape[0], batch + 1, "cu_seqlens_q")
+    if width < 1:
+        c.fail("block_table needs at least one page per sequence")
+    if max_sq is None and not check_values:
+        c.fail("max_seqlen_q is needed when the values are not read")
+    max_skv = width * page_size
+    if check_values:
+        offsets = _to_host(cu_q)
+        lengths = _to_host(seqlens_k)
+        c.offsets("cu_seqlens_q", offsets, total_q, batch)
+        c.block_table(_to_host(block_table), lengths, pages, page_size)
+        max_sq = _max_length(c, "max_seqlen_q", max_sq, np.diff(offsets))
+        max_skv = int(lengths.max()) if batch else 0
+    p = _plans.Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq, hkv=hkv,
+                       layout="thd", max_sq=int(max_sq), max_skv=max_skv,
+                       total_q=total_q, total_k=0, causal=bool(causal),
+                       scale=c.scale(scale, d), page_size=page_size,
+                       pages=pages, table_stride=width)
+    return p, dict(q=q, k=k_cache, v=v_cache, cu_q=cu_q, table=block_table,
+                   lengths=seqlens_k, cu_k=cu_q)
+
+
+def _to_host(x):
+    return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
