@@ -275,3 +275,97 @@ def paged_problem(c, q, k_cache, v_cache, block_table, seqlens_k, cu_q,
 
 def _to_host(x):
     return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
+
+
+def _check_grad_inputs(c, p, do, o, lse, q_shape, lse_shape):
+    for name, x in (("do", do), ("o", o)):
+        info = c.array(name, x, ndim=len(q_shape), what="(the shape of q)")
+        c.equal("shape", info.shape, q_shape, name)
+        if info.dtype != p.dtype:
+            c.fail(f"{name} is {info.dtype} but q is {p.dtype}")
+    info = c.array("lse", lse, ndim=len(lse_shape), what="(as the forward "
+                   "returns it)", dtypes=("f32",))
+    c.equal("shape", info.shape, lse_shape, "lse")
+
+
+def _backward_numpy(c, p, arrays, runtime, deterministic, config):
+    steps, temps = _plans.backward_plan(c, runtime, p,
+                                        deterministic=bool(deterministic),
+                                        config=config)
+    q, k = arrays["q"], arrays["k"]
+    grads = {}
+    for name, like in (("dq", q), ("dk", k), ("dv", k)):
+        grads[name] = np.full(like.shape, 0x7FC0, np.uint16) \
+            if p.dtype == "bf16" else np.full(like.shape, np.nan, np.float16)
+    arrays.update(grads)
+    for name, count in temps.items():
+        arrays[name] = np.zeros(count, np.float32)
+    if p.total_q and p.batch:
+        _launch.run(steps, arrays, runtime)
+    else:   # nothing attends: every gradient is zero
+        for g in grads.values():
+            g[...] = 0
+    return grads["dq"], grads["dk"], grads["dv"]
+
+
+def attention_backward(do, q, k, v, o, lse, *, causal: bool = False,
+                       scale=None, deterministic: bool = False,
+                       runtime=None, config=None):
+    """The gradients ``(dq, dk, dv)`` of :func:`attention` for the output
+    gradient ``do``, from the forward's output ``o`` and log-sum-exp
+    ``lse`` (``return_lse=True``), the scores recomputed. Shapes and
+    arguments as the forward's; grouped heads sum their query heads' dK
+    and dV. ``deterministic``: dQ by a kernel of its own, so that the
+    result is the same bit for bit on every run (no float atomics);
+    otherwise dQ is added up with atomics from the dK/dV kernel (less
+    recomputation, the order of the additions free). ``config``: a
+    ``BackwardConfig`` instead of the runtime's default tile shapes."""
+    if is_torch(q):
+        from ._attention import torch_ops
+        return torch_ops.attention_backward(
+            do, q, k, v, o, lse, causal=causal, scale=scale,
+            deterministic=deterministic)
+    c = Checker("attention_backward")
+    what = "(batch, heads, sequence, head_dim)"
+    qi = c.array("q", q, ndim=4, what=what)
+    ki = c.array("k", k, ndim=4, what=what)
+    vi = c.array("v", v, ndim=4, what=what)
+    c.same_dtype([("q", qi), ("k", ki), ("v", vi)])
+    b, hq, sq, d = qi.shape
+    c.head_dim(d)
+    c.equal("batch size", ki.shape[0], b, "k")
+    c.equal("head dimension", ki.shape[3], d, "k")
+    c.equal("shape", vi.shape, ki.shape, "v")
+    c.heads(hq, ki.shape[1])
+    skv = ki.shape[2]
+    p = _plans.Problem(dtype=qi.dtype, d=d, batch=b, hq=hq, hkv=ki.shape[1],
+                       layout="bhsd", max_sq=sq, max_skv=skv,
+                       total_q=b * sq, total_k=b * skv, causal=bool(causal),
+                       scale=c.scale(scale, d))
+    _check_grad_inputs(c, p, do, o, lse, qi.shape, (b, hq, sq))
+    arrays = dict(do=do, q=q, k=k, v=v, o=o, lse=lse,
+                  cu_q=np.arange(b + 1, dtype=np.int32) * sq,
+                  cu_k=np.arange(b + 1, dtype=np.int32) * skv)
+    return _backward_numpy(c, p, arrays, runtime, deterministic, config)
+
+
+def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
+                              cu_seqlens_k, *, max_seqlen_q=None,
+                              max_seqlen_k=None, causal: bool = False,
+                              scale=None, deterministic: bool = False,
+                              runtime=None, config=None):
+    """The gradients ``(dq, dk, dv)`` of :func:`attention_varlen`, as
+    :func:`attention_backward` (``lse`` of shape (Hq, total_q))."""
+    if is_torch(q):
+        from ._attention import torch_ops
+        return torch_ops.attention_varlen_backward(
+            do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+            max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+            causal=causal, scale=scale, deterministic=deterministic)
+    c = Checker("attention_varlen_backward")
+    p, arrays = varlen_problem(c, q, k, v, cu_seqlens_q, cu_seqlens_k,
+                               max_seqlen_q, max_seqlen_k, causal, scale)
+    _check_grad_inputs(c, p, do, o, lse, (p.total_q, p.hq, p.d),
+                       (p.hq, p.total_q))
+    arrays.update(do=do, o=o, lse=lse)
+    return _backward_numpy(c, p, arrays, runtime, deterministic, config)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .backward import (BackwardConfig, dkdv_kernel, dq_convert_kernel,
+                       dq_kernel, prep_kernel)
 from .decode import (MERGE_THREADS, DecodeConfig, decode_kernel,
                      merge_kernel)
 from .forward import ForwardConfig, forward_kernel
@@ -75,9 +77,9 @@ def forward_config(runtime, d: int) -> ForwardConfig:
 def forward_configs(d: int):
     """Every forward tile shape worth timing on CUDA for head dimension
     ``d`` (the benchmark's sweep)."""
+    if d == 256:   # Q in registers would spill
+        return [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
     shapes = [(64, 64), (128, 64), (64, 128), (128, 128)]
-    if d == 256:
-        shapes = [(32, 64), (64, 64)]
     return [ForwardConfig(bc, rows, True) for bc, rows in shapes] + \
         [ForwardConfig(bc, rows, False) for bc, rows in shapes[:2]]
 
@@ -215,3 +217,78 @@ def check_decode_memory(checker, runtime, p: Problem, config):
                                f"the decode kernel with head dimension "
                                f"{p.d} ({config.stages} stages of "
                                f"{config.keys_per_step} keys)")
+
+
+# Backward tile shapes (BackwardConfig: dK/dV simdgroups, queries per
+# block, stages; dQ simdgroups, keys per block). Metal keeps 32 KiB.
+_CUDA_BACKWARD = {64: BackwardConfig(4, 64, 2, 4, 64),
+                  128: BackwardConfig(4, 64, 2, 4, 64),
+                  256: BackwardConfig(2, 32, 2, 4, 64)}
+_METAL_BACKWARD = {64: BackwardConfig(1, 16, 2, 1, 16),
+                   128: BackwardConfig(1, 16, 1, 1, 16),
+                   256: BackwardConfig(1, 16, 1, 1, 16)}
+
+
+def backward_config(runtime, d: int) -> BackwardConfig:
+    """The backward tile shapes for ``runtime`` and head dimension ``d``
+    (the CPU runs CUDA's)."""
+    if runtime_name(runtime) in ("metal", "metal-host"):
+        return _METAL_BACKWARD[d]
+    return _CUDA_BACKWARD[d]
+
+
+def backward_plan(checker, runtime, p: Problem, *, deterministic: bool,
+                  config=None, do="do", q="q", k="k", v="v", o="o",
+                  lse="lse", cu_q="cu_q", cu_k="cu_k", dq="dq", dk="dk",
+                  dv="dv"):
+    """(launches, temporaries) of the backward: Delta, then dK and dV
+    (with dQ accumulated by atomics unless ``deterministic``), then dQ
+    (its own kernel when ``deterministic``, else the accumulator
+    converted). Temporaries: ``{name: float32 element count}``."""
+    config = config or backward_config(runtime, p.d)
+    atomic = not deterministic
+    limit = threadgroup_memory_limit(runtime)
+    what = (f"the backward with head dimension {p.d}"
+            f"{'' if atomic else ' (deterministic)'}")
+    checker.threadgroup_memory(config.dkdv_smem_bytes(p.d, atomic), limit,
+                               runtime_name(runtime), what + ", dK and dV")
+    if deterministic:
+        checker.threadgroup_memory(config.dq_smem_bytes(p.d), limit,
+                                   runtime_name(runtime), what + ", dQ")
+    strides = p.strides()
+    common = dict(Q=q, K=k, V=v, DO=do, LSE=lse, DELTA="delta", CU_Q=cu_q,
+                  CU_K=cu_k, n_heads=p.hq, group=p.group,
+                  total_q=p.total_q, total_k=p.total_k, scale=p.scale,
+                  scale2=p.scale * LOG2E, **strides)
+    prep = Step(prep_kernel(p.dtype, p.d),
+                (128, max(1, math.ceil(p.max_sq / 4)), p.batch * p.hq),
+                (128, 1, 1),
+                dict(DO=do, O=o, CU_Q=cu_q, n_heads=p.hq,
+                     q_sh=strides["q_sh"], q_ss=strides["q_ss"],
+                     l_bm=strides["l_bm"], l_sh=strides["l_sh"],
+                     total_q=p.total_q, DELTA="delta"), outputs=("DELTA",))
+    keys = 16 * config.simdgroups
+    dkdv = Step(dkdv_kernel(p.dtype, p.d, p.causal, config, atomic),
+                (32 * config.simdgroups, max(1, math.ceil(p.max_skv / keys)),
+                 p.batch * p.hkv), (32 * config.simdgroups, 1, 1),
+                dict(common, DK=dk, DV=dv, DQ="dq_acc"),
+                outputs=("DK", "DV", "DQ"))
+    temps = {"delta": p.hq * p.total_q,
+             "dq_acc": p.total_q * p.hq * p.d if atomic else 1}
+    if deterministic:
+        rows = 16 * config.dq_simdgroups
+        last = Step(dq_kernel(p.dtype, p.d, p.causal, config),
+                    (32 * config.dq_simdgroups,
+                     max(1, math.ceil(p.max_sq / rows)), p.batch * p.hq),
+                    (32 * config.dq_simdgroups, 1, 1), dict(common, DQ=dq),
+                    outputs=("DQ",))
+    else:
+        n = p.total_q * p.hq * p.d
+        last = Step(dq_convert_kernel(p.dtype),
+                    (256 * max(1, math.ceil(n / 256)), 1, 1), (256, 1, 1),
+                    dict(ACC="dq_acc", n=n, scale=p.scale, DQ=dq),
+                    outputs=("DQ",))
+    steps = [prep]
+    if p.total_k:
+        steps.append(dkdv)
+    return steps + [last], temps
