@@ -23,23 +23,22 @@ import numpy as np
 from ._attention import launch as _launch
 from ._attention import plans as _plans
 from ._attention.checks import Checker, is_torch
+from ._attention.inputs import (bhsd_problem, check_grad_inputs,
+                                paged_problem, varlen_problem)
 
 __all__ = ["attention", "attention_varlen", "attention_paged",
            "attention_backward", "attention_varlen_backward",
-           "ForwardConfig", "forward_configs", "forward_config"]
+           "ForwardConfig", "BackwardConfig", "DecodeConfig",
+           "forward_config", "forward_configs", "backward_config",
+           "decode_config"]
 
 ForwardConfig = _plans.ForwardConfig
-forward_configs = _plans.forward_configs
+BackwardConfig = _plans.BackwardConfig
+DecodeConfig = _plans.DecodeConfig
 forward_config = _plans.forward_config
-
-
-def _host_ints(checker, name, x, ndim=1):
-    """A small int32 argument (offsets, lengths, a block table) read on
-    the host for the checks."""
-    info = checker.array(name, x, ndim=ndim, what="", dtypes=("i32",))
-    if info.kind == "torch":
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
+forward_configs = _plans.forward_configs
+backward_config = _plans.backward_config
+decode_config = _plans.decode_config
 
 
 def _forward_numpy(checker, p, arrays, runtime, config, num_splits,
@@ -86,28 +85,14 @@ def attention(q, k, v, *, causal: bool = False, scale=None,
                                    return_lse=return_lse,
                                    num_splits=num_splits)
     c = Checker("attention")
-    what = "(batch, heads, sequence, head_dim)"
-    qi = c.array("q", q, ndim=4, what=what)
-    ki = c.array("k", k, ndim=4, what=what)
-    vi = c.array("v", v, ndim=4, what=what)
-    c.same_dtype([("q", qi), ("k", ki), ("v", vi)])
-    b, hq, sq, d = qi.shape
-    c.head_dim(d)
-    c.equal("batch size", ki.shape[0], b, "k")
-    c.equal("head dimension", ki.shape[3], d, "k")
-    c.equal("shape", vi.shape, ki.shape, "v")
-    c.heads(hq, ki.shape[1])
-    skv = ki.shape[2]
-    p = _plans.Problem(dtype=qi.dtype, d=d, batch=b, hq=hq, hkv=ki.shape[1],
-                       layout="bhsd", max_sq=sq, max_skv=skv,
-                       total_q=b * sq, total_k=b * skv, causal=bool(causal),
-                       scale=c.scale(scale, d))
+    p = bhsd_problem(c, q, k, v, causal, scale)
+    b, sq, skv = p.batch, p.max_sq, p.max_skv
     arrays = dict(q=q, k=k, v=v,
                   cu_q=np.arange(b + 1, dtype=np.int32) * sq,
                   cu_k=np.arange(b + 1, dtype=np.int32) * skv,
                   table=np.zeros(1, np.int32), lengths=np.zeros(1, np.int32))
     return _forward_numpy(c, p, arrays, runtime, config, num_splits,
-                          return_lse, (b, hq, sq, d), (b, hq, sq))
+                          return_lse, (b, p.hq, sq, p.d), (b, p.hq, sq))
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
@@ -138,51 +123,6 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     return _forward_numpy(c, p, arrays, runtime, config, num_splits,
                           return_lse, (p.total_q, p.hq, p.d),
                           (p.hq, p.total_q))
-
-
-def varlen_problem(c, q, k, v, cu_q, cu_k, max_sq, max_skv, causal, scale,
-                   *, k_name="k", v_name="v"):
-    """The checked :class:`Problem` (thd layout) and arrays of a varlen
-    call."""
-    what = "(total, heads, head_dim)"
-    qi = c.array("q", q, ndim=3, what=what)
-    ki = c.array(k_name, k, ndim=3, what=what)
-    vi = c.array(v_name, v, ndim=3, what=what)
-    c.same_dtype([("q", qi), (k_name, ki), (v_name, vi)])
-    total_q, hq, d = qi.shape
-    c.head_dim(d)
-    c.equal("head dimension", ki.shape[2], d, k_name)
-    c.equal("shape", vi.shape, ki.shape, v_name)
-    c.heads(hq, ki.shape[1], k_name)
-    offsets_q = _host_ints(c, "cu_seqlens_q", cu_q)
-    offsets_k = _host_ints(c, "cu_seqlens_k", cu_k)
-    batch = len(offsets_q) - 1
-    if batch < 0:
-        c.fail("cu_seqlens_q must hold batch + 1 offsets, got none")
-    c.equal("length", len(offsets_k), batch + 1, "cu_seqlens_k")
-    c.offsets("cu_seqlens_q", offsets_q, total_q, batch)
-    c.offsets("cu_seqlens_k", offsets_k, ki.shape[0], batch)
-    lengths_q = np.diff(offsets_q) if batch else np.zeros(0)
-    lengths_k = np.diff(offsets_k) if batch else np.zeros(0)
-    max_sq = _max_length(c, "max_seqlen_q", max_sq, lengths_q)
-    max_skv = _max_length(c, "max_seqlen_k", max_skv, lengths_k)
-    p = _plans.Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq,
-                       hkv=ki.shape[1], layout="thd", max_sq=max_sq,
-                       max_skv=max_skv, total_q=total_q,
-                       total_k=ki.shape[0], causal=bool(causal),
-                       scale=c.scale(scale, d))
-    return p, dict(q=q, k=k, v=v, cu_q=cu_q, cu_k=cu_k)
-
-
-def _max_length(c, name, given, lengths):
-    longest = int(lengths.max()) if len(lengths) else 0
-    if given is None:
-        return longest
-    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) \
-            or given < longest:
-        c.fail(f"{name} = {given!r} but the longest sequence has {longest} "
-               "rows")
-    return int(given)
 
 
 def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
@@ -225,69 +165,6 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
                           (p.hq, p.total_q))
 
 
-def paged_problem(c, q, k_cache, v_cache, block_table, seqlens_k, cu_q,
-                  max_sq, causal, scale, *, check_values):
-    """The checked :class:`Problem` (thd queries, paged keys) and arrays
-    of a paged call; ``check_values`` reads the integer arguments on the
-    host."""
-    what = "(total, heads, head_dim)"
-    cache = "(pages, page_size, kv_heads, head_dim)"
-    qi = c.array("q", q, ndim=3, what=what)
-    ki = c.array("k_cache", k_cache, ndim=4, what=cache)
-    vi = c.array("v_cache", v_cache, ndim=4, what=cache)
-    c.same_dtype([("q", qi), ("k_cache", ki), ("v_cache", vi)])
-    total_q, hq, d = qi.shape
-    pages, page_size, hkv, kd = ki.shape
-    c.head_dim(d)
-    c.equal("head dimension", kd, d, "k_cache")
-    c.equal("shape", vi.shape, ki.shape, "v_cache")
-    c.heads(hq, hkv, "k_cache")
-    c.page_size(page_size)
-    ti = c.array("block_table", block_table, ndim=2,
-                 what="(batch, pages per sequence)", dtypes=("i32",))
-    li = c.array("seqlens_k", seqlens_k, ndim=1, what="(batch,)",
-                 dtypes=("i32",))
-    qo = c.array("cu_seqlens_q", cu_q, ndim=1, what="(batch + 1,)",
-                 dtypes=("i32",))
-    batch, width = ti.shape
-    c.equal("length", li.shape[0], batch, "seqlens_k")
-    c.equal("length", qo.shape[0], batch + 1, "cu_seqlens_q")
-    if width < 1:
-        c.fail("block_table needs at least one page per sequence")
-    if max_sq is None and not check_values:
-        c.fail("max_seqlen_q is needed when the values are not read")
-    max_skv = width * page_size
-    if check_values:
-        offsets = _to_host(cu_q)
-        lengths = _to_host(seqlens_k)
-        c.offsets("cu_seqlens_q", offsets, total_q, batch)
-        c.block_table(_to_host(block_table), lengths, pages, page_size)
-        max_sq = _max_length(c, "max_seqlen_q", max_sq, np.diff(offsets))
-        max_skv = int(lengths.max()) if batch else 0
-    p = _plans.Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq, hkv=hkv,
-                       layout="thd", max_sq=int(max_sq), max_skv=max_skv,
-                       total_q=total_q, total_k=0, causal=bool(causal),
-                       scale=c.scale(scale, d), page_size=page_size,
-                       pages=pages, table_stride=width)
-    return p, dict(q=q, k=k_cache, v=v_cache, cu_q=cu_q, table=block_table,
-                   lengths=seqlens_k, cu_k=cu_q)
-
-
-def _to_host(x):
-    return x.detach().cpu().numpy() if is_torch(x) else np.asarray(x)
-
-
-def _check_grad_inputs(c, p, do, o, lse, q_shape, lse_shape):
-    for name, x in (("do", do), ("o", o)):
-        info = c.array(name, x, ndim=len(q_shape), what="(the shape of q)")
-        c.equal("shape", info.shape, q_shape, name)
-        if info.dtype != p.dtype:
-            c.fail(f"{name} is {info.dtype} but q is {p.dtype}")
-    info = c.array("lse", lse, ndim=len(lse_shape), what="(as the forward "
-                   "returns it)", dtypes=("f32",))
-    c.equal("shape", info.shape, lse_shape, "lse")
-
-
 def _backward_numpy(c, p, arrays, runtime, deterministic, config):
     steps, temps = _plans.backward_plan(c, runtime, p,
                                         deterministic=bool(deterministic),
@@ -326,23 +203,9 @@ def attention_backward(do, q, k, v, o, lse, *, causal: bool = False,
             do, q, k, v, o, lse, causal=causal, scale=scale,
             deterministic=deterministic)
     c = Checker("attention_backward")
-    what = "(batch, heads, sequence, head_dim)"
-    qi = c.array("q", q, ndim=4, what=what)
-    ki = c.array("k", k, ndim=4, what=what)
-    vi = c.array("v", v, ndim=4, what=what)
-    c.same_dtype([("q", qi), ("k", ki), ("v", vi)])
-    b, hq, sq, d = qi.shape
-    c.head_dim(d)
-    c.equal("batch size", ki.shape[0], b, "k")
-    c.equal("head dimension", ki.shape[3], d, "k")
-    c.equal("shape", vi.shape, ki.shape, "v")
-    c.heads(hq, ki.shape[1])
-    skv = ki.shape[2]
-    p = _plans.Problem(dtype=qi.dtype, d=d, batch=b, hq=hq, hkv=ki.shape[1],
-                       layout="bhsd", max_sq=sq, max_skv=skv,
-                       total_q=b * sq, total_k=b * skv, causal=bool(causal),
-                       scale=c.scale(scale, d))
-    _check_grad_inputs(c, p, do, o, lse, qi.shape, (b, hq, sq))
+    p = bhsd_problem(c, q, k, v, causal, scale)
+    b, sq, skv = p.batch, p.max_sq, p.max_skv
+    check_grad_inputs(c, p, do, o, lse, (b, p.hq, sq, p.d), (b, p.hq, sq))
     arrays = dict(do=do, q=q, k=k, v=v, o=o, lse=lse,
                   cu_q=np.arange(b + 1, dtype=np.int32) * sq,
                   cu_k=np.arange(b + 1, dtype=np.int32) * skv)
@@ -365,7 +228,7 @@ def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
     c = Checker("attention_varlen_backward")
     p, arrays = varlen_problem(c, q, k, v, cu_seqlens_q, cu_seqlens_k,
                                max_seqlen_q, max_seqlen_k, causal, scale)
-    _check_grad_inputs(c, p, do, o, lse, (p.total_q, p.hq, p.d),
-                       (p.hq, p.total_q))
+    check_grad_inputs(c, p, do, o, lse, (p.total_q, p.hq, p.d),
+                      (p.hq, p.total_q))
     arrays.update(do=do, o=o, lse=lse)
     return _backward_numpy(c, p, arrays, runtime, deterministic, config)

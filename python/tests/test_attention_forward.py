@@ -8,10 +8,9 @@ kernel, and the checks of the arguments."""
 import numpy as np
 import pytest
 
-import enigma
 import enigma.attention as ea
 from _attention_reference import (check_forward, make, paged_cache,
-                                   reference_bhsd, reference_varlen, values)
+                                  reference_bhsd, reference_varlen, values)
 
 
 def _metal(runtime):

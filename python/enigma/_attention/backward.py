@@ -22,7 +22,7 @@ from .._control import if_, range as _range, range_constexpr
 from .._cooperation import atomic_fetch_add, threadgroup_alloc
 from .._dtypes import Scalar, f32, i32 as I32, u32 as U32
 from .._kernel import kernel
-from .._math import exp2, imax, imin, where
+from .._math import exp2, imax, where
 from .._mma import (copy_commit, copy_wait, mma, mma_iota, mma_load,
                     mma_operand, mma_store, mma_zeros)
 from .._simd import simd_sum

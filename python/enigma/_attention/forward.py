@@ -17,7 +17,7 @@ from .._control import if_, range as _range
 from .._dtypes import as_dtype, f32, i32 as I32, u32 as U32, Scalar
 from .._ir import current_tracer
 from .._kernel import kernel
-from .._math import exp2, fmax, iclamp, imax, imin, log2, where
+from .._math import exp2, fmax, imax, imin, log2, where
 from .._mma import (copy_commit, copy_wait, mma, mma_fill, mma_iota,
                     mma_load, mma_store, mma_zeros)
 from .._threads import (barrier, simdgroup_index_in_threadgroup,
@@ -95,8 +95,8 @@ def element_type(dtype):
 @functools.lru_cache(maxsize=None)
 def forward_kernel(dtype: str, d: int, causal: bool, page_size: int,
                    config: ForwardConfig):
-    """The forward kernel (an ``@enigma.kernel``) for ``dtype`` ("bf16" or "f16"), head
-    dimension ``d``: keys from a contiguous tensor (``page_size == 0``:
+    """The forward kernel (an ``@enigma.kernel``) for ``dtype`` ("bf16"
+    or "f16"), head dimension ``d``: keys from a contiguous tensor (``page_size == 0``:
     ``CU_K`` holds the cumulative key offsets, ``TABLE`` and ``LENGTHS``
     are not read) or from a paged cache of that page size (``TABLE``, the
     block table, and ``LENGTHS``; ``CU_K`` is not read)."""

@@ -29,6 +29,15 @@ def runtime_name(runtime) -> str:
     return getattr(runtime, "name", "cpu")
 
 
+class Target:
+    """Where PyTorch tensors run (``name`` as a runtime's: "cpu" or
+    "cuda"), for the choice of tile shapes; the call form picks the
+    runtime itself."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
 def cores(runtime, device=None) -> int:
     """Processors the launches spread over: the GPU's multiprocessors
     (from PyTorch where it is installed; 132, an H100's, otherwise), the

@@ -102,7 +102,7 @@ def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
 
 
 def check_forward_memory(checker, runtime, p: Problem, config):
-    checker.threadgroup_memory(config.smem_bytes(p.d), 
+    checker.threadgroup_memory(config.smem_bytes(p.d),
                                threadgroup_memory_limit(runtime),
                                runtime_name(runtime),
                                f"the forward kernel with head dimension "
