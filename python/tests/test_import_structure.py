@@ -39,7 +39,7 @@ LAYERS = [
                 "enigma._attention.tiles", "enigma._attention.checks",
                 "enigma._attention.forward", "enigma._attention.decode",
                 "enigma._attention.backward", "enigma._attention.launch",
-                "enigma._attention.plans",
+                "enigma._attention.plans", "enigma._attention.inputs",
                 "enigma._attention.torch_ops"}),
 ]
 # The leaf: IRValue, the tracer and the one located call into the core.
