@@ -158,8 +158,9 @@ def test_compile_fullgraph_with_backward(device, rng):
     want = f(q, k, v)
     expect = torch.autograd.grad(want, (q, k, v))
     assert torch.allclose(got, want, rtol=1e-3)
-    for g, e in zip(grads, expect):
-        assert torch.equal(g, e)
+    # dQ is added up with atomics: the last bits may differ between runs.
+    for g, e, name in zip(grads, expect, ("dq", "dk", "dv")):
+        close(g, e.double(), name, rel=2.0**-7)
 
 
 @pytest.mark.parametrize("device", devices())
