@@ -65,8 +65,8 @@ def test_attention_op_and_autograd(device, dtype, causal, rng):
     q, k, v = inputs([(2, 4, 37, 64), (2, 2, 50, 64), (2, 2, 50, 64)],
                      dtype, device, int(rng.integers(1 << 30)))
     o, lse = et.attention(q, k, v, causal=causal, return_lse=True)
-    assert o.dtype == dtype and o.device == q.device and lse.shape == (2, 4,
-                                                                        37)
+    assert o.dtype == dtype and o.device == q.device
+    assert lse.shape == (2, 4, 37)
     q64, k64, v64 = (x.detach().double().cpu().requires_grad_()
                      for x in (q, k, v))
     want = reference(q64, k64, v64, causal)
@@ -195,8 +195,10 @@ def test_deterministic_backward(device, rng):
         assert torch.equal(a, b)
     atomic = torch.autograd.grad(et.attention(q, k, v, causal=True),
                                  (q, k, v), do)
+    # Two roundings of their own each (dQ: 16-bit P in the atomic path's
+    # dS, float P in the dQ kernel's; summation orders).
     for a, b, name in zip(runs[0], atomic, ("dq", "dk", "dv")):
-        close(a, b.double(), name, rel=2.0**-6)
+        close(a, b.double(), name, rel=2.0**-5)
 
 
 @pytest.mark.parametrize("device", devices())

@@ -100,6 +100,13 @@ def _column_vector(mem, base, q0, sq, rows: int, cols: int):
                     bounds=(rows, where(0, sq - q0, q0 < sq)))
 
 
+def _row_vector(mem, base, rows):
+    """The row vector ``mem[base + r]`` of a 16-row fragment (0 from row
+    ``rows`` on)."""
+    return mma_load(mem, 16, 16, ld=0, transpose=True, offset=base,
+                    bounds=(rows, 16)).row_max()
+
+
 @functools.lru_cache(maxsize=None)
 def dkdv_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig,
                 atomic: bool):
@@ -181,7 +188,6 @@ def dkdv_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig,
         a_row = (sg // 4) * 64 if group_products else sg * 16
         k_op = k_layout.operand(k_s, transpose=False, row0=a_row)
         v_op = k_layout.operand(v_s, transpose=False, row0=a_row)
-        key = mma_iota(0, 16, bq) + i32(k0 + sg * 16)
         for t in _range(steps, dtype="uint"):
             copy_wait(0)
             barrier()                 # step t is in; step t - 1 is done
@@ -197,18 +203,24 @@ def dkdv_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig,
                     warpgroup=group_products)
             lse = _column_vector(LSE, lse_base, q0, sq, 16, bq) * LOG2E
             lse = where(lse, POS_INF, lse == NEG_INF)   # rows without keys
+            # (made here, not before the loop: a fragment kept across the
+            # loop would hold 32 registers for the whole of it)
             query = mma_iota(1, 16, bq) + i32(q0)
             masked = query >= i32(sq)
             if causal:
+                key = mma_iota(0, 16, bq) + i32(k0 + sg * 16)
                 masked = masked | (key > query + off)
-            p = where(exp2(s * scale2 - lse), 0.0, masked)
-            dv = mma(dv, p.cast(el),
-                     q_layout.operand(do_s, transpose=False, base=at),
+            # P in 16 bits from here on, for dS too: the float copy would
+            # hold 32 more registers across two products (the dK/dV
+            # accumulators take 128).
+            p = where(exp2(s * scale2 - lse), 0.0, masked).cast(el)
+            dv = mma(dv, p, q_layout.operand(do_s, transpose=False, base=at),
                      warpgroup=group_products)
             dp = mma(mma_zeros(16, bq), v_op,
                      q_layout.operand(do_s, transpose=True, base=at), k=d,
                      warpgroup=group_products)
-            ds = p * (dp - _column_vector(DELTA, lse_base, q0, sq, 16, bq))
+            ds = p.cast(f32) * (dp - _column_vector(DELTA, lse_base, q0, sq,
+                                                    16, bq))
             dk = mma(dk, ds.cast(el),
                      q_layout.operand(q_s, transpose=False, base=at),
                      warpgroup=group_products)
@@ -218,14 +230,20 @@ def dkdv_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig,
                 # simdgroup 16 of the block's rows, added with atomics.
                 mma_store(ds, ds_s, ld=bq, offset=sg * 16 * bq)
                 barrier()
+                # (64 columns at a time: a 16 x d float fragment next to
+                # dK and dV would spill)
                 for r in range_constexpr(bq // (16 * w)):
                     rows0 = (r * w + sg) * 16
-                    part = mma(mma_zeros(16, d),
-                               mma_operand(ds_s, ld=bq, offset=rows0,
-                                           transpose=True),
-                               k_layout.operand(k_s, transpose=False),
-                               k=keys)
-                    mma_store(part, dq_s, ld=d, offset=rows0 * d)
+                    ds_op = mma_operand(ds_s, ld=bq, offset=rows0,
+                                        transpose=True)
+                    for cb in range_constexpr(d // 64):
+                        part = mma(mma_zeros(16, 64), ds_op,
+                                   mma_operand(k_s, ld=64,
+                                               offset=cb * keys * 64,
+                                               swizzle=k_layout.swizzle),
+                                   k=keys)
+                        mma_store(part, dq_s, ld=d,
+                                  offset=rows0 * d + cb * 64)
                 barrier()
                 q_base = q_start * (n_heads * d) + h * q_sh
                 for e in range_constexpr(per_thread):
@@ -310,13 +328,12 @@ def dq_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig):
         do_op = q_layout.operand(do_s, transpose=False, row0=a_row)
         lse_base = q_start * l_bm + h * l_sh + row0
         rows_left = where(0, sq - row0, row0 < sq)
-        lse = mma_load(LSE, 16, bk, ld=0, transpose=True, offset=lse_base,
-                       bounds=(rows_left, bk)) * LOG2E
+        # The rows' LSE and Delta as row vectors (two registers a lane,
+        # where whole fragments would hold 32 each across the loop).
+        lse = _row_vector(LSE, lse_base, rows_left) * LOG2E
         lse = where(lse, POS_INF, lse == NEG_INF)
-        delta = mma_load(DELTA, 16, bk, ld=0, transpose=True,
-                         offset=lse_base, bounds=(rows_left, bk))
+        delta = _row_vector(DELTA, lse_base, rows_left)
         off = i32(skv) - i32(sq)
-        row = mma_iota(0, 16, bk) + i32(row0)
         dq = mma_zeros(16, d)
         for j in _range(blocks, dtype="uint"):
             copy_wait(0)
@@ -329,6 +346,7 @@ def dq_kernel(dtype: str, d: int, causal: bool, config: BackwardConfig):
             col = mma_iota(1, 16, bk) + i32(j * bk)
             masked = col >= i32(skv)
             if causal:
+                row = mma_iota(0, 16, bk) + i32(row0)
                 masked = masked | (col > row + off)
             p = where(exp2(s * scale2 - lse), 0.0, masked)
             dp = mma(mma_zeros(16, bk), do_op,

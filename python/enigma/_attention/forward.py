@@ -96,10 +96,11 @@ def element_type(dtype):
 def forward_kernel(dtype: str, d: int, causal: bool, page_size: int,
                    config: ForwardConfig):
     """The forward kernel (an ``@enigma.kernel``) for ``dtype`` ("bf16"
-    or "f16"), head dimension ``d``: keys from a contiguous tensor (``page_size == 0``:
-    ``CU_K`` holds the cumulative key offsets, ``TABLE`` and ``LENGTHS``
-    are not read) or from a paged cache of that page size (``TABLE``, the
-    block table, and ``LENGTHS``; ``CU_K`` is not read)."""
+    or "f16"), head dimension ``d``: keys from a contiguous tensor
+    (``page_size == 0``: ``CU_K`` holds the cumulative key offsets,
+    ``TABLE`` and ``LENGTHS`` are not read) or from a paged cache of that
+    page size (``TABLE``, the block table, and ``LENGTHS``; ``CU_K`` is
+    not read)."""
     el = element_type(dtype)
     bc, rows = config.bc, config.rows
     layout = TileLayout(el, bc, d)
