@@ -36,7 +36,13 @@ LAYERS = [
                 "enigma.compiler.kernel", "enigma.compiler.preprocessor",
                 "enigma.ops", "enigma.ops.gemm", "enigma.ops.quant",
                 "enigma.runtime_dispatch",
-                "enigma.runtime_dispatch.runtime"}),
+                "enigma.runtime_dispatch.runtime",
+                "enigma.attention", "enigma._attention",
+                "enigma._attention.tiles", "enigma._attention.checks",
+                "enigma._attention.forward", "enigma._attention.decode",
+                "enigma._attention.backward", "enigma._attention.launch",
+                "enigma._attention.plans", "enigma._attention.inputs",
+                "enigma._attention.torch_ops"}),
 ]
 # The leaf: IRValue, the tracer and the one located call into the core.
 LEAF = "enigma._ir"
