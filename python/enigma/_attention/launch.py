@@ -58,7 +58,7 @@ def cores(runtime, device=None) -> int:
 
 
 class Step:
-    """One launch: ``kernel[grid, threads]`` with its parameters by name
+    """One launch: ``kernel.launch(grid=grid, threads=threads)`` with its parameters by name
     (a string names an array of the call, anything else is the value);
     ``outputs`` are the buffers it writes."""
 
@@ -94,7 +94,8 @@ def run(steps, arrays: dict, runtime=None):
         values = [arrays[v] if isinstance(v, str) else v
                   for v in (step.args[p.name] for p in step.kernel.params)]
         if direct:
-            launcher = step.kernel[step.grid, step.threads]
+            launcher = step.kernel.launch(grid=step.grid,
+                                          threads=step.threads)
             if runtime is None:
                 launcher(*values)
             else:
