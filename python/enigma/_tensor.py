@@ -432,6 +432,10 @@ class Tensor:
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
             self._threadgroup_array(tracer)
+        elif tracer is not None and self.buffer_index >= 0:
+            # Made in a kernel body: a name that is not the parameter's is
+            # reported here, where it is written.
+            self._parameter(tracer)
 
     # --- description -----------------------------------------------------
     @property
@@ -538,11 +542,7 @@ class Tensor:
             fail(f"tensor {self.name} has no buffer (buffer_index "
                  f"{self.buffer_index}); give it the index of a buffer "
                  "parameter")
-        proxy = getattr(tracer, "buffers", {}).get(self.buffer_index)
-        if proxy is None:
-            fail(f"tensor {self.name} views buffer parameter "
-                 f"{self.buffer_index}, which the kernel being traced does "
-                 "not have (or which is not a buffer)")
+        proxy = self._parameter(tracer)
         if proxy.dtype != self.dtype:
             fail(f"tensor {self.name} has element type {self.dtype.name} but "
                  f"buffer parameter {self.buffer_index} ({proxy.name}) holds "
@@ -551,6 +551,26 @@ class Tensor:
             fail(f"tensor {self.name}: buffer {proxy.name} holds vectors "
                  "(vec_width); tensors view scalar buffers")
         return proxy, proxy._buffer
+
+    def _parameter(self, tracer):
+        """The buffer proxy of parameter ``buffer_index`` in the kernel
+        being traced, which must carry this tensor's name: a name and an
+        index that disagree would silently read whichever the index says."""
+        buffers = getattr(tracer, "buffers", {})
+        proxy = buffers.get(self.buffer_index)
+        if proxy is None:
+            fail(f"tensor {self.name} views buffer parameter "
+                 f"{self.buffer_index}, which the kernel being traced does "
+                 "not have (or which is not a buffer)")
+        if proxy.name != self.name:
+            named = [i for i, p in buffers.items() if p.name == self.name]
+            said = (f"names parameter {named[0]} ('{self.name}')" if named
+                    else "names no buffer parameter of this kernel")
+            fail(f"Tensor '{self.name}' {said}, but its buffer_index "
+                 f"{self.buffer_index} is parameter '{proxy.name}'; give the "
+                 f"name and the index of the same parameter (Tensor(A.name, "
+                 "A.buffer_index, A.metal_dtype))")
+        return proxy
 
     def _threadgroup_array(self, tracer):
         """The threadgroup array of this tensor's name in the kernel being
