@@ -21,6 +21,15 @@ branch as results of its ``scf.if``. So an assignment inside an ``if_`` arm
 is a result of the branch (the other arm yields the old value), and an
 assignment inside a nested loop is carried by that loop too. Slots that do
 not change are removed again by the canonicalizer.
+
+A slot may be *pending*: its variable has no value yet (Python would raise
+NameError reading it). Constructs do not carry pending slots. One that gets
+its first value inside a construct is *late* there: an ``if_`` whose arms
+both give it one gains a result for it (the builder rebuilds the
+``scf.if``), and a slot marked ``placeholder`` (the value a helper returns
+early, read only behind its flag) is carried with a zero where it has no
+value. Any other late slot is pending again after the construct, and
+reading its variable raises EnigmaError saying why.
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ from __future__ import annotations
 import builtins
 
 from ._dtypes import as_dtype
-from ._ir import IRValue, current_tracer, fail, to_value
+from ._ir import (Fragment, IRValue, current_tracer, fail, is_number,
+                  to_value, user_location)
 
 __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
            "load_if", "store_if", "register_tensor", "Carry",
@@ -40,22 +50,29 @@ __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
 # --------------------------------------------------------------------------
 
 class Slot:
-    """One carried value: its current IRValue and a name for messages."""
+    """One carried value: its current IRValue (None while pending) and a
+    name for messages. ``placeholder``: a late value may be carried with a
+    zero where it has none. ``unbound``: why a pending slot has no value
+    (for the message when its variable is read). ``number``: the Python
+    number a late value was given as (it adopts the other arm's type)."""
 
-    __slots__ = ("value", "label")
+    __slots__ = ("value", "label", "placeholder", "unbound", "number")
 
-    def __init__(self, value: IRValue, label: str):
+    def __init__(self, value, label: str, placeholder: bool = False,
+                 unbound: str = ""):
         self.value = value
         self.label = label
+        self.placeholder = placeholder
+        self.unbound = unbound
+        self.number = None
 
 
 class ControlState:
-    """Per-trace control-flow state: the live slots (carried by every
-    construct opened from now on) and the slots of tracked variables."""
+    """Per-trace control-flow state: the live slots, carried by every
+    construct opened from now on (pending ones once they have a value)."""
 
     def __init__(self):
         self.live: list[Slot] = []
-        self.named: dict[str, Slot] = {}
 
 
 def control_state(tracer) -> ControlState:
@@ -85,7 +102,14 @@ def initial_value(value, label: str) -> IRValue:
 def convert_to_slot(slot: Slot, value) -> IRValue:
     """`value` as the slot's dtype. Integer widths and float widths convert
     as in C; a change between integer, float and bool is refused, since
-    the slot's type is fixed by its initial value."""
+    the slot's type is fixed by its initial value. A pending slot takes
+    the value as its first one."""
+    if slot.value is None:
+        first = initial_value(value, slot.label)
+        slot.number = value if is_number(value) and \
+            not isinstance(value, IRValue) else None
+        return first
+    slot.number = None
     want = slot.value.dtype
     if not isinstance(value, IRValue):
         if not isinstance(value, (bool, int, float)):
@@ -122,8 +146,76 @@ def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
 
 
 def _open(tracer, own=()):
-    """Slots a construct carries: every live slot, then its own."""
-    return list(control_state(tracer).live) + list(own)
+    """Slots a construct carries: every live slot that has a value, then
+    its own."""
+    return [s for s in control_state(tracer).live if s.value is not None] \
+        + list(own)
+
+
+def _late(tracer, opened) -> list:
+    """Live slots that have a value now but were not carried by the
+    construct that opened `opened` (they got their first value inside)."""
+    carried = {id(s) for s in opened}
+    return [s for s in control_state(tracer).live
+            if s.value is not None and id(s) not in carried]
+
+
+def _where() -> str:
+    file, line = user_location()
+    return f"{file}:{line}"
+
+
+def _pend(slot, why: str) -> None:
+    slot.value, slot.number, slot.unbound = None, None, why
+
+
+def _late_type(value) -> tuple:
+    if isinstance(value, Fragment):
+        fail("a matrix fragment first given a value inside a loop or "
+             "if_ cannot leave it; give the variable a value before")
+    return (value.dtype.name, value.lanes)
+
+
+def _number_kind(n) -> str:
+    return "bool" if isinstance(n, bool) else \
+        "integer" if isinstance(n, int) else "float"
+
+
+def _merge_type(slot, then_value, then_number, else_value, else_number,
+                where: str):
+    """The (dtype, lanes) of the if_ result for a late slot given in both
+    arms: numbers adopt the other arm's type (an int also a float's); two
+    traced values must have one type."""
+    def describe(v, n):
+        return f"the number {n!r}" if n is not None else \
+            (f"a {v.lanes}-lane {v.dtype.name} vector" if v.lanes > 1
+             else f"a {v.dtype.name} value")
+
+    def mismatch():
+        fail(f"{slot.label} is first assigned inside the if_ at {where}, as "
+             f"{describe(then_value, then_number)} in one arm and "
+             f"{describe(else_value, else_number)} in the other; give both "
+             "arms one type (enigma.metal_cast) or give it a value before "
+             "the if_")
+
+    if then_number is None and else_number is None:
+        if (then_value.dtype.name, then_value.lanes) != \
+                (else_value.dtype.name, else_value.lanes):
+            mismatch()
+        return _late_type(then_value)
+    if then_number is not None and else_number is not None:
+        kinds = {_number_kind(then_number), _number_kind(else_number)}
+        if kinds == {"bool"}:
+            return ("b1", 1)
+        if "bool" in kinds:
+            mismatch()
+        return ("i32", 1) if kinds == {"integer"} else ("f32", 1)
+    number = then_number if then_number is not None else else_number
+    traced = else_value if then_number is not None else then_value
+    kind, want = _number_kind(number), slot_kind(traced.dtype)
+    if not (kind == want or (kind == "integer" and want == "float")):
+        mismatch()
+    return _late_type(traced)
 
 
 def _rebind(tracer, slots, values):
@@ -241,17 +333,55 @@ class for_range:
         self._dtype = dtype
         self._init = init
         self._phase = "new"
+        # A function of no arguments giving a bool (traced or Python): the
+        # loop also ends before an iteration where it holds (break and
+        # return in the body). The loop is then an scf.while.
+        self._stop = None
 
-    def __enter__(self):
-        tracer = current_tracer("enigma.for_range")
-        if self._phase != "new":
-            fail("a for_range object can be entered only once")
+    def _bounds(self):
         dt = _loop_dtype(self._dtype)
         lo, hi, step = (_bound(x, dt, w) for x, w in
                         zip(self._args, ("lower bound", "upper bound",
                                          "step")))
         if not isinstance(self._args[2], IRValue) and self._args[2] <= 0:
             fail(f"loop step must be positive, got {self._args[2]}")
+        return dt, lo, hi, step
+
+    def _begin(self):
+        """Opens the loop's condition (an scf.while) when it has a stop
+        function; a plain counted loop opens in __enter__."""
+        if self._stop is None or self._phase != "new":
+            return
+        tracer = current_tracer("enigma.for_range")
+        dt, lo, self._hi, self._step = self._bounds()
+        self._carry = _make_carry(self._init, "for_range")
+        self._counter = Slot(lo, "the loop counter")
+        own = [self._counter] + (self._carry._slots if self._carry else [])
+        self._slots = _open(tracer, own)
+        _rebind(tracer, self._slots,
+                tracer.call("begin_while", _raw(self._slots)))
+        control_state(tracer).live.extend(own)
+        self._tracer, self._phase, self._where = tracer, "cond", _where()
+
+    def __enter__(self):
+        tracer = current_tracer("enigma.for_range")
+        if self._stop is not None:
+            self._begin()
+            if self._phase != "cond":
+                fail("a for_range object can be entered only once")
+            i = self._counter.value
+            # scf.for compares as signed integers; so does this loop.
+            signed = as_dtype(i.dtype.name.replace("u", "i"))
+            more = i.cast(signed) < self._hi.cast(signed)
+            cond = _and_not(more, self._stop())
+            _rebind(tracer, self._slots, tracer.call(
+                "while_condition", cond._value, _raw(self._slots)))
+            self._phase = "body"
+            index = self._counter.value
+            return index if self._carry is None else (index, self._carry)
+        if self._phase != "new":
+            fail("a for_range object can be entered only once")
+        dt, lo, hi, step = self._bounds()
         self._carry = _make_carry(self._init, "for_range")
         own = self._carry._slots if self._carry else []
         self._slots = _open(tracer, own)
@@ -259,7 +389,7 @@ class for_range:
                              _raw(self._slots))
         _rebind(tracer, self._slots, values[1:])
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase = tracer, "body"
+        self._tracer, self._phase, self._where = tracer, "body", _where()
         index = IRValue(tracer, values[0])
         return index if self._carry is None else (index, self._carry)
 
@@ -267,14 +397,58 @@ class for_range:
         if exc_type is not None or self._phase != "body":
             return False  # let the user's exception propagate as it is
         tracer = self._tracer
-        results = tracer.call("end_for", _raw(self._slots))
-        _rebind(tracer, self._slots, results)
+        if self._stop is not None:
+            self._counter.value = self._counter.value + self._step
+        late = _late(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        types = [_late_type(l.value) for l in carried]
+        if self._stop is not None:
+            results = tracer.call(
+                "end_while_late", _raw(self._slots), [None] * len(carried),
+                [l.value._value for l in carried], types)
+        else:
+            results = tracer.call(
+                "end_for_late", _raw(self._slots),
+                [l.value._value for l in carried], types)
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
+        own = (self._carry._slots if self._carry is not None else []) + \
+            ([self._counter] if self._stop is not None else [])
+        _drop_live(tracer, own)
         if self._carry is not None:
-            live = control_state(tracer).live
-            del live[len(live) - len(self._carry):]
             self._carry._closed = True
         self._phase = "done"
         return False
+
+
+def _drop_live(tracer, slots) -> None:
+    """Removes a construct's own slots from the live list."""
+    if slots:
+        ids = {id(s) for s in slots}
+        live = control_state(tracer).live
+        live[:] = [s for s in live if id(s) not in ids]
+
+
+def _and_not(cond, stop):
+    """``cond & ~stop`` where ``stop`` is a traced or Python bool."""
+    if isinstance(stop, bool):
+        return cond if not stop else to_value(False)
+    if not isinstance(stop, IRValue) or stop.dtype.name != "b1":
+        fail("a loop's stop condition must be a bool")
+    return cond & ~stop
+
+
+def _close_loop(tracer, slots, results, late, carried, where: str):
+    """After a loop ends: its slots take the results; late slots carried
+    (placeholders) take theirs, the others are pending again (a loop may
+    run no iteration, so what it assigns first has no value after it)."""
+    _rebind(tracer, slots, results[:len(slots)])
+    _rebind(tracer, carried, results[len(slots):])
+    for slot in late:
+        if not slot.placeholder:
+            _pend(slot, f"it is first assigned inside the loop at {where}, "
+                        "so it has no value after the loop (which may run no "
+                        "iteration) nor at the start of an iteration; give "
+                        "it a value before the loop")
 
 
 class RangeSpec:
@@ -371,7 +545,7 @@ class if_:
         if not isinstance(cond, IRValue):
             fail("the condition of enigma.if_ must be a bool traced value "
                  f"(a comparison), got {type(cond).__name__}")
-        self._tracer = tracer
+        self._tracer, self._where = tracer, _where()
         self._slots = _open(tracer)
         self._entry = [s.value for s in self._slots]
         tracer.call("begin_if_carrying", cond._value, _raw(self._slots))
@@ -392,6 +566,13 @@ class if_:
 
     def _switch_to_else(self):
         tracer = self._tracer
+        # Slots the then arm gave a first value: the else arm starts
+        # without them, as it would in Python.
+        self._then_late = {id(s): (s, s.value, s.number)
+                           for s in _late(tracer, self._slots)}
+        for slot, _, _ in self._then_late.values():
+            _pend(slot, f"it has no value before the if_ at "
+                        f"{self._where}; give it one before the if_")
         tracer.call("begin_else", _raw(self._slots))
         for slot, v in zip(self._slots, self._entry):
             slot.value = v
@@ -402,8 +583,35 @@ class if_:
             return False
         if self._phase == "then":
             self._switch_to_else()
-        results = self._tracer.call("end_if", _raw(self._slots))
-        _rebind(self._tracer, self._slots, results)
+        tracer = self._tracer
+        else_late = {id(s): (s, s.value, s.number)
+                     for s in _late(tracer, self._slots)}
+        results, merged = [], []
+        then_values, else_values, types = [], [], []
+        for key in list(self._then_late) + [k for k in else_late
+                                            if k not in self._then_late]:
+            slot, tv, tn = self._then_late.get(key, (None, None, None))
+            slot, ev, en = else_late.get(key, (slot, None, None))
+            if tv is not None and ev is not None:
+                types.append(_merge_type(slot, tv, tn, ev, en, self._where))
+            elif slot.placeholder:
+                types.append(_late_type(tv if tv is not None else ev))
+            else:
+                arm = "then" if tv is not None else "else"
+                _pend(slot, f"it is assigned only in the {arm} arm of the "
+                            f"if_ at {self._where}, so it has no value after "
+                            "the if_; give it a value before the if_ or "
+                            "assign it in both arms")
+                continue
+            merged.append(slot)
+            then_values.append(None if tv is None else tv._value)
+            else_values.append(None if ev is None else ev._value)
+        results = tracer.call("end_if_late", _raw(self._slots), then_values,
+                              else_values, types)
+        _rebind(tracer, self._slots, results[:len(self._slots)])
+        _rebind(tracer, merged, results[len(self._slots):])
+        for slot in merged:
+            slot.number = None
         self._phase = "done"
         return False
 
@@ -429,6 +637,7 @@ class while_:
                  "(e.g. lambda: i < n), so that it is traced inside the loop")
         self._cond, self._init = cond, init
         self._phase = "new"
+        self._stop = None  # as for_range's: a return in the body ends it
 
     def _begin(self):
         tracer = current_tracer("enigma.while_")
@@ -440,7 +649,7 @@ class while_:
         values = tracer.call("begin_while", _raw(self._slots))
         _rebind(tracer, self._slots, values)
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase = tracer, "cond"
+        self._tracer, self._phase, self._where = tracer, "cond", _where()
 
     def __enter__(self):
         if self._phase == "new":
@@ -455,6 +664,13 @@ class while_:
         if not isinstance(cond, IRValue):
             fail("the function given to enigma.while_ must return a bool "
                  f"traced value, got {type(cond).__name__}")
+        if self._stop is not None:
+            cond = _and_not(cond, self._stop())
+        # What the condition gave a first value stays in the condition.
+        for slot in _late(tracer, self._slots):
+            _pend(slot, f"it is first assigned in the condition of the "
+                        f"while loop at {self._where}; give it a value "
+                        "before the loop")
         values = tracer.call("while_condition", cond._value,
                              _raw(self._slots))
         _rebind(tracer, self._slots, values)
@@ -465,12 +681,69 @@ class while_:
         if exc_type is not None or self._phase != "body":
             return False
         tracer = self._tracer
-        results = tracer.call("end_while", _raw(self._slots))
-        _rebind(tracer, self._slots, results)
+        late = _late(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        results = tracer.call(
+            "end_while_late", _raw(self._slots), [None] * len(carried),
+            [l.value._value for l in carried],
+            [_late_type(l.value) for l in carried])
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
+        _drop_live(tracer, self._carry._slots if self._carry else [])
         if self._carry is not None:
-            live = control_state(tracer).live
-            del live[len(live) - len(self._carry):]
             self._carry._closed = True
+        self._phase = "done"
+        return False
+
+
+class do_while:
+    """The loop of a Python ``while`` statement whose test is traced, as the
+    source rewrite emits it inside ``if_(first test)``: the body runs, then
+    ``cond()`` (the test evaluated again at the end of the body) decides
+    whether it runs again, unless ``stop()`` (break, return) holds. The body
+    and the test are the condition region of an ``scf.while`` (printed
+    ``while (true) { body; if (!c) break; }``). Not public API."""
+
+    def __init__(self, cond, stop=None):
+        self._cond, self._stop = cond, stop
+        self._phase = "new"
+
+    def _begin(self):
+        tracer = current_tracer("a while loop")
+        if self._phase != "new":
+            fail("a do_while object can be entered only once")
+        self._slots = _open(tracer)
+        _rebind(tracer, self._slots,
+                tracer.call("begin_do_while", _raw(self._slots)))
+        self._tracer, self._phase, self._where = tracer, "body", _where()
+
+    def __enter__(self):
+        if self._phase == "new":
+            self._begin()
+        elif self._phase != "body":
+            fail("a do_while object can be entered only once")
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None or self._phase != "body":
+            return False
+        tracer = self._tracer
+        cond = self._cond()
+        if isinstance(cond, bool):
+            cond = to_value(cond)
+        if not isinstance(cond, IRValue) or cond.dtype.name != "b1" or \
+                cond.lanes != 1:
+            fail("the test of a while loop must stay one bool traced value "
+                 f"in every iteration, got {cond!r}")
+        if self._stop is not None:
+            cond = _and_not(cond, self._stop())
+        late = _late(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        after = tracer.call("while_condition", cond._value,
+                            _raw(self._slots))
+        results = tracer.call(
+            "end_while_late", after, [l.value._value for l in carried],
+            [None] * len(carried), [_late_type(l.value) for l in carried])
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
         self._phase = "done"
         return False
 
@@ -509,6 +782,16 @@ def load_if(buf, index, mask, default=0) -> IRValue:
     if mask is False:
         return _fill(tracer, to_value(default, buf.dtype).cast(buf.dtype),
                      getattr(buf, "lanes", 1))
+    if isinstance(index, tuple):
+        # A buffer with a shape: each index is 0 where the mask is false
+        # (element 0 is read, and its index checks pass).
+        safe = tuple(_select(tracer, mask, i, to_value(0, i.dtype))
+                     if isinstance(i, IRValue) else i for i in index)
+        loaded = buf[safe]
+        fallback = _fill(tracer,
+                         to_value(default, loaded.dtype).cast(loaded.dtype),
+                         loaded.lanes)
+        return _select(tracer, mask, loaded, fallback)
     if not isinstance(index, IRValue):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             fail(f"load_if index must be a non-negative integer, got {index!r}")
