@@ -5,7 +5,9 @@ using namespace mlir;
 using namespace enigma;
 
 LogicalResult IndexCheckOp::verify() {
-  if (getDim() < 0)
-    return emitOpError("needs a dimension >= 0, got ") << getDim();
+  // (I32Attr reads as unsigned; the attribute's own value keeps the sign.)
+  if (getDimAttr().getInt() < 0)
+    return emitOpError("needs a dimension >= 0, got ")
+           << getDimAttr().getInt();
   return success();
 }

@@ -19,7 +19,7 @@ def Enigma_IndexCheckOp : Enigma_Op<"index_check",
     "(H, W)") and `extent_name` ("W", or the number) name it in the report.
 
     ```mlir
-    enigma.index_check %x < %W {dim = 1 : i32, buffer = "A",
+    enigma.index_check %x below %W {dim = 1 : i32, buffer = "A",
         shape = "(H, W)", extent_name = "W"} : i32, i32
     ```
   }];
@@ -27,7 +27,7 @@ def Enigma_IndexCheckOp : Enigma_Op<"index_check",
                        I32Attr:$dim, StrAttr:$buffer, StrAttr:$shape,
                        StrAttr:$extent_name);
   let assemblyFormat = [{
-    $index `<` $extent attr-dict `:` type($index) `,` type($extent)
+    $index `below` $extent attr-dict `:` type($index) `,` type($extent)
   }];
   let hasVerifier = 1;
 }
