@@ -665,7 +665,11 @@ class SwizzledLayout:
     products act on ``layout``; the swizzle stays outermost.
 
     ``SwizzledLayout(layout, swizzle)`` (the original DSL's argument order)
-    is ``SwizzledLayout(swizzle, 0, layout)``."""
+    is ``SwizzledLayout(swizzle, 0, layout)``.
+
+    ``offset`` is an int >= 0, or inside a kernel a traced integer: a
+    Tensor sliced with traced coordinates keeps the offset of the fixed
+    coordinates here, under the swizzle, as CuTe does."""
 
     __slots__ = ("swizzle", "offset", "layout")
 
@@ -677,9 +681,13 @@ class SwizzledLayout:
             fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
         if not isinstance(layout, Layout):
             fail(f"SwizzledLayout needs a Layout, got {layout!r}")
-        if not _is_int(offset) or offset < 0:
+        if isinstance(offset, IRValue):
+            _check_coord_leaf(offset, "offset")
+        elif not _is_int(offset) or offset < 0:
             fail(f"SwizzledLayout offset must be an int >= 0, got {offset!r}")
-        self.swizzle, self.offset, self.layout = swizzle, int(offset), layout
+        else:
+            offset = int(offset)
+        self.swizzle, self.offset, self.layout = swizzle, offset, layout
 
     @property
     def shape(self):
@@ -706,22 +714,35 @@ class SwizzledLayout:
     def cosize(self) -> int:
         """One past the largest offset over all coordinates (computed by
         evaluating every coordinate, since the swizzle permutes offsets)."""
+        if isinstance(self.offset, IRValue):
+            fail("the cosize of a swizzled layout with a traced offset is "
+                 "known only when the kernel runs")
         return max(self(i) for i in range(self.size())) + 1
 
     def __call__(self, *coord):
         inner = self.layout(*coord)
-        return self.swizzle(inner + self.offset if self.offset else inner)
+        if isinstance(self.offset, IRValue) or self.offset:
+            inner = self.offset + inner
+        return self.swizzle(inner)
 
     def __eq__(self, other):
-        return (isinstance(other, SwizzledLayout)
-                and (self.swizzle, self.offset, self.layout)
-                == (other.swizzle, other.offset, other.layout))
+        if not isinstance(other, SwizzledLayout):
+            return False
+        if isinstance(self.offset, IRValue) or \
+                isinstance(other.offset, IRValue):
+            same = self.offset is other.offset
+        else:
+            same = self.offset == other.offset
+        return same and (self.swizzle, self.layout) == \
+            (other.swizzle, other.layout)
 
     def __hash__(self):
-        return hash((self.swizzle, self.offset, self.layout))
+        return hash((self.swizzle, self.layout))
 
     def __str__(self):
-        return f"{self.swizzle} o {self.offset} o {self.layout}"
+        offset = "<traced>" if isinstance(self.offset, IRValue) \
+            else self.offset
+        return f"{self.swizzle} o {offset} o {self.layout}"
 
     __repr__ = __str__
 

@@ -403,11 +403,12 @@ class Tensor:
             elif _size(shape) != _size(layout.shape):
                 raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
                                   f"match the layout {layout}")
-        if layout is not None and not isinstance(layout, layouts.Layout):
-            # Offsets come from shape and stride alone: a swizzle or an
-            # identity layout's basis strides would be silently ignored.
+        if layout is not None and not isinstance(
+                layout, (layouts.Layout, layouts.SwizzledLayout)):
+            # An identity layout's basis strides would be silently ignored.
             raise EnigmaError(f"Tensor {name!r}: layout must be an "
-                              f"enigma.Layout (shape:stride), got "
+                              f"enigma.Layout (shape:stride) or an "
+                              f"enigma.SwizzledLayout, got "
                               f"{type(layout).__name__}")
         if address_space == "threadgroup" and layout is None:
             raise EnigmaError(f"Tensor {name!r}: a threadgroup tensor needs "
@@ -453,8 +454,23 @@ class Tensor:
 
     @property
     def stride(self):
-        """The layout's stride, nested like :attr:`shape`."""
+        """The layout's stride, nested like :attr:`shape` (of the layout
+        under the swizzle, for a swizzled layout)."""
         return None if self.layout is None else self.layout.stride
+
+    @property
+    def swizzled(self) -> bool:
+        """Whether the layout is a :class:`SwizzledLayout`: element ``c``
+        lives at ``base_offset + swizzle(offset + layout(c))``."""
+        return isinstance(self.layout, _layout.SwizzledLayout)
+
+    def _coordinate_offset(self, inner):
+        """The memory offset (from base_offset) of an element whose offset
+        in the layout (under any swizzle) is ``inner``."""
+        if not self.swizzled:
+            return inner
+        layout = self.layout
+        return layout.swizzle(_add(layout.offset, inner))
 
     def size(self, mode=None) -> int:
         """The number of elements, or of the mode ``mode`` names (an int,
@@ -469,6 +485,7 @@ class Tensor:
                 else self.base_offset)
         where = "" if self.address_space == "device" else ", threadgroup"
         view = "no layout" if self.layout is None else \
+            str(self.layout) if self.swizzled else \
             f"{self.shape}:{self.stride}"
         return (f"Tensor({self.name!r}, buffer {self.buffer_index}, "
                 f"{self.dtype.name}, {view}, base_offset={base}{where})")
@@ -497,7 +514,8 @@ class Tensor:
         if isinstance(coord, tuple) and len(coord) == 1 and \
                 not isinstance(shape, tuple):
             coord = coord[0]  # (i,) into a rank-1 shape
-        return _add(self.base_offset, _crd2idx(coord, shape, stride))
+        return _add(self.base_offset, self._coordinate_offset(
+            _crd2idx(coord, shape, stride)))
 
     def __getitem__(self, coord):
         _check_coord(coord)
@@ -529,6 +547,13 @@ class Tensor:
         else:
             layout = _make_layout(tuple(s for s, _ in kept),
                                   tuple(d for _, d in kept))
+        if self.swizzled:
+            # The fixed part's offset goes under the swizzle (CuTe's
+            # slicing of a composed layout); base_offset stays outside it.
+            outer = self.layout
+            return self._with(_layout.SwizzledLayout(
+                outer.swizzle, _add(outer.offset, offset), layout),
+                self.base_offset)
         return self._with(layout, _add(self.base_offset, offset))
 
     # --- memory ------------------------------------------------------------
@@ -614,33 +639,58 @@ class Tensor:
                  f"{MAX_FRAGMENT_ELEMENTS} elements (slice the tensor first)")
         return [_crd2idx(i, self.shape, self.stride) for i in range(n)]
 
+    def _access_plan(self, inner, for_store: bool):
+        """The accesses (memory offset from base_offset, int or traced;
+        width; lanes) that cover the elements at layout offsets `inner`.
+        Under a swizzle with a static offset they are grouped by their
+        swizzled offsets; with a traced one, by their offsets under the
+        swizzle, where an aligned group of w elements stays one group of w
+        consecutive elements in memory when the swizzle neither reads nor
+        writes the bits below w and the traced offset is a multiple of w."""
+        base_divisor = power_of_two_divisor(self.base_offset)
+        if not self.swizzled:
+            return self._accesses(inner, for_store, base_divisor,
+                                  self._widths())
+        sw, offset = self.layout.swizzle, self.layout.offset
+        if not isinstance(offset, IRValue):
+            memory = [sw(offset + x) for x in inner]
+            return self._accesses(memory, for_store, base_divisor,
+                                  self._widths())
+        divisor = min(base_divisor, power_of_two_divisor(offset))
+        moved = sw.yyy_mask | sw.zzz_mask
+        widths = tuple(w for w in self._widths()
+                       if sw.shift >= 0 and moved & (w - 1) == 0)
+        return [(sw(offset + start), width, lanes) for start, width, lanes in
+                self._accesses(inner, for_store, divisor, widths)]
+
     def _widths(self):
         if self.dtype.name == "b1":
             return ()
         return tuple(w for w in (4, 2)
                      if w * self.dtype.itemsize <= MAX_VECTOR_BYTES)
 
-    def _accesses(self, offsets, for_store: bool):
+    def _accesses(self, offsets, for_store: bool, base_divisor: int,
+                  widths):
         """The memory accesses that cover ``offsets`` (static, per logical
         element): a list of (offset, width, lanes) where ``lanes[j]`` lists
         the logical elements at ``offset + j``. A group of 4 (else 2)
         elements becomes one vector access when all of its offsets are in
         the fragment, in whatever logical order, and the group's offset is a
-        provable multiple of the width. A store whose elements overlap
-        (a stride-0 mode) stays scalar, in logical order, so the last
-        write wins as in the scalar code."""
+        provable multiple of the width (`base_divisor`: the power of two the
+        offsets start from is known to be a multiple of). A store whose
+        elements overlap (a stride-0 mode) stays scalar, in logical order, so
+        the last write wins as in the scalar code."""
         at = {}
         for i, off in enumerate(offsets):
             at.setdefault(off, []).append(i)
         if for_store and len(at) != len(offsets):
             return [(off, 1, [[i]]) for i, off in enumerate(offsets)]
-        base_divisor = power_of_two_divisor(self.base_offset)
         accesses, covered = [], set()
         for off in offsets:  # logical order of first use
             if off in covered:
                 continue
             width = 1
-            for w in self._widths():
+            for w in widths:
                 start = off - off % w
                 group = range(start, start + w)
                 if (base_divisor % w == 0 and
@@ -658,7 +708,6 @@ class Tensor:
         order, or None."""
         n = len(offsets)
         if n >= 2 and len(accesses) == 1 and accesses[0][1] == n and \
-                accesses[0][0] == offsets[0] and \
                 accesses[0][2] == [[i] for i in range(n)]:
             return accesses[0]
         return None
@@ -678,7 +727,7 @@ class Tensor:
         offsets = self._element_offsets("load")
         mem, handle = self._memory()
         tracer = current_tracer("Tensor.load")
-        accesses = self._accesses(offsets, for_store=False)
+        accesses = self._access_plan(offsets, for_store=False)
         as_vector = self._is_vector_fragment(offsets)
         whole = self._whole_vector_access(accesses, offsets) \
             if as_vector else None
@@ -715,7 +764,7 @@ class Tensor:
         n = len(offsets)
         mem, handle = self._memory()
         tracer = current_tracer("Tensor.store")
-        accesses = self._accesses(offsets, for_store=True)
+        accesses = self._access_plan(offsets, for_store=True)
         if isinstance(values, Fragment):
             values = values.values
         elif isinstance(values, IRValue) and values.lanes > 1:

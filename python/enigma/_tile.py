@@ -145,6 +145,10 @@ class _Operand:
         elif isinstance(operand, Tensor):
             # The original's Tensor: element i is memory[base_offset + i]
             # (a single index is a raw element index; the layout is unused).
+            if operand.swizzled:
+                fail(f"tensor {operand.name} has a swizzled layout, so its "
+                     "elements do not lie in order from its base offset; "
+                     "move them with its load() / store() or by coordinate")
             self.memory = operand._memory()[0]
             self.base = operand.base_offset
             if isinstance(self.base, IRValue):
