@@ -21,10 +21,10 @@ allocates so) that makes each vector access aligned to its own size.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from . import _cooperation, _layout
+from . import _layout_dynamic as _dynamic
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import DType, as_dtype
 from ._ir import (EnigmaError, IRValue, active_tracer, current_tracer, fail,
@@ -50,10 +50,15 @@ def _is_scalar_coord(x) -> bool:
     return _is_int(x) or isinstance(x, IRValue)
 
 
-def _size(shape) -> int:
+def _size(shape):
+    """The number of elements of a shape: an int, or a traced value for
+    run-time extents."""
     if isinstance(shape, tuple):
-        return math.prod(_size(s) for s in shape)
-    return int(shape)
+        total = 1
+        for s in shape:
+            total = _mul(total, _size(s))
+        return total
+    return shape if isinstance(shape, IRValue) else int(shape)
 
 
 def _add(a, b):
@@ -65,13 +70,16 @@ def _add(a, b):
 
 
 def _mul(a, b):
-    """a * b for an int or IRValue ``a`` and an int ``b``."""
-    if _is_int(a):
+    """a * b for ints or IRValues, folding ints (and 0 and 1); an identity
+    tensor's basis strides scale component by component."""
+    if isinstance(a, _dynamic.Basis) or isinstance(b, _dynamic.Basis):
+        return _dynamic.mul(a, b)
+    if _is_int(a) and _is_int(b):
         return a * b
-    if b == 1:
+    if _is_int(b) and b == 1 or _is_int(a) and a == 0:
         return a
-    if b == 0:
-        return 0
+    if _is_int(a) and a == 1 or _is_int(b) and b == 0:
+        return b
     return a * b
 
 
@@ -104,14 +112,14 @@ def _crd2idx(coord, shape, stride):
     return _mul(coord, stride)
 
 
-def _div(a, n: int):
-    if n == 1:
+def _div(a, n):
+    if _is_int(n) and n == 1:
         return a
     return a // n
 
 
-def _mod(a, n: int):
-    if n == 1:
+def _mod(a, n):
+    if _is_int(n) and n == 1:
         return 0
     return a % n
 
@@ -400,7 +408,8 @@ class Tensor:
                                   f"a tuple of ints, got {shape!r}")
             if layout is None:
                 layout = layouts.Layout(shape)
-            elif _size(shape) != _size(layout.shape):
+            elif _is_int(_size(layout.shape)) and \
+                    _size(shape) != _size(layout.shape):
                 raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
                                   f"match the layout {layout}")
         if layout is not None and not isinstance(
@@ -427,8 +436,14 @@ class Tensor:
         self.base_offset = base_offset
         self.address_space = address_space
         # Elements of the memory behind the view (threadgroup allocations).
-        self._storage_size = None if layout is None else layout.cosize() + (
-            base_offset if _is_int(base_offset) else 0)
+        self._storage_size = None
+        if address_space == "threadgroup":
+            if getattr(layout, "dynamic", False):
+                raise EnigmaError(f"Tensor {name!r}: a threadgroup tensor "
+                                  "needs a layout with static extents, got "
+                                  f"{layout} (run-time extents)")
+            self._storage_size = layout.cosize() + (
+                base_offset if _is_int(base_offset) else 0)
         tracer = active_tracer()
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
@@ -633,6 +648,11 @@ class Tensor:
     def _element_offsets(self, what: str) -> list:
         self._need_layout(f"{what}()")
         n = self.size()
+        if not _is_int(n):
+            fail(f"tensor {self.name}.{what}() unrolls one access per "
+                 "element, so it needs a static size; this tensor's shape "
+                 f"{_dynamic.show(self.shape)} has run-time extents (take a "
+                 "static tile of it first: local_tile, local_partition)")
         if n > MAX_FRAGMENT_ELEMENTS:
             fail(f"tensor {self.name}.{what}() would unroll {n} element "
                  f"accesses; it is meant for per-thread fragments of at most "
@@ -648,6 +668,10 @@ class Tensor:
         consecutive elements in memory when the swizzle neither reads nor
         writes the bits below w and the traced offset is a multiple of w."""
         base_divisor = power_of_two_divisor(self.base_offset)
+        if not all(_is_int(x) for x in inner):
+            # Run-time strides: one access per element.
+            return [(self._coordinate_offset(x), 1, [[i]])
+                    for i, x in enumerate(inner)]
         if not self.swizzled:
             return self._accesses(inner, for_store, base_divisor,
                                   self._widths())
@@ -716,6 +740,8 @@ class Tensor:
         """1 to 4 elements at consecutive offsets, in logical order (load()
         then gives one scalar or vector value; bool stays a Fragment)."""
         n = len(offsets)
+        if not all(_is_int(x) for x in offsets):
+            return n == 1 and self.dtype.name != "b1"
         return 1 <= n <= 4 and self.dtype.name != "b1" and \
             offsets == list(range(offsets[0], offsets[0] + n))
 
@@ -831,11 +857,31 @@ class IdentityTensor(Tensor):
     _raw_scalar_index = False
 
     def __init__(self, shape):
-        layout = _layout.make_layout(shape)
+        if _dynamic.has_traced(shape):
+            # Run-time extents: basis strides keep one component per mode,
+            # so a coordinate past an extent stays past it when decoded.
+            shape = _dynamic.leaf_tuple(shape, "make_identity_tensor's shape")
+            modes = shape if isinstance(shape, tuple) else (shape,)
+            strides = tuple(_dynamic.compact_col_major(
+                m, _dynamic.Basis.unit(k, len(modes)))
+                for k, m in enumerate(modes))
+            layout = _layout.Layout(shape, strides if isinstance(shape, tuple)
+                                    else strides[0])
+        else:
+            layout = _layout.make_layout(shape)
         super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
     def _decode(self, offset):
+        if isinstance(offset, _dynamic.Basis) or (
+                _is_int(offset) and offset == 0 and self.layout.dynamic):
+            modes = self.coordinate_shape if isinstance(
+                self.coordinate_shape, tuple) else (self.coordinate_shape,)
+            parts = offset.parts if isinstance(offset, _dynamic.Basis) \
+                else (0,) * len(modes)
+            coord = tuple(_idx2crd(p, m) for p, m in zip(parts, modes))
+            return coord if isinstance(self.coordinate_shape, tuple) \
+                else coord[0]
         return _idx2crd(offset, self.coordinate_shape)
 
     def _read(self, offset):
@@ -885,7 +931,7 @@ def tensor_composition(tensor, layout, tiler=None) -> Tensor:
         if not (_is_int(tiler) or isinstance(tiler, tuple)):
             fail(f"tensor_composition: tiler must be a shape (an int or a "
                  f"tuple of ints), got {tiler!r}")
-        if layouts.size(tiler) != tensor.size():
+        if _is_int(tensor.size()) and layouts.size(tiler) != tensor.size():
             fail(f"tensor_composition: the tiler {tiler} has "
                  f"{layouts.size(tiler)} elements but tensor {tensor.name} "
                  f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "
