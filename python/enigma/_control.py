@@ -460,9 +460,10 @@ class RangeSpec:
 
     def __iter__(self):
         fail("enigma.range can only be the iterable of a `for` statement "
-             "directly in an @enigma.kernel function whose source Python can "
-             "read (inspect.getsource); here it cannot be rewritten. Use "
-             "`with enigma.for_range(lo, hi, step) as i:` instead")
+             "in an @enigma.kernel function, or a function it calls, whose "
+             "source Python can read (inspect.getsource); here it cannot be "
+             "rewritten. Use `with enigma.for_range(lo, hi, step) as i:` "
+             "instead")
 
 
 def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
@@ -472,9 +473,10 @@ def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
     :func:`for_range`). Variables assigned in the body and used after the
     loop, or read in the body before being assigned there, are carried from
     iteration to iteration automatically (so are lists, tuples and dicts of
-    traced values assigned into, ``acc[j] = ...``); each must have a value
-    before the loop. ``break``, ``continue``, ``return`` and ``else:`` are not allowed in
-    the body. Works by rewriting the kernel's source when it is decorated.
+    traced values assigned into, ``acc[j] = ...``); each needs a value
+    before the loop where it is read. ``break``, ``continue``, ``return``
+    and ``else:`` have their Python meaning. Works by rewriting the
+    kernel's source (and the functions it calls) when it is decorated.
     """
     if not 1 <= len(args) <= 3:
         fail(f"enigma.range takes 1 to 3 arguments, got {len(args)}")
