@@ -195,13 +195,8 @@ class ExitLowering:
         if self.has_lowered_returns(body):
             self.returned = RETURN_FLAG
             valued = [r for r in returns if r.value is not None]
-            if valued and len(valued) != len(returns):
-                self.error(returns[0] if returns[0].value is None else
-                           [r for r in returns if r.value is None][0],
-                           f"function '{self.fn_name}' returns from inside a "
-                           "run-time if_ or loop, so it returns a value at "
-                           "every return or at none (a value cannot be "
-                           "None on some paths only)")
+            # (A bare return then returns None, which is refused where it
+            # runs inside a run-time construct: _rewrite_runtime.publish.)
             if valued:
                 sizes = {len(r.value.elts) if isinstance(r.value, ast.Tuple)
                          else 1 for r in valued}
@@ -305,6 +300,8 @@ class ExitLowering:
         self.changed = True
         out = []
         names = self._value_names()
+        if s.value is None and names:
+            s.value = ast.Constant(None)
         if s.value is not None:
             if self.arity > 1:
                 if not isinstance(s.value, ast.Tuple) or \
@@ -312,7 +309,7 @@ class ExitLowering:
                     self.error(s, f"function '{self.fn_name}' returns "
                                f"{self.arity} values from inside a run-time "
                                "if_ or loop; return as many at every return "
-                               "(return a, b)")
+                               "(return a, b), and no bare return")
                 out.append(place(ast.Assign(targets=[ast.Tuple(
                     [_name(n, True) for n in names], ast.Store())],
                     value=s.value), s))

@@ -157,10 +157,11 @@ class _Frame:
     called twice, or called while the kernel tracks a variable of the same
     name, has its own)."""
 
-    __slots__ = ("named",)
+    __slots__ = ("named", "name")
 
-    def __init__(self):
+    def __init__(self, name: str = "?"):
         self.named = {}
+        self.name = name
 
 
 class _NoGuard:
@@ -196,8 +197,8 @@ class Runtime:
     any_flag = staticmethod(any_flag)
 
     @staticmethod
-    def frame() -> _Frame:
-        return _Frame()
+    def frame(name: str = "?") -> _Frame:
+        return _Frame(name)
 
     # --- carried variables -------------------------------------------------
     @staticmethod
@@ -261,11 +262,13 @@ class Runtime:
                 continue
             if isinstance(tracked, _Container):
                 tracked.publish(value)
+            elif tracked.placeholder and not _is_leaf(value):
+                what = "None (a bare return) at one return and a value at " \
+                    "another" if value is None else type(value).__name__
+                fail(f"function '{frame.name}' returns {what} from inside a "
+                     "run-time if_ or loop; only traced values and numbers "
+                     "can be returned there, one at every return")
             elif tracked.value is None and not _is_leaf(value):
-                if tracked.placeholder:
-                    fail(f"this function returns {type(value).__name__} "
-                         "from inside a run-time if_ or loop; only traced "
-                         "values and numbers can be returned there")
                 # A Python object stays plain Python, as it would have
                 # had it a value before the construct.
                 Runtime.undeclare(frame, [name])

@@ -216,7 +216,8 @@ def _transform(fn):
     if not (calls.changed or exits.changed or tracker.changed):
         return None
     start = place(ast.Assign(targets=[ast.Name(FRAME, ast.Store())],
-                             value=ctl("frame")), node.body[0])
+                             value=ctl("frame", ast.Constant(fn.__name__))),
+                  node.body[0])
     node.body = [start] + body
     return node
 

@@ -499,8 +499,33 @@ def test_mixed_value_and_bare_returns_are_refused():
     def k(A: enigma.f32):
         A[0] = helper(A[0])
 
+    line = inspect.getsourcelines(helper)[1]
     with pytest.raises(enigma.EnigmaError,
-                       match=r"test_loop_exits.py:\d+: function 'helper' "
-                             r"returns from inside a run-time if_ or loop, "
-                             r"so it returns a value at every return"):
+                       match=rf"test_loop_exits.py:{line + 2}: function "
+                             r"'helper' returns None \(a bare return\) at "
+                             r"one return and a value at another from inside "
+                             r"a run-time if_ or loop"):
         enigma.compile(k)
+
+
+def test_plain_python_functions_keep_their_meaning(runtime):
+    # A helper of Python values (a while loop, bare and valued returns)
+    # called at trace time runs as Python: nothing of it is run-time.
+    def largest_power_of_two(n, limit):
+        if n < 1:
+            return
+        p = 1
+        while p * 2 <= n:
+            if p * 2 > limit:
+                return p
+            p *= 2
+        return p
+
+    @enigma.kernel
+    def k(B: enigma.u32):
+        t = enigma.thread_position_in_grid
+        B[t] = largest_power_of_two(1000, 64) + t * 0
+        assert largest_power_of_two(0, 64) is None
+
+    (out,) = run(runtime, k, [], [(4, np.uint32)], 4)
+    np.testing.assert_array_equal(out, [64] * 4)
