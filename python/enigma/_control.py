@@ -1,230 +1,22 @@
-"""Control flow of the Enigma language: counted loops,
-branches, while loops, guarded memory access and per-thread register arrays.
-
-How carried values work
------------------------
-The body of a loop or branch is traced once, so a value assigned inside it
-cannot simply be a Python variable: it becomes an MLIR block argument or an
-op result. Enigma keeps every value that may change inside a construct in a
-*slot*:
-
-* ``carry[k]`` of ``for_range(..., init=[...])`` and ``while_(..., init=...)``;
-* the Python variables that ``enigma.range`` loops (and ``with`` statements of
-  these constructs) assign and use later, and each leaf of a list, tuple or
-  dict such a variable holds: the kernel's source is rewritten
-  when it is decorated (``_source_rewrite.prepare_kernel_function``) so
-  that those variables are copied into slots before each construct and back
-  out after it.
-
-Every construct carries *all* live slots: a loop yields them as iter_args, a
-branch as results of its ``scf.if``. So an assignment inside an ``if_`` arm
-is a result of the branch (the other arm yields the old value), and an
-assignment inside a nested loop is carried by that loop too. Slots that do
-not change are removed again by the canonicalizer.
-
-A slot may be *pending*: its variable has no value yet (Python would raise
-NameError reading it). Constructs do not carry pending slots. One that gets
-its first value inside a construct is *late* there: an ``if_`` whose arms
-both give it one gains a result for it (the builder rebuilds the
-``scf.if``), and a slot marked ``placeholder`` (the value a helper returns
-early, read only behind its flag) is carried with a zero where it has no
-value. Any other late slot is pending again after the construct, and
-reading its variable raises EnigmaError saying why.
-"""
+"""Control flow of the Enigma language: counted loops, branches, while
+loops, guarded memory access and per-thread register arrays. The values a
+construct carries live in slots (``_slots``, whose docstring says how
+carried values work)."""
 
 from __future__ import annotations
 
 import builtins
 
 from ._dtypes import as_dtype
-from ._ir import (Fragment, IRValue, current_tracer, fail, is_number,
-                  to_value, user_location)
+from ._ir import IRValue, current_tracer, fail, to_value
+from ._slots import (Slot, construct_location, control_state,
+                     convert_to_slot, fill_lanes, initial_value, late_slots,
+                     late_type, merge_type, open_slots, pend, raw_values,
+                     rebind)
 
 __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
            "load_if", "store_if", "register_tensor", "Carry",
            "RegisterTensor"]
-
-
-# --------------------------------------------------------------------------
-# Slots
-# --------------------------------------------------------------------------
-
-class Slot:
-    """One carried value: its current IRValue (None while pending) and a
-    name for messages. ``placeholder``: a late value may be carried with a
-    zero where it has none. ``unbound``: why a pending slot has no value
-    (for the message when its variable is read). ``number``: the Python
-    number a late value was given as (it adopts the other arm's type)."""
-
-    __slots__ = ("value", "label", "placeholder", "unbound", "number")
-
-    def __init__(self, value, label: str, placeholder: bool = False,
-                 unbound: str = ""):
-        self.value = value
-        self.label = label
-        self.placeholder = placeholder
-        self.unbound = unbound
-        self.number = None
-
-
-class ControlState:
-    """Per-trace control-flow state: the live slots, carried by every
-    construct opened from now on (pending ones once they have a value)."""
-
-    def __init__(self):
-        self.live: list[Slot] = []
-
-
-def control_state(tracer) -> ControlState:
-    st = getattr(tracer, "_enigma_control", None)
-    if st is None:
-        st = tracer._enigma_control = ControlState()
-    return st
-
-
-def slot_kind(dtype) -> str:
-    if dtype.name == "b1":
-        return "bool"
-    return "float" if dtype.is_float else "integer"
-
-
-def initial_value(value, label: str) -> IRValue:
-    """The IRValue a slot starts with: IRValues as they are, Python numbers
-    as constants (bool -> b1, int -> i32, float -> f32)."""
-    if isinstance(value, IRValue):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return to_value(value)
-    fail(f"{label} must start as a traced value or a number, got "
-         f"{type(value).__name__}")
-
-
-def convert_to_slot(slot: Slot, value) -> IRValue:
-    """`value` as the slot's dtype. Integer widths and float widths convert
-    as in C; a change between integer, float and bool is refused, since
-    the slot's type is fixed by its initial value. A pending slot takes
-    the value as its first one."""
-    if slot.value is None:
-        first = initial_value(value, slot.label)
-        slot.number = value if is_number(value) and \
-            not isinstance(value, IRValue) else None
-        return first
-    slot.number = None
-    want = slot.value.dtype
-    if not isinstance(value, IRValue):
-        if not isinstance(value, (bool, int, float)):
-            fail(f"{slot.label} holds {want.name} values but is assigned a "
-                 f"{type(value).__name__}")
-        value = to_value(value, want)
-    if slot_kind(value.dtype) != slot_kind(want):
-        fail(f"{slot.label} is carried as {want.name} (the type of its value "
-             f"before the loop or branch) but is assigned a {value.dtype.name}"
-             f" value; give it a {slot_kind(value.dtype)} initial value (e.g. "
-             f"{'0.0' if value.dtype.is_float else '0'}) or convert with "
-             "enigma.metal_cast")
-    lanes = slot.value.lanes
-    if value.lanes != lanes:
-        if value.lanes != 1:
-            fail(f"{slot.label} is carried as a {_shape(lanes, want)} but is "
-                 f"assigned a {_shape(value.lanes, value.dtype)}")
-        # A scalar assigned to a vector fills every lane, as in MSL.
-        return _fill(value._tracer, value.cast(want), lanes)
-    return value.cast(want)
-
-
-def _shape(lanes: int, dtype) -> str:
-    return f"{lanes}-lane {dtype.name} vector" if lanes > 1 else \
-        f"{dtype.name} scalar"
-
-
-def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
-    """A scalar ``value`` in every lane of a ``lanes``-wide vector (as is
-    for one lane, or a value that already has lanes)."""
-    if lanes == 1 or value.lanes != 1:
-        return value
-    return IRValue(tracer, tracer.call("broadcast", value._value, lanes))
-
-
-def _open(tracer, own=()):
-    """Slots a construct carries: every live slot that has a value, then
-    its own."""
-    return [s for s in control_state(tracer).live if s.value is not None] \
-        + list(own)
-
-
-def _late(tracer, opened) -> list:
-    """Live slots that have a value now but were not carried by the
-    construct that opened `opened` (they got their first value inside)."""
-    carried = {id(s) for s in opened}
-    return [s for s in control_state(tracer).live
-            if s.value is not None and id(s) not in carried]
-
-
-def _where() -> str:
-    file, line = user_location()
-    return f"{file}:{line}"
-
-
-def _pend(slot, why: str) -> None:
-    slot.value, slot.number, slot.unbound = None, None, why
-
-
-def _late_type(value) -> tuple:
-    if isinstance(value, Fragment):
-        fail("a matrix fragment first given a value inside a loop or "
-             "if_ cannot leave it; give the variable a value before")
-    return (value.dtype.name, value.lanes)
-
-
-def _number_kind(n) -> str:
-    return "bool" if isinstance(n, bool) else \
-        "integer" if isinstance(n, int) else "float"
-
-
-def _merge_type(slot, then_value, then_number, else_value, else_number,
-                where: str):
-    """The (dtype, lanes) of the if_ result for a late slot given in both
-    arms: numbers adopt the other arm's type (an int also a float's); two
-    traced values must have one type."""
-    def describe(v, n):
-        return f"the number {n!r}" if n is not None else \
-            (f"a {v.lanes}-lane {v.dtype.name} vector" if v.lanes > 1
-             else f"a {v.dtype.name} value")
-
-    def mismatch():
-        fail(f"{slot.label} is first assigned inside the if_ at {where}, as "
-             f"{describe(then_value, then_number)} in one arm and "
-             f"{describe(else_value, else_number)} in the other; give both "
-             "arms one type (enigma.metal_cast) or give it a value before "
-             "the if_")
-
-    if then_number is None and else_number is None:
-        if (then_value.dtype.name, then_value.lanes) != \
-                (else_value.dtype.name, else_value.lanes):
-            mismatch()
-        return _late_type(then_value)
-    if then_number is not None and else_number is not None:
-        kinds = {_number_kind(then_number), _number_kind(else_number)}
-        if kinds == {"bool"}:
-            return ("b1", 1)
-        if "bool" in kinds:
-            mismatch()
-        return ("i32", 1) if kinds == {"integer"} else ("f32", 1)
-    number = then_number if then_number is not None else else_number
-    traced = else_value if then_number is not None else then_value
-    kind, want = _number_kind(number), slot_kind(traced.dtype)
-    if not (kind == want or (kind == "integer" and want == "float")):
-        mismatch()
-    return _late_type(traced)
-
-
-def _rebind(tracer, slots, values):
-    for slot, v in zip(slots, values):
-        slot.value = IRValue(tracer, v)
-
-
-def _raw(slots):
-    return [s.value._value for s in slots]
 
 
 # --------------------------------------------------------------------------
@@ -357,11 +149,11 @@ class for_range:
         self._carry = _make_carry(self._init, "for_range")
         self._counter = Slot(lo, "the loop counter")
         own = [self._counter] + (self._carry._slots if self._carry else [])
-        self._slots = _open(tracer, own)
-        _rebind(tracer, self._slots,
-                tracer.call("begin_while", _raw(self._slots)))
+        self._slots = open_slots(tracer, own)
+        rebind(tracer, self._slots,
+                tracer.call("begin_while", raw_values(self._slots)))
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase, self._where = tracer, "cond", _where()
+        self._tracer, self._phase, self._where = tracer, "cond", construct_location()
 
     def __enter__(self):
         tracer = current_tracer("enigma.for_range")
@@ -374,8 +166,8 @@ class for_range:
             signed = as_dtype(i.dtype.name.replace("u", "i"))
             more = i.cast(signed) < self._hi.cast(signed)
             cond = _and_not(more, self._stop())
-            _rebind(tracer, self._slots, tracer.call(
-                "while_condition", cond._value, _raw(self._slots)))
+            rebind(tracer, self._slots, tracer.call(
+                "while_condition", cond._value, raw_values(self._slots)))
             self._phase = "body"
             index = self._counter.value
             return index if self._carry is None else (index, self._carry)
@@ -384,12 +176,12 @@ class for_range:
         dt, lo, hi, step = self._bounds()
         self._carry = _make_carry(self._init, "for_range")
         own = self._carry._slots if self._carry else []
-        self._slots = _open(tracer, own)
+        self._slots = open_slots(tracer, own)
         values = tracer.call("begin_for", lo._value, hi._value, step._value,
-                             _raw(self._slots))
-        _rebind(tracer, self._slots, values[1:])
+                             raw_values(self._slots))
+        rebind(tracer, self._slots, values[1:])
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase, self._where = tracer, "body", _where()
+        self._tracer, self._phase, self._where = tracer, "body", construct_location()
         index = IRValue(tracer, values[0])
         return index if self._carry is None else (index, self._carry)
 
@@ -399,16 +191,16 @@ class for_range:
         tracer = self._tracer
         if self._stop is not None:
             self._counter.value = self._counter.value + self._step
-        late = _late(tracer, self._slots)
+        late = late_slots(tracer, self._slots)
         carried = [l for l in late if l.placeholder]
-        types = [_late_type(l.value) for l in carried]
+        types = [late_type(l.value) for l in carried]
         if self._stop is not None:
             results = tracer.call(
-                "end_while_late", _raw(self._slots), [None] * len(carried),
+                "end_while_late", raw_values(self._slots), [None] * len(carried),
                 [l.value._value for l in carried], types)
         else:
             results = tracer.call(
-                "end_for_late", _raw(self._slots),
+                "end_for_late", raw_values(self._slots),
                 [l.value._value for l in carried], types)
         _close_loop(tracer, self._slots, results, late, carried, self._where)
         own = (self._carry._slots if self._carry is not None else []) + \
@@ -441,11 +233,11 @@ def _close_loop(tracer, slots, results, late, carried, where: str):
     """After a loop ends: its slots take the results; late slots carried
     (placeholders) take theirs, the others are pending again (a loop may
     run no iteration, so what it assigns first has no value after it)."""
-    _rebind(tracer, slots, results[:len(slots)])
-    _rebind(tracer, carried, results[len(slots):])
+    rebind(tracer, slots, results[:len(slots)])
+    rebind(tracer, carried, results[len(slots):])
     for slot in late:
         if not slot.placeholder:
-            _pend(slot, f"it is first assigned inside the loop at {where}, "
+            pend(slot, f"it is first assigned inside the loop at {where}, "
                         "so it has no value after the loop (which may run no "
                         "iteration) nor at the start of an iteration; give "
                         "it a value before the loop")
@@ -547,10 +339,10 @@ class if_:
         if not isinstance(cond, IRValue):
             fail("the condition of enigma.if_ must be a bool traced value "
                  f"(a comparison), got {type(cond).__name__}")
-        self._tracer, self._where = tracer, _where()
-        self._slots = _open(tracer)
+        self._tracer, self._where = tracer, construct_location()
+        self._slots = open_slots(tracer)
         self._entry = [s.value for s in self._slots]
-        tracer.call("begin_if_carrying", cond._value, _raw(self._slots))
+        tracer.call("begin_if_carrying", cond._value, raw_values(self._slots))
         self._phase, self._then_done = "then", False
         return _Branches((_Branch(self, False), _Branch(self, True)))
 
@@ -571,11 +363,11 @@ class if_:
         # Slots the then arm gave a first value: the else arm starts
         # without them, as it would in Python.
         self._then_late = {id(s): (s, s.value, s.number)
-                           for s in _late(tracer, self._slots)}
+                           for s in late_slots(tracer, self._slots)}
         for slot, _, _ in self._then_late.values():
-            _pend(slot, f"it has no value before the if_ at "
+            pend(slot, f"it has no value before the if_ at "
                         f"{self._where}; give it one before the if_")
-        tracer.call("begin_else", _raw(self._slots))
+        tracer.call("begin_else", raw_values(self._slots))
         for slot, v in zip(self._slots, self._entry):
             slot.value = v
         self._phase = "else"
@@ -587,7 +379,7 @@ class if_:
             self._switch_to_else()
         tracer = self._tracer
         else_late = {id(s): (s, s.value, s.number)
-                     for s in _late(tracer, self._slots)}
+                     for s in late_slots(tracer, self._slots)}
         results, merged = [], []
         then_values, else_values, types = [], [], []
         for key in list(self._then_late) + [k for k in else_late
@@ -595,12 +387,12 @@ class if_:
             slot, tv, tn = self._then_late.get(key, (None, None, None))
             slot, ev, en = else_late.get(key, (slot, None, None))
             if tv is not None and ev is not None:
-                types.append(_merge_type(slot, tv, tn, ev, en, self._where))
+                types.append(merge_type(slot, tv, tn, ev, en, self._where))
             elif slot.placeholder:
-                types.append(_late_type(tv if tv is not None else ev))
+                types.append(late_type(tv if tv is not None else ev))
             else:
                 arm = "then" if tv is not None else "else"
-                _pend(slot, f"it is assigned only in the {arm} arm of the "
+                pend(slot, f"it is assigned only in the {arm} arm of the "
                             f"if_ at {self._where}, so it has no value after "
                             "the if_; give it a value before the if_ or "
                             "assign it in both arms")
@@ -608,10 +400,10 @@ class if_:
             merged.append(slot)
             then_values.append(None if tv is None else tv._value)
             else_values.append(None if ev is None else ev._value)
-        results = tracer.call("end_if_late", _raw(self._slots), then_values,
+        results = tracer.call("end_if_late", raw_values(self._slots), then_values,
                               else_values, types)
-        _rebind(tracer, self._slots, results[:len(self._slots)])
-        _rebind(tracer, merged, results[len(self._slots):])
+        rebind(tracer, self._slots, results[:len(self._slots)])
+        rebind(tracer, merged, results[len(self._slots):])
         for slot in merged:
             slot.number = None
         self._phase = "done"
@@ -647,11 +439,11 @@ class while_:
             fail("a while_ object can be entered only once")
         self._carry = _make_carry(self._init, "while_")
         own = self._carry._slots if self._carry else []
-        self._slots = _open(tracer, own)
-        values = tracer.call("begin_while", _raw(self._slots))
-        _rebind(tracer, self._slots, values)
+        self._slots = open_slots(tracer, own)
+        values = tracer.call("begin_while", raw_values(self._slots))
+        rebind(tracer, self._slots, values)
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase, self._where = tracer, "cond", _where()
+        self._tracer, self._phase, self._where = tracer, "cond", construct_location()
 
     def __enter__(self):
         if self._phase == "new":
@@ -669,13 +461,13 @@ class while_:
         if self._stop is not None:
             cond = _and_not(cond, self._stop())
         # What the condition gave a first value stays in the condition.
-        for slot in _late(tracer, self._slots):
-            _pend(slot, f"it is first assigned in the condition of the "
+        for slot in late_slots(tracer, self._slots):
+            pend(slot, f"it is first assigned in the condition of the "
                         f"while loop at {self._where}; give it a value "
                         "before the loop")
         values = tracer.call("while_condition", cond._value,
-                             _raw(self._slots))
-        _rebind(tracer, self._slots, values)
+                             raw_values(self._slots))
+        rebind(tracer, self._slots, values)
         self._phase = "body"
         return self._carry
 
@@ -683,12 +475,12 @@ class while_:
         if exc_type is not None or self._phase != "body":
             return False
         tracer = self._tracer
-        late = _late(tracer, self._slots)
+        late = late_slots(tracer, self._slots)
         carried = [l for l in late if l.placeholder]
         results = tracer.call(
-            "end_while_late", _raw(self._slots), [None] * len(carried),
+            "end_while_late", raw_values(self._slots), [None] * len(carried),
             [l.value._value for l in carried],
-            [_late_type(l.value) for l in carried])
+            [late_type(l.value) for l in carried])
         _close_loop(tracer, self._slots, results, late, carried, self._where)
         _drop_live(tracer, self._carry._slots if self._carry else [])
         if self._carry is not None:
@@ -713,10 +505,10 @@ class do_while:
         tracer = current_tracer("a while loop")
         if self._phase != "new":
             fail("a do_while object can be entered only once")
-        self._slots = _open(tracer)
-        _rebind(tracer, self._slots,
-                tracer.call("begin_do_while", _raw(self._slots)))
-        self._tracer, self._phase, self._where = tracer, "body", _where()
+        self._slots = open_slots(tracer)
+        rebind(tracer, self._slots,
+                tracer.call("begin_do_while", raw_values(self._slots)))
+        self._tracer, self._phase, self._where = tracer, "body", construct_location()
 
     def __enter__(self):
         if self._phase == "new":
@@ -738,13 +530,13 @@ class do_while:
                  f"in every iteration, got {cond!r}")
         if self._stop is not None:
             cond = _and_not(cond, self._stop())
-        late = _late(tracer, self._slots)
+        late = late_slots(tracer, self._slots)
         carried = [l for l in late if l.placeholder]
         after = tracer.call("while_condition", cond._value,
-                            _raw(self._slots))
+                            raw_values(self._slots))
         results = tracer.call(
             "end_while_late", after, [l.value._value for l in carried],
-            [None] * len(carried), [_late_type(l.value) for l in carried])
+            [None] * len(carried), [late_type(l.value) for l in carried])
         _close_loop(tracer, self._slots, results, late, carried, self._where)
         self._phase = "done"
         return False
@@ -782,7 +574,7 @@ def load_if(buf, index, mask, default=0) -> IRValue:
     if mask is True:
         return buf[index]
     if mask is False:
-        return _fill(tracer, to_value(default, buf.dtype).cast(buf.dtype),
+        return fill_lanes(tracer, to_value(default, buf.dtype).cast(buf.dtype),
                      getattr(buf, "lanes", 1))
     if isinstance(index, tuple):
         # A buffer with a shape: each index is 0 where the mask is false
@@ -790,7 +582,7 @@ def load_if(buf, index, mask, default=0) -> IRValue:
         safe = tuple(_select(tracer, mask, i, to_value(0, i.dtype))
                      if isinstance(i, IRValue) else i for i in index)
         loaded = buf[safe]
-        fallback = _fill(tracer,
+        fallback = fill_lanes(tracer,
                          to_value(default, loaded.dtype).cast(loaded.dtype),
                          loaded.lanes)
         return _select(tracer, mask, loaded, fallback)
@@ -800,7 +592,7 @@ def load_if(buf, index, mask, default=0) -> IRValue:
         index = to_value(index, as_dtype("u32"))
     safe = _select(tracer, mask, index, to_value(0, index.dtype))
     loaded = buf[safe]
-    fallback = _fill(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
+    fallback = fill_lanes(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
                      loaded.lanes)
     return _select(tracer, mask, loaded, fallback)
 

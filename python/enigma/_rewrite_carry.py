@@ -1,5 +1,5 @@
 """The part of the source rewrite that carries Python variables through
-run-time constructs (see the ``_control`` module docstring): every
+run-time constructs (see the ``_slots`` module docstring): every
 control-flow ``with`` (for_range, range loops, if_, while_, the arms of an
 if_, and the loops and guards that break, continue and return lower to)
 whose body assigns variables that are read later is wrapped so that those

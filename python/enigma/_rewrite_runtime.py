@@ -6,9 +6,9 @@ from inside a run-time construct."""
 
 from __future__ import annotations
 
-from ._control import (RangeSpec, Slot, control_state, convert_to_slot,
-                       do_while, for_range, if_, initial_value, slot_kind,
-                       while_)
+from ._control import RangeSpec, do_while, for_range, if_, while_
+from ._slots import (Slot, control_state, convert_to_slot, initial_value,
+                     slot_kind)
 from ._ir import (IRValue, Unbound, current_tracer, fail, to_value,
                   user_location)
 

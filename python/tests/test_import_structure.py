@@ -19,7 +19,7 @@ LAYERS = [
               "enigma._log", "enigma._progress", "enigma._autotune",
               "enigma._tools", "enigma._functions"}),
     ("leaf", {"enigma._ir"}),
-    ("kernel", {"enigma._control", "enigma._source_rewrite",
+    ("kernel", {"enigma._control", "enigma._slots", "enigma._source_rewrite",
                 "enigma._rewrite_runtime", "enigma._rewrite_carry",
                 "enigma._rewrite_exits", "enigma._jit", "enigma._kernel"}),
     ("op families", {"enigma._threads", "enigma._math", "enigma._vectors",
