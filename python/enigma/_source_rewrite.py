@@ -1,6 +1,6 @@
 """The source rewrite behind ``enigma.range`` loops, carried Python
 variables, ``break`` / ``continue`` / ``return`` in run-time loops and
-branches, and ``while`` statements on traced tests (see the ``_control``
+branches, and ``while`` statements on traced tests (see the ``_slots``
 module docstring and docs/reference/control-flow.md).
 
 A kernel is recompiled from its source when it is decorated; every

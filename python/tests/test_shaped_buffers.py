@@ -236,3 +236,15 @@ def test_the_annotation_and_shape_property():
     enigma.compile(k, emit_only=True)
     assert isinstance(seen["shape"][0], enigma.IRValue)
     assert seen["shape"][1] == 4
+
+
+def test_the_annotation_as_a_string():
+    # With `from __future__ import annotations` the annotation is read from
+    # its text, in the module's namespace.
+    namespace = {"enigma": enigma}
+    exec("from __future__ import annotations\n"
+         "@enigma.kernel\n"
+         "def k(A: enigma.f32['H', 4], H: enigma.Scalar(enigma.u32)):\n"
+         "    A[1, 3] = 2.0\n", namespace)
+    source = enigma.compile(namespace["k"], emit_only=True).metal_source
+    assert "A[7ul] = 2.0f;" in source or "A[7u] = 2.0f;" in source
