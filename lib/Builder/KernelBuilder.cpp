@@ -1,5 +1,6 @@
 //===- KernelBuilder.cpp - The C++ tracing API ----------------------------===//
 #include "BuilderImpl.h"
+#include "enigma/Builder/Control.h"
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMathOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
@@ -75,8 +76,9 @@ static void checkVisible(KernelBuilder::Impl &impl, const Value &v) {
   else if (llvm::isa<scf::IfOp>(construct))
     what = "the branch";
   else if (auto loop = llvm::dyn_cast<scf::WhileOp>(construct))
-    what = defined == &loop.getBefore() ? "the condition of the while loop"
-                                        : "the while loop";
+    what = defined == &loop.getBefore() && !loop->hasAttr(kDoWhileAttr)
+               ? "the condition of the while loop"
+               : "the while loop";
   std::string at = lineOf(construct->getLoc());
   std::string by = value.getDefiningOp()
                        ? lineOf(value.getDefiningOp()->getLoc())
