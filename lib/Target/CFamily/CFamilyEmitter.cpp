@@ -406,24 +406,25 @@ LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
       });
 }
 
-void emitDivisionDeclarations(CFamilyEmitter &e) {
-  bool divides = false;
+void emitTotalOperationDeclarations(CFamilyEmitter &e) {
+  bool divides = false, convertsFloats = false;
   e.getKernel().walk([&](Operation *op) {
     if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(
             op))
       divides = true;
+    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op))
+      convertsFloats = true;
   });
-  if (!divides)
-    return;
   for (const PreludeFile &file : cpuPreludeFiles()) {
-    if (file.name != "metal_total_division.h")
+    bool needed = (divides && file.name == "metal_total_division.h") ||
+                  (convertsFloats && file.name == "metal_float_to_int.h");
+    if (!needed)
       continue;
     // The header is MSL as well as C++; only its function qualifier differs.
     std::string text(file.text);
     for (size_t at; (at = text.find("METAL_FUNC")) != std::string::npos;)
       text.replace(at, 10, "inline");
     e.stream() << text << "\n";
-    return;
   }
 }
 
