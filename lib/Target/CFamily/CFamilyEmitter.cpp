@@ -1,5 +1,6 @@
 //===- CFamilyEmitter.cpp - The shared C-family walker --------------------===//
 #include "CFamilyEmitter.h"
+#include "ReservedNames.h"
 #include "Families.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
@@ -67,54 +68,32 @@ std::string CFamilyEmitter::paramElementType(unsigned index) {
   return typeName(argType);
 }
 
-static bool isReservedName(StringRef name) {
-  static const llvm::StringSet<> reserved = {
-      "auto", "bool", "break", "case", "char", "const", "constant", "continue",
-      "default", "device", "do", "double", "else", "enum", "extern", "float",
-      "for", "goto", "half", "if", "int", "kernel", "long", "register",
-      "return", "short", "signed", "sizeof", "static", "struct", "switch",
-      "thread", "threadgroup", "typedef", "union", "unsigned", "void",
-      "volatile", "while", "uint", "uchar", "ushort", "ulong", "bfloat",
-      "class", "namespace", "template", "this", "new", "delete", "true",
-      "false", "using", "metal", "main", "min", "max", "abs",
-      "thread_position_in_grid", "thread_position_in_threadgroup",
-      "threadgroup_position_in_grid", "threads_per_threadgroup",
-      "threads_per_grid", "threadgroups_per_grid",
-      "thread_index_in_threadgroup", "thread_index_in_simdgroup",
-      "simdgroup_index_in_threadgroup", "threads_per_simdgroup",
-      "simdgroups_per_threadgroup"};
-  if (reserved.contains(name) || name.starts_with("enigma_") ||
-      name.starts_with("__"))
-    return true;
-  // Value names are v<N> and temporaries t<N>; keep parameters out of
-  // those spaces.
-  return name.size() > 1 && (name[0] == 'v' || name[0] == 't') &&
-         llvm::all_of(name.drop_front(), llvm::isDigit);
-}
-
-/// `name` made a C identifier that none of the languages reserves.
+/// `name` made a C identifier (letters, digits, underscores, not starting
+/// with a digit).
 static std::string sanitizeParamName(StringRef userName) {
   std::string name;
   for (char c : userName)
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
     name = "p_" + name;
-  if (isReservedName(name))
-    name += "_";
   return name;
 }
 
 std::string CFamilyEmitter::paramName(unsigned index) {
-  // Distinct user names can sanitise to the same identifier ("a-b", "a_b",
-  // or one name given twice): a parameter that clashes with an earlier one
-  // gets its index appended.
+  if (parameterPlaceholders)
+    return "enigma_param_" + std::to_string(index);
+  // A name the targets reserve, or one the kernel's own text uses, gets a
+  // trailing `_` (ReservedNames.h). Distinct user names can sanitise to the
+  // same identifier ("a-b", "a_b", or one name given twice): a parameter
+  // that clashes with an earlier one gets its index appended.
   std::vector<std::string> taken;
   for (unsigned i = 0; i <= index; ++i) {
-    std::string name = sanitizeParamName(kernel.getParamName(i));
+    std::string name =
+        unreservedName(sanitizeParamName(kernel.getParamName(i)), usedNames);
     if (llvm::is_contained(taken, name))
-      name += "_" + std::to_string(i);
+      name = unreservedName(name + "_" + std::to_string(i), usedNames);
     while (llvm::is_contained(taken, name))
-      name += "_";
+      name = unreservedName(name + "_", usedNames);
     taken.push_back(std::move(name));
   }
   return taken.back();

@@ -347,7 +347,7 @@ bool cudaUsesLinearBlocks(KernelOp kernel) {
 }
 
 LogicalResult emitCuda(KernelOp kernel, raw_ostream &os) {
-  return CudaEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<CudaEmitter>(kernel, os);
 }
 
 } // namespace enigma

@@ -264,7 +264,7 @@ private:
 } // namespace
 
 LogicalResult emitCpp(KernelOp kernel, raw_ostream &os) {
-  return CppEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<CppEmitter>(kernel, os);
 }
 
 } // namespace enigma

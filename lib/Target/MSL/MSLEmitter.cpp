@@ -298,7 +298,7 @@ private:
 } // namespace
 
 LogicalResult emitMSL(KernelOp kernel, raw_ostream &os) {
-  return MSLEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<MSLEmitter>(kernel, os);
 }
 
 } // namespace enigma
