@@ -375,7 +375,58 @@ LogicalResult CFamilyEmitter::emitIfArms(
   return success();
 }
 
+/// `op` and the ifs nested in it as a chain of guards: each without results
+/// or else branch, each ending with the next one.
+static SmallVector<scf::IfOp> guardChain(scf::IfOp op) {
+  auto isGuard = [](scf::IfOp i) {
+    return i.getNumResults() == 0 && i.getElseRegion().empty();
+  };
+  SmallVector<scf::IfOp> chain;
+  for (scf::IfOp link = op; link && isGuard(link);) {
+    chain.push_back(link);
+    Block &body = link.getThenRegion().front();
+    Operation *last = body.getTerminator()->getPrevNode();
+    link = last ? dyn_cast<scf::IfOp>(last) : scf::IfOp();
+  }
+  return chain;
+}
+
+/// Chains of guards at least this long print flat (emitGuardChain).
+static constexpr size_t kFlatGuardChain = 8;
+
+/// `if (a) { S1; if (b) { S2; ... } }` nested N deep prints as
+///
+///   do {
+///     if (!(a)) break;
+///     S1;
+///     if (!(b)) break;
+///     S2; ...
+///   } while (false);
+///
+/// which means the same (nothing follows an inner if in its block) without
+/// a brace level per if: compilers limit nesting (clang, and so Metal's
+/// compiler and the MSL host runtime, to 256 levels).
+LogicalResult CFamilyEmitter::emitGuardChain(ArrayRef<scf::IfOp> chain) {
+  line() << "do { // " << chain.size() << " nested ifs, flat\n";
+  indentMore();
+  for (size_t k = 0; k < chain.size(); ++k) {
+    scf::IfOp link = chain[k];
+    line() << "if (!(" << expr(link.getCondition()) << ")) break;\n";
+    Operation *next = k + 1 < chain.size() ? scf::IfOp(chain[k + 1]).getOperation()
+                                           : nullptr;
+    for (Operation &inner : link.getThenRegion().front().without_terminator())
+      if (&inner != next && failed(emitOp(&inner)))
+        return failure();
+  }
+  indentLess();
+  line() << "} while (false);\n";
+  return success();
+}
+
 LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
+  SmallVector<scf::IfOp> chain = guardChain(op);
+  if (chain.size() >= kFlatGuardChain)
+    return emitGuardChain(chain);
   for (Value result : op.getResults())
     declareVariable(result, "");
   return emitIfArms(

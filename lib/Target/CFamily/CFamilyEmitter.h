@@ -174,6 +174,7 @@ private:
   std::string constant(mlir::Attribute value, mlir::Type type);
   mlir::LogicalResult emitFor(mlir::scf::ForOp op);
   mlir::LogicalResult emitIf(mlir::scf::IfOp op);
+  mlir::LogicalResult emitGuardChain(llvm::ArrayRef<mlir::scf::IfOp> chain);
   void emitYield(mlir::ValueRange targets, mlir::ValueRange values);
 };
 
