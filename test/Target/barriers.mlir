@@ -52,7 +52,7 @@ enigma.kernel @flags() {
 // a barrier and used after it lives in a per-thread array.
 // CPP-LABEL: extern "C" void enigma_kernel_top_level(
 // CPP: for (uint64_t enigma_g = enigma_group_begin;
-// CPP: ulong [[I:v[0-9]+]]{{\[}}1024];
+// CPP: ulong [[I:v[0-9]+]]{{\[}}1032];
 // CPP-NEXT: float [[X:v[0-9]+]]{{\[}}1040];
 // CPP-NEXT: uint [[BASE:v[0-9]+]] = enigma_gx * enigma_nx;
 // CPP-NEXT: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
@@ -103,7 +103,7 @@ enigma.kernel @top_level(%a: memref<?xf32> {enigma.name = "a"}, %b: memref<?xf32
 // loops inside it; the carried value is a per-thread array, copied thread by
 // thread at the start and at the end of each iteration.
 // CPP-LABEL: extern "C" void enigma_kernel_in_loop(
-// CPP: float [[ACC:v[0-9]+]]{{\[}}1024];
+// CPP: float [[ACC:v[0-9]+]]{{\[}}1040];
 // CPP: [[ACC]][enigma_slot] = 0.0f;
 // CPP-NEXT: }
 // CPP-NEXT: for (uint [[K:v[0-9]+]] = 0u; (int)[[K]] < (int)((uint)n); [[K]] += 1u) {

@@ -60,9 +60,9 @@ enigma.kernel @wide_copy(
 // CUDA: float4 [[W:v[0-9]+]] = *(float4*)([[T]] + [[K]]);
 
 // CPP-LABEL: void enigma_kernel_staged(
-// The vector crosses the barrier: a per-thread array (1024 entries and a
-// padding that staggers the arrays' cache lines).
-// CPP: float4 [[V:v[0-9]+]][1032];
+// The vector crosses the barrier: a per-thread array (1024 entries and one
+// cache line more, which staggers the arrays' cache lines).
+// CPP: float4 [[V:v[0-9]+]][1028];
 // CPP: float4 [[L:v[0-9]+]] = enigma_vector_load<float4>(A + {{.+}});
 // CPP-NEXT: [[V]][enigma_slot] = [[L]];
 // CPP-NEXT: enigma_vector_store([[T:v[0-9]+]] + {{.+}}, [[L]]);

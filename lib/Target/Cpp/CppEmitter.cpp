@@ -227,15 +227,18 @@ private:
            getAddressSpace(type) == AddressSpace::Thread;
   }
 
-  /// A per-thread array, padded so that it starts on a different cache line
-  /// (mod 4 KiB) than the arrays before it. Unpadded, every such array is a
-  /// multiple of 4 KiB and a group of threads uses the same few lines of
-  /// each, which all fall in the same sets of an 8-way L1 cache: a thread
-  /// loop touching 64 of them ran 25 times slower.
+  /// A per-thread array, one cache line longer than its threads need, so
+  /// that arrays laid out one after another start on different cache lines
+  /// (mod 4 KiB). Unpadded, every such array is a multiple of 4 KiB and a
+  /// group of threads uses the same few lines of each, which all fall in
+  /// the same sets of an 8-way L1 cache: a thread loop touching 64 of them
+  /// ran 25 times slower.
   LogicalResult emitPerThreadArray(memref::AllocaOp alloca) {
     MemRefType type = alloca.getType();
     Type element = type.getElementType();
-    int64_t bytes = 1;
+    // Scalars and vectors (3 lanes take the room of 4); other elements
+    // (fragments, events) are left as they are.
+    int64_t bytes = 0;
     if (auto vec = llvm::dyn_cast<VectorType>(element)) {
       int64_t lanes = vec.getNumElements() == 3 ? 4 : vec.getNumElements();
       bytes = lanes * std::max<int64_t>(
@@ -245,14 +248,11 @@ private:
                   ? 8
                   : std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
     }
-    int64_t padBytes = 64 * (perThreadArrays++ % 64);
-    int64_t pad = (padBytes + bytes - 1) / bytes;
+    int64_t pad = bytes ? (64 + bytes - 1) / bytes : 0;
     line() << typeName(element) << " " << freshName(alloca.getResult()) << "["
            << type.getNumElements() + pad << "];\n";
     return success();
   }
-
-  unsigned perThreadArrays = 0;
 
   LogicalResult emitThreadLoop(ThreadLoopOp loop) {
     if (Value sg = loop.getSimdgroup()) {

@@ -6,8 +6,8 @@
 // the simdgroups of the group, and the next thread loop reads the result.
 
 // CHECK-LABEL: void enigma_kernel_split(
-// CHECK: float [[S:v[0-9]+]][1024];
-// CHECK: float [[X:v[0-9]+]][1056];
+// CHECK: float [[S:v[0-9]+]][1040];
+// CHECK: float [[X:v[0-9]+]][1040];
 // CHECK: uint [[NT:v[0-9]+]] = {{v[0-9]+}} * enigma_nz;
 // CHECK: for (uint64_t enigma_x = enigma_bx; enigma_x < (uint64_t)enigma_bx + enigma_nx; ++enigma_x) {
 // CHECK-NEXT: const uint enigma_tx = (uint)enigma_x;
