@@ -11,8 +11,8 @@
 //
 // whose innermost loop counts the global x position (in 64 bits), so that
 // indexing with it is a plain unit-stride loop the host compiler can
-// vectorise. A thread
-// loop of one simdgroup runs over that simdgroup's linear indices.
+// vectorise. A thread loop of one simdgroup runs over that simdgroup's
+// linear indices.
 // enigma.lanes_call prints as the call of enigma_cpu_simd.h it names, an
 // async copy as the lane's share of it (enigma_cpu_async_copy.h).
 // Barriers are comments here: the loops around them already keep them.
