@@ -698,6 +698,12 @@ std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
   if (!frame.carried.empty()) {
     impl->builder.setInsertionPointToEnd(&ifOp.getElseRegion().front());
     impl->builder.create<scf::YieldOp>(impl->location, values);
+  } else if (!ifOp.getElseRegion().empty() &&
+             llvm::hasSingleElement(ifOp.getElseRegion().front())) {
+    // An else holding only its terminator is dropped here: the canonicalizer
+    // would drop it too, but each such change re-queues every enclosing op,
+    // which costs the cube of the depth in deeply nested if_ blocks.
+    ifOp.getElseRegion().front().erase();
   }
   impl->builder.setInsertionPointAfter(ifOp);
   std::vector<Value> out;
