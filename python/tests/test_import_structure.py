@@ -25,7 +25,8 @@ LAYERS = [
     ("op families", {"enigma._threads", "enigma._math", "enigma._vectors",
                      "enigma._simd", "enigma._cooperation",
                      "enigma._matrix", "enigma._layout", "enigma._tensor",
-                     "enigma._tile", "enigma._mma", "enigma._async_copy"}),
+                     "enigma._tile", "enigma._mma", "enigma._async_copy",
+                     "enigma._quantized"}),
     ("host", {"enigma._compile", "enigma._interop", "enigma._runtime",
               "enigma._metal_host", "enigma._launch"}),
     ("public", {"enigma", "enigma._tracing", "enigma.benchmark",
@@ -35,7 +36,7 @@ LAYERS = [
                 "enigma.compiler.kernel", "enigma.compiler.preprocessor",
                 "enigma.ops", "enigma.ops.gemm", "enigma.ops.quant",
                 "enigma.runtime_dispatch",
-                "enigma.runtime_dispatch.runtime"}),
+                "enigma.runtime_dispatch.runtime", "enigma.quantized"}),
 ]
 # The leaf: IRValue, the tracer and the one located call into the core.
 LEAF = "enigma._ir"
