@@ -479,3 +479,46 @@ def test_the_check_catches_wrong_results(rng):
                             .reshape(n, k))
     with pytest.raises(AssertionError):
         check_product(y, x, reversed_nibbles, scales, biases, gs, "bf16")
+
+
+# --------------------------------------------------------------------------
+# examples/python/quantized_matmul.py
+# --------------------------------------------------------------------------
+
+def _example():
+    import importlib.util
+    import pathlib
+    import sys
+    key = "enigma_example_quantized_matmul"
+    if key not in sys.modules:
+        path = pathlib.Path(__file__).resolve().parents[2] / "examples" / \
+            "python" / "quantized_matmul.py"
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[key] = module
+    return sys.modules[key]
+
+
+@pytest.mark.parametrize("m,n,k,group_size", [(1, 33, 128, 32),
+                                              (20, 65, 384, 128)])
+def test_example_run(runtime, rng, m, n, k, group_size):
+    ex = _example()
+    w = to_bf16(rng.standard_normal((n, k)))
+    x = to_bf16(rng.standard_normal((m, k)))
+    y, w_q, scales, biases = ex.run(runtime, x, w, group_size)
+    ex.check_output(y, x, w_q, scales, biases, group_size, "bf16")
+    bad = y.copy()
+    bad.flat[bad.size // 2] ^= 0x0100          # an exponent bit: x2 or x0.5
+    with pytest.raises(AssertionError):
+        ex.check_output(bad, x, w_q, scales, biases, group_size, "bf16")
+
+
+def test_example_main(capsys):
+    ex = _example()
+    assert ex.main(3, 20, 128, 64, "f16") == 0
+    assert capsys.readouterr().out.rstrip().endswith("pass")
+    args = ex.parse_args(["5", "6", "64", "--group-size", "32", "--dtype",
+                          "f32", "--runtime", "metal-host"])
+    assert (args.m, args.n, args.k, args.group_size, args.dtype,
+            args.runtime) == (5, 6, 64, 32, "f32", "metal-host")
