@@ -40,9 +40,10 @@ GROUP = 64
 ROTATE_BYTES = 256 << 20       # > 5x the 50 MB L2 of an H100 / H200
 GEMV_CONFIGS = {
     1: [QmvConfig(8, 2), QmvConfig(4, 2), QmvConfig(8, 4), QmvConfig(4, 1)],
-    16: [QmmConfig(16, 128, 128, 1, 8, 2), QmmConfig(16, 128, 256, 1, 8, 2),
-         QmmConfig(16, 64, 128, 1, 4, 2), QmmConfig(16, 256, 128, 1, 8, 2),
-         QmvConfig(8, 2)],
+    16: [QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 256, 128, 1, 8, 2),
+         QmmConfig(16, 128, 128, 1, 8, 2), QmmConfig(16, 64, 128, 1, 4, 2),
+         QmmConfig(16, 64, 128, 1, 4, 2, splits=1),
+         QmmConfig(16, 32, 128, 1, 2, 2, splits=1), QmvConfig(8, 2)],
 }
 GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 3),
                 QmmConfig(128, 256, 64, 8, 1, 4),

@@ -15,11 +15,11 @@ functions that launch them are in ``enigma.quantized``.
   of ``w_q`` with 16-byte loads, 32 values per lane per step, and reduces
   with ``simd_sum``.
 - :func:`matmul_kernel`: ``Y = X W^T`` on the matrix hardware: tiles of X
-  come into threadgroup memory with ``copy_tile``, tiles of ``w_q`` are
-  loaded into registers one step ahead, dequantised and stored into
-  threadgroup memory (N x K, swizzled) ahead of ``enigma.mma``; optionally
-  split along K over threadgroups, whose float partial sums
-  :func:`split_sum_kernel` adds.
+  and of ``w_q`` come into threadgroup memory with ``copy_tile`` (the
+  words one tile ahead), each weight tile is dequantised into threadgroup
+  memory (N x K, swizzled) while the previous product runs, then
+  multiplied with ``enigma.mma``; optionally split along K over
+  threadgroups, whose float partial sums :func:`split_sum_kernel` adds.
 """
 
 # No `from __future__ import annotations`: the kernels' annotations name
@@ -121,22 +121,22 @@ def _vector_store(mem, index, value) -> None:
 
 def _magic_bits(size):
     """``0x4B000000`` as a value the compiler cannot fold: ``size >> 31`` is
-    0 (``size`` is a size the host functions keep below 2^31), but unknown
-    to the compiler, so
-    ``(word & mask) | magic`` stays one three-input bit operation (LOP3 on
-    NVIDIA GPUs) with the mask as its immediate; with both constants
-    immediate it takes two."""
+    0 (``size`` is a size the host functions keep below 2^31) but unknown
+    to the compiler, so ``(word & mask) | magic`` stays one three-input bit
+    operation (LOP3 on NVIDIA GPUs) with the mask as its immediate; with
+    both constants immediate it takes two."""
     return _MAGIC_BITS | (size >> 31)
 
 
-def _scaled_codes(word, magic) -> list:
+def _scaled_codes(word, magic, halves=None) -> list:
     """The eight codes of a packed word as floats, code ``i`` times
     ``16^(i % 4)`` (exact): ``(word & 0xF << 4j) | 2^23 bits`` is the float
     ``2^23 + q 16^j``, so each code costs one bit operation and one
     subtraction; the high half is shifted down once. ``magic`` is
-    :func:`_magic_bits`."""
+    :func:`_magic_bits`. ``halves``: the two half-words to read codes 0..3
+    and 4..7 from, when not ``(word, word >> 16)``."""
     values = []
-    for half in (word, word >> 16):
+    for half in halves or (word, word >> 16):
         for j in range(4):
             bits = (half & (0xF << (4 * j))) | magic
             values.append(as_type(bits, "float") - _MAGIC)
@@ -146,13 +146,14 @@ def _scaled_codes(word, magic) -> list:
 _UNSCALE = (1.0, 1.0 / 16, 1.0 / 256, 1.0 / 4096)
 
 
-def _dequantize_word(word, scale, bias, magic) -> list:
+def _dequantize_word(word, scale, bias, magic, halves=None) -> list:
     """The eight float values ``scale * q + bias`` of a word, each with one
     rounding: ``fma(scale / 16^j, q 16^j, bias)`` (the factors are powers of
-    two, so the product is exactly ``scale * q``)."""
+    two, so the product is exactly ``scale * q``). ``halves`` as in
+    :func:`_scaled_codes`."""
     scaled = [scale * f for f in _UNSCALE]
     return [fma(scaled[i % 4], c, bias)
-            for i, c in enumerate(_scaled_codes(word, magic))]
+            for i, c in enumerate(_scaled_codes(word, magic, halves))]
 
 
 def _rint(x):
@@ -291,9 +292,10 @@ _STEP = 32 * _LANE_VALUES          # values per simdgroup per step
 
 def matvec_kernel(dtype, group_size, config: QmvConfig):
     """Kernel ``(X: T, Wq: u32, S: T, B: T, Y: T, N: u32, K: u32)``:
-    ``Y[m, n] = sum_k X[m, k] w[n, k]`` for the row ``m`` =
-    threadgroup x, rows ``rows * simdgroups`` times threadgroup y on. Lane ``l`` of a simdgroup takes the 32 values ``32 l ..
-    32 l + 31`` of each 1024-value step of K (one group or part of one):
+    ``Y[m, n] = sum_k X[m, k] w[n, k]`` for the row ``m`` = threadgroup
+    x and the ``rows * simdgroups`` weight rows of threadgroup y. Lane
+    ``l`` of a simdgroup takes the 32 values ``32 l .. 32 l + 31`` of each
+    1024-value step of K (one group or part of one):
     it loads them from ``X`` once for all its ``rows`` weight rows, then per
     row one 16-byte load of the four words and the group's scale and bias,
     and adds ``scale * sum(x q) + bias * sum(x)``. ``simd_sum`` combines the
@@ -478,6 +480,15 @@ class _WeightTiles:
         self.magic = _magic_bits(K)
         t = thread_index_in_threadgroup()
         groups_per_row = K // gs
+        # Lanes with bit `swap_bit` set store the two 8-byte halves of each
+        # 16-byte chunk in the other order, so that every 8-byte store of a
+        # half-warp covers all 32 banks (see _swap_bit).
+        bit = self._swap_bit(chunks)
+        self.shift = None
+        swap = 0
+        if bit is not None:
+            swap = (t >> bit) & 1
+            self.shift = swap * 16
         # Per owned chunk: where its words are in a staged tile, its scale
         # row, its column in the tile and where its values go. When the
         # threads do not divide the chunks, those left over in the last
@@ -495,8 +506,45 @@ class _WeightTiles:
             offset = r * c.bk + col
             if self.swizzle is not None:
                 offset = self.swizzle(offset)
+            if bit is not None:
+                offset = offset ^ (swap * 4)
             self.owned.append((r * self.words + col // VALUES_PER_WORD,
                                row * groups_per_row, col, offset))
+
+    def _swap_bit(self, chunks):
+        """The bit of the lane index that makes every half-warp's 8-byte
+        store of dequantised 16-bit values free of bank conflicts when the
+        lanes it sets swap the halves of their chunks, or None (f32 values
+        store whole 16-byte chunks; tiles without a swizzle). Found by
+        trying each bit on the stores of every simdgroup and round: without
+        a swap, all lanes of a store write the same half of their chunk, so
+        a store uses half the banks and takes twice the wavefronts."""
+        c = self.c
+        if self.dtype.itemsize != 2 or self.swizzle is None:
+            return None
+        cpr = self.chunks_per_row
+        for bit in range(5):
+            if all(self._conflict_free(bit, cpr, chunks, i, w, v, h)
+                   for i in range(self.per_thread)
+                   for w in range(c.threads // 32)
+                   for v in range(8) for h in (0, 16)):
+                return bit
+        return None
+
+    def _conflict_free(self, bit, cpr, chunks, i, warp, v, first):
+        """Whether the store of values ``4 v ..`` of round ``i`` by lanes
+        ``first .. first + 15`` of simdgroup ``warp`` hits 16 distinct
+        8-byte bank slots."""
+        slots = {}
+        for lane in range(first, first + 16):
+            f = min(32 * warp + lane + i * self.c.threads, chunks - 1)
+            r, col = divmod(f, cpr)
+            swap = (lane >> bit) & 1
+            at = self.swizzle(r * self.c.bk + col * 32) ^ (4 * (v ^ swap))
+            slot = (at * 2 // 8) % 16
+            if slots.setdefault(slot, at) != at:
+                return False
+        return True
 
     def copy(self, stage, kt) -> None:
         """Starts the copy of K tile ``kt``'s words into ``stage``; rows past
@@ -534,7 +582,12 @@ class _WeightTiles:
             words = _vector_load(words_stage, at, 4)
             values = []
             for word in (words.x, words.y, words.z, words.w):
-                values += _dequantize_word(word, scale, bias, self.magic)
+                # Swapping lanes read the high half-word first: their
+                # values 4v.. are those of 4(v ^ 1).., stored there.
+                halves = None if self.shift is None else \
+                    (word >> self.shift, word >> (16 - self.shift))
+                values += _dequantize_word(word, scale, bias, self.magic,
+                                           halves)
             for v in range(8):
                 _vector_store(stage, self._value_offset(offset, v),
                               make_vec(*[x.cast(self.dtype) for x in

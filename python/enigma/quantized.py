@@ -49,7 +49,7 @@ _U32_LIMIT = 2**31            # sizes the kernels' uint indices must stay below
 _CONFIGS = {
     "cuda": {
         "qmv": QmvConfig(rows=8, simdgroups=2),
-        "small": QmmConfig(16, 128, 128, 1, 8, 2),
+        "small": QmmConfig(16, 128, 128, 1, 4, 2),
         "medium": QmmConfig(64, 256, 64, 4, 1, 3),
         "large": QmmConfig(128, 256, 64, 8, 1, 3),
     },

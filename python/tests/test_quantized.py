@@ -63,6 +63,8 @@ class Arrays:
         self.arrays = arrays
 
     def put(self, a, dtype=None):
+        if a.dtype == np.uint32:      # torch's usual words: int32
+            a = a.view(np.int32)
         return self.arrays.put(a, bf16=dtype == "bf16")
 
     def get(self, a):
@@ -522,3 +524,21 @@ def test_example_main(capsys):
                           "f32", "--runtime", "metal-host"])
     assert (args.m, args.n, args.k, args.group_size, args.dtype,
             args.runtime) == (5, 6, 64, 32, "f32", "metal-host")
+
+
+def test_torch_op(rng):
+    """enigma.torch.quantized_matmul: torch.ops.enigma.quantized_matmul
+    gives the function's result and passes torch.library.opcheck (schema,
+    fake tensor, autograd registration)."""
+    torch = pytest.importorskip("torch")
+    import enigma.torch
+    w = torch.from_numpy(rng.standard_normal((10, 128)).astype(F32))
+    w_q, scales, biases = enigma.quantize(w, 64)
+    x = torch.from_numpy(rng.standard_normal((3, 128)).astype(F32))
+    y = torch.ops.enigma.quantized_matmul(x, w_q, scales, biases, 64)
+    assert torch.equal(y, enigma.quantized_matmul(x, w_q, scales, biases,
+                                                  group_size=64))
+    assert torch.equal(enigma.torch.quantized_matmul(x, w_q, scales, biases,
+                                                     64), y)
+    torch.library.opcheck(torch.ops.enigma.quantized_matmul.default,
+                          (x, w_q, scales, biases, 64))
