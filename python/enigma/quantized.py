@@ -86,6 +86,7 @@ class _Array:
     def __init__(self, value, what, packed=False):
         torch = _torch_module(value)
         self.torch = torch
+        given = getattr(value, "dtype", None)  # before any view, for errors
         if torch is not None:
             names = {torch.float32: "f32", torch.float16: "f16",
                      torch.bfloat16: "bf16", torch.int32: "u32"}
@@ -119,7 +120,7 @@ class _Array:
             kinds = ("uint32 (or int32) words" if packed else
                      "float32, float16 or bfloat16 (numpy: uint16 bit "
                      "patterns)")
-            raise TypeError(f"{what} must hold {kinds}, got {value.dtype}")
+            raise TypeError(f"{what} must hold {kinds}, got {given}")
         self.value, self.dtype = value, dtype
         self.shape = tuple(int(d) for d in value.shape)
 
@@ -157,6 +158,18 @@ def _check_out(out, like, shape, dtype, what="out"):
         raise ValueError(f"{what} must be contiguous (it is written in "
                          "place)")
     return o.value
+
+
+def _no_gradients(*arrays):
+    """The kernels have no backward: a torch input that wants a gradient
+    while autograd records would silently get none, so it is refused."""
+    for a, value, what in arrays:
+        if a.torch is not None and value.requires_grad and \
+                a.torch.is_grad_enabled():
+            raise ValueError(
+                f"{what} requires grad, but quantized_matmul has no "
+                "backward; call it under torch.no_grad() or "
+                f"torch.inference_mode(), or pass {what}.detach()")
 
 
 def _check_format(group_size, bits):
@@ -360,6 +373,7 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
     s, b = _Array(scales, "scales"), _Array(biases, "biases")
     if len(q.shape) != 2:
         raise ValueError(f"w_q must be 2-D (N, K / 8), got shape {q.shape}")
+    _no_gradients((xa, x, "x"), (s, scales, "scales"), (b, biases, "biases"))
     if not xa.shape:
         raise ValueError("x must have at least 1 dimension (..., K)")
     N, K = _check_scales(q, s, b, group_size, xa.dtype)

@@ -411,6 +411,23 @@ def test_wrong_dtypes_and_places(packed):
         enigma.quantized_matmul(x, w_q.astype(np.float32), scales, biases)
     with pytest.raises(TypeError, match=r"x must hold float32"):
         enigma.quantized_matmul(x.astype(np.int64), w_q, scales, biases)
+    # int32 is a valid word type, viewed as uint32: the error still names
+    # the dtype the caller passed.
+    with pytest.raises(TypeError, match=r"x must hold float32.*got int32$"):
+        enigma.quantized_matmul(x.astype(np.int32), w_q, scales, biases)
+    with pytest.raises(TypeError, match=r"w must hold float32.*got int32$"):
+        enigma.quantize(np.ones((4, 64), np.int32), 32)
+    with pytest.raises(TypeError, match=r"scales must hold float32.*got "
+                       r"int32$"):
+        enigma.dequantize(w_q, scales.astype(np.int32),
+                          biases.astype(np.int32), group_size=64)
+    with pytest.raises(TypeError, match=r"w_q must hold uint32.*got "
+                       r"float16$"):
+        enigma.dequantize(np.zeros(w_q.shape, np.float16), scales, biases,
+                          group_size=64)
+    with pytest.raises(TypeError, match=r"scales are bf16 and biases f32; "
+                       r"they must have one dtype"):
+        enigma.quantized_matmul(x, w_q, scales, from_bf16(biases))
     with pytest.raises(TypeError, match=r"scales and biases are bf16 but x "
                        r"is f32"):
         enigma.quantized_matmul(from_bf16(x), w_q, scales, biases)
@@ -426,6 +443,25 @@ def test_wrong_dtypes_and_places(packed):
     with pytest.raises(TypeError, match=r"config must be a QmvConfig or a "
                        r"QmmConfig"):
         enigma.quantized_matmul(x, w_q, scales, biases, config=(16, 32))
+
+
+def test_inputs_that_want_gradients():
+    """No backward: a torch input that requires grad while autograd records
+    is refused (its gradient would silently be missing); under no_grad it
+    runs. The PyTorch op runs and refuses the backward itself."""
+    torch = pytest.importorskip("torch")
+    import enigma.torch
+    w_q, scales, biases = enigma.quantize(torch.randn(6, 64), 32)
+    x = torch.randn(2, 64, requires_grad=True)
+    with pytest.raises(ValueError, match=r"x requires grad, but "
+                       r"quantized_matmul has no backward"):
+        enigma.quantized_matmul(x, w_q, scales, biases, group_size=32)
+    with torch.no_grad():
+        assert enigma.quantized_matmul(x, w_q, scales, biases,
+                                       group_size=32).shape == (2, 6)
+    y = torch.ops.enigma.quantized_matmul(x, w_q, scales, biases, 32)
+    with pytest.raises(RuntimeError, match="no autograd formula"):
+        y.sum().backward()
 
 
 def test_bad_configurations():
