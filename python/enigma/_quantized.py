@@ -29,11 +29,11 @@ from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import Scalar, as_dtype
 from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
+from ._gemm import MmaConfig, warpgroup_shape
 from ._kernel import kernel
 from ._math import as_type, copysign, fma, fmax, fmin, imin, where
-from ._mma import (MmaConfig, copy_commit, copy_tile, copy_wait, mma,
-                   mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros,
-                   warpgroup_shape)
+from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_operand,
+                   mma_store, mma_swizzle, mma_wait, mma_zeros)
 from ._simd import simd_sum
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_simdgroup,
