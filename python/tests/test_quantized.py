@@ -315,6 +315,23 @@ def test_matmul_warpgroup_tiles(qa, rng, dtype):
             QmmConfig(128, 64, 64, 8, 1, 3, splits=1))
 
 
+@pytest.mark.parametrize("m,config", [
+    (16, None),                                   # decode: split K
+    (16, QmmConfig(16, 64, 128, 1, 4, 2, splits=1)),
+    (1, QmvConfig(8, 4)),
+    (300, QmmConfig(64, 256, 64, 4, 1, 3)),       # prefill tiles
+    (300, QmmConfig(256, 128, 64, 16, 1, 3)),
+    (300, None)])
+def test_cuda_benchmark_tiles(qa, rng, m, config):
+    """The CUDA defaults and the benchmark's tile shapes at sizes no tile
+    divides (N = 1000, K = 4160: 65 groups of 64, K tiles of 64 and 128
+    with a partial last one), on the GPU only: the host runtimes would
+    take minutes."""
+    if qa.arrays.runtime.name != "cuda":
+        pytest.skip("the CUDA tile shapes, at sizes too slow on the host")
+    product(qa, rng, m, 1000, 4160, 64, "bf16", config)
+
+
 def test_matmul_default_configs_and_batch_shape(qa, rng):
     """No config: the defaults of the target for 1, 9 and 40 rows of x,
     here as a (2, 20) batch."""
