@@ -182,14 +182,14 @@ void bindRuntime(nb::module_ &m) {
       .def(
           "dispatch",
           [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             p.dispatch(toDim3(grid), toDim3(threads));
           },
           "grid"_a, "threads"_a)
       .def(
           "dispatch_timed",
           [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             return p.dispatchTimed(toDim3(grid), toDim3(threads));
           },
           "grid"_a, "threads"_a)
@@ -198,8 +198,13 @@ void bindRuntime(nb::module_ &m) {
           // The launch-overhead path: no GIL release (the call only queues)
           // and shapes parsed here rather than in Python.
           [](PreparedKernel &p, nb::handle grid, nb::handle threads) {
-            p.dispatchAsync(launchShape(grid, "grid"),
-                            launchShape(threads, "threads"));
+            Dim3 g = launchShape(grid, "grid"), t = launchShape(threads, "threads");
+            if (!p.launchesOnTheHost())
+              return p.dispatchAsync(g, t);
+            // The host backends run it now: other threads run meanwhile,
+            // and the wait can be interrupted (Ctrl-C).
+            ReleasedGil release;
+            p.dispatchAsync(g, t);
           },
           "grid"_a, "threads"_a,
           "Queues a launch and returns at once (CUDA); other backends run "
@@ -207,7 +212,7 @@ void bindRuntime(nb::module_ &m) {
           "launches.")
       .def("synchronize",
            [](PreparedKernel &p) {
-             nb::gil_scoped_release release;
+             ReleasedGil release;
              p.synchronize();
            })
       .def("read_output", [](const PreparedKernel &p) { return toBytes(p.readOutput()); })
@@ -254,7 +259,7 @@ void bindRuntime(nb::module_ &m) {
                                            outputArrays, constants);
             std::vector<std::vector<uint8_t>> outputs;
             {
-              nb::gil_scoped_release release;
+              ReleasedGil release;
               outputs = r.dispatcher->execute(kernel, a, toDim3(grid), toDim3(threads));
             }
             std::vector<nb::bytes> out;
@@ -279,7 +284,7 @@ void bindRuntime(nb::module_ &m) {
             std::string log;
             size_t size;
             {
-              nb::gil_scoped_release release;
+              ReleasedGil release;
               size = CudaBackend::compileForCheck(source, arch, values, &log)
                          .size();
             }
@@ -302,6 +307,7 @@ void bindRuntime(nb::module_ &m) {
               const ConstantSpecs &constants) {
              DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
                                             outputArrays, constants);
+             ReleasedGil release; // may compile for seconds
              return r.dispatcher->prepare(kernel, a);
            })
       .def_prop_ro(
