@@ -32,7 +32,7 @@ _BACKENDS = ["cpu", "metal-host"]
 # endless kernel also crosses a barrier on every iteration, so the
 # threadgroup's fibers keep switching.
 _PRELUDE = r'''
-import json, os, sys, threading, time
+import contextlib, json, os, sys, threading, time
 import numpy as np
 import enigma
 
@@ -63,6 +63,13 @@ def endless_barrier(A: enigma.u32, C: enigma.u32):
         enigma.barrier()
         enigma.atomic_fetch_add(C, 0, 1)
 
+def call_on(rt):
+    """The function-call form on `rt`: the shared CpuRuntime it uses for
+    host arrays, or the MSL host runtime given with use_runtime."""
+    if isinstance(rt, enigma.MetalHostRuntime):
+        return enigma.use_runtime(rt)
+    return contextlib.nullcontext()
+
 def check_add(rt, n=1000):
     a = np.random.default_rng().standard_normal(n).astype(np.float32)
     b = np.random.default_rng().standard_normal(n).astype(np.float32)
@@ -88,7 +95,8 @@ def run_endless(rt, how):
         rt.prepare(enigma.compile(endless), [zero],
                    output_size=4).dispatch(1, 1)
     elif how == "call":
-        endless[1, 1](zero, np.zeros(1, np.uint32))
+        with call_on(rt):
+            endless.launch(grid=1, threads=1)(zero, np.zeros(1, np.uint32))
     elif how == "barrier":
         rt.execute(enigma.compile(endless_barrier),
                    [np.array([2**30], np.uint32)], output_size=4,
@@ -105,7 +113,8 @@ def run_loop(rt, how):
     compiled = enigma.compile(add)
     while True:
         if how == "call":
-            add[len(a), 64](a, a, out)
+            with call_on(rt):
+                add.launch(grid=len(a), threads=64)(a, a, out)
         else:
             rt.execute(compiled, [a, a], output_size=a.nbytes, grid=len(a),
                        threads=64)
@@ -208,15 +217,16 @@ def test_fork_while_another_thread_compiles(tmp_path, backend):
 
 @pytest.mark.parametrize("backend,how", [
     ("cpu", "loop-execute"), ("cpu", "loop-call"), ("cpu", "wide"),
-    ("metal-host", "loop-execute"), ("metal-host", "barrier"),
-    ("metal-host", "wide")])
+    ("metal-host", "loop-execute"), ("metal-host", "loop-call"),
+    ("metal-host", "barrier"), ("metal-host", "wide")])
 def test_exit_with_a_launch_in_flight(tmp_path, backend, how):
     body = """
         rt = make_runtime(sys.argv[1])
         how = sys.argv[2]
         assert check_add(rt)  # compiled and loaded before the race
         if how == "loop-call":
-            add[4, 4](*[np.ones(4, np.float32)] * 3)
+            with call_on(rt):
+                add.launch(grid=4, threads=4)(*[np.ones(4, np.float32)] * 3)
         threading.Thread(
             target=run_loop if how.startswith("loop") else run_endless,
             args=(rt, how.removeprefix("loop-")), daemon=True).start()
@@ -245,7 +255,8 @@ _INTERRUPTED = """
     rt.execute(enigma.compile(endless_barrier), [zero], output_size=4,
                grid=64, threads=64)
     if sys.argv[2] == "call":
-        endless[1, 1](one, zero)
+        with call_on(rt):
+            endless.launch(grid=1, threads=1)(one, zero)
     print("start", flush=True)
     try:
         run_endless(rt, sys.argv[2])
@@ -289,7 +300,7 @@ def _interrupt(tmp_path, body, *args, env=None, wait_for="start",
 @pytest.mark.parametrize("backend,how", [
     ("cpu", "execute"), ("cpu", "dispatch"), ("cpu", "call"),
     ("metal-host", "execute"), ("metal-host", "dispatch"),
-    ("metal-host", "barrier")])
+    ("metal-host", "call"), ("metal-host", "barrier")])
 def test_ctrl_c_stops_an_endless_kernel(tmp_path, backend, how):
     result, seconds = _interrupt(tmp_path, _INTERRUPTED, backend, how)
     assert seconds < 1.0
@@ -484,7 +495,7 @@ def test_unreferenced_kernels_are_unloaded(tmp_path):
         # The call form: the kernel objects hold their loaded code.
         made = kernels(6)
         for kern in made:
-            kern[64, 64](a, np.empty(64, np.float32))
+            kern.launch(grid=64, threads=64)(a, np.empty(64, np.float32))
         counts["call_loaded"] = mapped()
         del made, kern
         gc.collect()
