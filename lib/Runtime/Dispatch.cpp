@@ -1,15 +1,20 @@
 //===- Dispatch.cpp - Binding, validation and launches --------------------===//
 #include "enigma/Runtime/Dispatch.h"
 
+#include "enigma/Support/ProcessLife.h"
+
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <charconv>
 #include <sstream>
+#include <thread>
 
 namespace enigma {
 
@@ -207,6 +212,19 @@ void checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads) {
                         std::to_string(threads.volume()) +
                         " threads per threadgroup, more than the maximum of " +
                         std::to_string(maxThreads));
+  const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
+  const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
+  for (int d = 0; d < 3; ++d) {
+    uint64_t groups = (uint64_t(gridDims[d]) + groupDims[d] - 1) / groupDims[d];
+    if (groups > kMaxThreadgroupsPerGrid[d])
+      throw DispatchError(
+          "grid " + formatDim3(grid) + " in threadgroups of " +
+          formatDim3(threads) + " is " + std::to_string(groups) +
+          " threadgroups along " + "xyz"[d] + ", more than the " +
+          std::to_string(kMaxThreadgroupsPerGrid[d]) +
+          " every backend accepts (a GPU's limit; x: 2^31 - 1, y and z: "
+          "65535 threadgroups); use larger threadgroups or fewer threads");
+  }
 }
 
 void checkThreadgroupShape(const KernelArtifact &kernel, Dim3 grid,
@@ -545,29 +563,113 @@ uint64_t Dispatcher::maxThreadsPerThreadgroup() const {
                   device->maxThreadsPerThreadgroup());
 }
 
+namespace {
+/// One lock for the kernel tables of every dispatcher: held only to look up
+/// and update them, never while a kernel compiles (a fork() may copy it).
+ForkSafeMutex &tablesMutex() {
+  static ForkSafeMutex *mutex = new ForkSafeMutex;
+  return *mutex;
+}
+
+/// Kernels a dispatcher keeps loaded when nothing else uses them:
+/// ENIGMA_LOADED_KERNELS, else 128.
+size_t loadedKernelBound() {
+  static const size_t bound = [] {
+    const char *text = std::getenv("ENIGMA_LOADED_KERNELS");
+    long value = text && *text ? std::strtol(text, nullptr, 10) : 0;
+    return size_t(value >= 1 ? value : 128);
+  }();
+  return bound;
+}
+} // namespace
+
+Dispatcher::~Dispatcher() = default;
+
 std::shared_ptr<LoadedKernel>
 Dispatcher::loadKernel(const KernelArtifact &kernel,
                        const ConstantValues &constants) {
   // The sources identify the kernel; a process-local hash is enough since
   // the name and constants are part of the key too.
   std::hash<std::string> hashText;
-  std::ostringstream key;
-  key << kernel.kernelName << '|' << std::hex << hashText(kernel.cppSource)
-      << '|' << hashText(kernel.mslSource) << '|'
-      << hashText(kernel.cudaSource);
+  std::ostringstream keyText;
+  keyText << kernel.kernelName << '|' << std::hex << hashText(kernel.cppSource)
+          << '|' << hashText(kernel.mslSource) << '|'
+          << hashText(kernel.cudaSource);
   for (const auto &[index, value] : constants)
-    key << '|' << std::dec << index << ':' << shortName(value.dtype) << '='
-        << std::hex << value.bits;
+    keyText << '|' << std::dec << index << ':' << shortName(value.dtype) << '='
+            << std::hex << value.bits;
+  const std::string key = keyText.str();
 
-  // Holding the lock while loading keeps two threads from compiling the
-  // same kernel twice.
-  std::lock_guard<std::mutex> lock(loadMutex);
-  std::shared_ptr<LoadedKernel> &entry = loaded[key.str()];
-  if (!entry) {
-    checkThreadgroupMemory(kernel, *device);
-    entry = device->load(kernel, constants);
+  // Loading happens outside the lock, so that launches of loaded kernels
+  // never wait for a compile; a second thread that wants the same kernel
+  // waits for the first (polling, so that it can be interrupted) instead
+  // of compiling it twice.
+  for (auto lastPoll = std::chrono::steady_clock::now();;) {
+    {
+      std::lock_guard<ForkSafeMutex> lock(tablesMutex());
+      KernelEntry &entry = kernels[key];
+      std::shared_ptr<LoadedKernel> found =
+          entry.kernel ? entry.kernel : entry.weak.lock();
+      if (found) {
+        entry.kernel = found;
+        entry.lastUse = ++useClock;
+        return found;
+      }
+      // A load in flight in another thread, unless that thread was in the
+      // parent of this fork()ed child (and does not exist here).
+      if (!entry.loading || entry.loadingGeneration != forkGeneration()) {
+        entry.loading = true;
+        entry.loadingGeneration = forkGeneration();
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (auto now = std::chrono::steady_clock::now();
+        now - lastPoll >= kInterruptPollInterval) {
+      lastPoll = now;
+      if (interruptRequested())
+        throw Interrupted("waiting for kernel " + kernel.kernelName +
+                          " to compile was interrupted");
+    }
   }
-  return entry;
+
+  std::shared_ptr<LoadedKernel> loadedKernel;
+  try {
+    checkThreadgroupMemory(kernel, *device);
+    loadedKernel = device->load(kernel, constants);
+  } catch (...) {
+    std::lock_guard<ForkSafeMutex> lock(tablesMutex());
+    kernels.erase(key); // the next call tries again
+    throw;
+  }
+  std::lock_guard<ForkSafeMutex> lock(tablesMutex());
+  KernelEntry &entry = kernels[key];
+  entry.loading = false;
+  entry.kernel = loadedKernel;
+  entry.weak = loadedKernel;
+  entry.lastUse = ++useClock;
+  keepRecentlyUsed();
+  return loadedKernel;
+}
+
+void Dispatcher::keepRecentlyUsed() {
+  const size_t bound = loadedKernelBound();
+  std::vector<std::pair<uint64_t, KernelEntry *>> held;
+  for (auto &[key, entry] : kernels)
+    if (entry.kernel)
+      held.emplace_back(entry.lastUse, &entry);
+  if (held.size() > bound) {
+    // The least recently used are let go (unloaded when nothing else holds
+    // them; found again through `weak` while something does).
+    std::nth_element(held.begin(), held.end() - bound, held.end());
+    for (auto it = held.begin(); it != held.end() - bound; ++it)
+      it->second->kernel.reset();
+  }
+  if (kernels.size() > 2 * bound + 16)
+    std::erase_if(kernels, [](const auto &item) {
+      const KernelEntry &entry = item.second;
+      return !entry.kernel && !entry.loading && entry.weak.expired();
+    });
 }
 
 void Dispatcher::materialize(const KernelArtifact &kernel,
@@ -665,6 +767,7 @@ PreparedKernel Dispatcher::prepare(const KernelArtifact &kernel,
   }
   prepared.backend = device;
   prepared.kernelName = kernel.kernelName;
+  prepared.onHost = device->name() != "cuda" && device->name() != "metal";
   return prepared;
 }
 

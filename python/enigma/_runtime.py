@@ -7,6 +7,7 @@ turns Python objects into contiguous bytes and numbers.
 
 from __future__ import annotations
 
+import atexit
 import math
 import sys
 
@@ -21,6 +22,13 @@ EnigmaRuntimeError = _core.EnigmaRuntimeError
 BackendUnavailableError = _core.BackendUnavailableError
 KernelFaultError = _core.KernelFaultError
 BoundsCheckError = _core.BoundsCheckError
+
+
+# When the interpreter exits, compiles and launches still running in other
+# threads (daemon threads) are stopped, and those threads wait for the end
+# instead of coming back into an interpreter that is shutting down
+# (docs/design/process-life.md).
+atexit.register(_core.process_exiting)
 
 
 class MetalUnavailableError(BackendUnavailableError):

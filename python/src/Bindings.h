@@ -16,6 +16,21 @@ class Backend;
 }
 
 namespace enigma::python {
+/// Releases the GIL for a long C++ call (a compile, a launch, a wait) and
+/// takes it back, unless the interpreter is exiting: then a thread other
+/// than the main one never returns to Python (ProcessLifeBindings.cpp).
+class ReleasedGil {
+public:
+  ReleasedGil();
+  ~ReleasedGil();
+  ReleasedGil(const ReleasedGil &) = delete;
+  ReleasedGil &operator=(const ReleasedGil &) = delete;
+
+private:
+  PyThreadState *state;
+};
+/// Ctrl-C and exit for long C++ calls, and _core.process_exiting.
+void bindProcessLife(nanobind::module_ &m);
 /// The dtype a name spells (f32, float, ...); an EnigmaError naming the
 /// accepted spellings otherwise (BuilderBindings.cpp).
 enigma::DType dtypeNamed(const std::string &name);

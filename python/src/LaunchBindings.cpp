@@ -709,7 +709,7 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     s.logLaunch(form.name, self.key, target.runtime, queue.stream,
                 queue.ownStream);
   if (target.where == kHost) {
-    nb::gil_scoped_release release; // the CPU runs it now
+    ReleasedGil release; // the CPU runs it now
     target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
                             queue);
   } else {
@@ -837,7 +837,7 @@ void bindLaunch(nb::module_ &m) {
 #endif
             std::shared_ptr<DirectLauncher> launcher;
             {
-              nb::gil_scoped_release release; // may compile for seconds
+              ReleasedGil release; // may compile for seconds
               launcher =
                   std::make_shared<DirectLauncher>(backend, kernel, constants);
             }

@@ -51,7 +51,7 @@ void bindMetalHostRuntime(nb::module_ &m) {
       "msl_host_check",
       [](const std::string &source, const std::string &fileName) {
         MetalHostBackend backend;
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         backend.checkSource(source, fileName);
       },
       "source"_a, "file_name"_a,

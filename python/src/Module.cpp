@@ -53,6 +53,7 @@ NB_MODULE(_core, m) {
       "in bounds-checked mode, the out-of-bounds access with its file:line. "
       "The runtime stays usable (on CUDA its context was reset: device "
       "buffers made before the fault are gone). An EnigmaRuntimeError.";
+  enigma::python::bindProcessLife(m);
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindLaunch(m);

@@ -173,14 +173,14 @@ void bindRuntime(nb::module_ &m) {
       .def(
           "dispatch",
           [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             p.dispatch(toDim3(grid), toDim3(threads));
           },
           "grid"_a, "threads"_a)
       .def(
           "dispatch_timed",
           [](PreparedKernel &p, const Shape &grid, const Shape &threads) {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             return p.dispatchTimed(toDim3(grid), toDim3(threads));
           },
           "grid"_a, "threads"_a)
@@ -189,8 +189,13 @@ void bindRuntime(nb::module_ &m) {
           // The launch-overhead path: no GIL release (the call only queues)
           // and shapes parsed here rather than in Python.
           [](PreparedKernel &p, nb::handle grid, nb::handle threads) {
-            p.dispatchAsync(launchShape(grid, "grid"),
-                            launchShape(threads, "threads"));
+            Dim3 g = launchShape(grid, "grid"), t = launchShape(threads, "threads");
+            if (!p.launchesOnTheHost())
+              return p.dispatchAsync(g, t);
+            // The host backends run it now: other threads run meanwhile,
+            // and the wait can be interrupted (Ctrl-C).
+            ReleasedGil release;
+            p.dispatchAsync(g, t);
           },
           "grid"_a, "threads"_a,
           "Queues a launch and returns at once (CUDA); other backends run "
@@ -198,7 +203,7 @@ void bindRuntime(nb::module_ &m) {
           "launches.")
       .def("synchronize",
            [](PreparedKernel &p) {
-             nb::gil_scoped_release release;
+             ReleasedGil release;
              p.synchronize();
            })
       .def("read_output", [](const PreparedKernel &p) { return toBytes(p.readOutput()); })
@@ -253,7 +258,7 @@ void bindRuntime(nb::module_ &m) {
                                            outputArrays, constants);
             std::vector<std::vector<uint8_t>> outputs;
             {
-              nb::gil_scoped_release release;
+              ReleasedGil release;
               outputs = r.dispatcher->execute(kernel, a, toDim3(grid), toDim3(threads));
             }
             std::vector<nb::bytes> out;
@@ -278,7 +283,7 @@ void bindRuntime(nb::module_ &m) {
             std::string log;
             size_t size;
             {
-              nb::gil_scoped_release release;
+              ReleasedGil release;
               size = CudaBackend::compileForCheck(source, arch, values, &log)
                          .size();
             }
@@ -297,7 +302,7 @@ void bindRuntime(nb::module_ &m) {
           [](const std::string &source, const std::string &arch) {
             std::string log, image;
             {
-              nb::gil_scoped_release release;
+              ReleasedGil release;
               image = CudaBackend::compileForCheck(source, arch, {}, &log);
             }
             return nb::make_tuple(nb::bytes(image.data(), image.size()), log);
@@ -315,6 +320,7 @@ void bindRuntime(nb::module_ &m) {
               const ConstantSpecs &constants) {
              DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
                                             outputArrays, constants);
+             ReleasedGil release; // may compile for seconds
              return r.dispatcher->prepare(kernel, a);
            })
       .def_prop_ro(

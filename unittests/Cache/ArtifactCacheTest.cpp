@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -10,8 +11,15 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 using enigma::ArtifactCache;
+using enigma::ScratchDirectory;
 
 namespace {
 /// A fresh directory removed at the end of the test.
@@ -88,71 +96,77 @@ TEST(ArtifactCacheTest, StoreThenLookupAcrossInstances) {
   auto cache = ArtifactCache::open(dir.path);
   ASSERT_TRUE(cache->enabled());
   std::string key = ArtifactCache::makeKey({"test", "entry"});
-  EXPECT_FALSE(cache->lookupPath(key));
+  EXPECT_FALSE(cache->lookup(key));
 
-  std::string stored = cache->store(key, "hello bytes", ".bin");
-  EXPECT_EQ(readAll(stored), "hello bytes");
-  EXPECT_EQ(fs::path(stored).extension(), ".bin");
-
+  cache->store(key, "hello bytes", ".bin");
   auto other = ArtifactCache::open(dir.path); // as a second process would
-  std::optional<std::string> found = other->lookupPath(key);
+  std::optional<ArtifactCache::Object> found = other->lookup(key);
   ASSERT_TRUE(found);
-  EXPECT_EQ(*found, stored);
-  EXPECT_FALSE(other->lookupPath(ArtifactCache::makeKey({"other"})));
+  EXPECT_EQ(found->bytes(), "hello bytes");
+  EXPECT_EQ(fs::path(found->path()).extension(), ".bin");
+  EXPECT_EQ(readAll(found->path()), "hello bytes");
+  EXPECT_GE(found->fd(), 0);
+  EXPECT_FALSE(other->lookup(ArtifactCache::makeKey({"other"})));
 }
 
 TEST(ArtifactCacheTest, StoreFileMovesTheProducedFile) {
   TempDir dir;
   auto cache = ArtifactCache::open(dir.path);
-  std::string scratch = cache->makeScratchDirectory();
-  std::string produced = scratch + "/out.so";
+  ScratchDirectory scratch = cache->makeScratchDirectory();
+  std::string produced = scratch.path() + "/out.so";
   std::ofstream(produced) << "object code";
   std::string key = ArtifactCache::makeKey({"moved"});
-  std::string stored = cache->storeFile(key, produced, ".so");
+  ArtifactCache::Object stored = cache->storeFile(key, scratch, "out.so", ".so");
   EXPECT_FALSE(fs::exists(produced));
-  EXPECT_EQ(readAll(stored), "object code");
-  EXPECT_EQ(cache->lookupPath(key), stored);
-  fs::remove_all(scratch);
+  EXPECT_EQ(stored.bytes(), "object code");
+  EXPECT_EQ(readAll(stored.path()), "object code");
+  ASSERT_TRUE(cache->lookup(key));
+  EXPECT_EQ(cache->lookup(key)->path(), stored.path());
 }
 
 TEST(ArtifactCacheTest, CorruptedEntryIsDetectedAndDropped) {
   TempDir dir;
   auto cache = ArtifactCache::open(dir.path);
   std::string key = ArtifactCache::makeKey({"corrupt"});
-  std::string stored = cache->store(key, std::string(4096, 'x'), ".so");
+  cache->store(key, std::string(4096, 'x'), ".so");
+  std::string stored = cache->lookup(key)->path();
 
   fs::resize_file(stored, 100); // a truncated write
-  EXPECT_FALSE(cache->lookupPath(key));
+  EXPECT_FALSE(cache->lookup(key));
   EXPECT_FALSE(fs::exists(stored)) << "the damaged object must be deleted";
 
   // Rebuilt, then damaged in place without changing the size.
-  stored = cache->store(key, std::string(4096, 'x'), ".so");
-  ASSERT_EQ(cache->lookupPath(key), stored);
+  cache->store(key, std::string(4096, 'x'), ".so");
+  ASSERT_TRUE(cache->lookup(key));
   {
     std::fstream file(stored, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(2000);
     file.put('y');
   }
-  EXPECT_FALSE(cache->lookupPath(key));
+  EXPECT_FALSE(cache->lookup(key));
 
   // A damaged key record is a miss too.
-  stored = cache->store(key, "fine", ".so");
+  cache->store(key, "fine", ".so");
   std::ofstream(dir.path + "/v1/keys/" + key) << "garbage";
-  EXPECT_FALSE(cache->lookupPath(key));
+  EXPECT_FALSE(cache->lookup(key));
   cache->store(key, "fine again", ".so");
-  ASSERT_TRUE(cache->lookupPath(key));
-  EXPECT_EQ(readAll(*cache->lookupPath(key)), "fine again");
+  ASSERT_TRUE(cache->lookup(key));
+  EXPECT_EQ(cache->lookup(key)->bytes(), "fine again");
 }
 
 TEST(ArtifactCacheTest, DisabledCacheStoresNothing) {
   auto cache = ArtifactCache::disabled();
   EXPECT_FALSE(cache->enabled());
   std::string key = ArtifactCache::makeKey({"disabled"});
-  std::string path = cache->store(key, "data", ".bin");
-  EXPECT_EQ(readAll(path), "data"); // still usable by the caller
-  EXPECT_FALSE(cache->lookupPath(key));
+  cache->store(key, "data", ".bin");
+  EXPECT_FALSE(cache->lookup(key));
   EXPECT_FALSE(cache->ensureFileSet({{"a.h", "int a;"}}));
-  fs::remove_all(fs::path(path).parent_path());
+  // Produced files stay where they are, and are handed back opened.
+  ScratchDirectory scratch = cache->makeScratchDirectory();
+  std::ofstream(scratch.path() + "/out.so") << "code";
+  ArtifactCache::Object object = cache->storeFile(key, scratch, "out.so");
+  EXPECT_EQ(object.bytes(), "code");
+  EXPECT_EQ(object.path(), scratch.path() + "/out.so");
 }
 
 TEST(ArtifactCacheTest, EnvironmentChoosesTheDirectory) {
@@ -200,16 +214,12 @@ TEST(ArtifactCacheTest, UnwritableDirectoryDegradesWithOneWarning) {
   EXPECT_NE(warnings.find(impossible), std::string::npos) << warnings;
   EXPECT_EQ(warnings.find("warning"), warnings.rfind("warning"))
       << "expected exactly one warning:\n" << warnings;
-  // It still works as a disabled cache.
-  std::string path = cache->store(ArtifactCache::makeKey({"k"}), "v");
-  EXPECT_EQ(readAll(path), "v");
-  fs::remove_all(fs::path(path).parent_path());
 }
 
 TEST(ArtifactCacheTest, RejectsKeysThatAreNotPlainNames) {
   TempDir dir;
   auto cache = ArtifactCache::open(dir.path);
-  EXPECT_THROW(cache->lookupPath("../escape"), std::invalid_argument);
+  EXPECT_THROW(cache->lookup("../escape"), std::invalid_argument);
   EXPECT_THROW(cache->store("a/b", "x"), std::invalid_argument);
   EXPECT_THROW(cache->store("ok", "x", "/bad"), std::invalid_argument);
 }
@@ -273,8 +283,8 @@ TEST(ArtifactCacheTest, ConcurrentWritersAndReadersSeeWholeEntries) {
       auto cache = ArtifactCache::open(dir.path);
       for (int round = 0; round < 40; ++round) {
         cache->store(key, contentFor(t), ".bin");
-        if (std::optional<std::string> path = cache->lookupPath(key)) {
-          std::string content = readAll(*path);
+        if (std::optional<ArtifactCache::Object> object = cache->lookup(key)) {
+          std::string content = object->bytes();
           bool valid = false;
           for (int w = 0; w < kThreads; ++w)
             valid |= content == contentFor(w);
@@ -305,4 +315,356 @@ TEST(ArtifactCacheTest, OpeningRemovesTemporariesLeftByCrashes) {
   EXPECT_FALSE(fs::exists(tmp / "file-stale"));
   EXPECT_FALSE(fs::exists(tmp / "work-stale"));
   EXPECT_TRUE(fs::exists(tmp / "file-live"));
+}
+
+//===----------------------------------------------------------------------===//
+// The cache as a trust boundary (docs/design/cache.md)
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr uid_t kOtherUser = 65534; // nobody
+
+mode_t modeOf(const fs::path &path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+/// Runs `body` with the umask set to `mask`.
+template <typename Body> void withUmask(mode_t mask, Body body) {
+  mode_t old = ::umask(mask);
+  body();
+  ::umask(old);
+}
+
+#define SKIP_UNLESS_ROOT()                                                     \
+  if (::geteuid() != 0)                                                        \
+  GTEST_SKIP() << "files of another user can only be made by root"
+} // namespace
+
+TEST(ArtifactCacheTrustTest, ModesDoNotDependOnTheUmask) {
+  for (mode_t mask : {mode_t(0), mode_t(002), mode_t(077)}) {
+    TempDir dir;
+    std::string root = dir.path + "/cache";
+    withUmask(mask, [&] {
+      auto cache = ArtifactCache::open(root);
+      ASSERT_TRUE(cache->enabled());
+      cache->store(ArtifactCache::makeKey({"m"}), "bytes", ".bin");
+      ASSERT_TRUE(cache->ensureFileSet({{"a.h", "int a;"}}));
+      cache->writeNote("notes", "note", "text");
+      ScratchDirectory scratch = cache->makeScratchDirectory();
+      std::ofstream(scratch.path() + "/out.so") << "code";
+      EXPECT_EQ(modeOf(scratch.path()), 0700u);
+      cache->storeFile(ArtifactCache::makeKey({"f"}), scratch, "out.so", ".so");
+    });
+    for (const auto &entry : fs::recursive_directory_iterator(root)) {
+      mode_t want = entry.is_directory() ? 0700 : 0600;
+      if (entry.path().filename() == "lock") // a live scratch area's
+        continue;
+      EXPECT_EQ(modeOf(entry.path()), want)
+          << entry.path() << " under umask " << std::oct << mask;
+    }
+    EXPECT_EQ(modeOf(root), 0700u);
+  }
+}
+
+TEST(ArtifactCacheTrustTest, FolderAnyoneCanRenameIntoIsRefused) {
+  // The parent can be written by every user and is not sticky: anyone
+  // could put another folder in the cache's place.
+  TempDir dir;
+  fs::path open = fs::path(dir.path) / "open";
+  fs::create_directory(open);
+  ::chmod(open.c_str(), 0777);
+  testing::internal::CaptureStderr();
+  auto cache = ArtifactCache::open((open / "cache").string());
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache->enabled());
+  EXPECT_NE(warnings.find("can be written by every user"), std::string::npos)
+      << warnings;
+  EXPECT_FALSE(fs::exists(open / "cache" / "v1"));
+}
+
+TEST(ArtifactCacheTrustTest, StickyTempFolderIsAFineParent) {
+  TempDir dir;
+  fs::path shared = fs::path(dir.path) / "tmp";
+  fs::create_directory(shared);
+  ::chmod(shared.c_str(), 01777);
+  auto cache = ArtifactCache::open((shared / "enigma-cache").string());
+  EXPECT_TRUE(cache->enabled());
+}
+
+TEST(ArtifactCacheTrustTest, CacheFolderWritableByOthersIsRefused) {
+  TempDir dir;
+  fs::path root = fs::path(dir.path) / "cache";
+  fs::create_directory(root);
+  ::chmod(root.c_str(), 0777);
+  testing::internal::CaptureStderr();
+  auto cache = ArtifactCache::open(root.string());
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache->enabled());
+  EXPECT_FALSE(fs::exists(root / "v1"));
+}
+
+TEST(ArtifactCacheTrustTest, OwnFoldersWithWideModesAreMadePrivate) {
+  TempDir dir;
+  std::string root = dir.path + "/cache";
+  ASSERT_TRUE(ArtifactCache::open(root)->enabled());
+  fs::path objects = fs::path(root) / "v1" / "objects";
+  ::chmod(objects.c_str(), 0777);
+  std::string key = ArtifactCache::makeKey({"wide"});
+  auto cache = ArtifactCache::open(root);
+  ASSERT_TRUE(cache->enabled());
+  EXPECT_EQ(modeOf(objects), 0700u);
+  cache->store(key, "x", ".bin");
+  std::string object = cache->lookup(key)->path();
+  ::chmod(object.c_str(), 0666);
+  ASSERT_TRUE(cache->lookup(key));
+  EXPECT_EQ(modeOf(object), 0600u);
+}
+
+TEST(ArtifactCacheTrustTest, OwnLinkToOwnFolderIsFollowed) {
+  TempDir dir;
+  fs::path real = fs::path(dir.path) / "real";
+  fs::create_directory(real);
+  fs::create_directory_symlink(real, fs::path(dir.path) / "link");
+  auto cache = ArtifactCache::open(dir.path + "/link");
+  ASSERT_TRUE(cache->enabled());
+  EXPECT_TRUE(fs::is_directory(real / "v1" / "objects"));
+}
+
+TEST(ArtifactCacheTrustTest, LinkOwnedByAnotherUserIsNotFollowed) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  fs::path theirs = fs::path(dir.path) / "theirs";
+  fs::create_directory(theirs);
+  ::chown(theirs.c_str(), kOtherUser, kOtherUser);
+  fs::path link = fs::path(dir.path) / "cache";
+  fs::create_directory_symlink(theirs, link);
+  ::lchown(link.c_str(), kOtherUser, kOtherUser);
+  testing::internal::CaptureStderr();
+  auto cache = ArtifactCache::open(link.string());
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache->enabled());
+  EXPECT_NE(warnings.find("is a link owned by uid 65534"), std::string::npos)
+      << warnings;
+  EXPECT_TRUE(fs::is_empty(theirs));
+}
+
+TEST(ArtifactCacheTrustTest, FolderOfAnotherUserIsRefused) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  fs::path theirs = fs::path(dir.path) / "cache";
+  fs::create_directory(theirs);
+  ::chmod(theirs.c_str(), 0700);
+  ::chown(theirs.c_str(), kOtherUser, kOtherUser);
+  testing::internal::CaptureStderr();
+  auto cache = ArtifactCache::open(theirs.string());
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache->enabled());
+  EXPECT_NE(warnings.find("owned by uid 65534"), std::string::npos) << warnings;
+}
+
+TEST(ArtifactCacheTrustTest, EntryOfAnotherUserIsRemovedNotReturned) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  std::string key = ArtifactCache::makeKey({"planted"});
+  cache->store(key, "their code", ".so");
+  std::string object = cache->lookup(key)->path();
+  ::chown(object.c_str(), kOtherUser, kOtherUser);
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(cache->lookup(key));
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(fs::exists(object));
+  EXPECT_FALSE(fs::exists(dir.path + "/v1/keys/" + key));
+  EXPECT_NE(warnings.find("owned by uid 65534"), std::string::npos) << warnings;
+}
+
+TEST(ArtifactCacheTrustTest, ObjectsAreLinksNeverFollowed) {
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  std::string key = ArtifactCache::makeKey({"linked"});
+  cache->store(key, "code", ".so");
+  std::string object = cache->lookup(key)->path();
+  fs::path elsewhere = fs::path(dir.path) / "elsewhere.so";
+  std::ofstream(elsewhere) << "code";
+  fs::remove(object);
+  fs::create_symlink(elsewhere, object);
+  EXPECT_FALSE(cache->lookup(key));
+  EXPECT_TRUE(fs::exists(elsewhere));
+}
+
+TEST(ArtifactCacheTrustTest, ObjectsAreReadFromTheCheckedFile) {
+  // Whatever happens to the path after the checks, the descriptor reads
+  // the file that passed them.
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  std::string key = ArtifactCache::makeKey({"swap"});
+  cache->store(key, "checked", ".so");
+  std::optional<ArtifactCache::Object> object = cache->lookup(key);
+  ASSERT_TRUE(object);
+  fs::path swapped = fs::path(dir.path) / "swapped";
+  std::ofstream(swapped) << "swapped in";
+  fs::rename(swapped, object->path());
+  char buffer[16] = {};
+  ASSERT_EQ(::pread(object->fd(), buffer, sizeof buffer - 1, 0), 7);
+  EXPECT_EQ(std::string(buffer), "checked");
+}
+
+TEST(ArtifactCacheTrustTest, EvictedEntriesAreGone) {
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  std::string a = ArtifactCache::makeKey({"a"}), b = ArtifactCache::makeKey({"b"});
+  cache->store(a, "not a kernel", ".so");
+  cache->store(b, "another", ".so");
+  std::optional<ArtifactCache::Object> object = cache->lookup(a);
+  ASSERT_TRUE(object);
+  cache->evict(a, *object);
+  EXPECT_FALSE(fs::exists(object->path()));
+  EXPECT_FALSE(cache->lookup(a));
+  std::string path = cache->lookup(b)->path();
+  cache->evict(b);
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_FALSE(cache->lookup(b));
+}
+
+TEST(ArtifactCacheTrustTest, FileSetWithAnExtraFileIsReplaced) {
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  std::vector<ArtifactCache::NamedText> files = {{"prelude.h", "int p;"}};
+  std::optional<std::string> where = cache->ensureFileSet(files);
+  ASSERT_TRUE(where);
+  std::ofstream(*where + "/stdint.h") << "#error planted";
+  EXPECT_EQ(cache->ensureFileSet(files), where);
+  EXPECT_FALSE(fs::exists(*where + "/stdint.h"));
+  EXPECT_EQ(readAll(*where + "/prelude.h"), "int p;");
+  // A link in place of a file is not the file either.
+  fs::path outside = fs::path(dir.path) / "outside.h";
+  std::ofstream(outside) << "int p;";
+  fs::remove(*where + "/prelude.h");
+  fs::create_symlink(outside, *where + "/prelude.h");
+  EXPECT_EQ(cache->ensureFileSet(files), where);
+  EXPECT_FALSE(fs::is_symlink(*where + "/prelude.h"));
+  EXPECT_TRUE(fs::exists(outside));
+}
+
+TEST(ArtifactCacheTrustTest, CleanupNeverFollowsLinks) {
+  TempDir dir;
+  std::string root = dir.path + "/cache";
+  ASSERT_TRUE(ArtifactCache::open(root)->enabled());
+  fs::path precious = fs::path(dir.path) / "precious";
+  fs::create_directories(precious / "sub");
+  std::ofstream(precious / "sub" / "keep.txt") << "keep";
+  auto twoDaysAgo = fs::file_time_type::clock::now() - std::chrono::hours(48);
+  fs::last_write_time(precious / "sub" / "keep.txt", twoDaysAgo);
+  fs::last_write_time(precious / "sub", twoDaysAgo);
+  fs::last_write_time(precious, twoDaysAgo);
+  fs::path tmp = fs::path(root) / "v1" / "tmp";
+  // tmp/ itself a link to the user's files: replaced, never walked.
+  fs::rename(tmp, fs::path(root) / "v1" / "tmp-was");
+  fs::create_directory_symlink(precious, tmp);
+  ASSERT_TRUE(ArtifactCache::open(root)->enabled());
+  EXPECT_TRUE(fs::exists(precious / "sub" / "keep.txt"));
+  EXPECT_TRUE(fs::is_directory(tmp) && !fs::is_symlink(tmp));
+  // A day-old link inside tmp/: the link goes, what it points to stays.
+  fs::create_directory_symlink(precious, tmp / "work-old");
+  struct timespec times[2] = {{0, UTIME_OMIT}, {::time(nullptr) - 2 * 86400, 0}};
+  ::utimensat(AT_FDCWD, (tmp / "work-old").c_str(), times, AT_SYMLINK_NOFOLLOW);
+  ASSERT_TRUE(ArtifactCache::open(root)->enabled());
+  EXPECT_FALSE(fs::is_symlink(tmp / "work-old"));
+  EXPECT_TRUE(fs::exists(precious / "sub" / "keep.txt"));
+}
+
+TEST(ArtifactCacheTrustTest, ScratchRemovalNeverFollowsLinks) {
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path + "/cache");
+  fs::path precious = fs::path(dir.path) / "precious";
+  fs::create_directory(precious);
+  std::ofstream(precious / "keep.txt") << "keep";
+  std::string where;
+  {
+    ScratchDirectory scratch = cache->makeScratchDirectory();
+    where = scratch.path();
+    fs::create_directory_symlink(precious, fs::path(where) / "link");
+    std::ofstream(fs::path(where) / "out.o") << "x";
+  }
+  EXPECT_FALSE(fs::exists(where));
+  EXPECT_TRUE(fs::exists(precious / "keep.txt"));
+}
+
+TEST(ArtifactCacheTrustTest, ScratchOfAProcessThatCouldNotCleanUpIsRemoved) {
+  TempDir dir;
+  std::string root = dir.path + "/cache";
+  fs::path tmp = fs::path(root) / "v1" / "tmp";
+  ASSERT_TRUE(ArtifactCache::open(root)->enabled());
+  pid_t child = ::fork();
+  if (child == 0) {
+    // As after os._exit or a kill: no destructor, no exit handler runs.
+    ScratchDirectory scratch = ArtifactCache::open(root)->makeScratchDirectory();
+    std::ofstream(scratch.path() + "/big.pch") << std::string(1 << 16, 'x');
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  std::vector<fs::path> left;
+  for (const auto &entry : fs::directory_iterator(tmp))
+    left.push_back(entry.path());
+  ASSERT_EQ(left.size(), 1u); // the child's area
+  {
+    auto cache = ArtifactCache::open(root);
+    ScratchDirectory mine = cache->makeScratchDirectory();
+    EXPECT_FALSE(fs::exists(left[0])) << "the dead process's area stayed";
+  }
+}
+
+TEST(ArtifactCacheTrustTest, DisabledCacheScratchGoesToAPrivateTempFolder) {
+  TempDir dir;
+  ScopedEnv tmpdir("TMPDIR", dir.path.c_str());
+  std::string where;
+  {
+    ScratchDirectory scratch = ArtifactCache::disabled()->makeScratchDirectory();
+    where = scratch.path();
+    EXPECT_EQ(where.rfind(dir.path + "/enigma-", 0), 0u) << where;
+    EXPECT_EQ(modeOf(fs::path(where).parent_path()), 0700u);
+    EXPECT_EQ(modeOf(where), 0700u);
+  }
+  EXPECT_FALSE(fs::exists(where));
+}
+
+TEST(ArtifactCacheTrustTest, NotesRoundTrip) {
+  TempDir dir;
+  auto cache = ArtifactCache::open(dir.path);
+  EXPECT_FALSE(cache->readNote("notes", "flags"));
+  cache->writeNote("notes", "flags", "-march=native\nend\n");
+  EXPECT_EQ(cache->readNote("notes", "flags"), "-march=native\nend\n");
+  EXPECT_EQ(modeOf(dir.path + "/notes/flags"), 0600u);
+  EXPECT_THROW(cache->readNote("notes", "../x"), std::invalid_argument);
+  EXPECT_THROW(cache->readNote("..", "x"), std::invalid_argument);
+}
+
+TEST(ArtifactCacheTrustTest, GroupSharedCache) {
+  SKIP_UNLESS_ROOT();
+  TempDir dir;
+  std::string root = dir.path + "/cache";
+  {
+    ScopedEnv group("ENIGMA_CACHE_GROUP", "65534");
+    withUmask(077, [&] {
+      auto cache = ArtifactCache::open(root);
+      ASSERT_TRUE(cache->enabled());
+      cache->store(ArtifactCache::makeKey({"g"}), "shared", ".bin");
+      // A member's entry (nobody's primary group is 65534) is trusted.
+      std::string object = cache->lookup(ArtifactCache::makeKey({"g"}))->path();
+      ::chown(object.c_str(), kOtherUser, 65534);
+      EXPECT_TRUE(cache->lookup(ArtifactCache::makeKey({"g"})));
+    });
+    struct stat st;
+    ASSERT_EQ(::stat((root + "/v1/keys").c_str(), &st), 0);
+    EXPECT_EQ(st.st_gid, 65534u);
+    EXPECT_EQ(st.st_mode & 07777, 02770u);
+  }
+  // Without the opt-in a folder the group can write is refused.
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(ArtifactCache::open(root)->enabled());
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("ENIGMA_CACHE_GROUP"), std::string::npos) << warnings;
 }

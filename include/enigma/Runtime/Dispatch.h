@@ -36,6 +36,10 @@ namespace enigma {
 /// Threads per threadgroup accepted on every backend (Metal's and CUDA's
 /// limit), so that a dispatch valid on one backend is valid on all.
 inline constexpr uint64_t kMaxThreadsPerThreadgroup = 1024;
+/// Threadgroups per grid along x, y and z accepted on every backend (CUDA's
+/// grid limits), for the same reason.
+inline constexpr uint64_t kMaxThreadgroupsPerGrid[3] = {2147483647, 65535,
+                                                        65535};
 
 /// A number as the user wrote it (Python float, int, or bool), before it is
 /// converted to a parameter's dtype. Non-negative ints may come as either
@@ -88,8 +92,9 @@ struct DispatchArgs {
 [[gnu::visibility("default")]] ScalarValue
 convertNumber(const HostNumber &value, DType dtype, std::string_view what);
 
-/// Throws DispatchError unless grid and threads are all non-zero and the
-/// threadgroup is within `maxThreads`.
+/// Throws DispatchError unless grid and threads are all non-zero, the
+/// threadgroup is within `maxThreads` and the grid within
+/// kMaxThreadgroupsPerGrid.
 [[gnu::visibility("default")]] void
 checkLaunchShape(Dim3 grid, Dim3 threads, uint64_t maxThreads);
 
@@ -134,6 +139,9 @@ public:
   std::vector<std::vector<uint8_t>> readOutputs() const;
   void release();
   bool released() const { return !backend; }
+  /// Whether a launch runs on the calling thread's time (the host
+  /// backends), so that callers know to let other threads run meanwhile.
+  bool launchesOnTheHost() const { return onHost; }
 
 private:
   friend class Dispatcher;
@@ -147,6 +155,7 @@ private:
   std::vector<LaunchArg> args;
   std::vector<size_t> outputParams; // parameter indices of the outputs
   std::string kernelName;           // kept for messages after release()
+  bool onHost = false;              // a host backend (no device queue)
   /// Bounds-checked mode: the hidden arguments and the violation record.
   std::shared_ptr<BoundsCheckLaunch> boundsCheck;
 };
@@ -154,6 +163,7 @@ private:
 class [[gnu::visibility("default")]] Dispatcher {
 public:
   explicit Dispatcher(std::shared_ptr<Backend> backend);
+  ~Dispatcher();
 
   Backend &backend() const { return *device; }
   /// The threadgroup limit enforced: the smaller of the backend's and 1024.
@@ -177,9 +187,22 @@ private:
                    std::vector<std::shared_ptr<DeviceBuffer>> &buffers,
                    std::vector<LaunchArg> &launchArgs);
 
+  /// Lets go of the least recently used kernels beyond the bound
+  /// (ENIGMA_LOADED_KERNELS, default 128). Called with the lock held.
+  void keepRecentlyUsed();
+
   std::shared_ptr<Backend> device;
-  std::mutex loadMutex;
-  std::map<std::string, std::shared_ptr<LoadedKernel>> loaded;
+  /// Loaded kernels by source and constants; kernels are loaded outside
+  /// the lock that guards this (docs/design/process-life.md).
+  struct KernelEntry {
+    std::shared_ptr<LoadedKernel> kernel; // kept while recently used
+    std::weak_ptr<LoadedKernel> weak;     // found again while held elsewhere
+    uint64_t lastUse = 0;
+    bool loading = false;             // a thread is compiling it
+    uint64_t loadingGeneration = 0;   // forkGeneration() of that thread
+  };
+  std::map<std::string, KernelEntry> kernels;
+  uint64_t useClock = 0;
 };
 
 } // namespace enigma

@@ -4,10 +4,12 @@
 #include "FaultGuard.h"
 #include "GuardedMemory.h"
 #include "HostCompiler.h"
+#include "SharedObject.h"
 #include "ThreadPool.h"
 
 #include "enigma/Cache/ArtifactCache.h"
 #include "enigma/Target/Prelude/enigma_cpu_abi.h"
+#include "enigma/Support/ProcessLife.h"
 #include "enigma/Target/Preludes.h"
 
 #include <algorithm>
@@ -25,9 +27,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
-#include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -64,16 +67,14 @@ private:
 
 class CpuKernel final : public LoadedKernel {
 public:
-  CpuKernel(void *library, EnigmaCpuKernelFn function)
-      : library(library), function(function) {}
-  ~CpuKernel() override { ::dlclose(library); }
-  CpuKernel(const CpuKernel &) = delete;
-  CpuKernel &operator=(const CpuKernel &) = delete;
+  CpuKernel(std::shared_ptr<cpu::SharedObject> object, EnigmaCpuKernelFn function)
+      : object(std::move(object)), function(function) {}
 
   EnigmaCpuKernelFn entryPoint() const { return function; }
+  const cpu::SharedObject &code() const { return *object; }
 
 private:
-  void *library;
+  std::shared_ptr<cpu::SharedObject> object;
   EnigmaCpuKernelFn function;
 };
 
@@ -84,20 +85,18 @@ const CpuBuffer &asCpuBuffer(const DeviceBuffer &buffer) {
   return *cpu;
 }
 
-std::shared_ptr<LoadedKernel> openKernel(const std::string &path,
+/// Loads the kernel from the checked file `object` reads (never by path).
+std::shared_ptr<LoadedKernel> openKernel(ArtifactCache::Object &object,
                                          const std::string &symbol) {
-  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    throw RuntimeFailure("cannot load the compiled kernel " + path + ": " +
-                         ::dlerror());
-  void *entry = ::dlsym(library, symbol.c_str());
-  if (!entry) {
-    ::dlclose(library);
-    throw RuntimeFailure("the compiled kernel " + path +
+  // A duplicate: the object keeps its own, to be evicted by if unusable.
+  auto code = cpu::SharedObject::load(::fcntl(object.fd(), F_DUPFD_CLOEXEC, 0),
+                                      object.path());
+  void *entry = code->symbol(symbol.c_str());
+  if (!entry)
+    throw RuntimeFailure("the compiled kernel " + object.path() +
                          " does not export the function " + symbol);
-  }
   return std::make_shared<CpuKernel>(
-      library, reinterpret_cast<EnigmaCpuKernelFn>(entry));
+      std::move(code), reinterpret_cast<EnigmaCpuKernelFn>(entry));
 }
 
 //===----------------------------------------------------------------------===//
@@ -252,12 +251,13 @@ extern "C" void enigma_arch_probe(void *const *args,
 }
 )";
 
-/// The target flags kept in `path`, if it holds one of the candidates.
-std::optional<std::vector<std::string>> readTargetFlags(const fs::path &path) {
-  std::ifstream in(path);
-  if (!in)
+/// The target flags a note holds, if it holds one of the candidates.
+std::optional<std::vector<std::string>>
+parseTargetFlags(const std::optional<std::string> &note) {
+  if (!note)
     return std::nullopt;
-  // One flag per line, then "end" (so an empty file is not "no flags").
+  // One flag per line, then "end" (so an empty note is not "no flags").
+  std::istringstream in(*note);
   std::vector<std::string> words;
   for (std::string word; std::getline(in, word);)
     words.push_back(word);
@@ -270,90 +270,70 @@ std::optional<std::vector<std::string>> readTargetFlags(const fs::path &path) {
   return words;
 }
 
-/// Writes the decision next to `path` and renames it into place, so that
-/// concurrent processes read a whole file or none. Best effort: a cache
-/// that cannot be written only means probing again next time.
-void writeTargetFlags(const fs::path &path,
-                      const std::vector<std::string> &flags) {
-  std::error_code error;
-  fs::create_directories(path.parent_path(), error);
-  fs::path temp = path;
-  temp += ".tmp-" + std::to_string(::getpid()) + "-" +
-          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << joinLines(flags) << "end\n";
-    if (!out.flush())
-      return;
-  }
-  fs::rename(temp, path, error);
-  if (error)
-    fs::remove(temp, error);
-}
-
 /// The target flags for this compiler on this CPU: the first candidate that
 /// builds the probe (docs/design/host-compiler-flags.md). Decided once per
-/// machine: kept in the cache directory (beside the artifacts, not among
+/// machine: kept as a note in the cache (beside the artifacts, not among
 /// them) under the compiler's identity and the CPU's, and in memory for the
-/// process.
+/// process. The probe compiles without any lock held.
 std::vector<std::string> targetFlags(ArtifactCache &cache,
                                      const cpu::HostCompiler &compiler,
-                                     const fs::path &scratch,
+                                     const ScratchDirectory &scratch,
                                      const std::string &includeDir) {
-  static std::mutex mutex;
-  static std::map<std::string, std::vector<std::string>> chosen;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (auto known = chosen.find(compiler.identity()); known != chosen.end())
-    return known->second;
-
+  static ForkSafeMutex &mutex = *new ForkSafeMutex;
+  static auto &chosen = *new std::map<std::string, std::vector<std::string>>;
+  {
+    std::lock_guard<ForkSafeMutex> lock(mutex);
+    if (auto known = chosen.find(compiler.identity()); known != chosen.end())
+      return known->second;
+  }
   std::string candidates;
   for (const auto &flags : cpu::HostCompiler::archCandidates())
     candidates += joinLines(flags) + "|";
-  std::string key = ArtifactCache::makeKey(
-      {"cpu-target-flags-1", compiler.identity(), cpu::hostCpuIdentity(),
-       candidates, kArchProbeSource});
-  std::optional<fs::path> kept;
-  if (cache.enabled())
-    kept = fs::path(cache.directory()) / "cpu-target-flags" / (key + ".txt");
-  std::optional<std::vector<std::string>> flags;
-  if (kept)
-    flags = readTargetFlags(*kept);
+  std::string note = ArtifactCache::makeKey(
+                         {"cpu-target-flags-1", compiler.identity(),
+                          cpu::hostCpuIdentity(), candidates,
+                          kArchProbeSource}) +
+                     ".txt";
+  std::optional<std::vector<std::string>> flags =
+      parseTargetFlags(cache.readNote("cpu-target-flags", note));
   if (!flags) {
-    fs::path probe = scratch / "enigma_arch_probe.cpp";
+    fs::path probe = fs::path(scratch.path()) / "enigma_arch_probe.cpp";
     writeTextFile(probe, kArchProbeSource);
-    flags = compiler.chooseArch(probe.string(),
-                                (scratch / "enigma_arch_probe.so").string(),
-                                includeDir);
-    if (kept)
-      writeTargetFlags(*kept, *flags);
+    flags = compiler.chooseArch(
+        probe.string(), (fs::path(scratch.path()) / "enigma_arch_probe.so").string(),
+        includeDir);
+    cache.writeNote("cpu-target-flags", note, joinLines(*flags) + "end\n");
   }
+  std::lock_guard<ForkSafeMutex> lock(mutex);
   chosen[compiler.identity()] = *flags;
   return *flags;
 }
 
 /// Builds the shared object in `scratch` and hands it to the cache; returns
-/// where the object now is (in the cache, or still in `scratch`).
-std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
-                              const std::string &key,
-                              const KernelArtifact &kernel,
-                              const std::vector<std::string> &defines,
-                              const cpu::HostCompiler &compiler) {
-  fs::path source = scratch / (kernel.kernelName + ".cpp");
+/// it, opened (from the cache, or still in `scratch`).
+ArtifactCache::Object buildSharedObject(ArtifactCache &cache,
+                                        const ScratchDirectory &scratch,
+                                        const std::string &key,
+                                        const KernelArtifact &kernel,
+                                        const std::vector<std::string> &defines,
+                                        const cpu::HostCompiler &compiler) {
+  fs::path folder = scratch.path();
+  fs::path source = folder / (kernel.kernelName + ".cpp");
   writeTextFile(source, kernel.cppSource);
 
   std::optional<std::string> includeDir = cache.ensureFileSet(preludeFiles());
   if (!includeDir) { // no cache: the headers go beside the source
-    fs::create_directory(scratch / "include");
+    fs::create_directory(folder / "include");
     for (const auto &file : preludeFiles())
-      writeTextFile(scratch / "include" / std::string(file.name), file.text);
-    includeDir = (scratch / "include").string();
+      writeTextFile(folder / "include" / std::string(file.name), file.text);
+    includeDir = (folder / "include").string();
   }
 
-  fs::path object = scratch / (kernel.kernelName + ".so");
+  std::string object = kernel.kernelName + ".so";
   compiler.compileSharedObject(
-      source.string(), object.string(), *includeDir, defines,
+      source.string(), (folder / object).string(), *includeDir, defines,
       targetFlags(cache, compiler, scratch, *includeDir));
-  return cache.storeFile(key, object.string(), ".so");
+  return cache.storeFile(key, scratch, object, ".so");
 }
 
 //===----------------------------------------------------------------------===//
@@ -365,6 +345,7 @@ std::string buildSharedObject(ArtifactCache &cache, const fs::path &scratch,
 /// each kernel call.
 struct GuardedLaunch {
   EnigmaCpuKernelFn entry = nullptr;
+  const cpu::SharedObject *code = nullptr; // where the kernel's code is
   void *const *args = nullptr;
   const EnigmaCpuLaunch *shape = nullptr;
   uint64_t groupsPerCall = 1;
@@ -397,7 +378,11 @@ struct GuardedLaunch {
   void runGroups(uint64_t begin, uint64_t end) {
     Range range{this, begin, end, begin};
     cpu::Fault caught;
-    if (cpu::runGuarded(runRange, &range, caught))
+    // An interrupt may abandon the kernel's code (never the runtime's).
+    cpu::setStoppableCode(code->codeBegin(), code->codeEnd(), &stopped);
+    bool finished = cpu::runGuarded(runRange, &range, caught);
+    cpu::clearStoppableCode();
+    if (finished || caught.signal == cpu::stopSignal())
       return;
     stopped.store(true, std::memory_order_relaxed);
     if (faulted.exchange(true))
@@ -449,6 +434,7 @@ CpuBackend::CpuBackend(std::shared_ptr<ArtifactCache> artifactCache)
     : cache(artifactCache ? std::move(artifactCache)
                           : ArtifactCache::disabled()) {
   cpu::installFaultHandlers();
+  cpu::installStopHandler();
 }
 
 CpuBackend::~CpuBackend() = default;
@@ -476,21 +462,29 @@ CpuBackend::load(const KernelArtifact &kernel,
        cpu::hostCpuIdentity(), preludeDigest(), defineLines,
        kernel.kernelName, kernel.cppSource});
 
-  if (std::optional<std::string> cached = cache->lookupPath(key)) {
-    ++fromCacheCount;
-    return openKernel(*cached, kernel.kernelName);
+  if (std::optional<ArtifactCache::Object> cached = cache->lookup(key)) {
+    try {
+      std::shared_ptr<LoadedKernel> loaded =
+          openKernel(*cached, kernel.kernelName);
+      ++fromCacheCount;
+      return loaded;
+    } catch (const RuntimeFailure &) {
+      // A whole object that is not this kernel (a broken toolchain, a
+      // hand-made file): dropped and built again.
+      cache->evict(key, *cached);
+    }
   }
-  // On failure the scratch directory is kept: the error names the source
-  // file in it.
-  fs::path scratch = cache->makeScratchDirectory();
-  std::string path =
-      buildSharedObject(*cache, scratch, key, kernel, defines, compiler);
-  std::shared_ptr<LoadedKernel> loaded = openKernel(path, kernel.kernelName);
+  ScratchDirectory scratch = cache->makeScratchDirectory();
+  std::optional<ArtifactCache::Object> object;
+  try {
+    object = buildSharedObject(*cache, scratch, key, kernel, defines, compiler);
+  } catch (const RuntimeFailure &) {
+    // The error names the source: it stays until the process exits.
+    scratch.keepUntilExit();
+    throw;
+  }
+  std::shared_ptr<LoadedKernel> loaded = openKernel(*object, kernel.kernelName);
   ++compiledCount;
-  // Done with the scratch directory: the object was moved into the cache,
-  // or (no cache) it is mapped already and may be unlinked.
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
   return loaded;
 }
 
@@ -576,6 +570,7 @@ void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
 
   GuardedLaunch run;
   run.entry = cpuKernel->entryPoint();
+  run.code = &cpuKernel->code();
   run.args = pointers.data();
   run.shape = &shape;
   // Groups per kernel call: about 16384 threads, so that the calls cost
@@ -583,11 +578,15 @@ void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
   // threads launched measurably slower) while a fault still stops the
   // other workers soon.
   run.groupsPerCall = std::max<uint64_t>(1, 16384 / threads.volume());
-  cpu::ThreadPool::shared().parallelFor(
+  bool finished = cpu::ThreadPool::shared().parallelFor(
       uint64_t(totalGroups),
-      [&run](uint64_t begin, uint64_t end) { run.runGroups(begin, end); });
+      [&run](uint64_t begin, uint64_t end) { run.runGroups(begin, end); },
+      run.stopped);
   if (run.faulted)
     throw KernelFault(faultMessage(artifact, run, shape));
+  if (!finished)
+    throw Interrupted("the launch of kernel " + artifact.kernelName +
+                      " was interrupted; its outputs are incomplete");
 }
 
 double CpuBackend::launchTimed(LoadedKernel &kernel,

@@ -50,6 +50,9 @@ struct sigaction previousHandlers[kSignalCount];
 struct GuardSlot {
   sigjmp_buf *recovery;
   Fault fault;
+  // Stoppable kernel code (setStoppableCode).
+  uintptr_t codeBegin, codeEnd;
+  const std::atomic<bool> *stop;
 };
 thread_local GuardSlot guardSlot ENIGMA_INITIAL_EXEC_TLS;
 
@@ -165,6 +168,46 @@ void onFaultSignal(int signal, siginfo_t *info, void *context) {
   siglongjmp(*recovery, 1);
 }
 
+/// The interrupted instruction, or 0 where it is not known.
+uintptr_t programCounterOf(void *context) {
+  if (!context)
+    return 0;
+  const auto *uc = static_cast<const ucontext_t *>(context);
+#if defined(__linux__) && defined(__x86_64__)
+  return uintptr_t(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__linux__) && defined(__aarch64__)
+  return uintptr_t(uc->uc_mcontext.pc);
+#else
+  (void)uc;
+  return 0;
+#endif
+}
+
+struct sigaction previousStopHandler;
+
+void onStopSignal(int signal, siginfo_t *info, void *context) {
+  GuardSlot &slot = guardSlot;
+  const std::atomic<bool> *stop = slot.stop;
+  const uintptr_t pc = programCounterOf(context);
+  if (slot.recovery && stop && stop->load(std::memory_order_relaxed) &&
+      pc >= slot.codeBegin && pc < slot.codeEnd) {
+    sigjmp_buf *recovery = slot.recovery;
+    slot.recovery = nullptr;
+    slot.fault = Fault{};
+    slot.fault.signal = signal;
+    slot.fault.address = pc;
+    siglongjmp(*recovery, 1);
+  }
+  // Not for a kernel of ours: whoever handled the signal before us.
+  const struct sigaction &before = previousStopHandler;
+  if (before.sa_flags & SA_SIGINFO) {
+    if (before.sa_sigaction)
+      before.sa_sigaction(signal, info, context);
+  } else if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
+    before.sa_handler(signal);
+  }
+}
+
 std::string hex(uintptr_t value) {
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx", (unsigned long long)value);
@@ -206,6 +249,8 @@ std::string Fault::describe() const {
            " at instruction " + at + ")";
   case SIGILL:
     return "SIGILL (illegal instruction at " + at + ")";
+  case SIGURG:
+    return "stopped at " + at;
   default:
     return "signal " + std::to_string(signal);
   }
@@ -221,6 +266,52 @@ void installFaultHandlers() {
     for (int i = 0; i < kSignalCount; ++i)
       ::sigaction(kSignals[i], &ours, &previousHandlers[i]);
   });
+}
+
+int stopSignal() { return SIGURG; }
+
+void installStopHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction ours {};
+    ours.sa_sigaction = onStopSignal;
+    // SA_RESTART: a worker asleep in a wait goes back to sleep.
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    ::sigaction(SIGURG, &ours, &previousStopHandler);
+  });
+}
+
+void reinstallStopHandlerIfReplaced() {
+  installStopHandler();
+  static std::mutex mutex; // only taken by a thread that stops a launch
+  std::lock_guard<std::mutex> lock(mutex);
+  struct sigaction current {};
+  if (::sigaction(SIGURG, nullptr, &current) != 0 ||
+      ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onStopSignal))
+    return;
+  // The program installed a handler of its own since: keep it for signals
+  // that are not ours, and put ours in front again.
+  struct sigaction ours {};
+  ours.sa_sigaction = onStopSignal;
+  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  ::sigaction(SIGURG, &ours, &previousStopHandler);
+}
+
+void setStoppableCode(uintptr_t codeBegin, uintptr_t codeEnd,
+                      const std::atomic<bool> *stop) {
+  GuardSlot &slot = guardSlot;
+  slot.codeBegin = codeBegin;
+  slot.codeEnd = codeEnd;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  slot.stop = stop;
+}
+
+void clearStoppableCode() {
+  GuardSlot &slot = guardSlot;
+  slot.stop = nullptr;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
 bool runGuarded(void (*fn)(void *), void *context, Fault &fault) {

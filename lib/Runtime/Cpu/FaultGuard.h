@@ -13,6 +13,7 @@
 #ifndef ENIGMA_LIB_RUNTIME_CPU_FAULTGUARD_H
 #define ENIGMA_LIB_RUNTIME_CPU_FAULTGUARD_H
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -36,6 +37,29 @@ struct Fault {
 /// ones installed before for signals that do not come from guarded calls.
 /// Thread-safe; only the first call does anything.
 void installFaultHandlers();
+
+/// The signal that stops kernel code that does not end by itself (Ctrl-C,
+/// process exit): SIGURG, which is ignored by default and which neither
+/// Python nor the C library uses.
+int stopSignal();
+
+/// Installs the stop signal's handler (once). A stop signal that does not
+/// find its thread inside stoppable kernel code goes to the handler
+/// installed before, if any, and is otherwise ignored.
+void installStopHandler();
+/// Puts the stop signal's handler back in front if the program replaced it
+/// since (keeping the program's for signals that are not ours).
+void reinstallStopHandlerIfReplaced();
+
+/// While `*stop` is set, a stop signal that finds this thread executing an
+/// instruction in [codeBegin, codeEnd) inside runGuarded() abandons the
+/// guarded call there, as a fault would (Fault::signal == stopSignal()).
+/// Only kernel code is abandoned: it holds no lock and owns nothing. Code
+/// elsewhere (the C library, the runtime) may, so a signal that finds the
+/// thread there is ignored and the sender tries again a little later.
+void setStoppableCode(uintptr_t codeBegin, uintptr_t codeEnd,
+                      const std::atomic<bool> *stop);
+void clearStoppableCode();
 
 /// Calls fn(context) on this thread. Returns true when it returns, false
 /// (with `fault` filled) when it raised one of the signals above; the call

@@ -1,6 +1,8 @@
 //===- GuardedMemory.cpp --------------------------------------------------===//
 #include "GuardedMemory.h"
 
+#include "enigma/Support/ProcessLife.h"
+
 #include "enigma/Runtime/Backend.h"
 
 #include <algorithm>
@@ -33,7 +35,7 @@ constexpr size_t kKeptUpTo = size_t(64) << 10; // usable bytes
 constexpr size_t kKeptCount = 32;
 
 struct KeptMappings {
-  std::mutex mutex;
+  ForkSafeMutex mutex; // a fork() never copies it held
   std::vector<std::pair<void *, size_t>> spare; // (mapping, usable bytes)
 };
 /// Never destroyed: buffers may be freed during the process's exit.
@@ -47,7 +49,7 @@ void *takeKept(size_t usable) {
   if (usable > kKeptUpTo)
     return nullptr;
   KeptMappings &kept = keptMappings();
-  std::lock_guard<std::mutex> lock(kept.mutex);
+  std::lock_guard<ForkSafeMutex> lock(kept.mutex);
   for (auto it = kept.spare.begin(); it != kept.spare.end(); ++it)
     if (it->second == usable) {
       void *mapping = it->first;
@@ -62,7 +64,7 @@ bool keep(void *mapping, size_t usable) {
   if (usable > kKeptUpTo)
     return false;
   KeptMappings &kept = keptMappings();
-  std::lock_guard<std::mutex> lock(kept.mutex);
+  std::lock_guard<ForkSafeMutex> lock(kept.mutex);
   if (kept.spare.size() >= kKeptCount)
     return false;
   kept.spare.emplace_back(mapping, usable);

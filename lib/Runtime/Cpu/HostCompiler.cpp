@@ -1,7 +1,10 @@
 //===- HostCompiler.cpp ---------------------------------------------------===//
 #include "HostCompiler.h"
 
+#include "ChildProcess.h"
+
 #include "enigma/Runtime/Backend.h"
+#include "enigma/Support/ProcessLife.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,70 +16,19 @@
 #include <mutex>
 #include <sstream>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 namespace enigma::cpu {
 namespace {
-struct ProcessResult {
-  int exitCode = -1; // -1: killed by a signal
-  std::string output; // stdout and stderr, interleaved
-};
-
-/// Runs argv[0] (looked up in PATH) and collects its output. Throws
-/// BackendUnavailable when the program cannot be started at all.
+/// Runs the compiler; BackendUnavailable when it cannot be started at all.
 ProcessResult runProcess(const std::vector<std::string> &argv) {
-  int pipeFds[2];
-  // O_CLOEXEC: children spawned concurrently by other threads must not
-  // inherit the write end, or we would never see end-of-file.
-  if (::pipe2(pipeFds, O_CLOEXEC) != 0)
-    throw RuntimeFailure(std::string("cannot create a pipe: ") +
-                         std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                   O_RDONLY, 0);
-
-  std::vector<char *> args;
-  for (const std::string &arg : argv)
-    args.push_back(const_cast<char *>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int spawnError =
-      ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(pipeFds[1]);
-  if (spawnError != 0) {
-    ::close(pipeFds[0]);
+  ProcessResult result = runChildProcess(argv);
+  if (!result.started)
     throw BackendUnavailable("cannot run the host C++ compiler '" + argv[0] +
-                             "': " + std::strerror(spawnError) +
+                             "': " + result.output +
                              ". CpuRuntime compiles every kernel with a host C++ compiler "
                              "when it first runs it: install one (e.g. "
                              "`apt-get install g++`) or set ENIGMA_CXX to "
                              "the compiler's command");
-  }
-
-  ProcessResult result;
-  char buffer[4096];
-  for (;;) {
-    ssize_t got = ::read(pipeFds[0], buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break;
-    result.output.append(buffer, size_t(got));
-  }
-  ::close(pipeFds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
 
@@ -115,12 +67,20 @@ HostCompiler::HostCompiler(std::vector<std::string> commandWords)
 const HostCompiler &HostCompiler::fromEnvironment() {
   const char *configured = std::getenv("ENIGMA_CXX");
   std::string commandText = configured && *configured ? configured : "c++";
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<HostCompiler>> compilers;
-  std::lock_guard<std::mutex> lock(mutex);
+  static ForkSafeMutex &mutex = *new ForkSafeMutex;
+  static auto &compilers =
+      *new std::map<std::string, std::unique_ptr<HostCompiler>>;
+  {
+    std::lock_guard<ForkSafeMutex> lock(mutex);
+    if (auto known = compilers.find(commandText); known != compilers.end())
+      return *known->second;
+  }
+  // Asking the compiler for its version runs it: not under the lock.
+  auto made = std::make_unique<HostCompiler>(splitWords(commandText));
+  std::lock_guard<ForkSafeMutex> lock(mutex);
   std::unique_ptr<HostCompiler> &compiler = compilers[commandText];
   if (!compiler)
-    compiler = std::make_unique<HostCompiler>(splitWords(commandText));
+    compiler = std::move(made);
   return *compiler;
 }
 
@@ -254,8 +214,8 @@ void HostCompiler::compileSharedObject(
   }
   if (attempt.result.exitCode != 0)
     throw RuntimeFailure("the host C++ compiler failed on " + sourcePath +
-                         " (source kept there; command: " +
-                         joinWords(attempt.argv) + "):\n" + output);
+                         " (command: " + joinWords(attempt.argv) + "):\n" +
+                         output);
 }
 
 const std::string &hostCpuIdentity() {

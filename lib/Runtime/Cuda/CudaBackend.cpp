@@ -410,12 +410,15 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
                    " predates sm_" + std::to_string(cc);
 }
 
-/// The cubin or PTX for `source`, from the project's artifact cache when an
-/// identical compilation was done before (by any process), else from NVRTC
-/// (and then stored).
-NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
-                               const NvrtcProgramInput &program,
-                               bool &fromCache) {
+/// The process's artifact cache, shared with the other backends.
+ArtifactCache &cubinCache() {
+  static const std::shared_ptr<ArtifactCache> cache =
+      ArtifactCache::fromEnvironment();
+  return *cache;
+}
+
+/// The cache key of a compilation: everything that changes its output.
+std::string cubinKey(const Nvrtc &nvrtc, const NvrtcProgramInput &program) {
   std::vector<std::string> keyParts = {"nvrtc", nvrtc.version(),
                                        program.source};
   keyParts.insert(keyParts.end(), program.options.begin(),
@@ -424,24 +427,28 @@ NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
     keyParts.push_back(header.first);
     keyParts.push_back(header.second);
   }
-  static const std::shared_ptr<ArtifactCache> cache =
-      ArtifactCache::fromEnvironment();
-  std::string key = ArtifactCache::makeKey(
+  return ArtifactCache::makeKey(
       std::vector<std::string_view>(keyParts.begin(), keyParts.end()));
+}
+
+/// The cubin or PTX for `source`, from the project's artifact cache when an
+/// identical compilation was done before (by any process), else from NVRTC
+/// (and then stored).
+NvrtcOutput loadOrCompileCubin(const Nvrtc &nvrtc,
+                               const NvrtcProgramInput &program,
+                               bool &fromCache) {
+  ArtifactCache &cache = cubinCache();
+  std::string key = cubinKey(nvrtc, program);
   bool wantsCubin = program.options.front().find("=sm_") != std::string::npos;
-  if (std::optional<std::string> path = cache->lookupPath(key)) {
-    std::ifstream in(*path, std::ios::binary);
-    std::string image((std::istreambuf_iterator<char>(in)),
-                      std::istreambuf_iterator<char>());
-    if (in.good() || in.eof()) {
-      fromCache = true;
-      return NvrtcOutput{std::move(image), wantsCubin, ""};
-    }
+  // The bytes are those of the file the cache checked (owner, mode, hash),
+  // read through its descriptor.
+  if (std::optional<ArtifactCache::Object> cached = cache.lookup(key)) {
+    fromCache = true;
+    return NvrtcOutput{cached->bytes(), wantsCubin, ""};
   }
   fromCache = false;
   NvrtcOutput output = nvrtc.compile(program);
-  if (cache->enabled())
-    cache->store(key, output.image, wantsCubin ? ".cubin" : ".ptx");
+  cache.store(key, output.image, wantsCubin ? ".cubin" : ".ptx");
   return output;
 }
 
@@ -659,10 +666,24 @@ CudaBackend::load(const KernelArtifact &kernel,
 
   CallersContext keep(*state);
   state->makeCurrent();
-  auto loaded = std::make_shared<CudaKernel>(
-      state, std::move(code.image), kernel.kernelName, "",
-      kernel.cudaDynamicSharedBytes);
-  loaded->entry(); // loads it now, so that errors show at load time
+  auto loadModule = [&] {
+    auto made = std::make_shared<CudaKernel>(
+        state, code.image, kernel.kernelName, "",
+        kernel.cudaDynamicSharedBytes);
+    made->entry(); // loads it now, so that errors show at load time
+    return made;
+  };
+  std::shared_ptr<CudaKernel> loaded;
+  try {
+    loaded = loadModule();
+  } catch (const RuntimeFailure &) {
+    if (!fromCache)
+      throw;
+    // A cached image the driver rejects: dropped and compiled again.
+    cubinCache().evict(cubinKey(nvrtc, program));
+    code = loadOrCompileCubin(nvrtc, program, fromCache);
+    loaded = loadModule();
+  }
 
   std::string description =
       (code.isCubin ? "cubin " : "PTX ") + state->arch + " (" +

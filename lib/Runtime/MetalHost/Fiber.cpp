@@ -130,6 +130,7 @@ StackPool::StackPool(size_t stackBytes, unsigned maxStacks)
                          std::to_string(slotBytes * capacity) +
                          " bytes for fiber stacks: " + std::strerror(errno));
   reservation = static_cast<uint8_t *>(memory);
+  freeStacks.reserve(capacity); // release() never allocates
 }
 
 StackPool::~StackPool() {
@@ -156,6 +157,12 @@ void *StackPool::acquire() {
 }
 
 void StackPool::release(void *stack) { freeStacks.push_back(stack); }
+
+void StackPool::releaseAll() {
+  freeStacks.clear();
+  for (unsigned slot = 0; slot < prepared; ++slot)
+    freeStacks.push_back(reservation + size_t(slot) * slotBytes + pageSize());
+}
 
 void *StackPool::top(void *base) const {
   auto *b = static_cast<uint8_t *>(base);

@@ -53,6 +53,9 @@ public:
   /// set). Throws when all are in use.
   void *acquire();
   void release(void *stack);
+  /// Makes every stack free again (after a fault or a stop abandoned the
+  /// fibers, which may have been anywhere, even inside acquire()).
+  void releaseAll();
   /// Where the stack that begins at `base` starts its frames.
   void *top(void *base) const;
   /// Whether `address` lies in the guard page of one of the stacks.

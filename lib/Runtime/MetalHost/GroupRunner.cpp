@@ -42,11 +42,10 @@ const EnigmaMslThread *GroupRunner::runningThread() const {
 
 void GroupRunner::reset() {
   for (Fiber &fiber : fibers) {
-    if (fiber.stack)
-      stacks.release(fiber.stack);
     fiber.stack = nullptr;
     fiber.state = State::Finished;
   }
+  stacks.releaseAll();
   ready.clear();
   running = nullptr;
   live = atCollective = 0;

@@ -9,9 +9,11 @@
 
 #include "../Cpu/FaultGuard.h"
 #include "../Cpu/GuardedMemory.h"
+#include "../Cpu/SharedObject.h"
 #include "../Cpu/ThreadPool.h"
 
 #include "enigma/Cache/ArtifactCache.h"
+#include "enigma/Support/ProcessLife.h"
 
 #include <algorithm>
 #include <bit>
@@ -20,11 +22,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+
+#include <fcntl.h>
 #include <fstream>
 #include <mutex>
 #include <optional>
 
-#include <dlfcn.h>
 
 namespace fs = std::filesystem;
 
@@ -70,34 +73,31 @@ const HostBuffer &asHostBuffer(const DeviceBuffer &buffer) {
 
 class MslKernelObject final : public LoadedKernel {
 public:
-  MslKernelObject(void *library, EnigmaMslThreadMainFn main)
-      : library(library), main(main) {}
-  ~MslKernelObject() override { ::dlclose(library); }
-  MslKernelObject(const MslKernelObject &) = delete;
-  MslKernelObject &operator=(const MslKernelObject &) = delete;
+  MslKernelObject(std::shared_ptr<cpu::SharedObject> object,
+                  EnigmaMslThreadMainFn main)
+      : object(std::move(object)), main(main) {}
 
   EnigmaMslThreadMainFn threadMain() const { return main; }
+  const cpu::SharedObject &code() const { return *object; }
 
 private:
-  void *library;
+  std::shared_ptr<cpu::SharedObject> object;
   EnigmaMslThreadMainFn main;
 };
 
-std::shared_ptr<LoadedKernel> openKernel(const std::string &path) {
-  void *library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    throw RuntimeFailure("cannot load the compiled MSL kernel " + path + ": " +
-                         ::dlerror());
+/// Loads the kernel from the checked file `object` reads (never by path).
+std::shared_ptr<LoadedKernel> openKernel(ArtifactCache::Object &object) {
+  // A duplicate: the object keeps its own, to be evicted by if unusable.
+  auto code = cpu::SharedObject::load(::fcntl(object.fd(), F_DUPFD_CLOEXEC, 0),
+                                      object.path());
   auto version = reinterpret_cast<EnigmaMslAbiVersionFn>(
-      ::dlsym(library, "enigma_msl_abi_version"));
+      code->symbol("enigma_msl_abi_version"));
   auto main = reinterpret_cast<EnigmaMslThreadMainFn>(
-      ::dlsym(library, "enigma_msl_thread_main"));
-  if (!version || !main || version() != ENIGMA_MSL_ABI_VERSION) {
-    ::dlclose(library);
-    throw RuntimeFailure("the compiled MSL kernel " + path +
+      code->symbol("enigma_msl_thread_main"));
+  if (!version || !main || version() != ENIGMA_MSL_ABI_VERSION)
+    throw RuntimeFailure("the compiled MSL kernel " + object.path() +
                          " does not have the runtime's interface");
-  }
-  return std::make_shared<MslKernelObject>(library, main);
+  return std::make_shared<MslKernelObject>(std::move(code), main);
 }
 
 void writeTextFile(const fs::path &path, std::string_view text) {
@@ -115,6 +115,7 @@ void writeTextFile(const fs::path &path, std::string_view text) {
 struct Launch {
   DispatchShape shape;
   EnigmaMslThreadMainFn main;
+  const cpu::SharedObject *code; // where the kernel's code is
   void *const *args;
   std::atomic<bool> stopped{false};
   std::mutex failureMutex;
@@ -191,10 +192,15 @@ void runGuardedChunk(Launch &launch, uint64_t begin, uint64_t end) {
   GroupRunner &runner = GroupRunner::forThisThread();
   cpu::Fault fault;
   setRunningKernelCode(true);
+  // An interrupt may abandon the kernel's code (never the runtime's).
+  cpu::setStoppableCode(launch.code->codeBegin(), launch.code->codeEnd(),
+                        &launch.stopped);
   bool finished = cpu::runGuarded(&runChunk, &chunk, fault);
+  cpu::clearStoppableCode();
   setRunningKernelCode(false);
   if (!finished) {
-    launch.fail(describeFault(launch, runner, fault), true);
+    if (fault.signal != cpu::stopSignal())
+      launch.fail(describeFault(launch, runner, fault), true);
     runner.reset();
   }
 }
@@ -234,21 +240,30 @@ MetalHostBackend::load(const KernelArtifact &kernel,
   MslCompiler &compiler = MslCompiler::instance();
   std::string key = ArtifactCache::makeKey(
       {"msl-host-object-1", compiler.identity(), kernel.kernelName, text});
-  if (std::optional<std::string> cached = cache->lookupPath(key)) {
-    ++fromCacheCount;
-    return openKernel(*cached);
+  if (std::optional<ArtifactCache::Object> cached = cache->lookup(key)) {
+    try {
+      std::shared_ptr<LoadedKernel> loaded = openKernel(*cached);
+      ++fromCacheCount;
+      return loaded;
+    } catch (const RuntimeFailure &) {
+      // A whole object that is not a kernel of this runtime (a broken
+      // toolchain, a hand-made file): dropped and built again.
+      cache->evict(key, *cached);
+    }
   }
-  // On failure the scratch directory is kept: the error names the file.
-  fs::path scratch = cache->makeScratchDirectory();
-  fs::path sourcePath = scratch / (kernel.kernelName + ".metal");
+  // The scratch folder goes when this returns or throws (the compiler's
+  // messages name the source by its file name only).
+  ScratchDirectory scratch = cache->makeScratchDirectory();
+  fs::path sourcePath = fs::path(scratch.path()) / (kernel.kernelName + ".metal");
   writeTextFile(sourcePath, text);
-  fs::path object = scratch / (kernel.kernelName + ".so");
-  compiler.compileSharedObject(*cache, sourcePath.string(), object.string());
-  std::string path = cache->storeFile(key, object.string(), ".so");
-  std::shared_ptr<LoadedKernel> loaded = openKernel(path);
+  std::string objectName = kernel.kernelName + ".so";
+  compiler.compileSharedObject(
+      *cache, sourcePath.string(),
+      (fs::path(scratch.path()) / objectName).string());
+  ArtifactCache::Object object =
+      cache->storeFile(key, scratch, objectName, ".so");
+  std::shared_ptr<LoadedKernel> loaded = openKernel(object);
   ++compiledCount;
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
   return loaded;
 }
 
@@ -326,6 +341,7 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
 
   Launch launch;
   launch.main = object->threadMain();
+  launch.code = &object->code();
   launch.args = pointers.data();
   launch.artifact = &artifact;
   const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
@@ -344,14 +360,17 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
 
   cpu::installFaultHandlers();
   installDivisionTrapHandler(); // in front of the fault guard
-  cpu::ThreadPool::shared().parallelFor(
-      uint64_t(totalGroups), [&](uint64_t begin, uint64_t end) {
-        runGuardedChunk(launch, begin, end);
-      });
+  bool finished = cpu::ThreadPool::shared().parallelFor(
+      uint64_t(totalGroups),
+      [&](uint64_t begin, uint64_t end) { runGuardedChunk(launch, begin, end); },
+      launch.stopped);
   if (launch.faulted)
     throw KernelFault(launch.failure);
   if (!launch.failure.empty())
     throw RuntimeFailure(launch.failure);
+  if (!finished)
+    throw Interrupted("the launch of kernel " + artifact.kernelName +
+                      " was interrupted; its outputs are incomplete");
 }
 
 double MetalHostBackend::launchTimed(LoadedKernel &kernel,
@@ -425,15 +444,8 @@ void MetalHostBackend::checkSource(const std::string &text,
   for (size_t i = 0; i < source.kernels().size(); ++i)
     full += generateHarness(source.kernels()[i],
                             "enigma_msl_check_" + std::to_string(i));
-  fs::path scratch = cache->makeScratchDirectory();
-  struct Remove {
-    fs::path path;
-    ~Remove() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  } remove{scratch};
-  fs::path path = scratch / fs::path(fileName).filename();
+  ScratchDirectory scratch = cache->makeScratchDirectory();
+  fs::path path = fs::path(scratch.path()) / fs::path(fileName).filename();
   writeTextFile(path, full);
   MslCompiler::instance().checkSyntax(*cache, path.string());
 }

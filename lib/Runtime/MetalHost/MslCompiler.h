@@ -12,8 +12,10 @@
 #ifndef ENIGMA_LIB_RUNTIME_METALHOST_MSLCOMPILER_H
 #define ENIGMA_LIB_RUNTIME_METALHOST_MSLCOMPILER_H
 
+#include "enigma/Cache/ScratchDirectory.h"
+#include "enigma/Support/ProcessLife.h"
+
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,23 +44,34 @@ public:
   /// The flags every kernel is compiled with.
   static const std::vector<std::string> &flags();
 
-  /// Removes this process's copies of the headers and precompiled header
-  /// (made only when the cache is off).
   ~MslCompiler();
 
 private:
+  /// The headers' folder and the precompiled header of metal_stdlib: in the
+  /// cache, or (cache off) this process's own copies in a scratch folder,
+  /// removed when the process exits.
+  struct Prepared {
+    std::string includeDir;
+    std::string pch;
+    bool shared = false; // in the cache
+    std::string cacheRoot;   // that cache's folder ("" for none)
+    uint64_t generation = 0; // forkGeneration() when made
+    std::shared_ptr<ScratchDirectory> privateDir;
+  };
+
   explicit MslCompiler(std::vector<std::string> command);
-  /// The headers' directory and the precompiled header, made once.
-  void prepare(ArtifactCache &cache);
+  static std::unique_ptr<MslCompiler>
+  probeCandidates(const std::vector<std::vector<std::string>> &candidates);
+  /// The headers and precompiled header, made once (no lock is held while
+  /// they are built).
+  Prepared prepare(ArtifactCache &cache);
   void run(std::vector<std::string> argv, const std::string &sourcePath);
 
   std::vector<std::string> command;
   std::vector<std::string> linkFlags; // -fuse-ld=lld where it exists
   std::string toolchainIdentity;
-  std::mutex prepareMutex;
-  std::string includeDir;
-  std::string pchPath;
-  std::string privateDir; // when the cache is off: this process's copies
+  ForkSafeMutex prepareMutex;
+  std::shared_ptr<Prepared> current;
 };
 
 } // namespace enigma::metalhost
