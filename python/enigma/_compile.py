@@ -132,8 +132,17 @@ class CompiledKernel:
     @property
     def bounds_checked(self) -> bool:
         """True when compiled in bounds-checked mode (``bounds_check=True``
-        or ``ENIGMA_BOUNDS_CHECK=1``) with at least one access checked."""
+        or ``ENIGMA_BOUNDS_CHECK=1``) with at least one check (an access,
+        integer arithmetic, threadgroup memory or simdgroup lanes)."""
         return bool(self._artifact.bounds_check_sites)
+
+    @property
+    def threadgroup_memory_bytes(self) -> int:
+        """Bytes of threadgroup memory the kernel declares (its
+        ``threadgroup_alloc`` arrays, each rounded up to 16 bytes, and in
+        bounds-checked mode their shadows); dynamic threadgroup memory
+        comes on top at each launch."""
+        return self._artifact.threadgroup_memory_bytes
 
     @property
     def has_metallib(self) -> bool:
@@ -256,6 +265,7 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                            emit_only=emit_only, bounds_check=bounds_check,
                            cuda_tma=cuda_tma)
         compiled.grid, compiled.block = grid, block
+        compiled.threadgroup_memory = launch.smem
         return compiled
     if not isinstance(fn, KernelDefinition):
         if callable(fn):
@@ -298,7 +308,9 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if emit_only is None:
         emit_only = os.environ.get("ENIGMA_EMIT_ONLY", "") not in ("", "0")
     metallib = None
-    if not emit_only and _xcrun_available():
+    # A kernel Metal cannot run (artifact.metal_unsupported) has MSL that
+    # xcrun would refuse; the Metal runtimes refuse it with the reason.
+    if not emit_only and _xcrun_available() and not artifact.metal_unsupported:
         metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
                                    work_dir, keep_metal_source)
     params = params_of(artifact)
