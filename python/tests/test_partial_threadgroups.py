@@ -279,6 +279,10 @@ def test_simdgroup_matrix_in_a_short_simdgroup_is_reported(runtime, rng):
     want = a.reshape(8, 8).astype(np.float64) @ b.reshape(8, 8) + \
         c.reshape(8, 8)
     np.testing.assert_allclose(out.reshape(8, 8), want, rtol=1e-4, atol=1e-4)
+    if runtime.name == "cuda":
+        # The check reports the op, which still runs: CUDA's warp shuffles
+        # naming lanes that do not exist are undefined (they may hang).
+        pytest.skip("a simdgroup matrix op in a short warp is not run on CUDA")
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [a, b, c], output_size=256, grid=(16, 1, 1),
                         threads=(16, 1, 1))

@@ -284,7 +284,8 @@ static void emitAtomicViews(CFamilyEmitter &e) {
 
 /// Float atomic min / max in MSL: a compare-exchange loop on Metal's
 /// atomic_float that stores the operand while it compares below (above)
-/// the element, in each address space that holds atomics.
+/// the element, in each address space that holds atomics. Metal's atomics
+/// are relaxed only (the order parameter is there for the call's shape).
 static void emitFloatMinMax(CFamilyEmitter &e) {
   llvm::raw_ostream &os = e.stream();
   os << "// Float atomic min / max (Metal has none): a compare-exchange "
@@ -295,8 +296,8 @@ static void emitFloatMinMax(CFamilyEmitter &e) {
          << space << " atomic_float *p, float v, memory_order o) {\n"
          << "  float old = atomic_load_explicit(p, memory_order_relaxed);\n"
          << "  while (v " << cmp << " old && "
-         << "!atomic_compare_exchange_weak_explicit(p, &old, v, o, "
-            "memory_order_relaxed)) {}\n"
+         << "!atomic_compare_exchange_weak_explicit(p, &old, v, "
+            "memory_order_relaxed, memory_order_relaxed)) {}\n"
          << "  return old;\n}\n";
   os << "\n";
 }

@@ -12,7 +12,7 @@
 
 // MSL: inline float enigma_atomic_fetch_min_explicit(device atomic_float *p, float v, memory_order o) {
 // MSL:   float old = atomic_load_explicit(p, memory_order_relaxed);
-// MSL:   while (v < old && !atomic_compare_exchange_weak_explicit(p, &old, v, o, memory_order_relaxed)) {}
+// MSL:   while (v < old && !atomic_compare_exchange_weak_explicit(p, &old, v, memory_order_relaxed, memory_order_relaxed)) {}
 // MSL: inline float enigma_atomic_fetch_max_explicit(threadgroup atomic_float *p, float v, memory_order o) {
 // MSL-LABEL: kernel void enigma_kernel_wide(
 // MSL-NEXT: device ulong* hi {{\[\[}}buffer(0){{\]\]}}
