@@ -402,15 +402,19 @@ class _LaunchedKernel(KernelDefinition):
 def _record_sources(artifact):
     """With ENIGMA_SOURCE_DUMP_DIR set, keeps every generated MSL and CUDA
     text so CI can check them all: the MSL against the host stand-in of
-    metal_stdlib, the CUDA through NVRTC."""
+    metal_stdlib, the CUDA through NVRTC. The MSL of a kernel Metal cannot
+    run (artifact.metal_unsupported) is left out: no Metal runtime loads it."""
     dump_dir = os.environ.get("ENIGMA_SOURCE_DUMP_DIR")
     if not dump_dir:
         return
     import hashlib
     os.makedirs(dump_dir, exist_ok=True)
     import json
-    for text, ext in ((artifact.msl_source, ".metal"),
-                      (artifact.cuda_source, ".cu")):
+    sources = [(artifact.cuda_source, ".cu")]
+    # MSL of a kernel Metal cannot run is refused before it is compiled.
+    if not artifact.metal_unsupported:
+        sources.append((artifact.msl_source, ".metal"))
+    for text, ext in sources:
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         path = os.path.join(dump_dir, f"{artifact.kernel_name}-{digest}{ext}")
         if not os.path.exists(path):
