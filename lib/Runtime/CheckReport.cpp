@@ -150,6 +150,15 @@ std::string describeViolation(const CheckedLaunch &launch,
            " failed a check of bounds-checked mode (the record of the first "
            "violation is incomplete)";
   const BoundsCheckSite &s = sites[site];
+  if (s.access == "ring wait") // a pipeline's wait (CUDA) that timed out
+    return "kernel " + kernel.kernelName + ": a pipeline wait" +
+           where(s.location) + " did not complete in 2 seconds: " + s.buffer +
+           ", stage " + std::to_string(words[rec::kIndexLow]) + ", phase " +
+           std::to_string(words[rec::kIndexHigh]) + " (parity " +
+           std::to_string(words[rec::kIndexHigh] & 1u) + "), thread " +
+           std::to_string(words[rec::kThreadX]) + " of threadgroup " +
+           std::to_string(words[rec::kThreadY]) +
+           "; the kernel was stopped and its results are not returned";
   const uint64_t t[3] = {words[rec::kThreadX], words[rec::kThreadY],
                          words[rec::kThreadZ]};
   const std::string thread = ", by thread " + dims(t[0], t[1], t[2]) +
@@ -188,6 +197,18 @@ std::string describeViolation(const CheckedLaunch &launch,
            counts(words, rec::kCountLanes) + g.partial +
            ". Simdgroup matrices need all 32 lanes: make the threadgroup "
            "size a multiple of 32 and the grid a multiple of it";
+  }
+  if (s.dimension >= 0) { // an index of a buffer declared with a shape
+    const uint64_t extent = wide(words, rec::kSecondLow);
+    const std::string named =
+        s.extentName == std::to_string(extent)
+            ? s.extentName
+            : s.extentName + " = " + std::to_string(extent);
+    return head + "out-of-bounds index" + where(s.location) + ": index " +
+           std::to_string(s.dimension) + " of " + s.buffer + s.shape +
+           " is " + std::to_string(first) + ", outside [0, " + named + ")" +
+           thread + counts(words, rec::kCount) +
+           "; only accesses outside the buffer itself were skipped";
   }
   uint64_t size = s.staticSize;
   if (s.param >= 0 && launch.sizeOf)

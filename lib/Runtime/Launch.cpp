@@ -16,16 +16,13 @@ struct DirectLauncher::SizedBuffer final : DeviceBuffer {
 };
 
 DirectLauncher::DirectLauncher(std::shared_ptr<Backend> backend,
-                               const KernelArtifact &kernel)
+                               const KernelArtifact &kernel,
+                               const ConstantArgs &constants)
     : device(std::move(backend)),
       artifact(std::make_shared<const KernelArtifact>(kernel)) {
   if (!device)
     throw std::invalid_argument("DirectLauncher needs a backend");
-  if (!kernel.constants.empty())
-    throw DispatchError(
-        "kernel " + kernel.kernelName +
-        " reads function constants, which the function-call form does not "
-        "set; launch it with a runtime's execute(..., constants={...})");
+  const ConstantValues constantValues = bindConstants(kernel, constants);
   for (const KernelParam &param : kernel.params)
     if (param.kind == ParamKind::Scalar && param.vecWidth > 1)
       throw DispatchError("kernel " + kernel.kernelName +
@@ -36,7 +33,7 @@ DirectLauncher::DirectLauncher(std::shared_ptr<Backend> backend,
                  ? BoundsCheckLaunch::launchedArtifact(kernel)
                  : artifact;
   checkThreadgroupMemory(kernel, *device);
-  loaded = device->load(*launched, {});
+  loaded = device->load(*launched, constantValues);
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     if (kernel.params[i].kind != ParamKind::Buffer) {
       sizes.push_back(nullptr);

@@ -23,20 +23,22 @@ from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
+from ._pipeline import *  # noqa: F401,F403  (pipelines with roles)
+from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
 from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
 from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
 from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,
-    Scalar, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32, i8, i16, i32,
-    i64, u8, u16, u32, u64)
+    Scalar, ShapedBuffer, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32,
+    i8, i16, i32, i64, u8, u16, u32, u64)
 from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     DeviceCapabilities, MetalRuntime, MetalUnavailableError, PreparedKernel,
     best_runtime)
 from ._metal_host import MetalHostRuntime  # noqa: F401
-from ._launch import use_runtime  # noqa: F401  (kernel[grid, threads](...))
+from ._launch import use_runtime  # noqa: F401  (kernel[n](...))
 from ._log import set_log_level  # noqa: F401
 from ._ir import EnigmaError, IRValue  # noqa: F401
 from ._kernel import KernelDefinition, kernel  # noqa: F401
@@ -60,7 +62,7 @@ def __getattr__(name):
     # (docs/reference/core.md): it reads the x position of the thread being
     # traced.
     if name == "thread_position_in_grid":
-        return _threads.thread_position_in_grid_xyz("x")
+        return _threads.thread_position_value()
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)

@@ -13,15 +13,17 @@ from . import _core, _log
 from ._dtypes import as_dtype
 from ._ir import BufferProxy, EnigmaError
 from ._jit import JitFunction, run_host
-from ._kernel import KernelDefinition, Param
+from ._kernel import KernelCalls, KernelDefinition, Launchable, Param
 from ._tensor import IdentityTensor, Tensor
 
 
-class CompiledKernel:
+class CompiledKernel(Launchable):
     """A compiled kernel: its sources for every target, its parameter list,
     and (where xcrun exists) the Metal library.
 
-    ``enigma.compile`` makes them. Constructed directly, with the original
+    ``enigma.compile`` makes them; they launch on arrays as kernels do
+    (``compiled[n](...)``, ``compiled.launch(grid=..., threads=...)(...)``),
+    with the options they were compiled with (docs/reference/launch.md). Constructed directly, with the original
     Enigma's fields (``CompiledKernel(kernel_name, metallib_path,
     metallib_bytes, metal_source, mlir_source=None, grid=None, block=None,
     scalar_params=None, num_params=None, param_names=None)``), it is the
@@ -80,6 +82,17 @@ class CompiledKernel:
         self._metal_source_only = False
         self._metallib_bytes = None
         self._given_mlir = None
+
+    def _launch_label(self) -> str:
+        return "compiled"
+
+    def _make_calls(self):
+        if self._metal_source_only:
+            raise EnigmaError(
+                f"{self.kernel_name} was made from Metal source "
+                "(CompiledKernel(kernel_name, ..., metal_source)); launch it "
+                "with a runtime's execute() or prepare()")
+        return KernelCalls(self.kernel_name, self.params, compiled=self)
 
     @property
     def param_names(self) -> list:

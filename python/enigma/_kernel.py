@@ -1,8 +1,8 @@
 """Kernels: what ``@enigma.kernel`` returns (KernelDefinition), its
 parameters (Param), tracing its body into the C++ KernelBuilder, and the
-state behind ``kernel[grid, threads]`` (the launch itself is C++; its first
-call compiles and loads the kernel through the helpers that _launch gives
-the core). Errors raised while a body is traced are turned into
+state behind ``kernel[n]`` and ``kernel.launch(...)`` (the launch itself is
+C++; its first call compiles and loads the kernel through the helpers that
+_launch gives the core). Errors raised while a body is traced are turned into
 EnigmaErrors that name the user's file:line."""
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ import textwrap
 import weakref
 
 from . import _core
-from ._dtypes import DType, Scalar, as_dtype
-from ._grid import dims3
+from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype
+from ._grid import function_constants
 from ._ir import (BufferProxy, EnigmaError, IRValue, Tracer, active_tracer,
-                  in_package, set_active_tracer)
+                  in_package, set_active_tracer, user_location)
 from ._jit import kernel_call
+from ._launch_spelling import (bracket_grid, launch_shape,
+                               positional_launch_message)
 from ._source_rewrite import prepare_kernel_function
 
 # The enigma package's namespace, handed down by the package once every
@@ -41,6 +43,10 @@ def set_package_namespace(namespace) -> None:
 
 # A message that already names a place ("file.py:12: ...") on some line.
 _LOCATED_MESSAGE = re.compile(r"^\S[^\n]*?:\d+: ", re.M)
+# Python's message for calling a traced value: "'IRValue' object is not
+# callable".
+_NOT_CALLABLE = re.compile(r"^'(IRValue|Fragment|QueryValue|BufferProxy)' "
+                           r"object is not callable$")
 # Python's own message for a call with the wrong arguments: "sqrt() takes ..."
 _WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
                          r"got multiple)")
@@ -68,6 +74,16 @@ def _located_error(error: BaseException):
     message = str(error)
     if isinstance(error, EnigmaError):
         if _LOCATED_MESSAGE.search(message):
+            return None
+    elif _NOT_CALLABLE.match(message):
+        # A traced value called like a function, in the user's body.
+        message = ("a traced value is not a function (" + message + "): a "
+                   "value of the kernel (a load, a thread position, a "
+                   "result) is used without parentheses")
+        tb = error.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if in_package(tb.tb_frame.f_code.co_filename):
             return None
     else:
         match = _WRONG_CALL.match(message)
@@ -109,13 +125,15 @@ class Param:
     vec_width (elements per buffer entry: 1, or N under vec_width=N) and,
     for a scalar, multiple_of (the multiple its value is promised to be)."""
 
-    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of")
+    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of",
+                 "shape")
 
     def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1,
-                 multiple_of: int = 1):
+                 multiple_of: int = 1, shape=None):
         self.name, self.kind, self.dtype = name, kind, dtype
         self.vec_width = vec_width
         self.multiple_of = multiple_of
+        self.shape = shape  # a buffer's declared shape (enigma.f32["H", "W"])
 
     def __repr__(self) -> str:
         width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""
@@ -125,7 +143,7 @@ class Param:
 
     def _key(self):
         return (self.name, self.kind, self.dtype, self.vec_width,
-                self.multiple_of)
+                self.multiple_of, self.shape)
 
     def __eq__(self, other):
         return isinstance(other, Param) and self._key() == other._key()
@@ -166,6 +184,10 @@ def _kernel_params(fn) -> list[Param]:
             params.append(Param(p.name, "scalar", annotation.dtype,
                                 multiple_of=annotation.multiple_of))
             continue
+        if isinstance(annotation, ShapedBuffer):
+            params.append(Param(p.name, "buffer", annotation.dtype,
+                                shape=annotation.shape))
+            continue
         dtype = as_dtype(annotation, strict=False)
         if dtype is None:
             raise EnigmaError(
@@ -173,10 +195,64 @@ def _kernel_params(fn) -> list[Param]:
                 f"annotated with {annotation!r}, which is not an Enigma type; "
                 "use an element type such as enigma.f32 or enigma.Scalar(...)")
         params.append(Param(p.name, "buffer", dtype))
+    check_buffer_shapes(params, where, fn.__name__)
     return params
 
 
-class KernelDefinition:
+class Launchable:
+    """``kernel[n](...)`` and ``kernel.launch(grid=... | threadgroups=...,
+    threads=..., constants=...)(...)``: launches on arrays in place. Both
+    return the same kind of object (a C++ launcher, kept per spelling), to
+    be called with the kernel's arguments."""
+
+    def _launch_label(self) -> str:
+        """How the kernel is named in messages about its launch."""
+        return "kernel"
+
+    def __getitem__(self, n):
+        """``kernel[n](args...)``: a 1-D grid of ``n`` threads in
+        threadgroups of 256 (the last one may be partial). Only one int:
+        other launches are ``kernel.launch(...)``."""
+        try:
+            return self._launchers[n]
+        except (AttributeError, KeyError, TypeError):
+            return _bracket_launcher(self, n)
+
+    def launch(self, *args, grid=None, threadgroups=None, threads=None,
+               constants=None, **options):
+        """The launcher of ``grid`` threads (an int or 1 to 3 ints, counted
+        in threads as ``execute`` counts them) or of ``threadgroups``
+        threadgroups (the grid is then ``threadgroups x threads``) in
+        threadgroups of ``threads`` (default 256, 16 x 16 or 8 x 8 x 4 for
+        1, 2 or 3 dimensions). ``constants={index: (type_name, value)}``
+        gives the kernel's function constants, as ``execute`` takes them."""
+        if not args and not options:
+            try:
+                return self._launchers[(grid, threadgroups, threads,
+                                        constants)]
+            except (AttributeError, KeyError, TypeError):
+                pass
+        return _explicit_launcher(self, args, grid, threadgroups, threads,
+                                  constants, options)
+
+
+def check_buffer_shapes(params, where: str, kernel_name: str) -> None:
+    """Each extent a shaped buffer names is an integer scalar parameter."""
+    scalars = {p.name: p for p in params if p.kind == "scalar"}
+    for p in params:
+        for extent in p.shape or ():
+            scalar = scalars.get(extent) if isinstance(extent, str) else None
+            if isinstance(extent, str) and (
+                    scalar is None or scalar.dtype.is_float or
+                    scalar.dtype.name == "b1"):
+                raise EnigmaError(
+                    f"{where}: buffer '{p.name}' of kernel '{kernel_name}' "
+                    f"has the extent {extent!r}, which is not an integer "
+                    "Scalar parameter of the kernel; name one (n: "
+                    "enigma.Scalar(enigma.u32)) or give a number")
+
+
+class KernelDefinition(Launchable):
     """What ``@enigma.kernel`` returns: the Python function and its parameter
     list. The body runs once, at compile time, to trace the kernel."""
 
@@ -239,19 +315,27 @@ class KernelDefinition:
                 args.append(IRValue(tracer, tracer.call(
                     "add_scalar", p.name, p.dtype.name, p.multiple_of,
                     at=tracer.location)))
+        for p, a in zip(self.params, args):
+            if p.shape is not None:
+                a.set_shape(p.shape, dict(zip(
+                    (q.name for q in self.params), args)))
         tracer.buffers = {i: a for i, a in enumerate(args)
                           if isinstance(a, BufferProxy)}
         for i, proxy in tracer.buffers.items():
             proxy.buffer_index = i
         return args
 
-    def __getitem__(self, launch):
-        """``kernel[grid, threads](a, b, c, n)``: launches on arrays in
-        place (docs/reference/launch.md)."""
-        try:
-            return self._launchers[launch]
-        except (AttributeError, KeyError, TypeError):
-            return launcher(self, launch)
+    def _launch_label(self) -> str:
+        return self.__name__
+
+    def _make_calls(self):
+        if any(p.kind == "jit" for p in self.params):
+            raise EnigmaError(
+                f"kernel '{self.__name__}' has unannotated parameters "
+                "(Tensors and layouts of @enigma.jit), so it cannot be called "
+                "on arrays; annotate buffers (A: enigma.f32) and scalars "
+                "(n: enigma.Scalar(enigma.u32))")
+        return KernelCalls(self.kernel_name, self.params, source=self)
 
     def __call__(self, *args, **kwargs):
         # Inside an @enigma.jit function this records a launch; elsewhere
@@ -274,79 +358,108 @@ def kernel(fn) -> KernelDefinition:
 
 
 # --------------------------------------------------------------------------
-# kernel[grid, threads]: the function-call form (docs/reference/launch.md)
+# kernel[n] and kernel.launch(...): the function-call form
+# (docs/reference/launch.md, docs/design/launch-form.md)
 # --------------------------------------------------------------------------
 
-# Threads per threadgroup when kernel[grid] leaves them out, by the number
-# of grid dimensions given.
-DEFAULT_THREADS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
-# Launchers kept per kernel for hashable kernel[...] keys; a program that
-# launches with ever new grids (kernel[n] for every n) starts over here.
+# Launchers kept per kernel for hashable spellings; a program that launches
+# with ever new grids (kernel[n] for every n) starts over here.
 _MAX_LAUNCHERS = 256
+# What enigma.compile takes; given to launch(), they are pointed there.
+_COMPILE_OPTIONS = ("vec_width", "bounds_check", "cuda_tma", "emit_only",
+                    "dump_ir", "dump_mlir", "work_dir", "keep_metal_source")
 
 
 class KernelCalls:
     """A kernel's state for the function-call form: the C++ CallForm (one
-    loaded kernel per runtime) and the compiled kernel (made on the first
-    launch, by _launch)."""
+    loaded kernel per runtime and function constant values), the compiled
+    kernel (made on the first launch, by _launch, unless given) and, for a
+    kernel traced here, the names its body read (_name_reads)."""
 
-    def __init__(self, kernel):
-        if any(p.kind == "jit" for p in kernel.params):
-            raise EnigmaError(
-                f"kernel '{kernel.__name__}' has unannotated parameters "
-                "(Tensors and layouts of @enigma.jit), so it cannot be called "
-                "on arrays; annotate buffers (A: enigma.f32) and scalars "
-                "(n: enigma.Scalar(enigma.u32))")
-        self.kernel = kernel
-        self.compiled = None
+    def __init__(self, name: str, params, compiled=None, source=None):
+        self.name = name
+        self.compiled = compiled
+        self.source = source  # the KernelDefinition traced on first use
+        self.reads = []
+        self.traced_for = {}  # values of the names read -> CompiledKernel
+        self.constant_sets = [()]  # number -> ((index, type, value), ...)
         # The C++ side refers back weakly: no cycle through C++ objects.
         self.form = _core.CallForm(
-            kernel.kernel_name,
-            [(p.name, p.kind, p.dtype.name, p.multiple_of)
-             for p in kernel.params],
+            name, [(p.name, p.kind, p.dtype.name, p.multiple_of,
+                    max(1, p.vec_width)) for p in params],
             weakref.ref(self))
 
+    def constants_number(self, constants) -> int:
+        """The number of ``constants`` (a dict, as execute takes it) among
+        this kernel's sets of function constant values."""
+        given = tuple(sorted((index, type_name, value) for index, (
+            type_name, value) in function_constants(constants).items()))
+        if not given:
+            return 0
+        try:
+            return self.constant_sets.index(given)
+        except ValueError:
+            self.constant_sets.append(given)
+            return len(self.constant_sets) - 1
 
-def _calls(kernel) -> KernelCalls:
-    calls = kernel.__dict__.get("_calls")
+
+def _calls(owner) -> KernelCalls:
+    calls = owner.__dict__.get("_calls")
     if calls is None:
-        calls = kernel._calls = KernelCalls(kernel)
-        kernel._launchers = {}
+        calls = owner._calls = owner._make_calls()
+        owner._launchers = {}
     return calls
 
 
-def _split_key(key):
-    """(grid, threads or None) from what was written between the brackets:
-    kernel[grid] or kernel[grid, threads]."""
-    if isinstance(key, tuple):
-        if len(key) == 2:
-            return key
-        if len(key) == 1:
-            return key[0], None
-        raise TypeError(
-            f"kernel[...] takes a grid, or a grid and threads per "
-            f"threadgroup, got {len(key)} values {key!r}; give a "
-            "multi-dimensional grid as one tuple: kernel[(gx, gy), (tx, ty)]")
-    return key, None
-
-
-def launcher(kernel, key):
-    """``kernel[key]`` (KernelDefinition.__getitem__): a launcher for the
-    grid and threadgroup size in ``key``."""
-    calls = _calls(kernel)
-    grid, threads = _split_key(key)
-    grid3 = dims3(grid, "grid")
-    if threads is None:
-        dims = 1 if not isinstance(grid, (tuple, list)) else len(grid)
-        threads3 = DEFAULT_THREADS[dims]
-    else:
-        threads3 = dims3(threads, "threads")
-    made = calls.form.launcher(grid3, threads3, (grid3, threads3))
+def _keep(owner, key, made):
+    """Keeps ``made`` as the launcher of spelling ``key``."""
     try:
-        cache = kernel._launchers
+        cache = owner._launchers
         if len(cache) >= _MAX_LAUNCHERS:
             cache.clear()
         cache[key] = made
-    except TypeError:  # an unhashable key (a list): not kept
+    except TypeError:  # an unhashable spelling (a list): not kept
         pass
     return made
+
+
+def _bracket_launcher(owner, n):
+    """``owner[n]``: a launcher of n threads, or the EnigmaError that
+    spells what other brackets may have meant."""
+    calls = _calls(owner)
+    grid, threads = bracket_grid(owner._launch_label(), n)
+    return _keep(owner, n, calls.form.launcher(grid, threads,
+                                               (grid, threads)))
+
+
+def _explicit_launcher(owner, args, grid, threadgroups, threads, constants,
+                       options):
+    """``owner.launch(...)`` when its launcher is not kept yet."""
+    name = owner._launch_label()
+    if args:
+        file, line = user_location()
+        raise EnigmaError(
+            f"{file}:{line}: {positional_launch_message(name, args)}")
+    if options:
+        file, line = user_location()
+        given = sorted(options)
+        if "block" in options:
+            why = ("the threadgroup size is threads= here (block= is the "
+                   "name @enigma.jit's launch uses)")
+        elif "runtime" in options:
+            why = ("the runtime goes to the call: "
+                   f"{name}.launch(...)(a, b, runtime=rt)")
+        elif any(o in _COMPILE_OPTIONS for o in options):
+            why = ("compile options go to enigma.compile, whose result "
+                   "launches the same way: enigma.compile(kernel, "
+                   f"{given[0]}=...).launch(grid=...)(...)")
+        else:
+            why = ("it takes grid= or threadgroups=, threads= and "
+                   "constants=")
+        raise EnigmaError(f"{file}:{line}: {name}.launch() got "
+                          f"{', '.join(k + '=' for k in given)}: {why}")
+    calls = _calls(owner)
+    grid3, threads3 = launch_shape(name, grid, threadgroups, threads)
+    number = calls.constants_number(constants)
+    made = calls.form.launcher(grid3, threads3, (grid3, threads3), number)
+    return _keep(owner, (grid, threadgroups, threads, constants), made)

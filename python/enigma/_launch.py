@@ -1,19 +1,21 @@
-"""The function-call form: ``kernel[grid, threads](a, b, c, n)``.
+"""The function-call form: ``kernel[n](a, b, c, n)`` and
+``kernel.launch(grid=... | threadgroups=..., threads=...)(a, b, c, n)``.
 
 Every buffer parameter takes an array that the kernel reads and writes in
 place (numpy and other host arrays on the CPU backend; PyTorch, CuPy, JAX...
 arrays on CUDA); scalar parameters take Python numbers, by position or by
 keyword. The runtime follows from the arrays (host memory: the shared
 CpuRuntime; CUDA device d: one CudaRuntime per device), or is given with
-``runtime=`` / ``with enigma.use_runtime(rt):``. The kernel is compiled on
-first use and kept per signature; the launch itself is C++
+``runtime=`` / ``with enigma.use_runtime(rt):`` (MetalHostRuntime too).
+The kernel is compiled on first use and kept per signature; the launch itself is C++
 (python/src/LaunchBindings.cpp), queued on the current stream of the
 arrays' framework. docs/reference/launch.md is the reference,
 docs/design/launch-form.md says why.
 
-``kernel[grid, threads]`` itself is _kernel's; this module gives the C++
-launch path the helpers it calls back: the first launch on a runtime
-compiles and loads the kernel, arrays of other libraries are described.
+The spellings themselves are _kernel's; this module gives the C++ launch
+path the helpers it calls back: the first launch on a runtime compiles and
+loads the kernel, a name the body read that holds another value now has it
+traced again, arrays of other libraries are described.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import numpy as np
 
 from . import _compile, _core, _log, _progress
 from ._interop import DLPACK_DTYPES, c_strides
+from ._metal_host import MetalHostRuntime
+from ._name_reads import names_read, same_value
 from ._runtime import CpuRuntime, CudaRuntime
 
 HOST = -1  # `where` of host memory; CUDA devices are their ordinals
@@ -79,51 +83,114 @@ class use_runtime:
 # Helpers of the C++ launch path
 # --------------------------------------------------------------------------
 
+# Traces kept per kernel for earlier values of the names its body reads.
+_MAX_TRACES = 8
+
+
 def _compiled_kernel(calls):
     """(CompiledKernel, whether it came from the memory cache) of a
     kernel's function-call state. A kernel has one signature: its
     parameters' dtypes and multiple_of promises come from its annotations
     (arrays must match them), and bounds-checked mode (ENIGMA_BOUNDS_CHECK)
-    is read when it is first compiled, as enigma.compile reads it."""
+    is read when it is first compiled, as enigma.compile reads it. The
+    globals and closure variables the body reads are recorded first, for
+    _globals_changed."""
     if calls.compiled is not None:
         return calls.compiled, True
-    calls.compiled = _compile.compile(calls.kernel, emit_only=True)
-    return calls.compiled, False
+    kernel = calls.source
+    calls.reads = names_read(kernel.__wrapped__)
+    key = _values_key(calls.reads)
+    calls.compiled = calls.traced_for.get(key) if key is not None else None
+    from_memory = calls.compiled is not None
+    if not from_memory:
+        calls.compiled = _compile.compile(kernel, emit_only=True)
+        if key is not None:
+            if len(calls.traced_for) >= _MAX_TRACES:
+                calls.traced_for.clear()
+            calls.traced_for[key] = calls.compiled
+    calls.form.set_reads([read.as_tuple() for read in calls.reads])
+    return calls.compiled, from_memory
 
 
-def _first_call(owner, where, runtime):
-    """A launch needs the kernel on a runtime it is not loaded on yet:
-    compiles it (or takes it from the memory cache) and loads it (compiling
-    for the target, or from the disk cache)."""
+def _values_key(reads):
+    """The values the names held, as a dict key (None when one cannot be:
+    an unhashable value)."""
+    key = tuple((read.label, type(read.value), read.value) for read in reads)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _globals_changed(owner):
+    """A launch found a name the body read holding another object: when
+    its value changed (not only its object), the kernel is traced again on
+    its next load, and the loaded kernels are dropped."""
     calls = owner()
-    kernel = calls.kernel
+    changed = []
+    for read in calls.reads:
+        present, now = read.current()
+        if not present or not same_value(read.value, now):
+            changed.append((read, present, now))
+        else:
+            read.value = now  # equal: the cheap test passes from now on
+    if not changed:
+        calls.form.set_reads([read.as_tuple() for read in calls.reads])
+        return
+    if _log.INFO:
+        read, present, now = changed[0]
+        _log.info("%s: %s is %s now (it was %r when the kernel was traced): "
+                  "traced again", calls.name, read.label,
+                  repr(now) if present else "gone", read.value)
+    calls.compiled = None
+    calls.form.set_reads([])
+    calls.form.clear_targets()
+
+
+def _first_call(owner, where, runtime, constants):
+    """A launch needs the kernel on a runtime (with function constant
+    values number ``constants``) it is not loaded on yet: compiles it (or
+    takes it from the memory cache) and loads it (compiling for the target,
+    or from the disk cache)."""
+    calls = owner()
+    name = calls.name
     implicit = runtime is None
     if implicit:
         runtime = host_runtime() if where == HOST else cuda_runtime(where)
         if _log.DEBUG:
-            _log.debug("%s: %s arrays, so %s", kernel.kernel_name,
+            _log.debug("%s: %s arrays, so %s", name,
                        "host" if where == HOST else f"CUDA device {where}",
                        _runtime_label(runtime))
     elif isinstance(runtime, CudaRuntime):
         where = runtime.device
-    elif isinstance(runtime, CpuRuntime):
+    elif isinstance(runtime, (CpuRuntime, MetalHostRuntime)):
         where = HOST
     else:
         raise _core.DispatchError(
-            f"kernel {kernel.kernel_name}: the function-call form runs on "
-            f"CpuRuntime and CudaRuntime, not {type(runtime).__name__}; "
-            "launch it with that runtime's execute() or prepare()")
+            f"kernel {name}: the function-call form runs on CpuRuntime, "
+            f"MetalHostRuntime and CudaRuntime, not "
+            f"{type(runtime).__name__}; launch it with that runtime's "
+            "execute() or prepare()")
     compiled, from_memory = _compiled_kernel(calls)
-    if from_memory and _log.INFO:
-        _log.info("%s: compiled kernel from the memory cache",
-                  kernel.kernel_name)
+    if from_memory and _log.INFO and calls.source is not None:
+        _log.info("%s: compiled kernel from the memory cache", name)
     label = _runtime_label(runtime)
     start = time.perf_counter()
-    with _progress.activity(f"building {kernel.kernel_name} for {label}"):
-        how = calls.form.add_target(runtime._core, compiled._artifact, where,
-                                    implicit)
+    values = [tuple(v) for v in calls.constant_sets[constants]]
+    try:
+        with _progress.activity(f"building {name} for {label}"):
+            how = calls.form.add_target(runtime._core, compiled._artifact,
+                                        where, implicit, constants, values)
+    except _core.DispatchError as e:
+        if "function constant" not in str(e) or values:
+            raise
+        raise _core.DispatchError(
+            f"{e}; the function-call form takes them as "
+            "kernel.launch(grid=..., constants={index: (type_name, "
+            "value)})(...)") from None
     if _log.INFO:
-        _log.info("%s: loaded for %s in %s: %s", kernel.kernel_name, label,
+        _log.info("%s: loaded for %s in %s: %s", name, label,
                   _log.milliseconds(time.perf_counter() - start), how)
 
 
@@ -307,6 +374,6 @@ _core.launch_setup({
     "describe_array": _describe_array, "array_text": _array_text,
     "reader_of": _reader_of, "dtype_name": _dtype_name,
     "torch_stream": _torch_stream, "cupy_stream": _cupy_stream,
-    "first_call": _first_call,
+    "first_call": _first_call, "globals_changed": _globals_changed,
 })
 atexit.register(_core.launch_teardown)

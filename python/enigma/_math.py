@@ -13,8 +13,8 @@ from __future__ import annotations
 from . import _core
 from ._dtypes import as_dtype
 from ._functions import define
-from ._ir import (IRValue, current_tracer, fragment_math, fragment_where,
-                  to_value)
+from ._ir import (IRValue, current_tracer, fail, fragment_math,
+                  fragment_where, to_value)
 from ._ir import Fragment as _Fragment
 
 
@@ -89,13 +89,49 @@ def _compare(name, a, b):
 
 def where(false_val, true_val, cond):
     """``cond ? true_val : false_val`` (MSL ``select(false_val, true_val,
-    cond)``; note the argument order). ``cond`` must be a bool."""
+    cond)``; note the argument order). ``cond`` must be a bool; numpy's
+    order, ``where(cond, x, y)``, is an error where it can be told."""
     current_tracer("where")
     if any(isinstance(a, _Fragment) for a in (false_val, true_val, cond)):
         return fragment_where(false_val, true_val, cond)
+    _check_select_order(false_val, cond)
     f, t = _values([false_val, true_val])
     c = to_value(cond)
     return _build("where", _core.where, f._value, t._value, c._value)
+
+
+_ORDER = ("where(false_value, true_value, condition) takes Metal's select "
+          "order, the condition last")
+_SWAPPED = ("this looks like numpy's where(condition, x, y), which is written "
+            "where(y, x, condition) here")
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, bool) or (isinstance(x, IRValue) and
+                                   x.dtype.name == "b1")
+
+
+def _check_select_order(false_val, cond):
+    """Catches numpy's order where it can be told: a condition that is not
+    a bool, or a Python constant condition next to a traced bool false
+    value (where(mask, True, False)). Three traced bools cannot be told
+    apart (docs/reference/math.md)."""
+    if not _is_bool(cond):
+        if isinstance(cond, IRValue):
+            given = cond.dtype.name
+        else:
+            kind = type(cond).__name__
+            given = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({cond!r})"
+        hint = (f"; the first argument is a bool: {_SWAPPED}"
+                if _is_bool(false_val) else "; compare first (x > 0)")
+        fail(f"where: the condition must be a bool, got {given} ({_ORDER})"
+             f"{hint}")
+    if isinstance(cond, bool) and isinstance(false_val, IRValue) and \
+            _is_bool(false_val):
+        fail(f"{_ORDER}; the condition is the constant {cond} while the "
+             f"first argument (the false value) is a traced bool: "
+             f"{_SWAPPED}. (A condition known while tracing is a Python "
+             "if: pick the value there.)")
 
 
 def as_type(x, dtype):

@@ -21,6 +21,26 @@ def _query(name: str, dim: int = 0) -> IRValue:
     return IRValue(tracer, tracer.call("thread_query", name, dim))
 
 
+class QueryValue(IRValue):
+    """A thread query read as an attribute (``enigma.thread_position_in_grid``):
+    a value, so calling it is a mistake with a message of its own."""
+
+    __slots__ = ("_query",)
+
+    def __call__(self, *args, **kwargs):
+        fail(f"enigma.{self._query} is a value, not a function: write it "
+             f"without parentheses (i = enigma.{self._query}), or call "
+             f"{self._query}_xyz('x') for one dimension")
+
+
+def thread_position_value() -> IRValue:
+    """``enigma.thread_position_in_grid``: the x position, as a value."""
+    value = _query("thread_position_in_grid")
+    made = QueryValue(value._tracer, value._value)
+    made._query = "thread_position_in_grid"
+    return made
+
+
 def thread_position_in_grid_xyz(dim="x") -> IRValue:
     """Metal ``[[thread_position_in_grid]]`` along ``dim`` (a ``uint``)."""
     return _query("thread_position_in_grid", _dim(dim))
@@ -145,4 +165,4 @@ def metal_cast(x, dtype) -> IRValue:
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "annotations", "as_dtype", "EnigmaError", "IRValue", "current_tracer",
-    "fail", "to_value")]
+    "fail", "to_value", "QueryValue", "thread_position_value")]

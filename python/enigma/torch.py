@@ -18,8 +18,9 @@
     y = torch.compile(f, fullgraph=True)(x)  # no graph break
 
 The op runs the kernel with the function-call form
-(``kernel[grid, threads](...)``), so it queues on PyTorch's current stream
-(CUDA graphs capture it) and runs on CPU tensors through the CPU backend.
+(``kernel.launch(grid=..., threads=...)(...)``), so it queues on PyTorch's
+current stream (CUDA graphs capture it) and runs on CPU tensors through the
+CPU backend.
 docs/reference/launch.md has the reference.
 """
 
@@ -31,6 +32,11 @@ import torch
 
 from ._ir import EnigmaError
 from ._kernel import KernelDefinition
+# Attention as ops (torch.ops.enigma.attention, ...): docs/reference/
+# attention.md.
+from ._attention.torch_ops import (  # noqa: F401
+    attention, attention_backward, attention_paged, attention_varlen,
+    attention_varlen_backward)
 
 _SCALAR_SCHEMA = {"b1": "bool", "f32": "float", "f16": "float",
                   "bf16": "float"}
@@ -70,9 +76,10 @@ def custom_op(name, kernel, *, grid, threads=None, mutates_args=(),
       ``lambda X, **_: torch.empty_like(X)``). It also serves as the fake
       (meta) implementation ``torch.compile`` traces with, unless ``fake``
       (called like the op) is given.
-    - ``grid`` and ``threads``: as in ``kernel[grid, threads]``, each a
-      value or a function of the arguments by name (outputs included);
-      ``threads=None`` takes the call form's default.
+    - ``grid`` and ``threads``: as in ``kernel.launch(grid=...,
+      threads=...)`` (``grid`` counts threads), each a value or a function
+      of the arguments by name (outputs included); ``threads=None`` takes
+      the call form's default.
     - ``backward`` and ``setup_context``: an autograd formula, passed to
       ``register_autograd`` (the backward may call other Enigma ops).
 
@@ -137,8 +144,8 @@ def custom_op(name, kernel, *, grid, threads=None, mutates_args=(),
         values.update(made)
         launch = _call(grid, values)
         block = _call(threads, values)
-        launcher = kernel[launch] if block is None else kernel[launch, block]
-        launcher(*[values[p.name] for p in params])
+        kernel.launch(grid=launch, threads=block)(
+            *[values[p.name] for p in params])
         if not returns:
             return None
         result = tuple(made[out] for out in returns)

@@ -1,7 +1,7 @@
 //===- LaunchBindings.cpp - The function-call form's hot path -------------===//
 //
-// `kernel[grid, threads](a, b, c, n)` ends here (python/enigma/_launch.py
-// makes the objects). The arguments are read in C++: numpy and other
+// `kernel[n](a, b, c, n)` and `kernel.launch(grid=..., threads=...)(...)` end
+// here (python/enigma/_kernel.py makes the objects). The arguments are read in C++: numpy and other
 // buffer-protocol arrays, PyTorch tensors and CuPy arrays directly, any other
 // array through the Python layer once per call; they are checked against the
 // kernel's parameters and launched through a DirectLauncher, on CUDA on the
@@ -14,6 +14,9 @@
 #include "enigma/Runtime/CpuBackend.h"
 #include "enigma/Runtime/CudaBackend.h"
 #include "enigma/Runtime/Launch.h"
+#ifdef __linux__
+#include "enigma/Runtime/MetalHostBackend.h"
+#endif
 
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -131,7 +134,8 @@ struct Shared {
   // direct call).
   nb::object cupyCurrentDevice;
   intptr_t (*cupyCurrentStream)() = nullptr;
-  nb::object firstCall;     // (owner, where, runtime) -> None
+  nb::object firstCall;     // (owner, where, runtime, constants) -> None
+  nb::object globalsChanged; // (owner) -> None: a name the body reads changed
   nb::object logLaunch;     // (name, grid, threads, runtime) or None
   std::unordered_map<PyTypeObject *, Reader> readers;
   std::unordered_map<PyObject *, std::optional<DType>> dtypes;
@@ -385,47 +389,10 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
   return true;
 }
 
-/// A Python number (int, float, bool, or a numpy/torch scalar) as a
-/// HostNumber; nothing when it is not a number.
+/// A Python number (int, float, bool, or a numpy scalar) as a HostNumber;
+/// nothing when it is not a number (HostNumbers.cpp, shared with execute).
 std::optional<HostNumber> numberOf(nb::handle value) {
-  PyObject *o = value.ptr();
-  if (PyBool_Check(o))
-    return HostNumber(o == Py_True);
-  if (PyFloat_Check(o))
-    return HostNumber(PyFloat_AS_DOUBLE(o));
-  nb::object integer;
-  if (PyLong_Check(o)) {
-    integer = nb::borrow(value);
-  } else if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index) {
-    PyObject *index = PyNumber_Index(o); // numpy integers
-    if (!index) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    integer = nb::steal(index);
-  } else if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float &&
-             !PySequence_Check(o)) {
-    double d = PyFloat_AsDouble(o); // numpy floats (not arrays)
-    if (d == -1.0 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    return HostNumber(d);
-  } else {
-    return std::nullopt;
-  }
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
-  if (!overflow)
-    return HostNumber(int64_t(v));
-  unsigned long long u = PyLong_AsUnsignedLongLong(integer.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw DispatchError("the integer " +
-                        nb::cast<std::string>(nb::str(integer)) +
-                        " does not fit in 64 bits");
-  }
-  return HostNumber(uint64_t(u));
+  return hostNumberOf(value);
 }
 
 std::string describeParam(const KernelParam &param) {
@@ -443,12 +410,34 @@ std::string whereText(int device) {
 // The per-kernel state and its launchers
 //===----------------------------------------------------------------------===//
 
-/// One (runtime, loaded kernel) pair of a kernel.
+/// One (runtime, function constants, loaded kernel) triple of a kernel.
 struct Target {
   nb::object runtime; // the enigma._core.Runtime it belongs to
   int where = kHost;  // host, or the CUDA device ordinal
   bool implicit = true; // chosen from the arrays (not runtime=/use_runtime)
+  uint32_t constants = 0; // the Python side's number of its constant values
   std::shared_ptr<DirectLauncher> launcher;
+};
+
+/// A name the kernel body read when it was traced: a module global
+/// (`scope` the module's dict, `name` the key) or a closure cell (`name`
+/// null), with the object it held then.
+struct NameRead {
+  nb::object scope, name, value;
+
+  /// Whether the name still holds the same object (a cheap test: equal
+  /// values in new objects are sorted out by the Python side).
+  bool unchanged() const {
+    PyObject *now;
+    if (name.is_valid()) {
+      now = PyDict_GetItemWithError(scope.ptr(), name.ptr()); // borrowed
+      if (!now && PyErr_Occurred())
+        throw nb::python_error();
+    } else {
+      now = PyCell_GET(scope.ptr());
+    }
+    return now == value.ptr();
+  }
 };
 
 struct CallForm {
@@ -456,15 +445,29 @@ struct CallForm {
   std::vector<KernelParam> params;
   nb::object owner; // a weak reference to the Python object that owns this
   std::vector<Target> targets;
+  std::vector<NameRead> reads; // what the traced body read (see NameRead)
 
-  size_t find(nb::handle runtime, int where) const {
+  size_t find(nb::handle runtime, int where, uint32_t constants) const {
     for (size_t i = 0; i < targets.size(); ++i) {
       const Target &t = targets[i];
-      if (runtime ? t.runtime.ptr() == runtime.ptr()
-                  : t.implicit && t.where == where)
+      if (t.constants == constants &&
+          (runtime ? t.runtime.ptr() == runtime.ptr()
+                   : t.implicit && t.where == where))
         return i;
     }
     return size_t(-1);
+  }
+
+  /// Asks the Python side to look at the names the body read when one of
+  /// them holds another object now: it re-traces the kernel (dropping the
+  /// loaded targets) when a value really changed.
+  void checkReads() {
+    for (const NameRead &read : reads)
+      if (!read.unchanged()) {
+        // The Python side checks them all and may replace `reads`.
+        shared().globalsChanged(owner);
+        return;
+      }
   }
 };
 
@@ -472,6 +475,7 @@ struct Launcher {
   std::shared_ptr<CallForm> form;
   Dim3 grid, threads;
   nb::object key; // (grid, threads) as given, for messages and logs
+  uint32_t constants = 0; // which function constant values (0: none)
 };
 
 std::string arrayText(nb::handle obj) {
@@ -630,16 +634,20 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     argumentError(form, firstArray, bound[firstArray],
                   "its memory is neither host nor CUDA memory");
 
-  size_t index = form.find(runtimeCore, where);
+  if (!form.reads.empty())
+    form.checkReads();
+  size_t index = form.find(runtimeCore, where, self.constants);
   if (index == size_t(-1)) {
     s.firstCall(form.owner, where,
-                runtime ? nb::borrow(runtime) : nb::none());
-    index = form.find(runtimeCore, where);
+                runtime ? nb::borrow(runtime) : nb::none(), self.constants);
+    index = form.find(runtimeCore, where, self.constants);
     if (index == size_t(-1))
       throw RuntimeFailure("the function-call form found no runtime for "
                            "kernel " + form.name);
   }
-  Target &target = form.targets[index];
+  // A copy: another thread may replace the targets while this one runs
+  // the kernel without the GIL.
+  const Target target = form.targets[index];
   if (!target.implicit && firstArray != size_t(-1) && target.where != where)
     argumentError(form, firstArray, bound[firstArray],
                   "in " + whereText(where) + ", but the runtime given runs "
@@ -774,10 +782,12 @@ void bindLaunch(nb::module_ &m) {
           "__init__",
           [](CallForm *self, const std::string &name,
              const std::vector<std::tuple<std::string, std::string,
-                                          std::string, uint64_t>> &params,
+                                          std::string, uint64_t, uint32_t>>
+                 &params,
              nb::object owner) {
-            new (self) CallForm{name, {}, std::move(owner), {}};
-            for (const auto &[paramName, kind, dtype, multipleOf] : params) {
+            new (self) CallForm{name, {}, std::move(owner), {}, {}};
+            for (const auto &[paramName, kind, dtype, multipleOf, vecWidth] :
+                 params) {
               KernelParam p;
               p.name = paramName;
               p.kind = kind == "scalar" ? ParamKind::Scalar : ParamKind::Buffer;
@@ -786,46 +796,94 @@ void bindLaunch(nb::module_ &m) {
                 throw DispatchError("unknown dtype '" + dtype + "'");
               p.dtype = *t;
               p.multipleOf = multipleOf;
+              p.vecWidth = vecWidth;
               self->params.push_back(p);
             }
           },
           "name"_a, "params"_a, "owner"_a,
-          "params: (name, 'buffer' | 'scalar', dtype, multiple_of) in "
-          "declaration order; owner: a weak reference handed back to the "
-          "first-call helper.")
+          "params: (name, 'buffer' | 'scalar', dtype, multiple_of, "
+          "vec_width) in declaration order; owner: a weak reference handed "
+          "back to the first-call helper.")
+      .def(
+          "set_reads",
+          [](CallForm &form,
+             const std::vector<std::tuple<nb::object, nb::object, nb::object>>
+                 &reads) {
+            form.reads.clear();
+            for (const auto &[scope, name, value] : reads) {
+              if (name.is_none() ? !PyCell_Check(scope.ptr())
+                                 : !PyDict_Check(scope.ptr()))
+                throw nb::type_error("a read is (dict, name, value) or "
+                                     "(cell, None, value)");
+              form.reads.push_back(
+                  NameRead{scope, name.is_none() ? nb::object() : name, value});
+            }
+          },
+          "reads"_a,
+          "The names the traced body read: (module dict, name, value) or "
+          "(closure cell, None, value). A launch that finds one holding "
+          "another object calls the globals_changed helper first.")
+      .def(
+          "clear_targets", [](CallForm &form) { form.targets.clear(); },
+          "Drops every loaded kernel (the kernel was traced again).")
       .def(
           "add_target",
           [](CallForm &form, nb::object runtime, const KernelArtifact &kernel,
-             int where, bool implicit) {
+             int where, bool implicit, uint32_t constantsNumber,
+             const std::vector<std::tuple<unsigned, std::string, nb::object>>
+                 &constantValues) {
+            ConstantArgs constants;
+            for (const auto &[index, dtype, value] : constantValues) {
+              std::optional<HostNumber> number = numberOf(value);
+              if (!number)
+                throw DispatchError(
+                    "function constant " + std::to_string(index) +
+                    " takes a number, got " +
+                    std::string(Py_TYPE(value.ptr())->tp_name));
+              constants[index] = ConstantArg(dtype, *number);
+            }
             std::shared_ptr<Backend> backend = backendOf(runtime);
             if (kernel.params.size() != form.params.size())
               throw RuntimeFailure("kernel " + kernel.kernelName +
                                    " was compiled with other parameters");
             auto *cpu = dynamic_cast<CpuBackend *>(backend.get());
-            CpuBackend::LoadCounts before;
-            if (cpu)
-              before = cpu->loadCounts();
+            uint64_t fromCacheBefore = cpu ? cpu->loadCounts().fromCache : 0;
+#ifdef __linux__
+            auto *msl = dynamic_cast<MetalHostBackend *>(backend.get());
+            if (msl)
+              fromCacheBefore = msl->loadCounts().fromCache;
+#endif
             std::shared_ptr<DirectLauncher> launcher;
             {
               nb::gil_scoped_release release; // may compile for seconds
-              launcher = std::make_shared<DirectLauncher>(backend, kernel);
+              launcher =
+                  std::make_shared<DirectLauncher>(backend, kernel, constants);
             }
             std::string how;
             if (dynamic_cast<CudaBackend *>(backend.get()))
               how = CudaBackend::describeLoadedCode(launcher->loadedKernel());
             else if (cpu)
-              how = cpu->loadCounts().fromCache > before.fromCache
+              how = cpu->loadCounts().fromCache > fromCacheBefore
                         ? "shared object (disk cache)"
                         : "shared object (compiled with the host C++ "
                           "compiler)";
-            form.targets.push_back(
-                Target{runtime, where, implicit, std::move(launcher)});
+#ifdef __linux__
+            else if (msl)
+              how = msl->loadCounts().fromCache > fromCacheBefore
+                        ? "its MSL as a shared object (disk cache)"
+                        : "its MSL compiled with clang++ against the host "
+                          "metal_stdlib";
+#endif
+            form.targets.push_back(Target{runtime, where, implicit,
+                                          constantsNumber, std::move(launcher)});
             return how;
           },
-          "runtime"_a, "kernel"_a, "where"_a, "implicit"_a,
+          "runtime"_a, "kernel"_a, "where"_a, "implicit"_a, "constants"_a,
+          "constant_values"_a,
           "Loads the kernel on a runtime (host: where=-1, else the CUDA "
-          "device); returns how the code was obtained (compiled, or from "
-          "the disk cache).")
+          "device) with function constant values [(index, dtype, value)] "
+          "(numbered `constants` by the caller; 0: none); returns how the "
+          "code was obtained (compiled, or from the disk cache).")
       .def_prop_ro("targets",
                    [](const CallForm &form) {
                      std::vector<std::tuple<int, bool>> out;
@@ -838,15 +896,16 @@ void bindLaunch(nb::module_ &m) {
           [](nb::object formObject,
              const std::tuple<uint32_t, uint32_t, uint32_t> &grid,
              const std::tuple<uint32_t, uint32_t, uint32_t> &threads,
-             nb::object key) {
+             nb::object key, uint32_t constants) {
             return Launcher{nb::cast<std::shared_ptr<CallForm>>(formObject),
-                            toDim3(grid), toDim3(threads), std::move(key)};
+                            toDim3(grid), toDim3(threads), std::move(key),
+                            constants};
           },
-          "grid"_a, "threads"_a, "key"_a);
+          "grid"_a, "threads"_a, "key"_a, "constants"_a = 0);
 
   nb::class_<Launcher>(m, "Launcher",
-                       "kernel[grid, threads]: call it with the kernel's "
-                       "arguments to launch")
+                       "kernel[n] or kernel.launch(...): call it with the "
+                       "kernel's arguments to launch")
       .def("__call__", &call)
       .def_prop_ro("grid",
                    [](const Launcher &l) {
@@ -865,6 +924,7 @@ void bindLaunch(nb::module_ &m) {
             {"reader_of", &s.readerOf},           {"dtype_name", &s.dtypeName},
             {"torch_stream", &s.torchStream},     {"cupy_stream", &s.cupyStream},
             {"first_call", &s.firstCall},         {"log_launch", &s.logLaunch},
+            {"globals_changed", &s.globalsChanged},
             {"cupy_current_device", &s.cupyCurrentDevice}};
         for (auto &[name, slot] : slots)
           if (helpers.contains(name))
@@ -880,7 +940,7 @@ void bindLaunch(nb::module_ &m) {
       "Hands the function-call form its Python helpers (those named in the "
       "dict replace the ones set before): describe_array, array_text, "
       "reader_of, dtype_name, torch_stream, cupy_stream, first_call, "
-      "log_launch (None: no launch log), cupy_current_device (CuPy's "
+      "globals_changed, log_launch (None: no launch log), cupy_current_device (CuPy's "
       "current device; None where there is only one) and cupy_current_stream (the capsule of CuPy's C "
       "function for its current stream, used when the arrays are on the "
       "current device; taken only when its signature is intptr_t (void) "
@@ -895,7 +955,7 @@ void bindLaunch(nb::module_ &m) {
         for (nb::object *slot :
              {&s.describeArray, &s.arrayText, &s.readerOf, &s.dtypeName,
               &s.torchStream, &s.cupyStream, &s.firstCall, &s.logLaunch,
-              &s.cupyCurrentDevice})
+              &s.cupyCurrentDevice, &s.globalsChanged})
           *slot = nb::object();
         s.cupyCurrentStream = nullptr;
         s.cupyArrays.clear();

@@ -49,3 +49,54 @@ def run_kernel(runtime, compiled, inputs, out_dtype, out_count, grid, threads,
     raw = runtime.execute(compiled, inputs, output_size=out_count * out_dtype.itemsize,
                           grid=grid, threads=threads, **kwargs)
     return np.frombuffer(raw, dtype=out_dtype).copy()
+
+
+# --- The function-call form on every runtime ---------------------------------
+
+class CallArrays:
+    """Arrays of the backend under test for the function-call form: numpy
+    for the CPU and MSL host runtimes (host memory), PyTorch CUDA tensors
+    for CUDA."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        if runtime.name in ("cpu", "metal-host"):  # host memory
+            self.torch = None
+        elif runtime.name == "cuda":
+            self.torch = pytest.importorskip("torch")
+            if not self.torch.cuda.is_available():
+                pytest.skip("PyTorch has no CUDA device")
+        else:
+            pytest.skip("the function-call form runs on CpuRuntime, "
+                        "MetalHostRuntime and CudaRuntime")
+
+    def put(self, array, bf16=False):
+        """A copy of ``array`` on the device; with ``bf16``, uint16 bits as
+        bfloat16 (a PyTorch dtype; numpy arrays stay uint16)."""
+        array = np.ascontiguousarray(array)
+        if self.torch is None:
+            return array.copy()
+        tensor = self.torch.from_numpy(array.copy())
+        if bf16:
+            tensor = self.torch.from_numpy(array.view(np.int16).copy()).view(
+                self.torch.bfloat16)
+        return tensor.to(f"cuda:{self.runtime.device}")
+
+    def get(self, array):
+        if self.torch is None:
+            return array
+        self.torch.cuda.synchronize()
+        return array.cpu().numpy()
+
+
+@pytest.fixture
+def arrays(runtime):
+    """Arrays of the runtime under test; the launches of the test go to
+    that runtime (chosen from the arrays, or with use_runtime for the MSL
+    host runtime, which takes host arrays as the CPU backend does)."""
+    made = CallArrays(runtime)
+    if runtime.name == "metal-host":
+        with enigma.use_runtime(runtime):
+            yield made
+    else:
+        yield made

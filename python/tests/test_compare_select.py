@@ -1,5 +1,7 @@
 """cmp_*, where and as_type (docs/reference/math.md)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,57 @@ def test_errors():
         _compile(lambda v: enigma.where(v, v, v))
     with pytest.raises(enigma.EnigmaError, match="bool"):
         _compile(lambda v: enigma.as_type(v > 0, enigma.u8))
+
+
+def test_where_order_mistakes_name_the_order():
+    """where takes Metal's select order (false value, true value,
+    condition). numpy's order, where(condition, x, y), is caught when the
+    condition it leaves last is not a bool or is a Python constant next to
+    a traced bool: the error names the order and the rewrite."""
+    order = r"where\(false_value, true_value, condition\) takes Metal's " \
+        r"select order"
+    swapped = r"where\(condition, x, y\).*is written where\(y, x, " \
+        r"condition\) here"
+    cases = [
+        # numpy's relu: where(v > 0, v, 0.0): the condition given is f32.
+        (lambda v: enigma.where(v > 0.0, v, 0.0), enigma.f32,
+         [order, r"the condition must be a bool, got a float \(0\.0\)",
+          swapped]),
+        (lambda v: enigma.where(v > 0, v, 0), enigma.i32,
+         [order, r"got an int \(0\)", swapped]),
+        (lambda v: enigma.where(v > 0, v, -v), enigma.i32,
+         [order, r"got i32", swapped]),
+        # A float condition and no bool anywhere: the order, no swap hint.
+        (lambda v: enigma.where(v, v, v), enigma.f32,
+         [order, r"got f32 \(.*\); compare first"]),
+        # where(mask, True, False): the condition is a Python constant.
+        (lambda v: enigma.metal_cast(
+            enigma.where(v > 0.0, True, False), "float"), enigma.f32,
+         [order, r"the condition is the constant False while the first "
+                 r"argument \(the false value\) is a traced bool", swapped]),
+    ]
+    for body, dtype, patterns in cases:
+        with pytest.raises(enigma.EnigmaError) as info:
+            _compile(body, dtype)
+        message = str(info.value)
+        assert re.match(r".*test_compare_select\.py:\d+: ", message), message
+        for pattern in patterns:
+            assert re.search(pattern, message), (pattern, message)
+
+
+def test_where_orders_that_cannot_be_checked_still_compile(runtime, rng):
+    """Three traced bools, or a constant condition with non-bool values,
+    are valid selections: they compile and run as written."""
+    n = 301
+    a = rng.integers(0, 2, n).astype(np.bool_)
+    b = rng.integers(0, 2, n).astype(np.bool_)
+    c = rng.integers(0, 2, n).astype(np.bool_)
+    out = run_map(runtime, enigma.where, [a, b, c], enigma.b1)
+    np.testing.assert_array_equal(out, np.where(c, b, a))
+    x = rng.standard_normal(n).astype(np.float32)
+    out = run_map(runtime, lambda v: enigma.where(-1.0, v, True), [x],
+                  enigma.f32)
+    np.testing.assert_array_equal(out, x)
 
 
 def test_msl():

@@ -36,3 +36,22 @@ def test_require_m3_names_the_feature():
     with pytest.raises(RuntimeError, match="async_copy_1d_d2t requires Apple "
                                            "GPU family 9.*Apple M2"):
         caps.require_m3("async_copy_1d_d2t")
+
+
+def test_the_docs_give_each_runtime_its_threadgroup_memory_limit():
+    """docs/reference/runtimes.md and docs/reference/cooperation.md state
+    the limit each runtime reports, the CPU's 227 KiB included."""
+    import os
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
+    cpu = enigma.CpuRuntime().device_capabilities().max_threadgroup_memory
+    assert cpu == 232448
+    with open(os.path.join(root, "reference", "runtimes.md")) as f:
+        row = next(line for line in f
+                   if line.startswith("| `max_threadgroup_memory` |"))
+    assert "232448 bytes (227 KiB) on `CpuRuntime`" in row, row
+    assert "32768 bytes (32 KiB, Metal's limit) on `MetalRuntime` and " \
+           "`MetalHostRuntime`" in row, row
+    with open(os.path.join(root, "reference", "cooperation.md")) as f:
+        text = " ".join(f.read().split())
+    assert "227 KiB on the CPU" in text
+    assert "32 KiB on Metal and the MSL host runtime" in text

@@ -236,10 +236,10 @@ def test_hidden_parameter_is_not_the_users():
 def test_call_form():
     a = np.arange(96, dtype=np.float32)
     out = np.zeros_like(a)
-    reverse_groups[96, 32](a, out, threadgroup_memory=128)
+    reverse_groups.launch(grid=96, threads=32)(a, out, threadgroup_memory=128)
     np.testing.assert_array_equal(out, _reverse_reference(a, 32))
     with pytest.raises(enigma.DispatchError, match="threadgroup_memory="):
-        reverse_groups[96, 32](a, out)
+        reverse_groups.launch(grid=96, threads=32)(a, out)
 
 
 @enigma.kernel

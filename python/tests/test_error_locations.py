@@ -113,6 +113,41 @@ def string_operand():
     compile_only(k)
 
 
+@mistake("numpy's argument order in where (condition first)",
+         r"where\(false_value, true_value, condition\) takes Metal's select "
+         r"order.*numpy's where\(condition, x, y\)")
+def where_in_numpys_order():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        A[0] = enigma.where(A[0] > 0.0, A[0], 0.0)  # mistake: where_in_numpys_order
+    compile_only(k)
+
+
+# --------------------------------------------------------------------------
+# Thread queries
+# --------------------------------------------------------------------------
+
+@mistake("thread_position_in_grid called like a function",
+         r"enigma\.thread_position_in_grid is a value, not a function: "
+         r"write it without parentheses")
+def thread_position_called():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        i = enigma.thread_position_in_grid()  # mistake: thread_position_called
+        A[i] = 1.0
+    compile_only(k)
+
+
+@mistake("a traced value called like a function",
+         r"a traced value is not a function \('IRValue' object is not "
+         r"callable\)")
+def traced_value_called():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        A[0] = A[1](2)  # mistake: traced_value_called
+    compile_only(k)
+
+
 # --------------------------------------------------------------------------
 # Vectors
 # --------------------------------------------------------------------------
@@ -306,14 +341,16 @@ def simd_sum_in_divergent_code():
     compile_only(k)
 
 
-@mistake("a barrier inside a while_ loop (the CPU backend cannot run it)",
-         r"error: the enigma\.while_ loop contains a barrier")
-def barrier_in_a_while_loop():
+@mistake("a barrier inside a while loop whose test depends on the thread",
+         r"error: enigma\.barrier\(\) is under control flow that depends "
+         r"on the thread's position")
+def barrier_in_a_divergent_while_loop():
     @enigma.kernel
     def k(A: enigma.f32):
-        with enigma.while_(lambda: A[0] < 4.0):  # mistake: barrier_in_a_while_loop
-            enigma.barrier()
-            A[0] = A[0] + 1.0
+        t = enigma.thread_position_in_grid
+        with enigma.while_(lambda: A[t] < 4.0):
+            enigma.barrier()  # mistake: barrier_in_a_divergent_while_loop
+            A[t] = A[t] + 1.0
     compile_only(k)
 
 

@@ -1,10 +1,12 @@
-"""The function-call form ``kernel[grid, threads](a, b, c, n)``
+"""The function-call form ``kernel[n](a, b, c, n)`` and
+``kernel.launch(grid=... | threadgroups=..., threads=...)(...)``
 (docs/reference/launch.md): arrays bound in place, scalars by position or
 keyword, the runtime chosen from the arrays, compile once per signature,
 and the mistakes it refuses. On the CPU backend with numpy arrays; on CUDA
 with PyTorch tensors (CuPy and JAX at the end, where installed)."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import CallArrays as Arrays
 
 
 @enigma.kernel
@@ -74,49 +77,13 @@ def gather(A: enigma.f32, I: enigma.u64, C: enigma.f32,
         C[i] = A[I[i]]
 
 
-class Arrays:
-    """Arrays of the backend under test: numpy for the CPU (host memory),
-    PyTorch CUDA tensors for CUDA."""
-
-    def __init__(self, runtime):
-        self.runtime = runtime
-        if runtime.name == "cpu":
-            self.torch = None
-        elif runtime.name == "cuda":
-            self.torch = pytest.importorskip("torch")
-            if not self.torch.cuda.is_available():
-                pytest.skip("PyTorch has no CUDA device")
-        else:
-            pytest.skip("the function-call form runs on CpuRuntime and "
-                        "CudaRuntime")
-
-    def put(self, array, bf16=False):
-        """A copy of ``array`` on the device; with ``bf16``, uint16 bits as
-        bfloat16 (a PyTorch dtype; numpy arrays stay uint16)."""
-        array = np.ascontiguousarray(array)
-        if self.torch is None:
-            return array.copy()
-        tensor = self.torch.from_numpy(array.copy())
-        if bf16:
-            tensor = self.torch.from_numpy(array.view(np.int16).copy()).view(
-                self.torch.bfloat16)
-        return tensor.to(f"cuda:{self.runtime.device}")
-
-    def get(self, array):
-        if self.torch is None:
-            return array
-        self.torch.cuda.synchronize()
-        return array.cpu().numpy()
-
-
 @pytest.mark.parametrize("n", [1, 255, 1000, (1 << 16) + 3])
-def test_vector_add_in_place(runtime, rng, n):
-    arrays = Arrays(runtime)
+def test_vector_add_in_place(arrays, rng, n):
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
     c = arrays.put(np.full(n, np.nan, np.float32))  # poisoned
     da, db = arrays.put(a), arrays.put(b)
-    assert vector_add[n, 256](da, db, c, n) is None
+    assert vector_add.launch(grid=n, threads=256)(da, db, c, n) is None
     expected = (a.astype(np.float64) + b.astype(np.float64)).astype(
         np.float32)
     np.testing.assert_array_equal(arrays.get(c), expected)
@@ -137,24 +104,22 @@ def test_numpy_arrays_are_written_in_place():
     np.testing.assert_array_equal(c[n:], -7.0)  # past n: untouched
 
 
-def test_buffers_are_not_cleared_and_scalars_by_keyword(runtime, rng):
-    arrays = Arrays(runtime)
+def test_buffers_are_not_cleared_and_scalars_by_keyword(arrays, rng):
     n = 777
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
     dx, dy = arrays.put(x), arrays.put(y)
-    axpy[n, 128](dx, dy, n=n, a=np.float32(0.5))
-    axpy[n, 128](dx, dy, 2.0, np.uint32(n))  # numpy scalars and floats
+    axpy.launch(grid=n, threads=128)(dx, dy, n=n, a=np.float32(0.5))
+    axpy.launch(grid=n, threads=128)(dx, dy, 2.0, np.uint32(n))  # numpy
     expected = np.float32(2.0) * x + (np.float32(0.5) * x + y)
     np.testing.assert_allclose(arrays.get(dy), expected, rtol=1e-6)
     assert arrays.get(dy).dtype == np.float32
 
 
 @pytest.mark.parametrize("w,h", [(1, 1), (13, 5), (40, 33)])
-def test_two_dimensional_grid_and_default_threads(runtime, w, h):
-    arrays = Arrays(runtime)
+def test_two_dimensional_grid_and_default_threads(arrays, w, h):
     p = arrays.put(np.full(w * h * 4, 0xFFFFFFFF, np.uint32))
-    where_am_i[(w, h), (8, 4)](p, w, h)
+    where_am_i.launch(grid=(w, h), threads=(8, 4))(p, w, h)
     got = arrays.get(p).reshape(h, w, 4)
     ys, xs = np.mgrid[0:h, 0:w]
     np.testing.assert_array_equal(got[..., 0], xs)
@@ -166,13 +131,13 @@ def test_two_dimensional_grid_and_default_threads(runtime, w, h):
         return np.minimum(size, extent - position // size * size)
     np.testing.assert_array_equal(got[..., 2], group_size(xs, w, 8))
     np.testing.assert_array_equal(got[..., 3], group_size(ys, h, 4))
-    # kernel[grid] alone: 16 x 16 threadgroups for a 2-D grid...
-    where_am_i[(w, h),](p, w, h)
+    # grid= alone: 16 x 16 threadgroups for a 2-D grid...
+    where_am_i.launch(grid=(w, h))(p, w, h)
     got = arrays.get(p).reshape(h, w, 4)
     np.testing.assert_array_equal(got[..., 2], group_size(xs, w, 16))
     np.testing.assert_array_equal(got[..., 3], group_size(ys, h, 16))
     # ... and threads=None says the same.
-    where_am_i[(w, h), None](p, w, h)
+    where_am_i.launch(grid=(w, h), threads=None)(p, w, h)
     got = arrays.get(p).reshape(h, w, 4)
     np.testing.assert_array_equal(got[..., 2], group_size(xs, w, 16))
 
@@ -185,8 +150,7 @@ def test_one_dimensional_default_is_256_threads():
     assert (sizes[:512] == 256).all() and (sizes[512:] == n - 512).all()
 
 
-def test_bf16_takes_uint16_bits(runtime, rng):
-    arrays = Arrays(runtime)
+def test_bf16_takes_uint16_bits(arrays, rng):
     n = 300
     values = rng.standard_normal(n).astype(np.float32)
     bits = (values.view(np.uint32) >> 16).astype(np.uint16)  # truncated
@@ -208,9 +172,10 @@ def test_second_call_does_not_recompile(monkeypatch):
     monkeypatch.setattr(compile_module, "compile",
                         lambda *args, **kw: compiles.append(1) or
                         real(*args, **kw))
-    once[64, 32](a)
-    once[64, 32](a)
-    once[64, 64](a)   # another launch shape, same signature
+    once.launch(grid=64, threads=32)(a)
+    once.launch(grid=64, threads=32)(a)
+    once.launch(grid=64, threads=64)(a)   # another launch shape
+    once.launch(threadgroups=2, threads=32)(a)
     once[32](a)
     assert compiles == [1]
     assert once._calls.form.targets == [(-1, True)]
@@ -222,6 +187,9 @@ def test_explicit_runtime_and_use_runtime():
     a, b = np.ones(n, np.float32), np.full(n, 2.0, np.float32)
     c = np.zeros(n, np.float32)
     mine = enigma.CpuRuntime()
+    vector_add[n](a, b, c, n)
+    # Other tests may have loaded it on runtimes of their own.
+    explicit_before = vector_add._calls.form.targets.count((-1, False))
     vector_add[n](a, b, c, n, runtime=mine)
     with enigma.use_runtime(mine) as chosen:
         assert chosen is mine
@@ -232,7 +200,8 @@ def test_explicit_runtime_and_use_runtime():
     vector_add[n](a, b, c, n)
     assert (c == 3).all()
     targets = vector_add._calls.form.targets
-    assert targets.count((-1, False)) == 2  # mine, and the nested one
+    # mine, and the nested one
+    assert targets.count((-1, False)) == explicit_before + 2
     assert (-1, True) in targets
     with pytest.raises(TypeError, match="Enigma runtime"):
         enigma.use_runtime("cpu")
@@ -276,11 +245,13 @@ def test_mistakes_name_the_parameter_and_the_array():
         (lambda: vector_add[n](a, b, np.zeros(n + 1, np.float32)[1:], n),
          r"argument C .*16-byte boundary"),
         (lambda: vector_add[0](a, b, c, n), r"grid \(0, 1, 1\)"),
-        (lambda: vector_add[n, 2048](a, b, c, n), r"more than the maximum"),
+        (lambda: vector_add.launch(grid=n, threads=2048)(a, b, c, n),
+         r"more than the maximum"),
         (lambda: unguarded_copy[n + 1](a, c),
          r"the load of A at .*test_launch_form.py:\d+ reaches index 16"),
-        (lambda: vector_add[n](a, b, c, n, runtime=enigma.MetalHostRuntime()),
-         r"runs on CpuRuntime and CudaRuntime, not MetalHostRuntime"),
+        (lambda: vector_add[n](a, b, c, n, runtime=NotARuntime()),
+         r"runs on CpuRuntime, MetalHostRuntime and CudaRuntime, not "
+         r"NotARuntime"),
         (lambda: vector_add[n](a, b, c, n, runtime="cuda"),
          r"runtime= takes an Enigma runtime"),
     ]
@@ -290,14 +261,22 @@ def test_mistakes_name_the_parameter_and_the_array():
     assert not c.any()  # nothing ran
 
 
+class NotARuntime:
+    """Has a _core, as runtimes do, but is none of those the form runs on."""
+
+    def __init__(self):
+        self._core = enigma.CpuRuntime()._core
+        self.name = "none"
+
+
 def test_mistakes_in_the_brackets():
     a = np.zeros(4, np.float32)
-    with pytest.raises(TypeError, match=r"kernel\[\(gx, gy\), \(tx, ty\)\]"):
-        vector_add[4, 4, 4]
-    with pytest.raises(TypeError, match="grid must be an int"):
-        vector_add["4"]
+    with pytest.raises(TypeError, match="threads must be an int"):
+        vector_add.launch(grid=4, threads="4")
     with pytest.raises(ValueError, match="threads must have 1 to 3"):
-        vector_add[4, (1, 1, 1, 1)]
+        vector_add.launch(grid=4, threads=(1, 1, 1, 1))
+    with pytest.raises(ValueError, match="grid 5 has a dimension|outside"):
+        vector_add.launch(grid=-5)
 
     @enigma.kernel
     def untyped(A, B):
@@ -306,9 +285,144 @@ def test_mistakes_in_the_brackets():
         untyped[4](a, a)
 
 
+# What each refused spelling must offer, in the user's own numbers.
+_BRACKET_CASES = [
+    # k[w, h] and k[(w, h)]: Python passes both as the tuple (w, h).
+    ((13, 5), [r"vector_add\[13, 5\]: the brackets take one int",
+               r"kernel\[a, b\] and kernel\[\(a, b\)\] alike",
+               r"vector_add\.launch\(grid=\(13, 5\)\)\(\.\.\.\) +# a 13 x 5 "
+               r"grid of threads",
+               r"vector_add\.launch\(threadgroups=\(13, 5\)\)\(\.\.\.\) +# 13 x 5 "
+               r"threadgroups of 16 x 16 threads \(Triton's 2-D grid",
+               r"vector_add\.launch\(threadgroups=13, threads=5\)\(\.\.\.\) +# "
+               r"13 threadgroups of 5 threads \(CUDA's <<<13, 5>>>",
+               r"vector_add\.launch\(grid=13, threads=5\)\(\.\.\.\) +# 13 "
+               r"threads in threadgroups of 5"]),
+    ((1000, 256), [r"vector_add\.launch\(threadgroups=1000, threads=256\)",
+                   r"vector_add\.launch\(grid=1000, threads=256\)"]),
+    ((7,), [r"vector_add\[\(7,\)\]", r"vector_add\[7\]\(\.\.\.\) +# a 1-D grid",
+            r"vector_add\.launch\(threadgroups=7\)\(\.\.\.\) +# 7 threadgroups "
+            r"of 256 threads"]),
+    (((40, 33), (8, 4)),
+     [r"vector_add\.launch\(grid=\(40, 33\), threads=\(8, 4\)\)",
+      r"vector_add\.launch\(threadgroups=\(40, 33\), threads=\(8, 4\)\)"
+      r"\(\.\.\.\) +# 40 x 33 threadgroups of 8 x 4 threads"]),
+    (((40, 33), None), [r"vector_add\.launch\(grid=\(40, 33\)\)\(\.\.\.\)"]),
+    ((2, 3, 4), [r"vector_add\.launch\(grid=\(2, 3, 4\)\)",
+                 r"vector_add\.launch\(threadgroups=\(2, 3, 4\)\)"]),
+    ([64], [r"vector_add\[\[64\]\]", r"vector_add\[64\]\(\.\.\.\)"]),
+    ("64", [r"vector_add\['64'\]: the brackets take one int",
+            r"vector_add\.launch\(grid=\(w, h\), threads=\(16, 16\)\)"]),
+    (64.0, [r"vector_add\[64\.0\]"]),
+    ((1, 2, 3, 4), [r"Got \(1, 2, 3, 4\)"]),
+]
+
+
+@pytest.mark.parametrize("key,patterns", _BRACKET_CASES)
+def test_brackets_take_one_int_and_show_the_launches_meant(key, patterns):
+    """A grid in the brackets could mean a 2-D grid (Triton), threadgroups
+    and threads (CUDA, Numba) or the old grid and threads: each refused
+    spelling is an EnigmaError at the user's line that spells every
+    reading with the numbers given. Nothing is compiled or run."""
+    with pytest.raises(enigma.EnigmaError) as info:
+        vector_add[key]
+    message = str(info.value)
+    assert re.match(r".*test_launch_form\.py:\d+: ", message), message
+    for pattern in patterns:
+        assert re.search(pattern, message), (pattern, message)
+
+
+def test_the_two_spellings_of_a_tuple_are_refused_alike():
+    """k[(w, h)] and k[w, h] are one call to Python: the one a Triton user
+    writes for a 2-D grid is not read as grid w, threads h any more."""
+    w, h = 40, 33
+    p = np.full(w * h * 4, 0xFFFFFFFF, np.uint32)
+    for launch in (lambda: where_am_i[(w, h)], lambda: where_am_i[w, h]):
+        with pytest.raises(enigma.EnigmaError,
+                           match=r"where_am_i\.launch\(threadgroups="
+                                 r"\(40, 33\)\)"):
+            launch()(p, w, h)
+    assert (p == 0xFFFFFFFF).all()
+    # The launch a Triton user meant: 40 x 33 threadgroups cover the grid.
+    where_am_i.launch(threadgroups=(w, h), threads=(1, 1))(p, w, h)
+    got = p.reshape(h, w, 4)
+    ys, xs = np.mgrid[0:h, 0:w]
+    np.testing.assert_array_equal(got[..., 0], xs)
+    np.testing.assert_array_equal(got[..., 1], ys)
+
+
+@pytest.mark.parametrize("tg,threads", [((3, 2), (8, 4)), (5, 64),
+                                        ((2, 2, 2), None)])
+def test_threadgroups_count_groups_of_threads(arrays, tg, threads):
+    """launch(threadgroups=G, threads=T) runs G threadgroups of T threads:
+    the grid is G x T threads, every group whole."""
+    launcher = where_am_i.launch(threadgroups=tg, threads=threads)
+    tg3 = tuple(tg) + (1,) * (3 - len(tg)) if isinstance(tg, tuple) \
+        else (tg, 1, 1)
+    expected_threads = {None: (8, 8, 4)}.get(threads) or (
+        tuple(threads) + (1,) * (3 - len(threads))
+        if isinstance(threads, tuple) else (threads, 1, 1))
+    assert launcher.threads == expected_threads
+    assert launcher.grid == tuple(g * t for g, t in zip(tg3,
+                                                         expected_threads))
+    w, h = launcher.grid[0], launcher.grid[1]
+    p = arrays.put(np.full(w * h * 4, 0xFFFFFFFF, np.uint32))
+    launcher(p, w, h)
+    got = arrays.get(p).reshape(h, w, 4)
+    # Only the z = 0 layer writes; every group is whole.
+    np.testing.assert_array_equal(got[..., 2], expected_threads[0])
+    np.testing.assert_array_equal(got[..., 3], expected_threads[1])
+
+
+def test_launch_takes_keywords_and_one_of_grid_or_threadgroups():
+    cases = [
+        (lambda: vector_add.launch(1000, 256),
+         [r"test_launch_form\.py:\d+: vector_add\.launch\(1000, 256\): "
+          r"launch\(\) takes keywords only",
+          r"vector_add\.launch\(threadgroups=1000, threads=256\)",
+          r"vector_add\.launch\(grid=1000, threads=256\)"]),
+        (lambda: vector_add.launch(threads=64),
+         [r"takes exactly one of grid= .* and threadgroups= .*got neither"]),
+        (lambda: vector_add.launch(grid=64, threadgroups=2),
+         [r"got both"]),
+        (lambda: vector_add.launch(grid=64, block=32),
+         [r"got block=: the threadgroup size is threads= here"]),
+        (lambda: vector_add.launch(grid=64, vec_width=4),
+         [r"compile options go to enigma\.compile.*"
+          r"enigma\.compile\(kernel, vec_width=\.\.\.\)\.launch"]),
+        (lambda: vector_add.launch(grid=64, runtime=enigma.CpuRuntime()),
+         [r"the runtime goes to the call"]),
+        (lambda: vector_add.launch(grid=64, stream=0),
+         [r"got stream=: it takes grid= or threadgroups=, threads= and "
+          r"constants="]),
+    ]
+    for call, patterns in cases:
+        with pytest.raises(enigma.EnigmaError) as info:
+            call()
+        for pattern in patterns:
+            assert re.search(pattern, str(info.value)), (pattern,
+                                                         str(info.value))
+    with pytest.raises(ValueError, match=r"past 2\^32-1"):
+        vector_add.launch(threadgroups=1 << 31, threads=4)
+
+
+def test_repeated_spellings_give_the_kept_launcher():
+    """The hot path: a repeated kernel[n] or launch(...) is one dictionary
+    lookup, giving the same C++ launcher object."""
+    assert vector_add[100] is vector_add[100]
+    assert vector_add[np.int64(100)] is vector_add[100]
+    first = vector_add.launch(grid=(10, 10), threads=(16, 16))
+    assert first is vector_add.launch(grid=(10, 10), threads=(16, 16))
+    assert first.grid == (10, 10, 1) and first.threads == (16, 16, 1)
+    assert type(first).__name__ == "Launcher"
+    assert vector_add.launch(threadgroups=(10, 10)) is \
+        vector_add.launch(threadgroups=(10, 10))
+    assert vector_add.launch(threadgroups=(10, 10)).grid == (160, 160, 1)
+
+
 def test_unhashable_keys_and_many_grids():
     a, b, c = (np.ones(8, np.float32) for _ in range(3))
-    vector_add[[8], [4]](a, b, c, 8)  # lists: launched, not kept
+    vector_add.launch(grid=[8], threads=[4])(a, b, c, 8)  # lists: not kept
     for n in range(1, 600):           # ever new grids: the cache stays small
         vector_add[n](a, b, c, min(n, 8))
     assert len(vector_add._launchers) <= 256
@@ -359,7 +473,7 @@ def test_threads_may_call_concurrently(rng):
     def work(out):
         try:
             for _ in range(20):
-                vector_add[n, 128](a, a, out, n)
+                vector_add.launch(grid=n, threads=128)(a, a, out, n)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
     threads = [threading.Thread(target=work, args=(o,)) for o in outs]
@@ -382,7 +496,7 @@ def test_argument_handling_cost_is_small():
     a, b, c = (np.ones(n, np.float32) for _ in range(3))
     prepared = enigma.CpuRuntime().prepare(enigma.compile(vector_add),
                                            [a, b], n * 4, scalars=[n])
-    launch = vector_add[n, 32]
+    launch = vector_add.launch(grid=n, threads=32)
 
     def best(fn, count=2000):
         fn()
@@ -393,12 +507,14 @@ def test_argument_handling_cost_is_small():
                 fn()
             times.append((time.perf_counter() - start) / count)
         return min(times) * 1e6
-    form = best(lambda: vector_add[n, 32](a, b, c, n))
+    form = best(lambda: vector_add.launch(grid=n, threads=32)(a, b, c, n))
+    bracket = best(lambda: vector_add[n](a, b, c, n))
     direct = best(lambda: prepared.dispatch_async((n, 1, 1), (32, 1, 1)))
     cached = best(lambda: launch(a, b, c, n))
-    print(f"call form {form:.2f} us, launcher kept {cached:.2f} us, "
-          f"prepared dispatch_async {direct:.2f} us")
+    print(f"call form {form:.2f} us (kernel[n]: {bracket:.2f} us), launcher "
+          f"kept {cached:.2f} us, prepared dispatch_async {direct:.2f} us")
     assert form - direct < 20  # generous: 2 shared cores are noisy
+    assert bracket - direct < 20
 
 
 # --- CuPy and JAX (CUDA machines) --------------------------------------------

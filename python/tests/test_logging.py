@@ -28,8 +28,8 @@ PROGRAM = textwrap.dedent("""
 
     a = np.arange(10, dtype=np.float32)
     c = np.zeros(10, np.float32)
-    twice[10, 4](a, c, 10)
-    twice[10, 4](a, c, 10)
+    twice.launch(grid=10, threads=4)(a, c, 10)
+    twice.launch(grid=10, threads=4)(a, c, 10)
     assert (c == a * 2 + {salt}).all()
     enigma.CpuRuntime().execute(enigma.compile(twice), [a], 40, grid=10,
                                 threads=4, scalars=[10])
@@ -88,7 +88,7 @@ def test_set_log_level_in_process(capsys):
     enigma.set_log_level("info")
     try:
         fill[8](a)
-        fill[(8,), (2,)](a)
+        fill.launch(grid=(8,), threads=(2,))(a)
     finally:
         enigma.set_log_level("off")
     fill[8](a)

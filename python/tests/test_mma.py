@@ -1284,7 +1284,7 @@ def test_partial_groups_are_a_dispatch_error_in_the_call_form():
 
     out = np.zeros(16 * 16, np.float32)
     with pytest.raises(enigma.DispatchError, match="whole simdgroups"):
-        fill[(48, 1, 1), (48, 1, 1)](out)
+        fill.launch(grid=(48, 1, 1), threads=(48, 1, 1))(out)
     config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, group_m=2)
 
     @enigma.kernel
@@ -1298,9 +1298,10 @@ def test_partial_groups_are_a_dispatch_error_in_the_call_form():
                           ((192, 1, 1), (128, 1, 1))):
         with pytest.raises(enigma.DispatchError,
                            match="runs only in threadgroups of 128 threads"):
-            gemm[grid, threads](a, a, 64, 64, 64, c)
+            gemm.launch(grid=grid, threads=threads)(a, a, 64, 64, 64, c)
     assert (c == -1.0).all()            # nothing ran
-    gemm[config.launch(64, 64)](a, a, 64, 64, 64, c)
+    grid, threads = config.launch(64, 64)
+    gemm.launch(grid=grid, threads=threads)(a, a, 64, 64, 64, c)
     assert (c == 0.0).all()
 
 

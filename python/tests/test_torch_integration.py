@@ -79,7 +79,7 @@ def randn(n, device, generator_seed):
 def test_call_form_on_tensors_in_place(device, n, rng):
     x = randn(n, device, int(rng.integers(1 << 30)))
     y = torch.full((n,), float("nan"), device=device)
-    scale[n, 256](x, y, 1.5, n)
+    scale.launch(grid=n, threads=256)(x, y, 1.5, n)
     expected = (x.double() * 1.5).float()
     assert torch.equal(y, expected)
     # bfloat16 tensors bind to bf16 parameters.
@@ -247,7 +247,7 @@ def test_cuda_graph_captures_100_launches():
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(100):
-            add_into[n, 128](acc, step, n)
+            add_into.launch(grid=n, threads=128)(acc, step, n)
     acc.zero_()
     graph.replay()
     torch.cuda.synchronize()

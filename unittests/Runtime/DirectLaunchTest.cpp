@@ -182,8 +182,27 @@ TEST_F(DirectLaunchTest, DeclaredMatricesAreCheckedBeforeRunning) {
     ASSERT_EQ(v, 7.0f); // nothing ran
 }
 
-TEST_F(DirectLaunchTest, RefusesFunctionConstants) {
+TEST_F(DirectLaunchTest, FunctionConstantsAreBoundWhenLoaded) {
   KernelArtifact kernel = axpy();
   kernel.constants = {{0, DType::I32}};
+  // A constant the kernel reads needs a value of its dtype, in range.
   EXPECT_THROW(DirectLauncher(backend, kernel), DispatchError);
+  EXPECT_THROW(DirectLauncher(backend, kernel,
+                              {{0, ConstantArg("f32", HostNumber(1.0))}}),
+               DispatchError);
+  EXPECT_THROW(
+      DirectLauncher(backend, kernel,
+                     {{0, ConstantArg("i32", HostNumber(int64_t(1) << 40))}}),
+      DispatchError);
+  // Given, it loads and runs; constants it does not read are ignored.
+  DirectLauncher launcher(backend, kernel,
+                          {{0, ConstantArg("i32", HostNumber(int64_t(3)))},
+                           {7, ConstantArg("u32", HostNumber(int64_t(1)))}});
+  alignas(16) static float x[4] = {1, 2, 3, 4}, y[4] = {};
+  std::vector<DirectArg> args = {{address(x), sizeof x},
+                                 {address(y), sizeof y},
+                                 {launcher.scalarBits(2, HostNumber(2.0)), 0},
+                                 {launcher.scalarBits(3, HostNumber(int64_t(4))), 0}};
+  launcher.launch(args.data(), {4, 1, 1}, {4, 1, 1}, LaunchQueue{});
+  EXPECT_EQ(y[3], 8.0f);
 }

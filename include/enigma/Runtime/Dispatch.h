@@ -119,6 +119,13 @@ checkThreadgroupShape(const KernelArtifact &kernel, Dim3 grid, Dim3 threads);
 [[gnu::visibility("default")]] void
 checkThreadgroupMemory(const KernelArtifact &kernel, const Backend &backend);
 
+/// The values of the function constants `kernel` reads, from `given`
+/// (Metal's rule: constants it does not read are ignored). Throws
+/// DispatchError for a constant without a value, of another dtype or out of
+/// its dtype's range.
+[[gnu::visibility("default")]] ConstantValues
+bindConstants(const KernelArtifact &kernel, const ConstantArgs &given);
+
 /// A kernel bound to device buffers, ready to be dispatched repeatedly.
 /// Move-only; release() frees the buffers, after which every call fails.
 class [[gnu::visibility("default")]] PreparedKernel {

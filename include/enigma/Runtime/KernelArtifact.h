@@ -60,6 +60,11 @@ struct BoundsCheckSite {
   /// The dynamic threadgroup array: its element's bytes (its size is the
   /// launch's threadgroup_memory divided by them); 0 for the others.
   uint64_t elementBytes = 0;
+  /// An index check (access "index") of a buffer declared with a shape:
+  /// which index, the shape as declared ("(H, W)") and the extent's name.
+  int dimension = -1;
+  std::string shape;
+  std::string extentName;
 };
 
 /// The parameters the bounds-check pass appends after `params` and what
@@ -115,6 +120,11 @@ struct KernelArtifact {
   std::string metalUnsupported;
   /// Tensor maps of the CUDA kernel's tile copies (may be empty).
   std::vector<CudaTensorMap> cudaTensorMaps;
+  /// Threads CUDA adds to each threadgroup for the producer warpgroup of
+  /// a kernel with pipelines (docs/design/warp-specialization.md), and the
+  /// threadgroups of x positions that form one thread-block cluster.
+  unsigned cudaProducerThreads = 0;
+  unsigned cudaClusterSize = 1;
 };
 
 /// The launch argument that carries the dynamic threadgroup memory's bytes

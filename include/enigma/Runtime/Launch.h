@@ -1,6 +1,6 @@
 //===- Launch.h - Launches on the caller's memory and queue -----*- C++ -*-===//
 //
-// The launch behind the function-call form (`kernel[grid, threads](a, b, c)`,
+// The launch behind the function-call form (`kernel[n](a, b, c)`,
 // docs/reference/launch.md): every buffer parameter is bound in place to
 // memory the caller already holds (host memory on the CPU backend, device
 // memory on CUDA), nothing is copied or cleared, scalars are converted as a
@@ -45,10 +45,12 @@ struct LaunchQueue {
 /// serialised by the caller (Python's GIL does).
 class [[gnu::visibility("default")]] DirectLauncher {
 public:
-  /// Loads `kernel` on `backend` (compiling it, or from the disk cache).
-  /// Throws DispatchError for kernels the form cannot launch (function
-  /// constants).
-  DirectLauncher(std::shared_ptr<Backend> backend, const KernelArtifact &kernel);
+  /// Loads `kernel` on `backend` (compiling it, or from the disk cache)
+  /// with the function constants it reads taken from `constants`. Throws
+  /// DispatchError for kernels the form cannot launch (a constant without
+  /// a value, vector scalar parameters).
+  DirectLauncher(std::shared_ptr<Backend> backend, const KernelArtifact &kernel,
+                 const ConstantArgs &constants = {});
   ~DirectLauncher();
 
   const KernelArtifact &kernel() const { return *artifact; }

@@ -37,6 +37,10 @@ public:
   std::shared_ptr<LoadedKernel> load(const KernelArtifact &kernel,
                                      const ConstantValues &constants) override;
   std::shared_ptr<DeviceBuffer> allocate(size_t bytes) override;
+  /// Host memory the caller holds at `address`, bound in place (the
+  /// function-call form's numpy arrays); the caller keeps it alive.
+  std::shared_ptr<DeviceBuffer> wrapDeviceMemory(uint64_t address,
+                                                 size_t bytes) override;
   void upload(DeviceBuffer &dst, const void *src, size_t bytes) override;
   void download(const DeviceBuffer &src, void *dst, size_t bytes) override;
   void launch(LoadedKernel &kernel, const KernelArtifact &artifact,

@@ -29,7 +29,8 @@ enum Word : unsigned {
   kThreadY = 5,
   kThreadZ = 6,
   kCount = 7,     // out-of-bounds accesses (wraps at 2^32)
-  kSecondLow = 8, // its second value, as the first
+  kSecondLow = 8, // its second value, as the first (for an index check
+                  // of a shaped buffer: the extent the index broke)
   kSecondHigh = 9,
   kCountArithmetic = 10,  // integer overflows
   kCountThreadgroup = 11, // reads of uninitialised threadgroup memory

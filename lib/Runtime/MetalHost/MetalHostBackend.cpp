@@ -39,18 +39,24 @@ using namespace metalhost;
 // Buffers and loaded kernels
 //===----------------------------------------------------------------------===//
 
-/// Memory of its own, with guard pages (../Cpu/GuardedMemory.h).
 class HostBuffer final : public DeviceBuffer {
 public:
-  explicit HostBuffer(size_t bytes) : memory(bytes), bytes(bytes) {}
+  /// Memory of its own, with guard pages (../Cpu/GuardedMemory.h).
+  explicit HostBuffer(size_t bytes)
+      : owned(std::make_unique<cpu::GuardedMemory>(bytes)),
+        memory(owned->data()), bytes(bytes) {}
+  /// The caller's host memory, used in place and never freed here.
+  HostBuffer(uint8_t *external, size_t bytes)
+      : memory(external), bytes(bytes) {}
   HostBuffer(const HostBuffer &) = delete;
   HostBuffer &operator=(const HostBuffer &) = delete;
 
   size_t size() const override { return bytes; }
-  uint8_t *data() const { return memory.data(); }
+  uint8_t *data() const { return memory; }
 
 private:
-  cpu::GuardedMemory memory;
+  std::unique_ptr<cpu::GuardedMemory> owned;
+  uint8_t *memory = nullptr;
   size_t bytes;
 };
 
@@ -254,6 +260,17 @@ MetalHostBackend::load(const KernelArtifact &kernel,
 
 std::shared_ptr<DeviceBuffer> MetalHostBackend::allocate(size_t bytes) {
   return std::make_shared<HostBuffer>(bytes);
+}
+
+std::shared_ptr<DeviceBuffer>
+MetalHostBackend::wrapDeviceMemory(uint64_t address, size_t bytes) {
+  // Host memory is this backend's device memory: the caller's array, in
+  // place.
+  if (address == 0 && bytes > 0)
+    throw DispatchError("an array of " + std::to_string(bytes) +
+                        " bytes has a null address");
+  return std::make_shared<HostBuffer>(
+      reinterpret_cast<uint8_t *>(uintptr_t(address)), bytes);
 }
 
 void MetalHostBackend::upload(DeviceBuffer &dst, const void *src,

@@ -46,6 +46,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 using namespace metal;
 #include "enigma_cuda_vectors.cuh"
 #include "metal_total_division.h"
+#include "metal_float_to_int.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
 
@@ -611,5 +612,6 @@ __device__ inline float enigma_atomic_fetch_max_explicit(float *p, V value,
 #include "enigma_cuda_async_copy.cuh"
 #include "enigma_cuda_mma.cuh"
 #include "enigma_cuda_tma.cuh"
+#include "enigma_cuda_pipeline.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

@@ -28,6 +28,7 @@ void EnigmaDialect::initialize() {
   registerAsyncCopyOps();
   registerMmaOps();
   registerThreadLoopOps();
+  registerPipelineOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

@@ -10,6 +10,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/MemoryAccess.h"
 #include "enigma/Support/BoundsRecord.h"
 
@@ -46,12 +47,17 @@ public:
 
   void run() {
     SmallVector<std::pair<Operation *, MemoryAccess>> accesses;
+    SmallVector<IndexCheckOp> indexChecks;
     kernel.walk([&](Operation *op) {
-      if (std::optional<MemoryAccess> access = describeMemoryAccess(op))
+      if (auto check = dyn_cast<IndexCheckOp>(op))
+        indexChecks.push_back(check);
+      else if (std::optional<MemoryAccess> access = describeMemoryAccess(op))
         if (!isRecord(access->memref) && sizeSource(access->memref))
           accesses.push_back({op, *access});
     });
-    if (accesses.empty())
+    SmallVector<PipelineOp> pipelines;
+    kernel.walk([&](PipelineOp op) { pipelines.push_back(op); });
+    if (accesses.empty() && pipelines.empty() && indexChecks.empty())
       return;
     for (auto &[op, access] : accesses)
       if (SizeSource source = *sizeSource(access.memref); source.param >= 0)
@@ -59,6 +65,10 @@ public:
     checks.record();
     for (auto &[op, access] : accesses)
       instrument(op, access);
+    for (PipelineOp pipeline : pipelines)
+      addWaitSites(pipeline);
+    for (IndexCheckOp check : indexChecks)
+      instrumentIndex(check);
   }
 
 private:
@@ -166,6 +176,34 @@ private:
     return builder.create<arith::ConstantOp>(loc, scalar);
   }
 
+  /// The waits of a pipeline on CUDA (docs/design/warp-specialization.md)
+  /// get a site each: a wait that does not complete in time records it
+  /// with the stage and phase (the index words) instead of hanging.
+  void addWaitSites(PipelineOp pipeline) {
+    auto rings = pipelineRings(kernel);
+    int64_t ring = llvm::find(rings, pipeline.getRingOp()) - rings.begin();
+    std::string location = describeLocation(pipeline.getLoc());
+    for (auto [attr, barrier] :
+         {std::pair("enigma.bounds_site_full",
+                    "full barrier (consumer warps waiting for a stage's "
+                    "copies)"),
+          std::pair("enigma.bounds_site_empty",
+                    "empty barrier (the producer waiting for the consumers "
+                    "to release a stage)")}) {
+      unsigned site = checks.addSite(
+          {builder.getNamedAttr("access", builder.getStringAttr("ring wait")),
+           builder.getNamedAttr(
+               "buffer", builder.getStringAttr("the " + std::string(barrier) +
+                                               " of ring " +
+                                               std::to_string(ring))),
+           builder.getNamedAttr("location", builder.getStringAttr(location)),
+           builder.getNamedAttr("extent", builder.getI32IntegerAttr(1)),
+           builder.getNamedAttr("param", builder.getI32IntegerAttr(-1)),
+           builder.getNamedAttr("size", builder.getI64IntegerAttr(0))});
+      pipeline->setAttr(attr, builder.getI64IntegerAttr(site));
+    }
+  }
+
   void instrument(Operation *op, const MemoryAccess &access) {
     Location loc = op->getLoc();
     SizeSource source = *sizeSource(access.memref);
@@ -213,6 +251,38 @@ private:
                   /*isSigned=*/true);
   }
 
+  /// `index < extent` (unsigned, as 64-bit numbers) in place of the
+  /// enigma.index_check, recording a violation otherwise.
+  void instrumentIndex(IndexCheckOp check) {
+    Location loc = check.getLoc();
+    unsigned site = checks.addSite(
+        {builder.getNamedAttr("access", builder.getStringAttr("index")),
+         builder.getNamedAttr("buffer", check.getBufferAttr()),
+         builder.getNamedAttr("location",
+                              builder.getStringAttr(describeLocation(loc))),
+         builder.getNamedAttr("extent", builder.getI32IntegerAttr(1)),
+         builder.getNamedAttr("param", builder.getI32IntegerAttr(-1)),
+         builder.getNamedAttr("size", builder.getI64IntegerAttr(0)),
+         builder.getNamedAttr("dim", check.getDimAttr()),
+         builder.getNamedAttr("shape", check.getShapeAttr()),
+         builder.getNamedAttr("extent_name", check.getExtentNameAttr())});
+    builder.setInsertionPoint(check);
+    auto wide = [&](Value v) -> Value {
+      if (v.getType().getIntOrFloatBitWidth() == 64)
+        return v;
+      return builder.create<arith::ExtUIOp>(loc, builder.getI64Type(), v);
+    };
+    Value index = wide(check.getIndex());
+    Value extent = wide(check.getExtent());
+    Value bad = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                              index, extent);
+    auto guard = builder.create<scf::IfOp>(loc, bad, /*withElse=*/false);
+    builder.setInsertionPoint(guard.thenBlock()->getTerminator());
+    checks.record(builder, loc, rec::kCount, site, index, extent,
+                  /*isSigned=*/false);
+    check->erase();
+  }
+
   KernelOp kernel;
   OpBuilder builder;
   CheckRecord checks;
@@ -258,6 +328,8 @@ void registerEnigmaTransformPasses() {
   registerPass(createThreadgroupCheckPass);
   registerPass(createGuardSelectedLoadsPass);
   registerPass(createSerializeThreadsPass);
+  registerPass(createLowerPipelinesPass);
+  registerPass(createSplitWarpRolesPass);
 }
 
 } // namespace enigma
