@@ -741,11 +741,11 @@ def chart(out):
 
 def compute_target(label):
     """The target ratio of a compute-bound row ("<bench> vs <reference>"),
-    or None: >= Triton, 0.8x cuBLAS for fp32 without TF32, 0.9x for the
-    other GEMM and attention-example rows; TF32 has none. enigma.attention
-    (rows "attn ..."): 1.0x SDPA cuDNN (forward), the best SDPA backend
-    (grouped heads) and SDPA flash's backward; the other references are
-    reported only."""
+    or None: >= Triton, 0.8x cuBLAS for fp32 without TF32 and for the
+    4-bit GEMM, 0.9x for the other GEMM and attention-example rows; TF32
+    has none. enigma.attention (rows "attn ..."): 1.0x SDPA cuDNN
+    (forward), the best SDPA backend (grouped heads) and SDPA flash's
+    backward; the other references are reported only."""
     if label.startswith("attn"):
         wanted = ("vs SDPA cuDNN", "vs best SDPA (", "vs SDPA flash backward")
         return 1.0 if any(label.endswith(w) or (w.endswith("(") and w in label)
@@ -754,6 +754,8 @@ def compute_target(label):
         return None
     if label.endswith("vs triton"):
         return 1.0
+    if label.startswith("4-bit"):
+        return 0.8
     if " f32 " in label:
         return 0.8
     return 0.9
@@ -858,6 +860,28 @@ def bench_tile_copy(rt, repeat, log2n, rounds=5):
                  "vector accesses"))
 
 
+def bench_quantized(timeout_s=300):
+    """bench/bench_quantized.py (4-bit GEMV and GEMM against a device copy,
+    cuBLAS bf16 and torch's int4 kernel) in a subprocess with a time
+    limit, so that a kernel that never finishes cannot hang this run; its
+    rows join this table."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rows.json")
+        try:
+            proc = subprocess.run(
+                [sys.executable, os.path.join(HERE, "bench_quantized.py"),
+                 "--json", out], timeout=timeout_s)
+            note = f"exit status {proc.returncode}" if proc.returncode else ""
+        except subprocess.TimeoutExpired:
+            note = f"killed after {timeout_s} s"
+        if os.path.exists(out):
+            with open(out) as f:
+                rows.extend(tuple(r) for r in json.load(f))
+        if note:
+            rows.append(("4-bit quantized", "bench/bench_quantized.py",
+                         "not finished", note))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=".")
@@ -883,6 +907,7 @@ def main():
         "launch": lambda: bench_launch_overhead(rt),
         "call_form": lambda: bench_call_form_overhead(rt),
         "compile": bench_compile,
+        "quantized": bench_quantized,
     }
     only = [x for x in args.only.split(",") if x]
     unknown = set(only) - set(steps)

@@ -43,6 +43,8 @@ from ._log import set_log_level  # noqa: F401
 from ._ir import EnigmaError, IRValue  # noqa: F401
 from ._kernel import KernelDefinition, kernel  # noqa: F401
 from . import _log, benchmark, testing  # noqa: F401,E402
+# 4-bit weight-only quantized matrices (MLX's format).
+from .quantized import dequantize, quantize, quantized_matmul  # noqa: F401,E402
 # The original DSL's module paths, thin re-exports of the names above.
 from . import _tracing, compiler, core, ops, runtime_dispatch, tensor, tuple, typing  # noqa: F401,E402,E501
 

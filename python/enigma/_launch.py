@@ -79,6 +79,14 @@ class use_runtime:
         _core.set_scoped_runtime(self._previous.pop())
 
 
+def scoped_runtime():
+    """The runtime of the innermost ``use_runtime`` block of this thread,
+    or None."""
+    current = _core.set_scoped_runtime(None)
+    _core.set_scoped_runtime(current)
+    return current
+
+
 # --------------------------------------------------------------------------
 # Helpers of the C++ launch path
 # --------------------------------------------------------------------------

@@ -65,7 +65,13 @@ def _resolve(fn, node, local=frozenset()):
         return getattr(builtins, node.id, None)
     if isinstance(node, ast.Attribute):
         base = _resolve(fn, node.value, local)
-        return getattr(base, node.attr, None) if base is not None else None
+        if base is None:
+            return None
+        try:
+            return getattr(base, node.attr, None)
+        except Exception:  # noqa: BLE001 - a value made when read (enigma's
+            # thread queries) exists only while a kernel is traced
+            return None
     return None
 
 

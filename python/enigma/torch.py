@@ -30,6 +30,7 @@ import inspect
 
 import torch
 
+from . import quantized as _quantized
 from ._ir import EnigmaError
 from ._kernel import KernelDefinition
 # Attention as ops (torch.ops.enigma.attention, ...): docs/reference/
@@ -170,3 +171,24 @@ def custom_op(name, kernel, *, grid, threads=None, mutates_args=(),
     elif setup_context is not None:
         raise EnigmaError("custom_op: setup_context goes with backward")
     return op
+
+
+# --------------------------------------------------------------------------
+# enigma.quantized_matmul as a PyTorch op
+# --------------------------------------------------------------------------
+
+@torch.library.custom_op("enigma::quantized_matmul", mutates_args=())
+def quantized_matmul(x: torch.Tensor, w_q: torch.Tensor,
+                     scales: torch.Tensor, biases: torch.Tensor,
+                     group_size: int = 64) -> torch.Tensor:
+    """``enigma.quantized_matmul(x, w_q, scales, biases,
+    group_size=group_size)`` (docs/reference/quantized.md) as the PyTorch
+    op ``torch.ops.enigma.quantized_matmul``: ``torch.compile`` traces it
+    without a graph break, CUDA graphs capture it."""
+    return _quantized.quantized_matmul(x, w_q, scales, biases,
+                                       group_size=group_size)
+
+
+@quantized_matmul.register_fake
+def _quantized_matmul_shape(x, w_q, scales, biases, group_size=64):
+    return x.new_empty(tuple(x.shape[:-1]) + (w_q.shape[0],))

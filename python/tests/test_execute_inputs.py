@@ -248,7 +248,7 @@ def _by_execute(runtime, args):
 
 def _by_call(args):
     out = np.zeros(3, np.uint32)
-    scalars_out[1, 1](out, *args)
+    scalars_out.launch(grid=1, threads=1)(out, *args)
     return list(out)
 
 

@@ -28,7 +28,8 @@ LAYERS = [
                      "enigma._matrix", "enigma._layout",
                      "enigma._layout_dynamic", "enigma._tensor",
                      "enigma._tile", "enigma._mma", "enigma._async_copy",
-                     "enigma._pipeline", "enigma._gemm"}),
+                     "enigma._pipeline", "enigma._gemm",
+                     "enigma._quantized"}),
     ("host", {"enigma._compile", "enigma._interop", "enigma._runtime",
               "enigma._metal_host", "enigma._launch"}),
     ("public", {"enigma", "enigma._tracing", "enigma.benchmark",
@@ -44,7 +45,7 @@ LAYERS = [
                 "enigma._attention.forward", "enigma._attention.decode",
                 "enigma._attention.backward", "enigma._attention.launch",
                 "enigma._attention.plans", "enigma._attention.inputs",
-                "enigma._attention.torch_ops"}),
+                "enigma._attention.torch_ops", "enigma.quantized"}),
 ]
 # The leaf: IRValue, the tracer and the one located call into the core.
 LEAF = "enigma._ir"

@@ -88,7 +88,7 @@ PUBLIC_MODULES = ["enigma", "enigma.tensor", "enigma.core", "enigma.tuple",
                   "enigma.compiler.preprocessor", "enigma.testing",
                   "enigma.benchmark", "enigma.runtime_dispatch",
                   "enigma.runtime_dispatch.runtime", "enigma.torch",
-                  "enigma.attention"]
+                  "enigma.attention", "enigma.quantized"]
 REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "docs", "reference")
 

@@ -57,10 +57,12 @@ class Problem:
                     l_bm=1, l_sh=self.total_q)
 
 
-# Tile shapes. CUDA: Q in threadgroup memory (both wgmma operands there);
-# elsewhere Q in registers and blocks that keep Metal's 32 KiB.
+# Tile shapes. CUDA: Q in threadgroup memory (both wgmma operands there;
+# 128-key blocks of 64 rows were the fastest for D 64 and 128 on an H100,
+# docs/benchmarks.md); elsewhere Q in registers and blocks that keep
+# Metal's 32 KiB.
 _CUDA_FORWARD = {64: ForwardConfig(128, 64, True),
-                 128: ForwardConfig(64, 128, True),
+                 128: ForwardConfig(128, 64, True),
                  256: ForwardConfig(64, 64, True)}
 _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
                  128: ForwardConfig(64, 64, False),

@@ -1,0 +1,597 @@
+"""4-bit weight-only quantized matrices (enigma.quantize, dequantize,
+quantized_matmul; docs/reference/quantized.md) on every backend under test,
+against numpy references written from the format's definition:
+
+* quantize: MLX's affine quantisation in float32 (the reference below),
+  compared bit for bit (words, scales and biases);
+* dequantize: ``T(fma(scale, q, bias))``, computed exactly in float64 and
+  rounded (bit for bit);
+* quantized_matmul: float64 ``x @ w_hat.T`` from the dequantised values,
+  within the final rounding to x's dtype, the rounding of the dequantised
+  weights to x's dtype on the matrix hardware (``2^-9 (|x| @ |w_hat|.T)``
+  for bfloat16), and float accumulation error ``2 (K + 2) 2^-24 (|x| @
+  (15 |scale| + |bias|))`` (the kernels add ``scale * sum(x q) + bias *
+  sum(x)`` or products of dequantised values).
+
+Sizes are small and odd: one row of x, N odd, K a multiple of the group
+but not of the tiles or of the matrix-vector kernel's 1024-value step;
+every group size; bf16, f16 and f32. Outputs are poisoned first. Arrays
+come from the ``arrays`` fixture: numpy on the host runtimes, PyTorch CUDA
+tensors on CUDA.
+"""
+
+import numpy as np
+import pytest
+
+import enigma
+from enigma.quantized import QmmConfig, QmvConfig
+
+F32 = np.float32
+
+
+# --------------------------------------------------------------------------
+# Element types: bfloat16 as uint16 bits
+# --------------------------------------------------------------------------
+
+def to_bf16(x):
+    u = np.ascontiguousarray(x, F32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits):
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(F32)
+
+
+def encode(x, dtype):
+    """float array -> the host array of ``dtype`` (bf16: uint16 bits)."""
+    if dtype == "bf16":
+        return to_bf16(x)
+    return np.asarray(x, {"f16": np.float16, "f32": F32}[dtype])
+
+
+def decode(a, dtype):
+    """host array of ``dtype`` -> float64."""
+    if dtype == "bf16":
+        return from_bf16(a).astype(np.float64)
+    return np.asarray(a).astype(np.float64)
+
+
+class Arrays:
+    """The ``arrays`` fixture with bfloat16 and uint32 kept exact."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def put(self, a, dtype=None):
+        if a.dtype == np.uint32:      # torch's usual words: int32
+            a = a.view(np.int32)
+        return self.arrays.put(a, bf16=dtype == "bf16")
+
+    def get(self, a):
+        torch = self.arrays.torch
+        if torch is None or not isinstance(a, torch.Tensor):
+            return np.asarray(a)
+        torch.cuda.synchronize()
+        if a.dtype == torch.bfloat16:
+            return a.view(torch.int16).cpu().numpy().view(np.uint16)
+        if a.dtype in (torch.int32, getattr(torch, "uint32", None)):
+            return a.view(torch.int32).cpu().numpy().view(np.uint32)
+        return a.cpu().numpy()
+
+    def poisoned(self, shape, dtype):
+        nan = np.full(shape, np.nan, F32)
+        return self.put(encode(nan, dtype), dtype)
+
+
+@pytest.fixture
+def qa(arrays):
+    return Arrays(arrays)
+
+
+# --------------------------------------------------------------------------
+# The format, from its definition
+# --------------------------------------------------------------------------
+
+def reference_quantize(w, group_size):
+    """MLX's affine quantisation of the float32 values ``w`` (N, K):
+    (words uint32 (N, K/8), scales, biases float32 (N, K/gs)) before the
+    scales and biases are rounded to w's dtype."""
+    n, k = w.shape
+    g = np.asarray(w, F32).reshape(n, k // group_size, group_size)
+    w_max = g.max(-1, keepdims=True)
+    w_min = g.min(-1, keepdims=True)
+    delta = np.maximum((w_max - w_min) / F32(15), F32(1e-7))
+    at_min = np.abs(w_min) > np.abs(w_max)
+    scale = np.where(at_min, delta, -delta).astype(F32)
+    edge = np.where(at_min, w_min, w_max).astype(F32)
+    q0 = np.rint(edge / scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(q0 != 0, edge / q0, scale).astype(F32)
+    bias = np.where(q0 == 0, F32(0), edge).astype(F32)
+    q = np.clip(np.rint((g - bias) / scale), 0, 15).astype(np.uint32)
+    return pack(q.reshape(n, k)), scale.reshape(n, -1), bias.reshape(n, -1)
+
+
+def pack(codes):
+    """(N, K) codes 0..15 -> (N, K/8) words, code 8j + p at bits 4p of
+    word j."""
+    n, k = codes.shape
+    c = np.asarray(codes, np.uint32).reshape(n, k // 8, 8)
+    words = np.zeros((n, k // 8), np.uint32)
+    for p in range(8):
+        words |= c[:, :, p] << np.uint32(4 * p)
+    return words
+
+
+def unpack(words):
+    """(N, K/8) words -> (N, K) codes."""
+    words = np.asarray(words, np.uint32)
+    codes = [(words >> np.uint32(4 * p)) & np.uint32(15) for p in range(8)]
+    return np.stack(codes, -1).reshape(words.shape[0], -1)
+
+
+def reference_dequantize(words, scales, biases, group_size, dtype):
+    """float64 ``scale * q + bias`` (exact for these inputs)."""
+    s = decode(scales, dtype).repeat(group_size, 1)
+    b = decode(biases, dtype).repeat(group_size, 1)
+    return s * unpack(words) + b
+
+
+def round_to(x, dtype):
+    """float64 -> float32 -> dtype, as the kernels round (the float64
+    value is exact, so its float32 rounding is the fma's)."""
+    return decode(encode(np.asarray(x, F32), dtype), dtype)
+
+
+def weights(rng, n, k, group_size, dtype):
+    """Random weights with the special groups of the algorithm in the first
+    rows: a constant group, an all-negative group (its minimum is the
+    edge), a group of zeros (the scale is eps and q0 = 0: bias 0)."""
+    w = rng.standard_normal((n, k)).astype(F32)
+    gs = group_size
+    w[0, :gs] = 0.75
+    if n > 1:
+        w[1, :gs] = -np.abs(w[1, :gs]) - 0.5
+    if n > 2:
+        w[2, :gs] = 0.0
+    return encode(w, dtype)
+
+
+DTYPES = ["bf16", "f16", "f32"]
+GROUPS = [32, 64, 128]
+# (dtype, group size): every group size in bf16, every dtype at 64.
+FORMATS = [("bf16", 32), ("bf16", 64), ("bf16", 128), ("f16", 64),
+           ("f32", 64)]
+
+
+# --------------------------------------------------------------------------
+# quantize / dequantize
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_quantize_matches_the_reference(qa, rng, dtype, group_size):
+    n, k = 7, 3 * group_size
+    w = weights(rng, n, k, group_size, dtype)
+    w_q, scales, biases = enigma.quantize(qa.put(w, dtype), group_size)
+    words, s, b = reference_quantize(decode(w, dtype).astype(F32), group_size)
+    np.testing.assert_array_equal(qa.get(w_q), words)
+    np.testing.assert_array_equal(qa.get(scales), encode(s, dtype))
+    np.testing.assert_array_equal(qa.get(biases), encode(b, dtype))
+    # The special groups took their branches.
+    assert decode(qa.get(biases), dtype)[2, 0] == 0.0
+    assert decode(qa.get(scales), dtype)[2, 0] == decode(
+        encode(np.float32(-1e-7), dtype), dtype)
+    assert decode(qa.get(scales), dtype)[1, 0] > 0     # the minimum's side
+    assert (unpack(words)[0, :group_size] == unpack(words)[0, 0]).all()
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_dequantize_matches_the_definition(qa, rng, dtype, group_size):
+    n, k = 5, 2 * group_size
+    words = rng.integers(0, 2**32, (n, k // 8), dtype=np.uint64).astype(
+        np.uint32)
+    words[0, 0] = 0xFFFFFFFF
+    words[0, 1] = 0
+    scales = encode(rng.uniform(-0.5, 0.5, (n, k // group_size)), dtype)
+    biases = encode(rng.uniform(-2, 2, (n, k // group_size)), dtype)
+    out = qa.poisoned((n, k), dtype)
+    got = enigma.dequantize(qa.put(words), qa.put(scales, dtype),
+                            qa.put(biases, dtype), group_size, out=out)
+    assert got is out
+    want = round_to(reference_dequantize(words, scales, biases, group_size,
+                                         dtype), dtype)
+    np.testing.assert_array_equal(decode(qa.get(out), dtype), want)
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_quantize_dequantize_round_trip(qa, rng, dtype, group_size):
+    """Every value comes back within half a step of its group's grid
+    ``bias + scale * (0..15)`` once clipped to the grid's range, which
+    misses the group's values by less than a step (MLX puts 0 on the grid,
+    so the range can end short of the far extreme); plus the rounding of
+    scale, bias and result to the dtype."""
+    n, k = 9, 4 * group_size
+    w = weights(rng, n, k, group_size, dtype)
+    w_q, scales, biases = enigma.quantize(qa.put(w, dtype), group_size)
+    w_hat = decode(qa.get(enigma.dequantize(w_q, scales, biases,
+                                            group_size)), dtype)
+    s = decode(qa.get(scales), dtype).repeat(group_size, 1)
+    b = decode(qa.get(biases), dtype).repeat(group_size, 1)
+    u = {"bf16": 2.0**-8, "f16": 2.0**-11, "f32": 2.0**-24}[dtype]
+    slack = u * (16 * np.abs(s) + np.abs(b) + np.abs(w_hat)) + 1e-30
+    w64 = decode(w, dtype)
+    inside = np.clip(w64, np.minimum(b, b + 15 * s), np.maximum(b, b + 15 * s))
+    err = np.abs(w_hat - inside)
+    assert (err <= 0.5 * np.abs(s) + slack).all(), f"worst {err.max()}"
+    cut = np.abs(w64 - inside)
+    assert (cut <= 1.1 * np.abs(s) + slack).all(), f"worst cut {cut.max()}"
+
+
+# --------------------------------------------------------------------------
+# quantized_matmul
+# --------------------------------------------------------------------------
+
+def check_product(y, x, words, scales, biases, group_size, dtype):
+    w_hat = reference_dequantize(words, scales, biases, group_size, dtype)
+    xs = decode(x, dtype).reshape(-1, w_hat.shape[1])
+    want = xs @ w_hat.T
+    got = decode(y, dtype).reshape(want.shape)
+    s = np.abs(decode(scales, dtype)).repeat(group_size, 1)
+    b = np.abs(decode(biases, dtype)).repeat(group_size, 1)
+    k = w_hat.shape[1]
+    u = {"bf16": 2.0**-8, "f16": 2.0**-11, "f32": 0.0}[dtype]
+    bound = u * np.abs(want) + u / 2 * (np.abs(xs) @ np.abs(w_hat).T) + \
+        2 * (k + 2) * 2.0**-24 * (np.abs(xs) @ (15 * s + b).T) + 1e-30
+    err = np.abs(got - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out "
+                           f"of tolerance, worst {np.nanmax(err)}")
+
+
+def product(qa, rng, m, n, k, group_size, dtype, config=None, shape=None):
+    w = weights(rng, n, k, group_size, dtype)
+    w_q, scales, biases = enigma.quantize(qa.put(w, dtype), group_size)
+    x = encode(rng.standard_normal((m, k)), dtype)
+    if shape is not None:
+        x = x.reshape(shape + (k,))
+    out = qa.poisoned(x.shape[:-1] + (n,), dtype)
+    y = enigma.quantized_matmul(qa.put(x, dtype), w_q, scales, biases,
+                                group_size=group_size, out=out,
+                                config=config)
+    assert y is out
+    check_product(qa.get(y), x, qa.get(w_q), qa.get(scales),
+                  qa.get(biases), group_size, dtype)
+    return qa.get(y)
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_matvec_one_row(qa, rng, dtype, group_size):
+    """M = 1, odd N, K a multiple of the group below one 1024-value step."""
+    product(qa, rng, 1, 37, 5 * group_size if group_size < 128 else 384,
+            group_size, dtype, QmvConfig(rows=4, simdgroups=2))
+
+
+@pytest.mark.parametrize("rows,simdgroups", [(1, 1), (8, 2)])
+def test_matvec_several_rows_and_steps(qa, rng, rows, simdgroups):
+    """Rows of x as threadgroups, K over two steps (1088 = 17 x 64), N not
+    a multiple of the rows per threadgroup."""
+    product(qa, rng, 3, 19, 1088, 64, "bf16", QmvConfig(rows, simdgroups))
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_matmul_tiles(qa, rng, dtype, group_size):
+    """Matrix products of 16-row tiles: M below the tile, N odd, K not a
+    multiple of bk (K tile edges masked). bk = 96 (rows of no power of two:
+    no swizzle) where K would otherwise be a multiple; f32 in 16 x 16
+    tiles (Metal's 32 KiB)."""
+    k = {32: 160, 64: 320, 128: 640}[group_size]
+    if dtype == "f32":
+        config = QmmConfig(16, 16, 96, 1, 1, 2, splits=1)
+    else:
+        bk = 96 if group_size == 128 else 128
+        config = QmmConfig(16, 32, bk, 1, 2, 2, splits=1)
+    assert k % config.bk
+    product(qa, rng, 5, 37, k, group_size, dtype, config)
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+def test_matmul_split_along_k(qa, rng, splits):
+    """Float partial sums of K tiles over threadgroups, added by a second
+    kernel: 5 K tiles in 2 or 3 splits (uneven)."""
+    product(qa, rng, 7, 45, 320, 64, "bf16",
+            QmmConfig(16, 32, 64, 1, 2, 2, splits=splits))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_matmul_warpgroup_tiles(qa, rng, dtype):
+    """The warpgroup shape (wgmma on Hopper; 3 stages: asynchronous
+    products) with a partial row block, two column blocks (the second
+    partial) and more threads than weight chunks (N block 64 x K tile 64
+    = 128 chunks of 32 values for 256 threads). Its 78 KiB of threadgroup
+    memory are beyond Metal's."""
+    if qa.arrays.runtime.name == "metal-host":
+        pytest.skip("warpgroup tiles need more than Metal's 32 KiB")
+    product(qa, rng, 70, 93, 192, 32, dtype,
+            QmmConfig(128, 64, 64, 8, 1, 3, splits=1))
+
+
+@pytest.mark.parametrize("m,config", [
+    (16, None),                                   # decode: split K
+    (16, QmmConfig(16, 64, 128, 1, 4, 2, splits=1)),
+    (1, QmvConfig(8, 4)),
+    (300, QmmConfig(64, 256, 64, 4, 1, 3)),       # prefill tiles
+    (300, QmmConfig(256, 128, 64, 16, 1, 3)),
+    (300, None)])
+def test_cuda_benchmark_tiles(qa, rng, m, config):
+    """The CUDA defaults and the benchmark's tile shapes at sizes no tile
+    divides (N = 1000, K = 4160: 65 groups of 64, K tiles of 64 and 128
+    with a partial last one), on the GPU only: the host runtimes would
+    take minutes."""
+    if qa.arrays.runtime.name != "cuda":
+        pytest.skip("the CUDA tile shapes, at sizes too slow on the host")
+    product(qa, rng, m, 1000, 4160, 64, "bf16", config)
+
+
+def test_matmul_default_configs_and_batch_shape(qa, rng):
+    """No config: the defaults of the target for 1, 9 and 40 rows of x,
+    here as a (2, 20) batch."""
+    for m in (1, 9):
+        product(qa, rng, m, 23, 256, 64, "bf16")
+    product(qa, rng, 40, 23, 256, 64, "bf16", shape=(2, 20))
+
+
+def test_default_config_choice():
+    assert isinstance(enigma.quantized.default_config(1), QmvConfig)
+    assert isinstance(enigma.quantized.default_config(16), QmmConfig)
+    big = enigma.quantized.default_config(4096, "cuda")
+    assert big.warpgroup("bf16") and big.bm == 128
+    for target in ("metal", "cpu"):
+        for m in (16, 64, 4096):
+            c = enigma.quantized.default_config(m, target)
+            # Metal's 32 KiB: activations, weights and staged words.
+            assert c.smem_bytes("bf16") + c.stages * c.bn * c.bk // 2 \
+                <= 32 * 1024
+
+
+def test_empty_product_and_torch_tensors_keep_their_kind(rng):
+    torch = pytest.importorskip("torch")
+    w = torch.randn(6, 64, dtype=torch.float16)
+    w_q, scales, biases = enigma.quantize(w, 32)
+    assert w_q.dtype == torch.int32 and w_q.shape == (6, 8)
+    assert scales.dtype == torch.float16 and scales.shape == (6, 2)
+    x = torch.randn(0, 64, dtype=torch.float16)
+    y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=32)
+    assert y.shape == (0, 6) and y.dtype == torch.float16
+    x = torch.randn(3, 64, dtype=torch.float16)
+    y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=32)
+    w_hat = enigma.dequantize(w_q, scales, biases, 32)
+    want = x.double() @ w_hat.double().T
+    assert (y.double() - want).abs().max() <= 2.0**-10 * want.abs().max()
+
+
+# --------------------------------------------------------------------------
+# Mistakes: clear errors naming the argument
+# --------------------------------------------------------------------------
+
+@pytest.fixture
+def packed():
+    rng = np.random.default_rng(0)
+    w = to_bf16(rng.standard_normal((6, 128)))
+    w_q, scales, biases = enigma.quantize(w, 64)
+    x = to_bf16(rng.standard_normal((2, 128)))
+    return x, w_q, scales, biases
+
+
+def test_scales_of_the_wrong_shape(packed):
+    x, w_q, scales, biases = packed
+    with pytest.raises(ValueError, match=r"scales has shape \(6, 1\).*"
+                       r"needs \(6, 2\)"):
+        enigma.quantized_matmul(x, w_q, scales[:, :1].copy(), biases)
+    with pytest.raises(ValueError, match="biases has shape"):
+        enigma.quantized_matmul(x, w_q, scales, biases[:5].copy())
+    with pytest.raises(ValueError, match="scales has shape"):
+        enigma.dequantize(w_q, scales, biases, group_size=32)
+
+
+def test_group_size_that_does_not_divide_k(packed):
+    x, w_q, scales, biases = packed
+    w = to_bf16(np.ones((4, 96), F32))
+    with pytest.raises(ValueError, match=r"group_size 64 does not divide.*"
+                       r"K = 96"):
+        enigma.quantize(w, 64)
+    with pytest.raises(ValueError, match=r"group_size 128 does not divide "
+                       r"K = 96"):
+        enigma.quantized_matmul(to_bf16(np.ones((1, 96), F32)),
+                                w_q[:, :12].copy(), scales, biases,
+                                group_size=128)
+    with pytest.raises(ValueError, match=r"group_size must be one of "
+                       r"\(32, 64, 128\), got 16"):
+        enigma.quantized_matmul(x, w_q, scales, biases, group_size=16)
+    with pytest.raises(ValueError, match="bits must be 4"):
+        enigma.quantize(w, 32, bits=8)
+
+
+def test_packed_weights_of_the_wrong_length(packed):
+    x, w_q, scales, biases = packed
+    with pytest.raises(ValueError, match=r"x has K = 128 .* w_q holds 8 "
+                       r"words per row, K = 64: packed weights of the wrong "
+                       r"length"):
+        enigma.quantized_matmul(x, w_q[:, :8].copy(), scales[:, :1].copy(),
+                                biases[:, :1].copy())
+    with pytest.raises(ValueError, match=r"w_q must be 2-D"):
+        enigma.quantized_matmul(x, w_q.reshape(-1), scales, biases)
+
+
+def test_wrong_dtypes_and_places(packed):
+    x, w_q, scales, biases = packed
+    with pytest.raises(TypeError, match=r"w_q must hold uint32"):
+        enigma.quantized_matmul(x, w_q.astype(np.float32), scales, biases)
+    with pytest.raises(TypeError, match=r"x must hold float32"):
+        enigma.quantized_matmul(x.astype(np.int64), w_q, scales, biases)
+    # int32 is a valid word type, viewed as uint32: the error still names
+    # the dtype the caller passed.
+    with pytest.raises(TypeError, match=r"x must hold float32.*got int32$"):
+        enigma.quantized_matmul(x.astype(np.int32), w_q, scales, biases)
+    with pytest.raises(TypeError, match=r"w must hold float32.*got int32$"):
+        enigma.quantize(np.ones((4, 64), np.int32), 32)
+    with pytest.raises(TypeError, match=r"scales must hold float32.*got "
+                       r"int32$"):
+        enigma.dequantize(w_q, scales.astype(np.int32),
+                          biases.astype(np.int32), group_size=64)
+    with pytest.raises(TypeError, match=r"w_q must hold uint32.*got "
+                       r"float16$"):
+        enigma.dequantize(np.zeros(w_q.shape, np.float16), scales, biases,
+                          group_size=64)
+    with pytest.raises(TypeError, match=r"scales are bf16 and biases f32; "
+                       r"they must have one dtype"):
+        enigma.quantized_matmul(x, w_q, scales, from_bf16(biases))
+    with pytest.raises(TypeError, match=r"scales and biases are bf16 but x "
+                       r"is f32"):
+        enigma.quantized_matmul(from_bf16(x), w_q, scales, biases)
+    with pytest.raises(TypeError, match=r"x must be a numpy array or a "
+                       r"torch.Tensor, got list"):
+        enigma.quantized_matmul([[1.0]], w_q, scales, biases)
+    with pytest.raises(ValueError, match=r"transpose must be True"):
+        enigma.quantized_matmul(x, w_q, scales, biases, transpose=False)
+    with pytest.raises(ValueError, match=r"out must be a bf16 array of "
+                       r"shape \(2, 6\)"):
+        enigma.quantized_matmul(x, w_q, scales, biases,
+                                out=np.zeros((2, 5), np.uint16))
+    with pytest.raises(TypeError, match=r"config must be a QmvConfig or a "
+                       r"QmmConfig"):
+        enigma.quantized_matmul(x, w_q, scales, biases, config=(16, 32))
+
+
+def test_inputs_that_want_gradients():
+    """No backward: a torch input that requires grad while autograd records
+    is refused (its gradient would silently be missing); under no_grad it
+    runs. The PyTorch op runs and refuses the backward itself."""
+    torch = pytest.importorskip("torch")
+    import enigma.torch
+    w_q, scales, biases = enigma.quantize(torch.randn(6, 64), 32)
+    x = torch.randn(2, 64, requires_grad=True)
+    with pytest.raises(ValueError, match=r"x requires grad, but "
+                       r"quantized_matmul has no backward"):
+        enigma.quantized_matmul(x, w_q, scales, biases, group_size=32)
+    with torch.no_grad():
+        assert enigma.quantized_matmul(x, w_q, scales, biases,
+                                       group_size=32).shape == (2, 6)
+    y = torch.ops.enigma.quantized_matmul(x, w_q, scales, biases, 32)
+    with pytest.raises(RuntimeError, match="no autograd formula"):
+        y.sum().backward()
+
+
+def test_bad_configurations():
+    with pytest.raises(enigma.EnigmaError, match=r"multiples of 16"):
+        QmmConfig(16, 24, 64, 1, 1, 2)
+    with pytest.raises(enigma.EnigmaError, match=r"bk must be a multiple "
+                       r"of 32"):
+        QmmConfig(16, 32, 48, 1, 1, 2)
+    with pytest.raises(enigma.EnigmaError, match=r"rows must be an int"):
+        QmvConfig(rows=0)
+
+
+# --------------------------------------------------------------------------
+# The generated sources
+# --------------------------------------------------------------------------
+
+def test_sources_stream_wide_words_and_stage_tiles():
+    """What the kernels are made of, in every flavour: 16-byte loads of the
+    packed words and simd sums (matrix-vector); cp.async copies of X and
+    of the words, and matrix products (matrix)."""
+    from enigma import _quantized as kernels
+    mv = enigma.compile(kernels.matvec_kernel("bf16", 64, QmvConfig()),
+                        emit_only=True)
+    for source, vector in ((mv.cuda_source, "uint4 v"),
+                           (mv.metal_source, "device uint4*"),
+                           (mv.cpp_source, "enigma_vector_load<uint4>")):
+        assert vector in source
+        assert "simd_sum" in source
+    mm = enigma.compile(kernels.matmul_kernel(
+        "bf16", 64, QmmConfig(128, 256, 64, 8, 1, 3), False), emit_only=True)
+    cuda = mm.cuda_source
+    assert cuda.count("enigma_copy_tile_async<") >= 2     # X and words
+    # The warpgroup product (wgmma on sm_90a), asynchronous.
+    assert "enigma_mma_sync<64, 64, false" in cuda
+    assert "enigma_mma_wait" in cuda
+    assert "__launch_bounds__(256)" in cuda
+    assert "simdgroup_multiply_accumulate" in mm.metal_source
+
+
+def test_the_check_catches_wrong_results(rng):
+    """check_product fails for the mistakes a kernel could make: two
+    output columns swapped, the nibbles read high first."""
+    n, k, gs = 9, 128, 64
+    w = weights(rng, n, k, gs, "bf16")
+    w_q, scales, biases = enigma.quantize(w, gs)
+    x = to_bf16(rng.standard_normal((2, k)))
+    y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=gs)
+    check_product(y, x, w_q, scales, biases, gs, "bf16")
+    swapped = y[:, [1, 0] + list(range(2, n))]
+    with pytest.raises(AssertionError):
+        check_product(swapped, x, w_q, scales, biases, gs, "bf16")
+    reversed_nibbles = pack(unpack(w_q).reshape(n, -1, 8)[:, :, ::-1]
+                            .reshape(n, k))
+    with pytest.raises(AssertionError):
+        check_product(y, x, reversed_nibbles, scales, biases, gs, "bf16")
+
+
+# --------------------------------------------------------------------------
+# examples/python/quantized_matmul.py
+# --------------------------------------------------------------------------
+
+def _example():
+    import importlib.util
+    import pathlib
+    import sys
+    key = "enigma_example_quantized_matmul"
+    if key not in sys.modules:
+        path = pathlib.Path(__file__).resolve().parents[2] / "examples" / \
+            "python" / "quantized_matmul.py"
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[key] = module
+    return sys.modules[key]
+
+
+@pytest.mark.parametrize("m,n,k,group_size", [(1, 33, 128, 32),
+                                              (20, 65, 384, 128)])
+def test_example_run(runtime, rng, m, n, k, group_size):
+    ex = _example()
+    w = to_bf16(rng.standard_normal((n, k)))
+    x = to_bf16(rng.standard_normal((m, k)))
+    y, w_q, scales, biases = ex.run(runtime, x, w, group_size)
+    ex.check_output(y, x, w_q, scales, biases, group_size, "bf16")
+    bad = y.copy()
+    bad.flat[bad.size // 2] ^= 0x0100          # an exponent bit: x2 or x0.5
+    with pytest.raises(AssertionError):
+        ex.check_output(bad, x, w_q, scales, biases, group_size, "bf16")
+
+
+def test_example_main(capsys):
+    ex = _example()
+    assert ex.main(3, 20, 128, 64, "f16") == 0
+    assert capsys.readouterr().out.rstrip().endswith("pass")
+    args = ex.parse_args(["5", "6", "64", "--group-size", "32", "--dtype",
+                          "f32", "--runtime", "metal-host"])
+    assert (args.m, args.n, args.k, args.group_size, args.dtype,
+            args.runtime) == (5, 6, 64, 32, "f32", "metal-host")
+
+
+def test_torch_op(rng):
+    """enigma.torch.quantized_matmul: torch.ops.enigma.quantized_matmul
+    gives the function's result and passes torch.library.opcheck (schema,
+    fake tensor, autograd registration)."""
+    torch = pytest.importorskip("torch")
+    import enigma.torch
+    w = torch.from_numpy(rng.standard_normal((10, 128)).astype(F32))
+    w_q, scales, biases = enigma.quantize(w, 64)
+    x = torch.from_numpy(rng.standard_normal((3, 128)).astype(F32))
+    y = torch.ops.enigma.quantized_matmul(x, w_q, scales, biases, 64)
+    assert torch.equal(y, enigma.quantized_matmul(x, w_q, scales, biases,
+                                                  group_size=64))
+    assert torch.equal(enigma.torch.quantized_matmul(x, w_q, scales, biases,
+                                                     64), y)
+    torch.library.opcheck(torch.ops.enigma.quantized_matmul.default,
+                          (x, w_q, scales, biases, 64))
