@@ -22,6 +22,7 @@
 #include "CheckRecord.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/MemoryAccess.h"
 #include "enigma/Support/BoundsRecord.h"
 
@@ -95,7 +96,8 @@ public:
       if (!mark)
         return;
       op->removeAttr(kOverflowCheckAttr);
-      if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
+      if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op) &&
+          !inProducerRegion(op))
         marked.push_back({op, mark.getValue().str(),
                           selectGuard(op->getResult(0))});
     });
@@ -104,6 +106,24 @@ public:
   }
 
 private:
+  /// A pipeline's producer region holds only copies and arithmetic (a
+  /// producer warpgroup runs it on CUDA): no check can go there.
+  static bool inProducerRegion(Operation *op) {
+    for (Region *region = op->getParentRegion(); region;
+         region = region->getParentRegion()) {
+      Operation *parent = region->getParentOp();
+      if (auto pipeline = dyn_cast<PipelineOp>(parent))
+        if (region == &pipeline.getProducer())
+          return true;
+      if (auto roles = dyn_cast<WarpRolesOp>(parent))
+        if (region == &roles.getProducer())
+          return true;
+      if (isa<KernelOp>(parent))
+        return false;
+    }
+    return false;
+  }
+
   Value constant(Location loc, Type type, int64_t value) {
     return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, value));
   }
