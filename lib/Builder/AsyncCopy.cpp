@@ -70,8 +70,12 @@ Memory memoryOf(KernelBuilder &k, const AsyncCopyMemory &mem, bool wantBuffer,
                       (std::string(role) == "dst" ? "into" : "from") +
                       " device memory: " + direction +
                       ", got a threadgroup array");
+  // The dynamic threadgroup array's size is known at launch only.
+  std::optional<uint64_t> size;
+  if (mem.array->size())
+    size = mem.array->size();
   return {mlir::Value::getFromOpaquePointer(mem.array->handle()),
-          mem.array->dtype(), "the threadgroup array", mem.array->size()};
+          mem.array->dtype(), "the threadgroup array", size};
 }
 
 /// An offset or extent as an index, read as unsigned unless its dtype is

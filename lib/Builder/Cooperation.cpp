@@ -58,13 +58,15 @@ Memory memoryOf(KernelBuilder &k, const AtomicTarget &mem) {
 /// Metal has atomic_int, atomic_uint and (Metal 3) atomic_float.
 void checkAtomicType(const Memory &m, const char *op, bool floatAllowed) {
   DType t = m.dtype;
-  if (t == DType::I32 || t == DType::U32)
+  if (t == DType::I32 || t == DType::U32 || t == DType::I64 ||
+      t == DType::U64)
     return;
   if (t == DType::F32 && floatAllowed)
     return;
-  std::string allowed = floatAllowed ? "int, uint or float" : "int or uint";
+  std::string allowed = floatAllowed ? "int, uint, long, ulong or float"
+                                     : "int, uint, long or ulong";
   throw EnigmaError(std::string(op) + " needs " + allowed +
-                    " memory (Metal's atomic types), but " + m.name +
+                    " memory (the atomic types), but " + m.name +
                     " holds " + shortName(t));
 }
 
@@ -138,6 +140,38 @@ ThreadgroupArray threadgroupAlloc(KernelBuilder &k, DType dtype,
   return ThreadgroupArrayAccess::make(&k, op.getResult(), dtype, size);
 }
 
+ThreadgroupArray dynamicThreadgroupAlloc(KernelBuilder &k, DType dtype) {
+  KernelBuilder::Impl &impl = k.internals();
+  if (!impl.frames.empty())
+    throw EnigmaError("dynamic_threadgroup_alloc must be called at the top "
+                      "level of the kernel body, not inside a loop or if: "
+                      "threadgroup memory is allocated once per threadgroup");
+  if (DynamicThreadgroupAllocOp::find(impl.kernel))
+    throw EnigmaError("dynamic_threadgroup_alloc: the kernel already has "
+                      "its dynamic threadgroup array; a kernel has one "
+                      "(Metal's [[threadgroup(0)]], CUDA's extern "
+                      "__shared__): take parts of it by offset");
+  MLIRContext *ctx = &impl.context;
+  // The launch's byte count, a hidden u64 parameter after the user's.
+  unsigned index = impl.kernel.getNumArguments();
+  NamedAttrList attrs;
+  attrs.set("enigma.name",
+            StringAttr::get(ctx, DynamicThreadgroupAllocOp::kBytesParamName));
+  attrs.set("enigma.dtype", StringAttr::get(ctx, "u64"));
+  attrs.set("enigma.threadgroup_memory_bytes", UnitAttr::get(ctx));
+  impl.kernel.insertArgument(index, IntegerType::get(ctx, 64),
+                             attrs.getDictionary(ctx), impl.location);
+  mlir::Value bytes = impl.kernel.getBody().front().getArgument(index);
+  auto type = MemRefType::get({ShapedType::kDynamic}, mlirType(ctx, dtype),
+                              MemRefLayoutAttrInterface{},
+                              AddressSpaceAttr::get(ctx,
+                                                    AddressSpace::Threadgroup));
+  auto op = impl.builder.create<DynamicThreadgroupAllocOp>(impl.location,
+                                                          type, bytes);
+  op->setAttr("enigma.dtype", StringAttr::get(ctx, shortName(dtype)));
+  return ThreadgroupArrayAccess::make(&k, op.getResult(), dtype, 0);
+}
+
 Value ThreadgroupArray::load(Value index) const {
   KernelBuilder &k = *owner;
   mlir::Value mem = mlir::Value::getFromOpaquePointer(impl);
@@ -167,11 +201,12 @@ Value atomicRMW(KernelBuilder &k, AtomicTarget target, Value index,
                                 "atomic_fetch_or",  "atomic_fetch_xor"};
   const char *name = names[int(op)];
   bool floatOk = op == AtomicOp::Exchange || op == AtomicOp::Add ||
-                 op == AtomicOp::Sub;
+                 op == AtomicOp::Sub || op == AtomicOp::Min ||
+                 op == AtomicOp::Max;
   checkAtomicType(m, name, floatOk);
   mlir::Value idx = indexOf(k, index, name);
   mlir::Value v = converted(k, value, m.dtype, name);
-  bool s = isSigned(m.dtype);
+  bool s = isFloat(m.dtype) || isSigned(m.dtype); // float: min / max
   AtomicKind kind;
   switch (op) {
   case AtomicOp::Exchange: kind = AtomicKind::Exchange; break;

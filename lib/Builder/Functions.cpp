@@ -40,6 +40,9 @@ const char *functionRuleName(FunctionRule rule) {
     ENIGMA_RULE_NAME(GroupBitwise)
     ENIGMA_RULE_NAME(GroupMinMax)
     ENIGMA_RULE_NAME(GroupShuffle)
+    ENIGMA_RULE_NAME(GroupVote)
+    ENIGMA_RULE_NAME(GroupBallot)
+    ENIGMA_RULE_NAME(GroupLaneQuery)
 #undef ENIGMA_RULE_NAME
   }
   return "?";

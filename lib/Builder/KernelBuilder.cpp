@@ -113,19 +113,27 @@ KernelBuilder::Impl &KernelBuilder::internals() { return *impl; }
 // Parameters
 //===----------------------------------------------------------------------===//
 
-static void addParam(KernelBuilder::Impl &impl, const std::string &name,
-                     DType dtype, Type type) {
+/// Adds a parameter; returns its index. The hidden parameter of the dynamic
+/// threadgroup memory (Cooperation.cpp) stays after the user's.
+static unsigned addParam(KernelBuilder::Impl &impl, const std::string &name,
+                         DType dtype, Type type) {
   for (unsigned i = 0; i < impl.kernel.getNumArguments(); ++i)
     if (impl.kernel.getParamName(i) == name)
       throw EnigmaError("kernel '" + impl.kernelName +
                         "' has two parameters named '" + name + "'");
   MLIRContext *ctx = &impl.context;
   unsigned index = impl.kernel.getNumArguments();
+  for (unsigned i = 0; i < impl.kernel.getNumArguments(); ++i)
+    if (impl.kernel.getArgAttr(i, "enigma.threadgroup_memory_bytes")) {
+      index = i;
+      break;
+    }
   NamedAttrList attrs;
   attrs.set("enigma.name", StringAttr::get(ctx, name));
   attrs.set("enigma.dtype", StringAttr::get(ctx, shortName(dtype)));
   impl.kernel.insertArgument(index, type, attrs.getDictionary(ctx),
                              impl.location);
+  return index;
 }
 
 Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype,
@@ -137,8 +145,8 @@ Buffer KernelBuilder::addBuffer(const std::string &name, DType dtype,
     throw EnigmaError("buffer '" + name + "': bool vector buffers are not "
                       "supported");
   Type element = mlirType(&impl->context, dtype, lanes);
-  addParam(*impl, name, dtype, getBufferType(element, AddressSpace::Device));
-  unsigned index = impl->kernel.getNumArguments() - 1;
+  unsigned index = addParam(*impl, name, dtype,
+                            getBufferType(element, AddressSpace::Device));
   mlir::Value arg = impl->kernel.getBody().front().getArgument(index);
   return Buffer(this, arg.getAsOpaquePointer(), dtype, index, lanes);
 }
@@ -150,8 +158,8 @@ Value KernelBuilder::addScalar(const std::string &name, DType dtype,
                       "int, and only integer scalars take one (got " +
                       std::to_string(multipleOf) + " for " +
                       shortName(dtype) + ")");
-  addParam(*impl, name, dtype, mlirType(&impl->context, dtype));
-  unsigned index = impl->kernel.getNumArguments() - 1;
+  unsigned index = addParam(*impl, name, dtype,
+                            mlirType(&impl->context, dtype));
   if (multipleOf > 1)
     impl->kernel.setArgAttr(
         index, KernelOp::kMultipleOfAttr,
@@ -365,6 +373,10 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
           : bd.create<arith::MaxUIOp>(loc, x, y).getResult();
     break;
   }
+  // Bounds-checked mode checks these for overflow in the type's signedness.
+  if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul)
+    r.getDefiningOp()->setAttr(kOverflowCheckAttr,
+                               bd.getStringAttr(s ? "signed" : "unsigned"));
   return wrap(this, r, t);
 }
 
@@ -406,7 +418,11 @@ Value KernelBuilder::unary(UnaryOp op, Value a) {
                          t);
     if (t == DType::Bool)
       throw EnigmaError("negation is not defined for bool; use ~ or where");
-    return binary(BinaryOp::Sub, constantInt(0, t), a);
+    Value negated = binary(BinaryOp::Sub, constantInt(0, t), a);
+    raw(negated).getDefiningOp()->setAttr(
+        kOverflowCheckAttr, bd.getStringAttr(isSigned(t) ? "signed negation"
+                                                         : "unsigned negation"));
+    return negated;
   }
   if (isFloat(t))
     throw EnigmaError(std::string("'~' is not defined for ") + shortName(t) +

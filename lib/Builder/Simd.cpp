@@ -20,9 +20,33 @@ static void checkScalar(const Value &v, const std::string &name) {
                              "a vector");
 }
 
+/// The votes and lane queries: operands read as bools, results a bool or
+/// a ulong ballot.
+static Value buildSimdVote(KernelBuilder &k, const Function &fn,
+                           const std::vector<Value> &args) {
+  std::vector<mlir::Value> operands;
+  if (fn.rule != FunctionRule::GroupLaneQuery) {
+    checkScalar(args[0], fn.name);
+    operands.push_back(raw(k.cast(args[0], DType::Bool)));
+  }
+  // The op's own result type says which: i1 (bool) or i64 (a ballot).
+  std::string op = fn.floatOp;
+  DType result = fn.rule == FunctionRule::GroupVote ||
+                         op == "enigma.simd_is_first"
+                     ? DType::Bool
+                     : DType::U64;
+  mlir::Value r = createFunctionOp(
+      k, op, operands, mlirType(&k.internals().context, result), false);
+  return wrap(&k, r, result);
+}
+
 Value buildSimdFunction(KernelBuilder &k, const Function &fn,
                         const std::vector<Value> &args) {
   std::string name = fn.name;
+  if (fn.rule == FunctionRule::GroupVote ||
+      fn.rule == FunctionRule::GroupBallot ||
+      fn.rule == FunctionRule::GroupLaneQuery)
+    return buildSimdVote(k, fn, args);
   const Value &v = args[0];
   checkScalar(v, name);
   DType t = v.dtype();

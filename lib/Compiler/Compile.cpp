@@ -153,17 +153,28 @@ std::vector<KernelParam> kernelParams(KernelOp kernel) {
 }
 
 namespace {
-/// Moves the parameters the bounds-check pass appended from
-/// `artifact.params` to `artifact.boundsCheckParams`, and copies its site
-/// table.
-void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
+/// Whether parameter `i` is hidden from the user: the dynamic threadgroup
+/// memory's bytes or one the bounds-check passes appended.
+bool isHiddenParam(KernelOp kernel, unsigned i) {
+  return kernel.getArgAttr(i, "enigma.threadgroup_memory_bytes") ||
+         isBoundsCheckParam(kernel, i);
+}
+
+/// `artifact.params`: the user's parameters. The hidden ones after them go
+/// to `dynamicThreadgroupMemory` and `boundsCheckParams`; the site table of
+/// bounds-checked mode is copied.
+void splitHiddenParams(KernelOp kernel, KernelArtifact &artifact) {
   std::vector<KernelParam> all = kernelParams(kernel);
   size_t userParams = 0;
   while (userParams < all.size() &&
-         !isBoundsCheckParam(kernel, unsigned(userParams)))
+         !isHiddenParam(kernel, unsigned(userParams)))
     ++userParams;
   artifact.params.assign(all.begin(), all.begin() + userParams);
   for (size_t i = userParams; i < all.size(); ++i) {
+    if (kernel.getArgAttr(unsigned(i), "enigma.threadgroup_memory_bytes")) {
+      artifact.dynamicThreadgroupMemory = true;
+      continue;
+    }
     BoundsCheckParam hidden;
     hidden.param = all[i];
     if (auto of = kernel.getArgAttrOfType<IntegerAttr>(unsigned(i),
@@ -177,12 +188,16 @@ void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
   for (Attribute entry : sites) {
     auto dict = llvm::cast<DictionaryAttr>(entry);
     BoundsCheckSite site;
+    if (auto kind = dict.getAs<StringAttr>("kind"))
+      site.kind = kind.str();
     site.access = dict.getAs<StringAttr>("access").str();
     site.buffer = dict.getAs<StringAttr>("buffer").str();
     site.location = dict.getAs<StringAttr>("location").str();
     site.extent = unsigned(dict.getAs<IntegerAttr>("extent").getInt());
     site.param = int(dict.getAs<IntegerAttr>("param").getInt());
     site.staticSize = uint64_t(dict.getAs<IntegerAttr>("size").getInt());
+    if (auto bytes = dict.getAs<IntegerAttr>("element_bytes"))
+      site.elementBytes = uint64_t(bytes.getInt());
     if (auto dim = dict.getAs<IntegerAttr>("dim")) {
       site.dimension = int(dim.getInt());
       site.shape = dict.getAs<StringAttr>("shape").str();
@@ -202,11 +217,19 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   };
   if (failed(verify(module)))
     fail("verification");
-  // Index checks of shaped buffers become checks in bounds-checked mode
-  // (the bounds-check pass); otherwise they go before they could hold up
-  // the optimiser.
-  if (!options.boundsCheck)
+  if (options.boundsCheck) {
+    // Integer overflow is checked on the ops as traced, before folding.
+    PassManager pm(module.getContext());
+    pm.addPass(createIntegerCheckPass());
+    if (failed(pm.run(module)))
+      fail("integer-check insertion");
+  } else {
+    dropOverflowMarks(module);
+    // Index checks of shaped buffers become checks in bounds-checked mode
+    // (the bounds-check pass); otherwise they go before they could hold up
+    // the optimiser.
     kernel.walk([](IndexCheckOp check) { check->erase(); });
+  }
   if (options.optimize) {
     PassManager pm(module.getContext());
     buildEnigmaPipeline(pm);
@@ -219,14 +242,16 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   if (options.boundsCheck) {
     PassManager pm(module.getContext());
     pm.addPass(createBoundsCheckPass());
+    pm.addPass(createThreadgroupCheckPass());
     if (failed(pm.run(module)))
       fail("bounds-check insertion");
-    splitBoundsCheckParams(kernel, artifact);
   } else {
     // Bounds-checked mode reports violations itself, with the thread.
     artifact.gridIndexBounds = findGridAffineAccesses(kernel);
   }
+  splitHiddenParams(kernel, artifact);
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
+  artifact.metalUnsupported = metalUnsupported(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
   artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   artifact.threadgroupSize = kernel.getRequiredThreadgroupSize().value_or(0);

@@ -3,6 +3,8 @@
 
 #include "enigma/Support/BoundsRecord.h"
 
+#include "CheckReport.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -212,6 +214,13 @@ void checkLaunchBounds(
 std::shared_ptr<const KernelArtifact>
 BoundsCheckLaunch::launchedArtifact(const KernelArtifact &kernel) {
   auto launched = std::make_shared<KernelArtifact>(kernel);
+  if (kernel.dynamicThreadgroupMemory) {
+    KernelParam bytes;
+    bytes.name = "enigma_threadgroup_memory_bytes";
+    bytes.kind = ParamKind::Scalar;
+    bytes.dtype = DType::U64;
+    launched->params.push_back(bytes);
+  }
   for (const BoundsCheckParam &hidden : kernel.boundsCheckParams)
     launched->params.push_back(hidden.param);
   return launched;
@@ -245,6 +254,13 @@ void BoundsCheckLaunch::appendArgs(std::vector<LaunchArg> &args) const {
   args.insert(args.end(), hidden.begin(), hidden.end());
 }
 
+void BoundsCheckLaunch::launching(Dim3 grid, Dim3 threads,
+                                  uint64_t threadgroupMemory) {
+  lastGrid = grid;
+  lastThreads = threads;
+  lastThreadgroupMemory = threadgroupMemory;
+}
+
 void BoundsCheckLaunch::check(Backend &backend) const {
   uint32_t words[rec::kWords] = {};
   backend.download(*record, words, sizeof words);
@@ -253,59 +269,21 @@ void BoundsCheckLaunch::check(Backend &backend) const {
   const uint32_t clean[rec::kWords] = {};
   backend.upload(*record, clean, sizeof clean);
 
-  const std::vector<BoundsCheckSite> &sites = kernel->boundsCheckSites;
-  uint32_t site = words[rec::kSite] - 1;
-  if (words[rec::kSite] == 0 || site >= sites.size())
-    throw BoundsViolation("kernel " + kernel->kernelName +
-                          " accessed memory out of bounds (the record of "
-                          "the first violation is incomplete)");
-  const BoundsCheckSite &s = sites[site];
-  if (s.access == "ring wait") // a pipeline's wait (CUDA) that timed out
-    throw BoundsViolation(
-        "kernel " + kernel->kernelName + ": a pipeline wait" +
-        where(s.location) + " did not complete in 2 seconds: " + s.buffer +
-        ", stage " + std::to_string(words[rec::kIndexLow]) + ", phase " +
-        std::to_string(words[rec::kIndexHigh]) + " (parity " +
-        std::to_string(words[rec::kIndexHigh] & 1u) + "), thread " +
-        std::to_string(words[rec::kThreadX]) + " of threadgroup " +
-        std::to_string(words[rec::kThreadY]) +
-        "; the kernel was stopped and its results are not returned");
-  auto index = int64_t(uint64_t(words[rec::kIndexLow]) |
-                       uint64_t(words[rec::kIndexHigh]) << 32);
-  uint32_t count = words[rec::kCount];
-  std::string by =
-      "by thread (" + std::to_string(words[rec::kThreadX]) + ", " +
-      std::to_string(words[rec::kThreadY]) + ", " +
-      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
-      (count > 1 ? " (the first of " + std::to_string(count) +
-                       " out-of-bounds accesses)"
-                 : "");
-  if (s.dimension >= 0) {
-    uint64_t extent = uint64_t(words[rec::kExtentLow]) |
-                      uint64_t(words[rec::kExtentHigh]) << 32;
-    std::string named = s.extentName == std::to_string(extent)
-                            ? s.extentName
-                            : s.extentName + " = " + std::to_string(extent);
-    throw BoundsViolation(
-        "kernel " + kernel->kernelName + ": out-of-bounds index" +
-        where(s.location) + ": index " + std::to_string(s.dimension) +
-        " of " + s.buffer + s.shape + " is " + std::to_string(index) +
-        ", outside [0, " + named + "), " + by +
-        "; only accesses outside the buffer itself were skipped");
-  }
-  uint64_t size = s.staticSize;
-  for (size_t h = 0; h < kernel->boundsCheckParams.size(); ++h)
-    if (s.param >= 0 && kernel->boundsCheckParams[h].sizeOfParam == s.param)
-      size = hidden[h].scalar.bits;
-  std::string what = s.extent > 1 ? "elements [" + std::to_string(index) +
-                                        ", " +
-                                        std::to_string(index + s.extent) + ")"
-                                  : "index " + std::to_string(index);
-  throw BoundsViolation(
-      "kernel " + kernel->kernelName + ": out-of-bounds " + s.access +
-      where(s.location) + ": " + what + " of " + s.buffer + ", which has " +
-      std::to_string(size) + " elements, " + by +
-      "; the access was skipped");
+  CheckedLaunch launch;
+  launch.kernel = kernel.get();
+  launch.grid = lastGrid;
+  launch.threads = lastThreads;
+  launch.threadgroupMemory = lastThreadgroupMemory;
+  launch.context = this;
+  launch.sizeOf = [](const void *context, int param) -> uint64_t {
+    auto *self = static_cast<const BoundsCheckLaunch *>(context);
+    const auto &hidden = self->kernel->boundsCheckParams;
+    for (size_t h = 0; h < hidden.size(); ++h)
+      if (hidden[h].sizeOfParam == param)
+        return self->hidden[h].scalar.bits;
+    return 0;
+  };
+  throw BoundsViolation(describeViolation(launch, words));
 }
 
 } // namespace enigma

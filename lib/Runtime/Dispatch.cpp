@@ -1,5 +1,6 @@
 //===- Dispatch.cpp - Binding, validation and launches --------------------===//
 #include "enigma/Runtime/Dispatch.h"
+#include "enigma/Support/Error.h"
 
 #include "enigma/Support/ProcessLife.h"
 
@@ -277,6 +278,39 @@ void checkThreadgroupMemory(const KernelArtifact &kernel,
       (limit < 64 * 1024 ? " (Metal's limit is 32 KiB; CUDA GPUs of sm_90 "
                            "allow 227 KiB)"
                          : ""));
+}
+
+uint64_t checkDynamicThreadgroupMemory(const KernelArtifact &kernel,
+                                       const std::optional<uint64_t> &bytes,
+                                       const Backend &backend) {
+  if (!kernel.dynamicThreadgroupMemory) {
+    if (bytes)
+      throw DispatchError(
+          "kernel " + kernel.kernelName + " was given threadgroup_memory=" +
+          std::to_string(*bytes) + " but has no dynamic threadgroup array "
+          "(enigma.dynamic_threadgroup_alloc); leave it out");
+    return 0;
+  }
+  if (!bytes)
+    throw DispatchError(
+        "kernel " + kernel.kernelName + " has a dynamic threadgroup array "
+        "(enigma.dynamic_threadgroup_alloc): give its size in bytes with "
+        "threadgroup_memory=");
+  // Metal takes lengths in multiples of 16 bytes; every target gets that.
+  const uint64_t padded = (*bytes + 15) / 16 * 16;
+  const uint64_t limit = backend.maxThreadgroupMemory();
+  if (*bytes > limit || kernel.threadgroupMemoryBytes + padded > limit)
+    throw DispatchError(
+        "kernel " + kernel.kernelName + ": threadgroup_memory=" +
+        std::to_string(*bytes) + " (" + std::to_string(padded) +
+        " as a multiple of 16) and its " +
+        std::to_string(kernel.threadgroupMemoryBytes) +
+        " bytes of threadgroup_alloc arrays need " +
+        std::to_string(kernel.threadgroupMemoryBytes + padded) +
+        " bytes of threadgroup memory; the " + backend.name() +
+        " runtime's device allows " + std::to_string(limit) + " (" +
+        std::to_string(limit / 1024) + " KiB) per threadgroup");
+  return *bytes;
 }
 
 //===----------------------------------------------------------------------===//
@@ -600,6 +634,14 @@ Dispatcher::loadKernel(const KernelArtifact &kernel,
             << std::hex << value.bits;
   const std::string key = keyText.str();
 
+  // The runtimes that run Metal source cannot run what Metal lacks.
+  std::string backend = device->name();
+  if (!kernel.metalUnsupported.empty() &&
+      (backend == "metal" || backend == "metal-host"))
+    throw EnigmaError("kernel " + kernel.kernelName + " cannot run on the " +
+                      backend + " runtime: " + kernel.metalUnsupported +
+                      ". Run it on the CPU or CUDA runtime");
+
   // Loading happens outside the lock, so that launches of loaded kernels
   // never wait for a compile; a second thread that wants the same kernel
   // waits for the first (polling, so that it can be interrupted) instead
@@ -698,12 +740,15 @@ Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
   checkLaunchShape(grid, threads, maxThreadsPerThreadgroup());
   checkThreadgroupShape(kernel, grid, threads);
   Binding binding = bind(kernel, args);
-  // Bounds-checked mode: the kernel is launched with its hidden parameters.
-  std::shared_ptr<const KernelArtifact> checked =
-      BoundsCheckLaunch::needed(kernel)
+  const uint64_t threadgroupMemory =
+      checkDynamicThreadgroupMemory(kernel, args.threadgroupMemory, *device);
+  // Hidden parameters (dynamic threadgroup memory, bounds-checked mode)
+  // come after the user's.
+  std::shared_ptr<const KernelArtifact> hidden =
+      BoundsCheckLaunch::hasHiddenParams(kernel)
           ? BoundsCheckLaunch::launchedArtifact(kernel)
           : nullptr;
-  const KernelArtifact &launched = checked ? *checked : kernel;
+  const KernelArtifact &launched = hidden ? *hidden : kernel;
   std::shared_ptr<LoadedKernel> loadedKernel =
       loadKernel(launched, binding.constants);
 
@@ -711,9 +756,12 @@ Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
   std::vector<LaunchArg> launchArgs;
   materialize(kernel, binding, buffers, launchArgs);
   checkLaunchBounds(kernel, buffers, grid, launchArgs);
+  if (kernel.dynamicThreadgroupMemory)
+    launchArgs.push_back(
+        LaunchArg{nullptr, ScalarValue{DType::U64, threadgroupMemory}});
   std::optional<BoundsCheckLaunch> boundsCheck;
-  if (checked) {
-    boundsCheck.emplace(*device, checked, buffers);
+  if (BoundsCheckLaunch::needed(kernel)) {
+    boundsCheck.emplace(*device, hidden, buffers);
     boundsCheck->appendArgs(launchArgs);
   }
   for (size_t i = 0; i < binding.slots.size(); ++i) {
@@ -723,6 +771,8 @@ Dispatcher::execute(const KernelArtifact &kernel, const DispatchArgs &args,
       device->upload(*buffers[i], args.inputs[slot.index].data, slot.bytes);
   }
 
+  if (boundsCheck)
+    boundsCheck->launching(grid, threads, threadgroupMemory);
   device->launch(*loadedKernel, launched, launchArgs, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*device);
@@ -746,11 +796,16 @@ PreparedKernel Dispatcher::prepare(const KernelArtifact &kernel,
                                    const DispatchArgs &args) {
   Binding binding = bind(kernel, args);
   PreparedKernel prepared;
-  prepared.artifact = BoundsCheckLaunch::needed(kernel)
+  prepared.threadgroupMemory =
+      checkDynamicThreadgroupMemory(kernel, args.threadgroupMemory, *device);
+  prepared.artifact = BoundsCheckLaunch::hasHiddenParams(kernel)
                           ? BoundsCheckLaunch::launchedArtifact(kernel)
                           : std::make_shared<const KernelArtifact>(kernel);
   prepared.kernel = loadKernel(*prepared.artifact, binding.constants);
   materialize(kernel, binding, prepared.buffers, prepared.args);
+  if (kernel.dynamicThreadgroupMemory)
+    prepared.args.push_back(
+        LaunchArg{nullptr, ScalarValue{DType::U64, prepared.threadgroupMemory}});
   if (BoundsCheckLaunch::needed(kernel)) {
     prepared.boundsCheck = std::make_shared<BoundsCheckLaunch>(
         *device, prepared.artifact, prepared.buffers);
@@ -788,6 +843,8 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
   checkLaunchBounds(*artifact, buffers, grid, args);
+  if (boundsCheck)
+    boundsCheck->launching(grid, threads, threadgroupMemory);
   backend->launch(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);
@@ -800,6 +857,8 @@ void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
   checkLaunchBounds(*artifact, buffers, grid, args);
+  if (boundsCheck)
+    boundsCheck->launching(grid, threads, threadgroupMemory);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
 
@@ -817,6 +876,8 @@ double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
                             backend->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
   checkLaunchBounds(*artifact, buffers, grid, args);
+  if (boundsCheck)
+    boundsCheck->launching(grid, threads, threadgroupMemory);
   double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);

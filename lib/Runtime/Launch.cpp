@@ -29,7 +29,7 @@ DirectLauncher::DirectLauncher(std::shared_ptr<Backend> backend,
                           ": vector scalar parameter " + param.name +
                           " is not supported");
   cuda = dynamic_cast<CudaBackend *>(device.get());
-  launched = BoundsCheckLaunch::needed(kernel)
+  launched = BoundsCheckLaunch::hasHiddenParams(kernel)
                  ? BoundsCheckLaunch::launchedArtifact(kernel)
                  : artifact;
   checkThreadgroupMemory(kernel, *device);
@@ -79,13 +79,16 @@ uint64_t DirectLauncher::scalarBits(size_t param,
 }
 
 void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
-                            const LaunchQueue &queue) {
+                            const LaunchQueue &queue,
+                            std::optional<uint64_t> threadgroupMemory) {
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
                             device->maxThreadsPerThreadgroup()));
   checkThreadgroupShape(*artifact, grid, threads);
+  uint64_t dynamicBytes =
+      checkDynamicThreadgroupMemory(*artifact, threadgroupMemory, *device);
   if (!cuda || launched != artifact) {
-    launchWrapped(args, grid, threads, queue);
+    launchWrapped(args, grid, threads, queue, dynamicBytes);
     return;
   }
   // The CUDA fast path: no buffer objects, sizes in reused members.
@@ -107,7 +110,8 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
 /// wrapped as the backend's buffers, launched and waited for. Uses no
 /// members that change, so threads may launch concurrently.
 void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
-                                   Dim3 threads, const LaunchQueue &queue) {
+                                   Dim3 threads, const LaunchQueue &queue,
+                                   uint64_t threadgroupMemory) {
   const KernelArtifact &kernel = *artifact;
   std::vector<std::shared_ptr<DeviceBuffer>> buffers(kernel.params.size());
   std::vector<LaunchArg> launchArgs(kernel.params.size());
@@ -121,10 +125,14 @@ void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
     launchArgs[i].buffer = buffers[i].get();
   }
   checkLaunchBounds(kernel, buffers, grid, launchArgs);
+  if (kernel.dynamicThreadgroupMemory)
+    launchArgs.push_back(
+        LaunchArg{nullptr, ScalarValue{DType::U64, threadgroupMemory}});
   std::optional<BoundsCheckLaunch> boundsCheck;
-  if (launched != artifact) {
+  if (BoundsCheckLaunch::needed(kernel)) {
     boundsCheck.emplace(*device, launched, buffers);
     boundsCheck->appendArgs(launchArgs);
+    boundsCheck->launching(grid, threads, threadgroupMemory);
   }
   // Backend::launch queues on the backend's own stream and waits: after
   // the caller's work, when that is on another stream.

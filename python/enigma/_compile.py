@@ -145,8 +145,17 @@ class CompiledKernel(Launchable):
     @property
     def bounds_checked(self) -> bool:
         """True when compiled in bounds-checked mode (``bounds_check=True``
-        or ``ENIGMA_BOUNDS_CHECK=1``) with at least one access checked."""
+        or ``ENIGMA_BOUNDS_CHECK=1``) with at least one check (an access,
+        integer arithmetic, threadgroup memory or simdgroup lanes)."""
         return bool(self._artifact.bounds_check_sites)
+
+    @property
+    def threadgroup_memory_bytes(self) -> int:
+        """Bytes of threadgroup memory the kernel declares (its
+        ``threadgroup_alloc`` arrays, each rounded up to 16 bytes, and in
+        bounds-checked mode their shadows); dynamic threadgroup memory
+        comes on top at each launch."""
+        return self._artifact.threadgroup_memory_bytes
 
     @property
     def has_metallib(self) -> bool:
@@ -269,6 +278,7 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
                            emit_only=emit_only, bounds_check=bounds_check,
                            cuda_tma=cuda_tma)
         compiled.grid, compiled.block = grid, block
+        compiled.threadgroup_memory = launch.smem
         return compiled
     if not isinstance(fn, KernelDefinition):
         if callable(fn):
@@ -311,7 +321,9 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if emit_only is None:
         emit_only = os.environ.get("ENIGMA_EMIT_ONLY", "") not in ("", "0")
     metallib = None
-    if not emit_only and _xcrun_available():
+    # A kernel Metal cannot run (artifact.metal_unsupported) has MSL that
+    # xcrun would refuse; the Metal runtimes refuse it with the reason.
+    if not emit_only and _xcrun_available() and not artifact.metal_unsupported:
         metallib = _build_metallib(artifact.msl_source, artifact.kernel_name,
                                    work_dir, keep_metal_source)
     params = params_of(artifact)
@@ -403,15 +415,19 @@ class _LaunchedKernel(KernelDefinition):
 def _record_sources(artifact):
     """With ENIGMA_SOURCE_DUMP_DIR set, keeps every generated MSL and CUDA
     text so CI can check them all: the MSL against the host stand-in of
-    metal_stdlib, the CUDA through NVRTC."""
+    metal_stdlib, the CUDA through NVRTC. The MSL of a kernel Metal cannot
+    run (artifact.metal_unsupported) is left out: no Metal runtime loads it."""
     dump_dir = os.environ.get("ENIGMA_SOURCE_DUMP_DIR")
     if not dump_dir:
         return
     import hashlib
     os.makedirs(dump_dir, exist_ok=True)
     import json
-    for text, ext in ((artifact.msl_source, ".metal"),
-                      (artifact.cuda_source, ".cu")):
+    sources = [(artifact.cuda_source, ".cu")]
+    # MSL of a kernel Metal cannot run is refused before it is compiled.
+    if not artifact.metal_unsupported:
+        sources.append((artifact.msl_source, ".metal"))
+    for text, ext in sources:
         digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         path = os.path.join(dump_dir, f"{artifact.kernel_name}-{digest}{ext}")
         if not os.path.exists(path):

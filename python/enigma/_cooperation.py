@@ -40,14 +40,20 @@ class ThreadgroupTensor:
     contents are undefined until written; separate writes and reads by
     other threads with ``enigma.barrier()``."""
 
-    def __init__(self, tracer, array, dtype, size: int):
+    def __init__(self, tracer, array, dtype, size):
         self._tracer = tracer
         self._array = array
         self.dtype = dtype
-        self.size = size
-        self.name = f"threadgroup_alloc({dtype.name}, {size})"
+        self.size = size  # None: the dynamic array, sized at each launch
+        self.name = (f"threadgroup_alloc({dtype.name}, {size})"
+                     if size is not None else
+                     f"dynamic_threadgroup_alloc({dtype.name})")
 
     def __len__(self) -> int:
+        if self.size is None:
+            fail(f"len() of {self.name}: its size is given at each launch "
+                 "(threadgroup_memory= bytes); pass the element count as a "
+                 "scalar parameter")
         return self.size
 
     def _index(self, index) -> IRValue:
@@ -56,7 +62,7 @@ class ThreadgroupTensor:
         if isinstance(index, bool) or not isinstance(index, int):
             fail(f"index of {self.name} must be an integer, got "
                  f"{type(index).__name__}")
-        if not 0 <= index < self.size:
+        if index < 0 or (self.size is not None and index >= self.size):
             fail(f"index {index} is out of range for {self.name}")
         return to_value(index, as_dtype("u32"))
 
@@ -73,7 +79,8 @@ class ThreadgroupTensor:
               idx._value, value._value)
 
     def __repr__(self) -> str:
-        return f"<threadgroup {self.dtype.msl}[{self.size}]>"
+        size = "" if self.size is None else self.size
+        return f"<threadgroup {self.dtype.msl}[{size}]>"
 
 
 def threadgroup_alloc(dtype, size) -> ThreadgroupTensor:
@@ -97,6 +104,24 @@ def threadgroup_alloc(dtype, size) -> ThreadgroupTensor:
              "threadgroup memory any target allows")
     array = _call("threadgroup_alloc", "threadgroup_alloc", dtype.name, size)
     return ThreadgroupTensor(tracer, array, dtype, size)
+
+
+def dynamic_threadgroup_alloc(dtype) -> ThreadgroupTensor:
+    """The kernel's threadgroup array whose length is given at each launch:
+    ``threadgroup_memory=`` bytes of ``execute``, ``prepare`` and the call
+    form (Metal's ``threadgroup T* [[threadgroup(0)]]`` sized by
+    ``setThreadgroupMemoryLength``, CUDA's dynamic shared memory).
+
+    At most one per kernel, called at the top level of the kernel body; it
+    starts on a 16-byte boundary. Take several arrays from it by offset.
+    The kernel does not know the length (as in Metal): pass the element
+    count as a scalar parameter. Indexing, stores and the atomic methods
+    work as for ``threadgroup_alloc``; ``len()`` is an error."""
+    tracer = current_tracer("dynamic_threadgroup_alloc")
+    dtype = as_dtype(dtype)
+    array = _call("dynamic_threadgroup_alloc", "dynamic_threadgroup_alloc",
+                  dtype.name)
+    return ThreadgroupTensor(tracer, array, dtype, None)
 
 
 # --------------------------------------------------------------------------
@@ -269,5 +294,6 @@ def function_constant(dtype, index) -> IRValue:
                                  dtype.name, index))
 
 
-__all__ = ["ThreadgroupTensor", "threadgroup_alloc", "function_constant",
+__all__ = ["ThreadgroupTensor", "threadgroup_alloc", "dynamic_threadgroup_alloc",
+           "function_constant",
            "MEMORY_ORDERS"] + list(_ATOMICS)

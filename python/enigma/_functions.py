@@ -26,7 +26,8 @@ class Row(NamedTuple):
     doc: str
 
 
-TABLE = tuple(Row(family, name, rule, tuple(args.split(",")), lanes, doc)
+TABLE = tuple(Row(family, name, rule, tuple(a for a in args.split(",") if a),
+                  lanes, doc)
               for family, name, rule, args, lanes, doc
               in _core.function_table())
 

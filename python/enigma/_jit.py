@@ -90,14 +90,19 @@ class KernelLaunch:
         self.arguments = arguments
         self._session = session
         self.where = where  # the call's file:line
+        self.smem = None  # bytes of dynamic threadgroup memory (launch)
 
-    def launch(self, grid=None, block=None, *, threadgroups=None) -> None:
+    def launch(self, grid=None, block=None, *, threadgroups=None,
+               smem=None) -> None:
         """Launches ``grid`` threads in threadgroups of ``block`` threads
         (each a list or tuple of 1 to 3 ints). ``grid`` counts threads, as
         Metal's dispatchThreads and the original DSL do (``grid=(num_blocks
         * threads, 1, 1)``); the last threadgroup may be partial.
         ``threadgroups=`` instead of ``grid`` counts threadgroups (CuTe's
-        convention): the grid is then ``threadgroups * block``."""
+        convention): the grid is then ``threadgroups * block``. ``smem=``
+        (CuTe's name) is the size in bytes of the kernel's dynamic
+        threadgroup array (``enigma.dynamic_threadgroup_alloc``), the
+        default ``threadgroup_memory=`` of ``execute``."""
         file, line = user_location()
         where = f"{file}:{line}"
         session = getattr(_state, "session", None)
@@ -128,6 +133,11 @@ class KernelLaunch:
                 f"{where}: a second kernel launch in @enigma.jit function "
                 f"'{session.name}' (the first was at {session.launch[3]}); a "
                 "jit function launches exactly one kernel")
+        if smem is not None and (isinstance(smem, bool) or
+                                 not isinstance(smem, int) or smem < 0):
+            raise EnigmaError(f"{where}: launch(smem=...) takes a number of "
+                              f"bytes (an int >= 0), got {smem!r}")
+        self.smem = smem
         session.launch = (self, grid, block, where)
 
 

@@ -223,6 +223,21 @@ def _launch_or_default(compiled, grid, threads):
             (1, 1, 1) if threads is None else threads)
 
 
+def _threadgroup_memory(compiled, value):
+    """The bytes of dynamic threadgroup memory of a launch: ``value``, else
+    what an ``@enigma.jit`` launch recorded (``smem=``); None for none."""
+    if value is None:
+        value = getattr(compiled, "threadgroup_memory", None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or value < 0:
+        raise _core.DispatchError(
+            f"threadgroup_memory must be a number of bytes (an int >= 0), "
+            f"got {value!r}")
+    return int(value)
+
+
 def _device_arrays(inputs, outputs):
     """The device arrays among inputs and outputs (kept alive by prepared
     kernels that bind them)."""
@@ -445,7 +460,7 @@ class RuntimeBase:
     def execute(self, compiled, inputs, output_size=None, grid=None,
                 threads=None, *, scalars=None, output_sizes=None,
                 constants=None, outputs=None, output_shapes=None,
-                output_dtypes=None):
+                output_dtypes=None, threadgroup_memory=None):
         """Runs ``compiled`` once. Inputs, scalars and outputs together
         cover the kernel's parameters exactly once (else DispatchError):
         inputs bind to the leading buffer parameters, scalars to the scalar
@@ -464,8 +479,14 @@ class RuntimeBase:
 
         ``grid``/``threads`` default to the launch recorded by an
         ``@enigma.jit`` kernel (``compiled.grid`` threads in groups of
-        ``compiled.block``), and to ``(1, 1, 1)`` for other kernels."""
+        ``compiled.block``), and to ``(1, 1, 1)`` for other kernels.
+
+        ``threadgroup_memory`` is the size in bytes of the kernel's dynamic
+        threadgroup array (``enigma.dynamic_threadgroup_alloc``): required
+        for such a kernel, refused for others; an ``@enigma.jit`` kernel's
+        ``launch(smem=...)`` is the default."""
         grid, threads = _launch_or_default(compiled, grid, threads)
+        threadgroup_memory = _threadgroup_memory(compiled, threadgroup_memory)
         shaped = None
         if output_shapes is not None or output_dtypes is not None:
             if output_shapes is None:
@@ -476,7 +497,7 @@ class RuntimeBase:
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
         launch = (ins, sc, sizes, outs, dims3(grid, "grid"),
-                  dims3(threads, "threads"), consts)
+                  dims3(threads, "threads"), consts, threadgroup_memory)
         if _log.INFO:
             _log.info("launch %s grid %s threads %s on %s (execute)",
                       artifact.kernel_name, launch[4], launch[5], self.name)
@@ -526,20 +547,25 @@ class RuntimeBase:
         return KernelFaultError(f"{fault}\nRun again in {where}, {found}")
 
     def prepare(self, compiled, inputs, output_size=None, *, scalars=None,
-                output_sizes=None, constants=None, outputs=None) -> PreparedKernel:
+                output_sizes=None, constants=None, outputs=None,
+                threadgroup_memory=None) -> PreparedKernel:
         """Binds and uploads once; returns a PreparedKernel. The same
         exactly-once rule as ``execute``: ``output_size`` is ONE output
         (read it with ``read_output()``), ``output_sizes`` one per output
         (``read_outputs()``). Device arrays are bound in place as in
         ``execute`` (``outputs=`` included) and must stay alive while the
-        prepared kernel is used (it keeps a reference)."""
+        prepared kernel is used (it keeps a reference). ``threadgroup_memory``
+        (bytes of the dynamic threadgroup array) is fixed for its dispatches,
+        as the buffers are."""
+        threadgroup_memory = _threadgroup_memory(compiled, threadgroup_memory)
         artifact, ins, sc, sizes, outs, consts = self._bind(
             compiled, inputs, scalars, output_size, output_sizes, constants,
             outputs)
         if _log.INFO:
             _log.info("prepare %s on %s", artifact.kernel_name, self.name)
         return PreparedKernel(self._core.prepare(artifact, ins, sc, sizes,
-                                                 outs, consts),
+                                                 outs, consts,
+                                                 threadgroup_memory),
                               _device_arrays(inputs, outputs),
                               artifact.kernel_name)
 

@@ -29,10 +29,9 @@ from ._tensor import Fragment, VectorFragment
 _U32 = as_dtype("uint")
 
 
-def _call(name, x, lane=None) -> IRValue:
+def _call(name, x=None, lane=None) -> IRValue:
     tracer = current_tracer(name)
-    value = to_value(x)
-    args = [value._value]
+    args = [] if x is None else [to_value(x)._value]  # lane queries: none
     if lane is not None:
         args.append(to_value(lane, _U32)._value)
     return IRValue(tracer, tracer.call("simd_call", name, *args))
@@ -81,10 +80,15 @@ def _combine(op: str, a: IRValue, b: IRValue) -> IRValue:
     return a ^ b
 
 
-def _group_function(row, x, operand=None) -> IRValue:
+def _group_function(row, x=None, operand=None) -> IRValue:
     """A simdgroup / quad function of the table: reductions combine a
     thread's own values (fragment or vector) first, scans and shuffles go
-    element by element."""
+    element by element; votes and lane queries take one bool or nothing."""
+    if row.rule in ("GroupVote", "GroupBallot", "GroupLaneQuery"):
+        if _thread_values(x) is not None:
+            fail(f"{row.name} takes one bool per thread, got several "
+                 f"values; combine them first (e.g. with &, |)")
+        return _call(row.name, x)
     values = _thread_values(x)
     if row.rule == "GroupShuffle":
         if values is not None:

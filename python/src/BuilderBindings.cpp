@@ -101,6 +101,7 @@ void bindBuilder(nb::module_ &m) {
               &KernelArtifact::threadgroupMemoryBytes)
       .def_ro("cuda_dynamic_shared_bytes",
               &KernelArtifact::cudaDynamicSharedBytes)
+      .def_ro("metal_unsupported", &KernelArtifact::metalUnsupported)
       // Bounds-checked mode: (access, buffer, "file:line") per checked site.
       .def_prop_ro("bounds_check_sites",
                    [](const KernelArtifact &a) {

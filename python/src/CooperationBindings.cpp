@@ -54,6 +54,10 @@ void bindCooperation(nb::module_ &m) {
         [](KernelBuilder &b, const std::string &dtype, unsigned size) {
           return threadgroupAlloc(b, dtypeNamed(dtype), size);
         });
+  m.def("coop_dynamic_threadgroup_alloc",
+        [](KernelBuilder &b, const std::string &dtype) {
+          return dynamicThreadgroupAlloc(b, dtypeNamed(dtype));
+        });
   m.def("coop_threadgroup_load",
         [](KernelBuilder &, const ThreadgroupArray &a, Value index) {
           return a.load(index);

@@ -494,9 +494,11 @@ std::string arrayText(nb::handle obj) {
 }
 
 /// Binds positional and keyword arguments to the parameters (the kernel's
-/// Python signature); the runtime= keyword is taken out.
+/// Python signature); the runtime= and threadgroup_memory= keywords are
+/// taken out.
 void bindArguments(const CallForm &form, nb::args args, nb::kwargs kwargs,
-                   nb::handle &runtime, Slots<nb::handle> &bound) {
+                   nb::handle &runtime, nb::handle &threadgroupMemory,
+                   Slots<nb::handle> &bound) {
   const size_t n = form.params.size();
   size_t given = args.size();
   if (given > n)
@@ -516,6 +518,10 @@ void bindArguments(const CallForm &form, nb::args args, nb::kwargs kwargs,
     std::string name = nb::cast<std::string>(key);
     if (name == "runtime") {
       runtime = value;
+      continue;
+    }
+    if (name == "threadgroup_memory") {
+      threadgroupMemory = value;
       continue;
     }
     size_t i = 0;
@@ -565,7 +571,19 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
   nb::handle runtime;
   const size_t n = form.params.size();
   Slots<nb::handle> bound(n);
-  bindArguments(form, args, kwargs, runtime, bound);
+  nb::handle threadgroupMemoryArg;
+  bindArguments(form, args, kwargs, runtime, threadgroupMemoryArg, bound);
+  // The dynamic threadgroup array's bytes (dynamic_threadgroup_alloc).
+  std::optional<uint64_t> threadgroupMemory;
+  if (threadgroupMemoryArg && !threadgroupMemoryArg.is_none()) {
+    if (!PyLong_Check(threadgroupMemoryArg.ptr()) ||
+        PyBool_Check(threadgroupMemoryArg.ptr()) ||
+        nb::cast<int64_t>(threadgroupMemoryArg) < 0)
+      throw DispatchError("kernel " + form.name +
+                          ": threadgroup_memory= takes a number of bytes (an "
+                          "int >= 0)");
+    threadgroupMemory = nb::cast<uint64_t>(threadgroupMemoryArg);
+  }
   if (!runtime && Shared::scopedRuntime)
     runtime = Shared::scopedRuntime;
   nb::object runtimeCore;
@@ -711,10 +729,10 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
   if (target.where == kHost) {
     ReleasedGil release; // the CPU runs it now
     target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
-                            queue);
+                            queue, threadgroupMemory);
   } else {
     target.launcher->launch(launchArgs.begin(), self.grid, self.threads,
-                            queue);
+                            queue, threadgroupMemory);
   }
 }
 

@@ -74,6 +74,9 @@ void bindMath(nb::module_ &m) {
                            : "unpack_" + format + "_to_float";
     return callFunction(b, name, {u});
   });
+  m.def("simd_call", [](KernelBuilder &b, const std::string &name) {
+    return callFunction(b, name, {}); // simd_is_first(), ...
+  });
   m.def("simd_call", [](KernelBuilder &b, const std::string &name, Value v) {
     return callFunction(b, name, {v});
   });

@@ -8,6 +8,7 @@
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -253,9 +254,11 @@ void bindRuntime(nb::module_ &m) {
              const std::vector<nb::object> &scalars,
              const std::vector<size_t> &outputSizes,
              const std::vector<OutputSpec> &outputArrays, const Shape &grid,
-             const Shape &threads, const ConstantSpecs &constants) {
+             const Shape &threads, const ConstantSpecs &constants,
+             std::optional<uint64_t> threadgroupMemory) {
             DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
                                            outputArrays, constants);
+            a.threadgroupMemory = threadgroupMemory;
             std::vector<std::vector<uint8_t>> outputs;
             {
               ReleasedGil release;
@@ -265,7 +268,10 @@ void bindRuntime(nb::module_ &m) {
             for (const auto &o : outputs)
               out.push_back(toBytes(o));
             return out;
-          })
+          },
+          "kernel"_a, "inputs"_a, "scalars"_a, "output_sizes"_a,
+          "output_arrays"_a, "grid"_a, "threads"_a, "constants"_a,
+          "threadgroup_memory"_a = nb::none())
       .def_static(
           "nvrtc_check",
           [](const std::string &source, const std::string &arch,
@@ -317,12 +323,17 @@ void bindRuntime(nb::module_ &m) {
               const std::vector<nb::object> &scalars,
               const std::vector<size_t> &outputSizes,
               const std::vector<OutputSpec> &outputArrays,
-              const ConstantSpecs &constants) {
+              const ConstantSpecs &constants,
+              std::optional<uint64_t> threadgroupMemory) {
              DispatchArgs a = Runtime::args(inputs, scalars, outputSizes,
                                             outputArrays, constants);
+             a.threadgroupMemory = threadgroupMemory;
              ReleasedGil release; // may compile for seconds
              return r.dispatcher->prepare(kernel, a);
-           })
+           },
+           "kernel"_a, "inputs"_a, "scalars"_a, "output_sizes"_a,
+           "output_arrays"_a, "constants"_a,
+           "threadgroup_memory"_a = nb::none())
       .def_prop_ro(
           "stream",
           [](const Runtime &r) { return r.cuda().streamHandle(); },

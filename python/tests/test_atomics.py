@@ -237,13 +237,16 @@ def test_threadgroup_signed_min(runtime, rng):
 
 # --- mistakes ---------------------------------------------------------------
 
-@pytest.mark.parametrize("dtype", [enigma.u8, enigma.i64, enigma.f16])
+@pytest.mark.parametrize("dtype", [enigma.u8, enigma.i16, enigma.f16,
+                                   enigma.bf16])
 def test_unsupported_element_type(dtype):
     @enigma.kernel
     def bad(buf: dtype):
         enigma.atomic_fetch_add(buf, 0, 1)
 
-    with pytest.raises(enigma.EnigmaError, match=r"test_atomics.py:\d+:.*int or"):
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_atomics.py:\d+:.*int, uint, long, ulong "
+                             r"or float memory"):
         enigma.compile(bad)
 
 
@@ -252,7 +255,7 @@ def test_bitwise_atomic_on_float_is_an_error():
     def bad(buf: enigma.f32):
         buf.atomic_fetch_or(0, 1.0)
 
-    with pytest.raises(enigma.EnigmaError, match="int or uint"):
+    with pytest.raises(enigma.EnigmaError, match="int, uint, long or ulong"):
         enigma.compile(bad)
 
 

@@ -436,7 +436,8 @@ def vector_into_register_tensor():
 
 
 @mistake("a bitwise atomic on a float buffer",
-         r"atomic_fetch_and needs int or uint memory.*buffer 'A' holds f32")
+         r"atomic_fetch_and needs int, uint, long or ulong memory.*buffer 'A' "
+         r"holds f32")
 def bitwise_atomic_on_floats():
     @enigma.kernel
     def k(A: enigma.f32):
@@ -445,7 +446,8 @@ def bitwise_atomic_on_floats():
 
 
 @mistake("an atomic on a type Metal has no atomics for (u8)",
-         r"atomic_fetch_add needs int, uint or float memory.*holds u8")
+         r"atomic_fetch_add needs int, uint, long, ulong or float memory.*"
+         r"holds u8")
 def atomic_on_bytes():
     @enigma.kernel
     def k(A: enigma.u8):

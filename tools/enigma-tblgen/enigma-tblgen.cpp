@@ -92,9 +92,12 @@ Kinds kindsOf(const Record *row, StringRef rule) {
   static const StringSet<> intOnly = {"Integer", "IntegerToUnsigned",
                                       "ExtractBits", "InsertBits", "Unpack",
                                       "GroupBitwise"};
+  // The vote and lane-query rules take bools or nothing: their one op is
+  // the row's own, listed for every kind.
   static const StringSet<> both = {"Numeric", "Compare", "GroupReduce",
                                    "GroupScan", "GroupMinMax",
-                                   "GroupShuffle"};
+                                   "GroupShuffle", "GroupVote", "GroupBallot",
+                                   "GroupLaneQuery"};
   if (floatOnly.contains(rule))
     return {true, false};
   if (intOnly.contains(rule))

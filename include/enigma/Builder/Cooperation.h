@@ -59,6 +59,11 @@ AtomicOp parseAtomicOp(const std::string &name);
 ThreadgroupArray threadgroupAlloc(KernelBuilder &k, DType dtype,
                                   unsigned size);
 
+/// The kernel's dynamic threadgroup array (its size() is 0: the length is
+/// given in bytes at each launch, `threadgroup_memory=`); at most one per
+/// kernel. Adds the hidden u64 parameter that carries the bytes.
+ThreadgroupArray dynamicThreadgroupAlloc(KernelBuilder &k, DType dtype);
+
 /// The memory an atomic works on: a buffer parameter or a threadgroup array.
 class AtomicTarget {
 public:

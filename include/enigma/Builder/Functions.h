@@ -45,6 +45,9 @@ enum class FunctionRule : uint8_t {
   GroupBitwise,
   GroupMinMax,
   GroupShuffle,
+  GroupVote,
+  GroupBallot,
+  GroupLaneQuery,
 };
 
 /// The rule's name as the table spells it ("Float", ...).

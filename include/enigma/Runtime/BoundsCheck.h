@@ -8,8 +8,10 @@
 //    too small for the matrix a kernel part reads or writes in it
 //    (KernelArtifact::matrixExtents);
 //  - in bounds-checked mode, BoundsCheckLaunch binds the hidden parameters
-//    the bounds-check pass added (element counts, the violation record) and
-//    turns a recorded violation into a BoundsViolation after the launch.
+//    the checking passes added (element counts, the violation record) and
+//    turns a recorded violation (an access, an integer overflow, a read of
+//    uninitialised threadgroup memory, a missing simdgroup lane) into a
+//    BoundsViolation after the launch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_RUNTIME_BOUNDSCHECK_H
@@ -23,8 +25,8 @@
 
 namespace enigma {
 
-/// A kernel compiled in bounds-checked mode accessed memory out of bounds.
-/// The message names the buffer, index, size, thread and source line.
+/// A kernel compiled in bounds-checked mode failed one of its checks. The
+/// message names the check, the source line, the values and the thread.
 struct BoundsViolation : RuntimeFailure {
   using RuntimeFailure::RuntimeFailure;
 };
@@ -57,8 +59,14 @@ public:
   static bool needed(const KernelArtifact &kernel) {
     return !kernel.boundsCheckParams.empty();
   }
+  /// True when `kernel`'s launches pass hidden arguments after the user's:
+  /// its dynamic threadgroup memory's bytes, bounds-checked mode's.
+  static bool hasHiddenParams(const KernelArtifact &kernel) {
+    return kernel.dynamicThreadgroupMemory || needed(kernel);
+  }
   /// `kernel` as the backends load and launch it: every parameter,
-  /// the hidden ones included.
+  /// the hidden ones included (the dynamic threadgroup memory's bytes,
+  /// then bounds-checked mode's).
   static std::shared_ptr<const KernelArtifact>
   launchedArtifact(const KernelArtifact &kernel);
 
@@ -71,6 +79,10 @@ public:
   /// Appends the hidden arguments to the user's launch arguments.
   void appendArgs(std::vector<LaunchArg> &args) const;
 
+  /// Notes the shape of the launch about to run and its dynamic
+  /// threadgroup memory (the message of a violation names them).
+  void launching(Dim3 grid, Dim3 threads, uint64_t threadgroupMemory = 0);
+
   /// After a (finished) launch: throws BoundsViolation if one was recorded,
   /// clearing the record first so that the next launch starts clean.
   void check(Backend &backend) const;
@@ -79,6 +91,8 @@ private:
   std::shared_ptr<const KernelArtifact> kernel;
   std::vector<LaunchArg> hidden;
   std::shared_ptr<DeviceBuffer> record;
+  Dim3 lastGrid, lastThreads;
+  uint64_t lastThreadgroupMemory = 0;
 };
 
 } // namespace enigma

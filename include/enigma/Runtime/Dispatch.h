@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -83,7 +84,20 @@ struct DispatchArgs {
   /// place and not cleared first (as a bound existing Metal buffer is not).
   std::vector<ArrayArg> outputArrays;
   ConstantArgs constants;
+  /// Bytes of dynamic threadgroup memory (Metal's setThreadgroupMemoryLength,
+  /// CUDA's dynamic shared memory): required by a kernel with a dynamic
+  /// threadgroup array, refused by the others.
+  std::optional<uint64_t> threadgroupMemory;
 };
+
+/// Throws DispatchError unless `bytes` fits `kernel`: given exactly when the
+/// kernel has a dynamic threadgroup array, and with the kernel's static
+/// threadgroup memory within `backend`'s limit. Returns the bytes (0 for a
+/// kernel without one).
+[[gnu::visibility("default")]] uint64_t
+checkDynamicThreadgroupMemory(const KernelArtifact &kernel,
+                              const std::optional<uint64_t> &bytes,
+                              const Backend &backend);
 
 /// Converts `value` to `dtype`, rejecting what the dtype cannot represent:
 /// negative or too large integers, a float for an integer or bool, a float
@@ -158,6 +172,8 @@ private:
   bool onHost = false;              // a host backend (no device queue)
   /// Bounds-checked mode: the hidden arguments and the violation record.
   std::shared_ptr<BoundsCheckLaunch> boundsCheck;
+  /// Bytes of dynamic threadgroup memory each dispatch gives (0: none).
+  uint64_t threadgroupMemory = 0;
 };
 
 class [[gnu::visibility("default")]] Dispatcher {

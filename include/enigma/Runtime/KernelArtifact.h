@@ -40,14 +40,26 @@ struct FunctionConstantUse {
 };
 
 /// Bounds-checked mode (CompileOptions::boundsCheck; docs/design/
-/// bounds-check.md): one checked access of the kernel, by site id.
+/// bounds-check.md): one check of the kernel, by site id.
 struct BoundsCheckSite {
-  std::string access;   // "load", "store", "atomic_rmw", ...
-  std::string buffer;   // the parameter's name, or "threadgroup array ..."
+  /// "" for an access; "arithmetic" (an integer overflow), "uninitialised"
+  /// (a threadgroup read of an element not written), "missing_lane" (a
+  /// shuffle from a lane that does not exist) or "short_simdgroup" (a
+  /// simdgroup matrix op in a simdgroup of fewer than 32 lanes).
+  std::string kind;
+  /// The access ("load", "store", "atomic_rmw", ...); for arithmetic
+  /// "add", "sub", "mul" or "neg"; for lanes, the function's name.
+  std::string access;
+  /// The parameter's name, or "threadgroup array ..."; for arithmetic the
+  /// dtype ("u32"); for a missing lane "simdgroup" or "quad".
+  std::string buffer;
   std::string location; // the user's "file:line", or "" when unknown
   unsigned extent = 1;  // elements the access touches from its index
   int param = -1;       // the buffer parameter, or -1 for a threadgroup array
   uint64_t staticSize = 0; // elements of the threadgroup array
+  /// The dynamic threadgroup array: its element's bytes (its size is the
+  /// launch's threadgroup_memory divided by them); 0 for the others.
+  uint64_t elementBytes = 0;
   /// An index check (access "index") of a buffer declared with a shape:
   /// which index, the shape as declared ("(H, W)") and the extent's name.
   int dimension = -1;
@@ -76,6 +88,11 @@ struct KernelArtifact {
   bool cudaLinearBlocks = false;
   /// Bytes of threadgroup memory the kernel allocates statically.
   uint64_t threadgroupMemoryBytes = 0;
+  /// The kernel has a dynamic threadgroup array (dynamic_threadgroup_alloc):
+  /// each launch gives its bytes (DispatchArgs::threadgroupMemory), passed
+  /// as a hidden u64 argument right after the user's, before those of
+  /// bounds-checked mode.
+  bool dynamicThreadgroupMemory = false;
   /// Bytes of dynamic shared memory the CUDA kernel is launched with (0:
   /// its arrays are static __shared__ memory); see cudaDynamicSharedBytes.
   uint64_t cudaDynamicSharedBytes = 0;
@@ -98,6 +115,9 @@ struct KernelArtifact {
   /// scalar parameters (enigma.matrix_extents), checked before dispatch in
   /// either mode.
   std::vector<MatrixExtent> matrixExtents;
+  /// Why Metal cannot run this kernel (the first op it lacks, with its
+  /// file:line), or "": MetalRuntime and MetalHostRuntime refuse to load it.
+  std::string metalUnsupported;
   /// Tensor maps of the CUDA kernel's tile copies (may be empty).
   std::vector<CudaTensorMap> cudaTensorMaps;
   /// Threads CUDA adds to each threadgroup for the producer warpgroup of
@@ -106,6 +126,13 @@ struct KernelArtifact {
   unsigned cudaProducerThreads = 0;
   unsigned cudaClusterSize = 1;
 };
+
+/// The launch argument that carries the dynamic threadgroup memory's bytes
+/// of `launched`, a kernel with dynamicThreadgroupMemory whose hidden
+/// parameters are appended (BoundsCheckLaunch::launchedArtifact).
+inline size_t dynamicThreadgroupArg(const KernelArtifact &launched) {
+  return launched.params.size() - launched.boundsCheckParams.size() - 1;
+}
 
 } // namespace enigma
 

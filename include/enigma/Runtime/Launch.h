@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace enigma {
@@ -66,13 +67,15 @@ public:
   /// grid-affine index, the buffers' sizes; then launches. `args` holds one
   /// entry per parameter. A kernel compiled in bounds-checked mode runs on
   /// the backend's own stream (after `queue.stream`) and is waited for, so
-  /// that a violation is raised here.
+  /// that a violation is raised here. `threadgroupMemory`: the bytes of a
+  /// kernel's dynamic threadgroup array (required by such a kernel).
   void launch(const DirectArg *args, Dim3 grid, Dim3 threads,
-              const LaunchQueue &queue);
+              const LaunchQueue &queue,
+              std::optional<uint64_t> threadgroupMemory = std::nullopt);
 
 private:
   void launchWrapped(const DirectArg *args, Dim3 grid, Dim3 threads,
-                     const LaunchQueue &queue);
+                     const LaunchQueue &queue, uint64_t threadgroupMemory);
 
   std::shared_ptr<Backend> device;
   CudaBackend *cuda = nullptr; // `device` when it is a CudaBackend

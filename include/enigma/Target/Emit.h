@@ -14,6 +14,7 @@
 
 #include "enigma/Support/CudaTensorMap.h"
 
+#include <string>
 #include <vector>
 
 namespace enigma {
@@ -30,6 +31,11 @@ mlir::LogicalResult emitKernel(KernelOp kernel, Target target,
 /// Prints every kernel of the module, in order.
 mlir::LogicalResult emitModule(mlir::ModuleOp module, Target target,
                                llvm::raw_ostream &os);
+
+/// What of `kernel` Metal cannot run, with its file:line and why, or ""
+/// (lib/Target/MSL/MetalSupport.cpp); the runtimes that run Metal source
+/// refuse to load such a kernel.
+std::string metalUnsupported(KernelOp kernel);
 
 /// Whether the CUDA text of `kernel` expects 1-D blocks of the threadgroup's
 /// volume (enigma_cuda_abi.h): kernels with simdgroup functions, so that

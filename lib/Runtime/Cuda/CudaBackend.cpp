@@ -338,12 +338,41 @@ public:
     return function;
   }
 
+  /// Dynamic shared memory of a launch whose dynamic threadgroup array
+  /// takes `launchBytes` (0: the kernel has none): after the threadgroup
+  /// arrays carved out of it, on a 16-byte boundary (CudaEmitter). Beyond
+  /// 48 KiB the function is allowed that much first.
+  unsigned sharedBytesFor(uint64_t launchBytes) {
+    CUfunction function = entry();
+    if (launchBytes == 0)
+      return unsigned(dynamicShared);
+    uint64_t total = (dynamicShared + 15) / 16 * 16 + (launchBytes + 15) / 16 * 16;
+    if (total > 48 * 1024 &&
+        (allowedGeneration != generation || allowed < total)) {
+      CUresult result = state->api.cuFuncSetAttribute(
+          function, kFuncAttrMaxDynamicSharedSizeBytes, int(total));
+      if (result != kCudaSuccess)
+        throw RuntimeFailure(name + " needs " + std::to_string(total) +
+                             " bytes of shared memory (threadgroup_memory=" +
+                             std::to_string(launchBytes) + "), which " +
+                             state->deviceName + " refused (" +
+                             describeResult(state->api, result) + ")");
+      allowed = total;
+      allowedGeneration = generation;
+    }
+    return unsigned(total);
+  }
+
   std::shared_ptr<CudaBackend::State> state;
   std::string image;
   std::string name;
   std::string description;
-  /// Bytes of dynamic shared memory each launch passes.
+  /// Bytes of dynamic shared memory each launch passes (the threadgroup
+  /// arrays beyond 48 KiB); a dynamic threadgroup array adds its own.
   uint64_t dynamicShared = 0;
+  /// What sharedBytesFor last allowed, for the module of `generation`.
+  uint64_t allowed = 0;
+  uint64_t allowedGeneration = ~uint64_t(0);
 
 private:
   static CUmodule loadModule(const CudaBackend::State &state,
@@ -807,11 +836,16 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
     return; // an empty dispatch runs nothing, as on Metal
 
   Dim3 block = blockOf(artifact, grid, threads);
+  uint64_t launchBytes =
+      artifact.dynamicThreadgroupMemory
+          ? args[dynamicThreadgroupArg(artifact)].scalar.bits
+          : 0;
+  unsigned shared = cudaKernel.sharedBytesFor(launchBytes);
   CUresult result = state->api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
-      block.y, block.z, unsigned(cudaKernel.dynamicShared), state->stream,
-      arguments.pointers.data(), nullptr);
+      block.y, block.z, shared, state->stream, arguments.pointers.data(),
+      nullptr);
   if (poisonsContext(result)) // an earlier launch faulted
     state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)
@@ -935,11 +969,14 @@ void CudaBackend::launchOnStream(LoadedKernel &kernel,
     pointers[count + 1 + i] = maps->pointer(i);
 
   Dim3 block = blockOf(artifact, grid, threads);
+  unsigned shared = cudaKernel.sharedBytesFor(
+      artifact.dynamicThreadgroupMemory ? slots[dynamicThreadgroupArg(artifact)]
+                                        : 0);
   CUresult result = api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
-      block.y, block.z, unsigned(cudaKernel.dynamicShared),
-      ownStream ? state->stream : CUstream(stream), pointers, nullptr);
+      block.y, block.z, shared, ownStream ? state->stream : CUstream(stream),
+      pointers, nullptr);
   if (poisonsContext(result)) // an earlier launch faulted
     state->deviceFault(result, nullptr);
   if (result != kCudaSuccess)

@@ -348,6 +348,13 @@ id<MTLCommandBuffer> commitLaunch(MetalBackend::State &state,
                 atIndex:NSUInteger(i)];
     }
   }
+  // The dynamic threadgroup array, [[threadgroup(0)]]: Metal takes
+  // lengths in multiples of 16 bytes.
+  if (artifact.dynamicThreadgroupMemory) {
+    uint64_t bytes = args[dynamicThreadgroupArg(artifact)].scalar.bits;
+    [encoder setThreadgroupMemoryLength:NSUInteger((bytes + 15) / 16 * 16)
+                                atIndex:0];
+  }
   [encoder dispatchThreads:MTLSizeMake(grid.x, grid.y, grid.z)
       threadsPerThreadgroup:MTLSizeMake(threads.x, threads.y, threads.z)];
   [encoder endEncoding];

@@ -72,6 +72,13 @@ void GroupRunner::setUpGroup(const DispatchShape &shape, uint64_t groupIndex) {
   }
   group.thread_count = size[0] * size[1] * size[2];
   group.simdgroups_per_threadgroup = (group.thread_count + 31) / 32;
+  group.threadgroup_memory = nullptr;
+  if (shape.threadgroupMemory) {
+    if (threadgroupMemory.size() < shape.threadgroupMemory + 16)
+      threadgroupMemory.resize(shape.threadgroupMemory + 16);
+    auto base = reinterpret_cast<uintptr_t>(threadgroupMemory.data());
+    group.threadgroup_memory = reinterpret_cast<void *>((base + 15) & ~uintptr_t(15));
+  }
 
   uint32_t index = 0;
   for (uint32_t z = 0; z < size[2]; ++z)

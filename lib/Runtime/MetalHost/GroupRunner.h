@@ -26,6 +26,8 @@ struct DispatchShape {
   uint32_t grid[3];
   uint32_t threads[3];
   uint32_t groups[3]; // ceil(grid / threads)
+  /// Bytes of threadgroup memory each group gets for [[threadgroup(0)]].
+  uint64_t threadgroupMemory = 0;
 };
 
 class GroupRunner {
@@ -82,6 +84,9 @@ private:
 
   StackPool stacks;
   std::vector<Fiber> fibers; // kMaxThreads, never reallocated
+  /// The groups' [[threadgroup(0)]] memory, reused from group to group
+  /// (its contents are undefined until written, as in Metal).
+  std::vector<unsigned char> threadgroupMemory;
   std::vector<uint32_t> ready;
   EnigmaMslGroup group{};
   FiberContext scheduler;

@@ -90,6 +90,8 @@ std::string generateHarness(const MslKernel &kernel, const std::string &entry) {
     if (p.kind == MslParam::Kind::Position) {
       out += "::metal::enigma_detail::position<" + positionType(p) + ">(" +
              positionValues(p.attribute) + ")";
+    } else if (p.kind == MslParam::Kind::Threadgroup) {
+      out += "(" + p.typeText + ")g.threadgroup_memory";
     } else if (p.isPointer) {
       out += "(" + p.typeText + ")enigma_args[" + std::to_string(slot[&p]) +
              "]";

@@ -230,6 +230,12 @@ MetalHostBackend::load(const KernelArtifact &kernel,
   MslSource source =
       MslSource::parse(kernel.mslSource, kernel.kernelName + ".metal");
   const MslKernel &msl = source.kernel(kernel.kernelName);
+  if (msl.takesThreadgroupMemory() && !kernel.dynamicThreadgroupMemory)
+    throw RuntimeFailure(
+        "kernel " + kernel.kernelName + " takes [[threadgroup(0)]] memory, "
+        "which the MSL host runtime sizes for kernels made by enigma.compile "
+        "with enigma.dynamic_threadgroup_alloc (threadgroup_memory= at "
+        "launch); declare a threadgroup array in the kernel body instead");
   if (msl.bindings().size() != kernel.params.size())
     throw RuntimeFailure("kernel " + kernel.kernelName + " declares " +
                          std::to_string(msl.bindings().size()) +
@@ -344,6 +350,9 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
   launch.code = &object->code();
   launch.args = pointers.data();
   launch.artifact = &artifact;
+  if (artifact.dynamicThreadgroupMemory)
+    launch.shape.threadgroupMemory =
+        (args[dynamicThreadgroupArg(artifact)].scalar.bits + 15) / 16 * 16;
   const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
   const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
   unsigned __int128 totalGroups = 1;

@@ -345,6 +345,7 @@ private:
     std::set<unsigned> seen;
     for (const MslParam &p : kernel.params)
       if (p.kind != MslParam::Kind::Position &&
+          p.kind != MslParam::Kind::Threadgroup &&
           !seen.insert(p.bufferIndex).second)
         fail(p.line, "kernel " + kernel.name + ": two parameters use [[buffer(" +
                          std::to_string(p.bufferIndex) + ")]]");
@@ -446,10 +447,23 @@ private:
       p.components = width;
       return p;
     }
-    if (attr == "threadgroup")
-      fail(p.line, what + ": threadgroup memory parameters (" + attrText +
-                       ") are not supported by the MSL host runtime; "
-                       "declare threadgroup arrays in the kernel body");
+    if (attr == "threadgroup") {
+      if (!(attribute + 5 < end && tokens[attribute + 3].is("(") &&
+            tokens[attribute + 4].kind == Token::Number &&
+            tokens[attribute + 5].is(")")))
+        fail(p.line, what + ": [[threadgroup(n)]] needs a constant index");
+      if (tokens[attribute + 4].text != "0")
+        fail(p.line, what + ": the MSL host runtime gives threadgroup "
+                            "memory at index 0 only ([[threadgroup(0)]])");
+      if (!p.isPointer || p.addressSpace != "threadgroup")
+        fail(p.line, what + " (" + p.typeText + ") has " + attrText +
+                         ", which needs a threadgroup pointer");
+      p.kind = MslParam::Kind::Threadgroup;
+      p.attributeBegin = tokens[attribute].offset;
+      p.attributeEnd = tokens[attributeEnd - 1].offset +
+                       tokens[attributeEnd - 1].text.size();
+      return p;
+    }
     if (attr == "texture" || attr == "sampler")
       fail(p.line, what + ": " + std::string(attr) +
                        "s are not supported by the MSL host runtime");
@@ -544,10 +558,18 @@ std::string hexBits(uint64_t bits) {
 // MslSource
 //===----------------------------------------------------------------------===//
 
+bool MslKernel::takesThreadgroupMemory() const {
+  for (const MslParam &p : params)
+    if (p.kind == MslParam::Kind::Threadgroup)
+      return true;
+  return false;
+}
+
 std::vector<const MslParam *> MslKernel::bindings() const {
   std::vector<const MslParam *> bound;
   for (const MslParam &p : params)
-    if (p.kind != MslParam::Kind::Position)
+    if (p.kind != MslParam::Kind::Position &&
+        p.kind != MslParam::Kind::Threadgroup)
       bound.push_back(&p);
   std::stable_sort(bound.begin(), bound.end(),
                    [](const MslParam *a, const MslParam *b) {
@@ -586,6 +608,10 @@ std::string MslSource::adapted(const ConstantValues &values) const {
   std::vector<Edit> edits;
   for (size_t at : sharedDeclarations)
     edits.push_back({at, at, "static thread_local "});
+  for (const MslKernel &k : kernelList)
+    for (const MslParam &p : k.params)
+      if (p.kind == MslParam::Kind::Threadgroup)
+        edits.push_back({p.attributeBegin, p.attributeEnd, ""});
   for (const MslFunctionConstant &c : constants) {
     auto value = values.find(c.index);
     bool defined = value != values.end();

@@ -35,7 +35,9 @@ struct MslSourceError : RuntimeFailure {
 };
 
 struct MslParam {
-  enum class Kind { Buffer, Scalar, Position };
+  /// Threadgroup: `threadgroup T* [[threadgroup(0)]]`, the memory the
+  /// launch sizes (setThreadgroupMemoryLength).
+  enum class Kind { Buffer, Scalar, Position, Threadgroup };
   Kind kind = Kind::Buffer;
   std::string name;
   std::string typeText;    // as declared, e.g. "device const float *"
@@ -45,6 +47,9 @@ struct MslParam {
   bool isReference = false;
   unsigned bufferIndex = 0; // Buffer, Scalar
   std::string attribute;    // Position: "thread_position_in_grid", ...
+  /// Threadgroup: the source range of its [[threadgroup(0)]], which the
+  /// host compiler does not take (`threadgroup` is an address space there).
+  size_t attributeBegin = 0, attributeEnd = 0;
   unsigned components = 1;  // Position: 1, 2 or 3 (uint, uint2, uint3)
   unsigned line = 0;
 };
@@ -56,6 +61,8 @@ struct MslKernel {
   /// Buffer and scalar parameters in [[buffer(n)]] order: the order
   /// in which they are bound.
   std::vector<const MslParam *> bindings() const;
+  /// Whether it takes the launch's threadgroup memory, [[threadgroup(0)]].
+  bool takesThreadgroupMemory() const;
 };
 
 struct MslFunctionConstant {

@@ -27,13 +27,8 @@ using namespace mlir;
 namespace enigma {
 namespace {
 
-/// The C type atomics on `memref` work with: int, uint or float. Buffers
-/// know their dtype; threadgroup arrays carry it as enigma.dtype (set by the
-/// builder), else signed min/max make them int.
-std::string atomicValueType(CFamilyEmitter &e, Value memref) {
-  Type element = llvm::cast<MemRefType>(memref.getType()).getElementType();
-  if (element.isF32())
-    return "float";
+/// int or uint: the signedness of `memref`'s integers.
+std::string atomicValueType32(CFamilyEmitter &e, Value memref) {
   std::optional<DType> dtype;
   if (auto arg = llvm::dyn_cast<BlockArgument>(memref)) {
     if (auto name = e.getKernel().getArgAttrOfType<StringAttr>(
@@ -50,6 +45,25 @@ std::string atomicValueType(CFamilyEmitter &e, Value memref) {
       if (rmw.getKind() == AtomicKind::Min || rmw.getKind() == AtomicKind::Max)
         return "int";
   return "uint";
+}
+
+bool isWide(Value memref) {
+  return llvm::cast<MemRefType>(memref.getType()).getElementType().isInteger(
+      64);
+}
+
+/// The C type atomics on `memref` work with: int, uint, long, ulong or
+/// float. Buffers know their dtype; threadgroup arrays carry it as
+/// enigma.dtype (set by the builder), else signed min/max make them signed.
+std::string atomicValueType(CFamilyEmitter &e, Value memref) {
+  Type element = llvm::cast<MemRefType>(memref.getType()).getElementType();
+  if (element.isF32())
+    return "float";
+  if (isWide(memref)) {
+    std::string t = atomicValueType32(e, memref);
+    return t == "int" ? "long" : "ulong";
+  }
+  return atomicValueType32(e, memref);
 }
 
 const char *orderName(MemoryOrder order) {
@@ -71,13 +85,30 @@ std::string order(CFamilyEmitter &e, MemoryOrder o) {
 
 /// Pointer to element `index` of `memref`, typed for the atomic functions.
 std::string atomicPointer(CFamilyEmitter &e, Value memref, Value index) {
+  if (e.spellings().atomicTypes && isWide(memref)) {
+    // 64-bit memory keeps its type in MSL (its plain accesses are ordinary
+    // ones): the element's address is cast for each atomic.
+    auto type = llvm::cast<MemRefType>(memref.getType());
+    const char *space = getAddressSpace(type) == AddressSpace::Threadgroup
+                            ? "threadgroup"
+                            : "device";
+    return "(" + std::string(space) + " atomic_" +
+           atomicValueType(e, memref) + " *)&" + e.expr(memref) + "[" +
+           e.expr(index) + "]";
+  }
   if (e.spellings().atomicTypes) // the view's atomic pointer
     return "(" + e.expr(memref) + ".p + " + e.expr(index) + ")";
   return "(" + atomicValueType(e, memref) + " *)&" + e.expr(memref) + "[" +
          e.expr(index) + "]";
 }
 
-const char *rmwFunction(AtomicKind kind) {
+const char *rmwFunction(AtomicKind kind, bool isFloat) {
+  // Float min / max: no target has them as such; Enigma's helper (a
+  // compare-exchange loop) in the preludes and at MSL file scope.
+  if (isFloat && kind == AtomicKind::Min)
+    return "enigma_atomic_fetch_min_explicit";
+  if (isFloat && kind == AtomicKind::Max)
+    return "enigma_atomic_fetch_max_explicit";
   switch (kind) {
   case AtomicKind::Exchange: return "atomic_exchange_explicit";
   case AtomicKind::Add: return "atomic_fetch_add_explicit";
@@ -136,7 +167,20 @@ LogicalResult emitThreadgroupAlloc(CFamilyEmitter &e, ThreadgroupAllocOp op) {
 
 LogicalResult emitRMW(CFamilyEmitter &e, AtomicRMWOp op) {
   std::string t = atomicValueType(e, op.getMemref());
-  std::string call = std::string(rmwFunction(op.getKind())) + "(" +
+  bool isFloat = op.getValue().getType().isF32();
+  // Metal's 64-bit atomics: min / max of ulong device memory, returning
+  // nothing (other uses Metal cannot run: metalUnsupported).
+  if (e.spellings().atomicTypes && isWide(op.getMemref()) &&
+      op.getResult().use_empty() &&
+      (op.getKind() == AtomicKind::UMin || op.getKind() == AtomicKind::UMax)) {
+    e.line() << (op.getKind() == AtomicKind::UMin ? "atomic_min_explicit("
+                                                  : "atomic_max_explicit(")
+             << atomicPointer(e, op.getMemref(), op.getIndex()) << ", "
+             << castTo(t, e.expr(op.getValue())) << ", "
+             << order(e, op.getOrder()) << ");\n";
+    return success();
+  }
+  std::string call = std::string(rmwFunction(op.getKind(), isFloat)) + "(" +
                      atomicPointer(e, op.getMemref(), op.getIndex()) + ", " +
                      castTo(t, e.expr(op.getValue())) + ", " +
                      order(e, op.getOrder()) + ")";
@@ -238,6 +282,26 @@ static void emitAtomicViews(CFamilyEmitter &e) {
   os << "\n";
 }
 
+/// Float atomic min / max in MSL: a compare-exchange loop on Metal's
+/// atomic_float that stores the operand while it compares below (above)
+/// the element, in each address space that holds atomics. Metal's atomics
+/// are relaxed only (the order parameter is there for the call's shape).
+static void emitFloatMinMax(CFamilyEmitter &e) {
+  llvm::raw_ostream &os = e.stream();
+  os << "// Float atomic min / max (Metal has none): a compare-exchange "
+        "loop.\n";
+  for (const char *space : {"device", "threadgroup"})
+    for (auto [name, cmp] : {std::pair{"min", "<"}, std::pair{"max", ">"}})
+      os << "inline float enigma_atomic_fetch_" << name << "_explicit("
+         << space << " atomic_float *p, float v, memory_order o) {\n"
+         << "  float old = atomic_load_explicit(p, memory_order_relaxed);\n"
+         << "  while (v " << cmp << " old && "
+         << "!atomic_compare_exchange_weak_explicit(p, &old, v, "
+            "memory_order_relaxed, memory_order_relaxed)) {}\n"
+         << "  return old;\n}\n";
+  os << "\n";
+}
+
 void emitFileScopeDeclarations(CFamilyEmitter &e) {
   KernelOp kernel = e.getKernel();
   llvm::raw_ostream &os = e.stream();
@@ -263,13 +327,19 @@ void emitFileScopeDeclarations(CFamilyEmitter &e) {
   if (any)
     os << "\n";
   if (e.spellings().atomicTypes) {
-    bool atomics = false;
+    bool atomics = false, floatMinMax = false;
     kernel.walk([&](Operation *op) {
       if (isAtomicOp(op))
         atomics = true;
+      if (auto rmw = dyn_cast<AtomicRMWOp>(op))
+        floatMinMax |= rmw.getValue().getType().isF32() &&
+                       (rmw.getKind() == AtomicKind::Min ||
+                        rmw.getKind() == AtomicKind::Max);
     });
     if (atomics)
       emitAtomicViews(e);
+    if (floatMinMax)
+      emitFloatMinMax(e);
   }
 }
 

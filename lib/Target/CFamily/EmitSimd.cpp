@@ -49,10 +49,17 @@ LogicalResult emitSimdFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                            e.expr(operand)
                      : e.expr(operand);
   }
-  args += e.spellings().simdArguments; // CUDA: the lanes that exist
+  StringRef lanes = e.spellings().simdArguments; // CUDA: the lanes that exist
+  if (args.empty())
+    lanes.consume_front(", ");
+  args += lanes.str();
   std::string call = fn.str() + "(" + args + ")";
   if (asSigned)
     call = "(" + e.typeName(result.getType()) + ")" + call;
+  // A ballot is Metal's simd_vote, read as its vote_t (the CUDA prelude
+  // has the same type).
+  if (isa<SimdBallotOp, SimdActiveThreadsMaskOp>(op))
+    call = "(ulong)(simd_vote::vote_t)" + call;
   e.define(result, call);
   return success();
 }

@@ -298,6 +298,8 @@ protected:
     if (isa<SimdgroupMatrixLoadOp, SimdgroupMatrixStoreOp,
             SimdgroupMultiplyAccumulateOp, MakeFilledSimdgroupMatrixOp>(op))
       return emitSimdgroupMatrix(op);
+    if (auto dynamic = dyn_cast<DynamicThreadgroupAllocOp>(op))
+      return emitLaunchSized(dynamic);
     if (auto alloc = dyn_cast<ThreadgroupAllocOp>(op)) {
       CudaSharedLayout layout = cudaSharedLayout(kernel);
       if (layout.dynamic)
@@ -351,6 +353,22 @@ private:
            << typeName(type.getElementType()) << " "
            << freshName(op.getMemref()) << "[" << type.getNumElements()
            << "];\n";
+    return success();
+  }
+
+  /// The dynamic threadgroup array: dynamic shared memory after the static
+  /// arrays carved out of it (if any), sized by the launch
+  /// (CudaBackend: the carved bytes rounded up to 16, plus the launch's).
+  LogicalResult emitLaunchSized(DynamicThreadgroupAllocOp op) {
+    CudaSharedLayout layout = cudaSharedLayout(kernel);
+    uint64_t offset = layout.dynamic ? (layout.bytes + 15) / 16 * 16 : 0;
+    std::string element = typeName(op.getMemref().getType().getElementType());
+    line() << "extern __shared__ __align__("
+           << CudaSharedLayout::kLargeAlignment << ") unsigned char "
+           << kCudaDynamicShared << "[];\n";
+    line() << element << " *const " << freshName(op.getMemref())
+           << " = reinterpret_cast<" << element << " *>("
+           << kCudaDynamicShared << " + " << offset << ");\n";
     return success();
   }
 

@@ -25,6 +25,7 @@
 #include "../CFamily/KernelQueries.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -165,6 +166,20 @@ protected:
         return emitPerThreadArray(alloca);
     if (auto call = dyn_cast<LanesCallOp>(op))
       return emitLanesCall(call);
+    if (auto dynamic = dyn_cast<DynamicThreadgroupAllocOp>(op)) {
+      // The launch's bytes, on this group's stack (a variable-length array
+      // the host compilers take), 16-byte aligned as Metal's.
+      std::string name = freshName(dynamic.getMemref());
+      std::string element = typeName(
+          llvm::cast<MemRefType>(dynamic.getMemref().getType())
+              .getElementType());
+      line() << "unsigned char " << name << "_storage[(size_t)"
+             << expr(dynamic.getBytes()) << " + 16];\n";
+      line() << element << " *const " << name << " = (" << element
+             << " *)(((uintptr_t)" << name << "_storage + 15) & "
+             << "~(uintptr_t)15);\n";
+      return success();
+    }
     if (isAsyncCopyOp(op))
       return emitAsyncCopy(op);
     // Simd functions, simdgroup matrices, async copy waits: between thread

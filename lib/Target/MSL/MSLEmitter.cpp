@@ -17,6 +17,7 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
+#include "enigma/Support/DType.h"
 
 #include "llvm/ADT/SetVector.h"
 
@@ -124,6 +125,32 @@ protected:
       }
       sep = ",\n    ";
     }
+    // The dynamic threadgroup array: [[threadgroup(0)]], sized by the
+    // launch (setThreadgroupMemoryLength).
+    if (auto dynamic = DynamicThreadgroupAllocOp::find(kernel)) {
+      Value memref = dynamic.getMemref();
+      std::string element = typeName(
+          llvm::cast<MemRefType>(memref.getType()).getElementType());
+      std::string name = "enigma_threadgroup_memory";
+      if (isUsedAtomically(memref)) {
+        auto dtype = dynamic->getAttrOfType<StringAttr>("enigma.dtype");
+        std::optional<DType> parsed =
+            dtype ? parseDType(dtype.getValue()) : std::nullopt;
+        std::string t = element == "float"                  ? "float"
+                        : parsed && isSigned(*parsed) ? "int"
+                                                      : "uint";
+        os << sep << "threadgroup atomic_" << t << "* " << name
+           << " [[threadgroup(0)]]";
+        views.push_back("const enigma_atomics_threadgroup<" + t + ", atomic_" +
+                        t + "> enigma_view_threadgroup_memory{" + name + "};");
+        alias(memref, "enigma_view_threadgroup_memory");
+      } else {
+        os << sep << "threadgroup " << element << "* " << name
+           << " [[threadgroup(0)]]";
+        alias(memref, name);
+      }
+      sep = ",\n    ";
+    }
     for (StringRef q : queries) {
       os << sep << (isVectorQuery[q] ? "uint3 " : "uint ") << q << " [[" << q
          << "]]";
@@ -166,6 +193,8 @@ protected:
     if (isa<SimdgroupMatrixLoadOp, SimdgroupMatrixStoreOp,
             SimdgroupMultiplyAccumulateOp, MakeFilledSimdgroupMatrixOp>(op))
       return emitSimdgroupMatrix(op);
+    if (isa<DynamicThreadgroupAllocOp>(op))
+      return success(); // a parameter of the kernel (emitKernelBody)
     handled = false;
     return success();
   }

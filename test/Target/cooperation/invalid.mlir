@@ -62,3 +62,38 @@ enigma.kernel @fc_type() {
   %a = enigma.function_constant 0 "f32" : i32
   enigma.return
 }
+
+// -----
+
+enigma.kernel @two_dynamic(%b: i64 {enigma.name = "enigma_threadgroup_memory_bytes", enigma.threadgroup_memory_bytes}) {
+  %a = enigma.dynamic_threadgroup_alloc %b : memref<?xf32, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{is the kernel's second dynamic threadgroup array}}
+  %c = enigma.dynamic_threadgroup_alloc %b : memref<?xi32, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @dynamic_size_from_elsewhere(%b: i64 {enigma.name = "b"}) {
+  // expected-error @+1 {{takes its size from the kernel parameter marked enigma.threadgroup_memory_bytes}}
+  %a = enigma.dynamic_threadgroup_alloc %b : memref<?xf32, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @dynamic_static_shape(%b: i64 {enigma.name = "enigma_threadgroup_memory_bytes", enigma.threadgroup_memory_bytes}) {
+  // expected-error @+1 {{has a dynamic size}}
+  %a = enigma.dynamic_threadgroup_alloc %b : memref<4xf32, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @float_xor(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : f32
+  // expected-error @+1 {{atomic xor is integer-only; float atomics support exchange, add, sub, min and max}}
+  %r = enigma.atomic_rmw xor %A[%c0], %v relaxed : memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

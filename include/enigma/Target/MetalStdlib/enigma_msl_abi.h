@@ -16,7 +16,7 @@
 extern "C" {
 
 /* Bumped whenever a structure below changes. */
-#define ENIGMA_MSL_ABI_VERSION 1u
+#define ENIGMA_MSL_ABI_VERSION 2u
 /* Bytes a lane can contribute to one simdgroup/quad function (ulong4). */
 #define ENIGMA_MSL_SLOT_BYTES 64
 
@@ -55,6 +55,9 @@ struct EnigmaMslGroup {
   uint32_t threadgroups_per_grid[3];
   uint32_t thread_count;                /* threads of this group */
   uint32_t simdgroups_per_threadgroup;  /* ceil(thread_count / 32) */
+  /* The launch's threadgroup memory, [[threadgroup(0)]]: this group's,
+   * 16-byte aligned (null when the launch gives none). */
+  void *threadgroup_memory;
   /* Suspends the calling thread until every live thread of the group has
    * reached a barrier (threads that returned take no part). */
   void (*barrier)(EnigmaMslThread *self);

@@ -176,6 +176,19 @@ ENIGMA_MSL_ATOMIC_FUNCTIONS(ENIGMA_MSL_THREADGROUP)
 #undef ENIGMA_MSL_ATOMIC_FUNCTIONS
 #undef ENIGMA_MSL_INTEGER_ATOMIC
 
+/// Metal 3.1's 64-bit atomics: min and max of ulong device memory, which
+/// return nothing.
+inline void atomic_min_explicit(volatile ENIGMA_MSL_DEVICE atomic<ulong> *object,
+                                ulong operand, memory_order order) {
+  __atomic_fetch_min(enigma_detail::cell<ulong>(object), operand,
+                     enigma_detail::host_order(order));
+}
+inline void atomic_max_explicit(volatile ENIGMA_MSL_DEVICE atomic<ulong> *object,
+                                ulong operand, memory_order order) {
+  __atomic_fetch_max(enigma_detail::cell<ulong>(object), operand,
+                     enigma_detail::host_order(order));
+}
+
 } // namespace metal
 
 #endif

@@ -9,7 +9,8 @@
 //   C++ compilers do for orders that do not apply.
 // - The weak compare-exchange is implemented with the strong builtin: it
 //   never fails spuriously (which the weak contract allows).
-// - float add/sub and integer min/max are compare-exchange loops.
+// - float add/sub and min/max and integer min/max are compare-exchange
+//   loops; 64-bit integers work as 32-bit ones.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_CPU_ATOMICS_H
@@ -134,6 +135,17 @@ template <class T, class V>
 inline T atomic_fetch_max_explicit(T *p, V value, memory_order o) {
   T v = T(value);
   return enigma_cpu_atomics::update(p, [v](T x) { return v > x ? v : x; }, o);
+}
+// Float min / max (Metal has none; Enigma's helpers): store the operand
+// while it compares below (above) the element, so a NaN is never stored
+// and a NaN already there stays.
+template <class T, class V>
+inline T enigma_atomic_fetch_min_explicit(T *p, V value, memory_order o) {
+  return atomic_fetch_min_explicit(p, value, o);
+}
+template <class T, class V>
+inline T enigma_atomic_fetch_max_explicit(T *p, V value, memory_order o) {
+  return atomic_fetch_max_explicit(p, value, o);
 }
 template <class T, class V>
 inline T atomic_fetch_and_explicit(T *p, V value, memory_order o) {

@@ -242,6 +242,49 @@ inline void enigma_cpu_make_filled_simdgroup_matrix(A... a) {
   ENIGMA_CPU_SHUFFLE(group, width, shuffle_xor, Xor)
 ENIGMA_CPU_GROUP_FUNCTIONS(simd, 32u)
 ENIGMA_CPU_GROUP_FUNCTIONS(quad, 4u)
+
+// Votes and lane queries of a simdgroup: every lane that exists takes part
+// (they are reached by all lanes), so a ballot of `true` is the mask of the
+// lanes that exist and the first lane is lane 0.
+template <class B>
+inline void enigma_cpu_simd_any(const B *x, B *r, uint32_t n, uint32_t s0,
+                                uint32_t s1) {
+  enigma_cpu::reduce<32u>(x, r, n, s0, s1, enigma_cpu::OpOr());
+}
+template <class B>
+inline void enigma_cpu_simd_all(const B *x, B *r, uint32_t n, uint32_t s0,
+                                uint32_t s1) {
+  enigma_cpu::reduce<32u>(x, r, n, s0, s1, enigma_cpu::OpAnd());
+}
+template <class B, class R>
+inline void enigma_cpu_simd_ballot(const B *x, R *r, uint32_t n, uint32_t s0,
+                                   uint32_t s1) {
+  enigma_cpu::for_each_group<32u>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    R bits = 0;
+    for (uint32_t i = b; i < e; ++i)
+      if (x[i])
+        bits |= R(1) << (i - b);
+    for (uint32_t i = b; i < e; ++i)
+      r[i] = bits;
+  });
+}
+template <class R>
+inline void enigma_cpu_simd_active_threads_mask(R *r, uint32_t n, uint32_t s0,
+                                                uint32_t s1) {
+  enigma_cpu::for_each_group<32u>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    R bits = e - b == 32u ? R(0xffffffffu) : (R(1) << (e - b)) - 1u;
+    for (uint32_t i = b; i < e; ++i)
+      r[i] = bits;
+  });
+}
+template <class B>
+inline void enigma_cpu_simd_is_first(B *r, uint32_t n, uint32_t s0,
+                                     uint32_t s1) {
+  enigma_cpu::for_each_group<32u>(n, s0, s1, [&](uint32_t b, uint32_t e) {
+    for (uint32_t i = b; i < e; ++i)
+      r[i] = i == b;
+  });
+}
 #undef ENIGMA_CPU_GROUP_FUNCTIONS
 #undef ENIGMA_CPU_SHUFFLE
 #undef ENIGMA_CPU_SCAN

@@ -385,6 +385,27 @@ __device__ inline bool simd_any(bool p, ENIGMA_LANES_ARG) {
 __device__ inline bool simd_all(bool p, ENIGMA_LANES_ARG) {
   return __all_sync(lanes.mask, p);
 }
+/* Metal's ballot type: bit k for lane k, read as its vote_t. The lanes
+ * taking part are the lanes that exist (every lane reaches the call). */
+struct simd_vote {
+  typedef ulong vote_t;
+  __device__ explicit simd_vote(vote_t v = 0) : bits(v) {}
+  __device__ explicit operator vote_t() const { return bits; }
+  __device__ bool all() const { return bits == 0xffffffffull; }
+  __device__ bool any() const { return bits != 0; }
+
+private:
+  vote_t bits;
+};
+__device__ inline simd_vote simd_ballot(bool p, ENIGMA_LANES_ARG) {
+  return simd_vote(__ballot_sync(lanes.mask, p));
+}
+__device__ inline simd_vote simd_active_threads_mask(ENIGMA_LANES_ARG) {
+  return simd_vote(lanes.mask);
+}
+__device__ inline bool simd_is_first(ENIGMA_LANES_ARG) {
+  return enigma_detail::lane() == uint(__ffs(lanes.mask) - 1);
+}
 #undef ENIGMA_LANES_ARG
 
 /*===--- Atomics with Metal's names and memory orders -------------------------===*
@@ -455,6 +476,11 @@ template <class T, class W> __device__ inline T from_word(W w) {
 template <class T> __device__ inline typename atomic_word<T>::type *word_ptr(T *p) {
   return reinterpret_cast<typename atomic_word<T>::type *>(p);
 }
+/* min / max / and / or / xor take 64-bit integers as long long or unsigned
+ * long long (the signedness kept: min and max compare by it). */
+template <class T> struct rmw_word { typedef T type; };
+template <> struct rmw_word<long> { typedef long long type; };
+template <> struct rmw_word<unsigned long> { typedef unsigned long long type; };
 } // namespace enigma_detail
 
 #define ENIGMA_SCOPE __NV_THREAD_SCOPE_DEVICE
@@ -523,7 +549,10 @@ __device__ inline bool atomic_compare_exchange_weak_explicit(
     }                                                                          \
   }
 #define ENIGMA_DO_WORD(o) return T(ENIGMA_BUILTIN(w, x, o, ENIGMA_SCOPE));
-#define ENIGMA_DO_PLAIN(o) return ENIGMA_BUILTIN(p, v, o, ENIGMA_SCOPE);
+#define ENIGMA_DO_PLAIN(o)                                                     \
+  return T(ENIGMA_BUILTIN(                                                     \
+      reinterpret_cast<typename enigma_detail::rmw_word<T>::type *>(p),        \
+      (typename enigma_detail::rmw_word<T>::type)v, o, ENIGMA_SCOPE));
 
 #define ENIGMA_BUILTIN __nv_atomic_fetch_add
 ENIGMA_ATOMIC_RMW(atomic_fetch_add_explicit, true)
@@ -549,6 +578,30 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #undef ENIGMA_DO_WORD
 #undef ENIGMA_DO_PLAIN
 #undef ENIGMA_ATOMIC_RMW
+
+/* Float min / max (Metal has none; Enigma's helpers): a compare-exchange
+ * loop that stores the operand while it compares below (above) the
+ * element, so a NaN is never stored and a NaN already there stays. */
+template <class V>
+__device__ inline float enigma_atomic_fetch_min_explicit(float *p, V value,
+                                                         memory_order order) {
+  float v = float(value);
+  float old = atomic_load_explicit(p, memory_order_relaxed);
+  while (v < old && !atomic_compare_exchange_weak_explicit(
+                        p, &old, v, order, memory_order_relaxed)) {
+  }
+  return old;
+}
+template <class V>
+__device__ inline float enigma_atomic_fetch_max_explicit(float *p, V value,
+                                                         memory_order order) {
+  float v = float(value);
+  float old = atomic_load_explicit(p, memory_order_relaxed);
+  while (v > old && !atomic_compare_exchange_weak_explicit(
+                        p, &old, v, order, memory_order_relaxed)) {
+  }
+  return old;
+}
 #undef ENIGMA_WITH_ORDER
 #undef ENIGMA_WITH_LOAD_ORDER
 #undef ENIGMA_WITH_STORE_ORDER

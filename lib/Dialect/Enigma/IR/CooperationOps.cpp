@@ -94,12 +94,48 @@ LogicalResult ThreadgroupAllocOp::verify() {
 // Atomics
 //===----------------------------------------------------------------------===//
 
+DynamicThreadgroupAllocOp DynamicThreadgroupAllocOp::find(Operation *kernel) {
+  DynamicThreadgroupAllocOp found;
+  for (Region &region : kernel->getRegions())
+    for (Block &block : region)
+      for (auto alloc : block.getOps<DynamicThreadgroupAllocOp>())
+        if (!found)
+          found = alloc;
+  return found;
+}
+
+LogicalResult DynamicThreadgroupAllocOp::verify() {
+  auto kernel = dyn_cast_or_null<KernelOp>((*this)->getParentOp());
+  if (!kernel)
+    return emitOpError("must be directly in the kernel body, not inside a "
+                       "loop, branch or other region: threadgroup memory is "
+                       "allocated once per threadgroup");
+  MemRefType type = getMemref().getType();
+  if (type.hasStaticShape())
+    return emitOpError("has a dynamic size: its type is memref<?x...>");
+  if (getAddressSpace(type) != AddressSpace::Threadgroup)
+    return emitOpError("result must be in the threadgroup address space");
+  if (find(kernel) != *this)
+    return emitOpError("is the kernel's second dynamic threadgroup array; a "
+                       "kernel has one (Metal's [[threadgroup(0)]], CUDA's "
+                       "extern __shared__): carve it into parts by offset");
+  auto arg = llvm::dyn_cast<BlockArgument>(getBytes());
+  if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation() ||
+      !kernel.getArgAttr(arg.getArgNumber(), "enigma.threadgroup_memory_bytes"))
+    return emitOpError("takes its size from the kernel parameter marked "
+                       "enigma.threadgroup_memory_bytes");
+  return success();
+}
+
 bool enigma::isAtomicOp(Operation *op) {
   return isa<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
              AtomicCompareExchangeOp>(op);
 }
 
 bool enigma::isUsedAtomically(Value memref) {
+  // 64-bit memory keeps its plain type (MSL casts each atomic's address).
+  if (llvm::cast<MemRefType>(memref.getType()).getElementType().isInteger(64))
+    return false;
   return llvm::any_of(memref.getUsers(), [&](Operation *user) {
     return llvm::TypeSwitch<Operation *, bool>(user)
         .Case<AtomicRMWOp, AtomicLoadOp, AtomicStoreOp,
@@ -123,11 +159,12 @@ LogicalResult AtomicRMWOp::verify() {
     return failure();
   if (isa<FloatType>(getValue().getType()) &&
       !llvm::is_contained({AtomicKind::Exchange, AtomicKind::Add,
-                           AtomicKind::Sub},
+                           AtomicKind::Sub, AtomicKind::Min, AtomicKind::Max},
                           getKind()))
     return emitOpError("atomic ")
            << stringifyAtomicKind(getKind())
-           << " is integer-only; float atomics support exchange, add and sub";
+           << " is integer-only; float atomics support exchange, add, sub, "
+              "min and max";
   return success();
 }
 

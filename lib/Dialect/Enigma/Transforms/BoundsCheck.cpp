@@ -14,6 +14,8 @@
 #include "enigma/Dialect/Enigma/Transforms/MemoryAccess.h"
 #include "enigma/Support/BoundsRecord.h"
 
+#include "CheckRecord.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -28,17 +30,20 @@ namespace enigma {
 namespace {
 namespace rec = bounds_record;
 
+constexpr const char *kCheckedAccessesAttr = "enigma.checked_accesses";
+
 /// Where the size of an accessed memref comes from.
 struct SizeSource {
   int param = -1;          // kernel parameter index, or
-  int64_t staticSize = -1; // the static size of a threadgroup array
+  int64_t staticSize = -1; // the static size of a threadgroup array, or
+  DynamicThreadgroupAllocOp dynamic; // the launch's dynamic array
   std::string name;        // for the site table
 };
 
 class KernelInstrumenter {
 public:
   explicit KernelInstrumenter(KernelOp kernel)
-      : kernel(kernel), builder(kernel.getContext()) {}
+      : kernel(kernel), builder(kernel.getContext()), checks(kernel) {}
 
   void run() {
     SmallVector<std::pair<Operation *, MemoryAccess>> accesses;
@@ -47,7 +52,7 @@ public:
       if (auto check = dyn_cast<IndexCheckOp>(op))
         indexChecks.push_back(check);
       else if (std::optional<MemoryAccess> access = describeMemoryAccess(op))
-        if (sizeSource(access->memref))
+        if (!isRecord(access->memref) && sizeSource(access->memref))
           accesses.push_back({op, *access});
     });
     SmallVector<PipelineOp> pipelines;
@@ -57,27 +62,38 @@ public:
     for (auto &[op, access] : accesses)
       if (SizeSource source = *sizeSource(access.memref); source.param >= 0)
         sizeParam(source.param); // parameters first, in access order
-    record = appendParam(getBufferType(builder.getI32Type(),
-                                       AddressSpace::Device),
-                         rec::kRecordParamName, "u32",
-                         builder.getNamedAttr("enigma.bounds_record",
-                                              builder.getUnitAttr()));
+    checks.record();
     for (auto &[op, access] : accesses)
       instrument(op, access);
     for (PipelineOp pipeline : pipelines)
       addWaitSites(pipeline);
     for (IndexCheckOp check : indexChecks)
       instrumentIndex(check);
-    kernel->setAttr("enigma.bounds_sites", builder.getArrayAttr(sites));
   }
 
 private:
+  /// The record of the other checks is not the user's memory.
+  bool isRecord(Value memref) {
+    auto arg = llvm::dyn_cast<BlockArgument>(memref);
+    return arg && arg.getOwner()->getParentOp() == kernel.getOperation() &&
+           kernel.getArgAttr(arg.getArgNumber(), "enigma.bounds_record");
+  }
+
   std::optional<SizeSource> sizeSource(Value memref) {
     if (auto arg = llvm::dyn_cast<BlockArgument>(memref))
       if (arg.getOwner()->getParentOp() == kernel.getOperation())
-        return SizeSource{int(arg.getArgNumber()), -1,
+        return SizeSource{int(arg.getArgNumber()), -1, {},
                           kernel.getParamName(arg.getArgNumber())};
     auto type = llvm::cast<MemRefType>(memref.getType());
+    if (auto dynamic = memref.getDefiningOp<DynamicThreadgroupAllocOp>()) {
+      std::string name = "dynamic threadgroup array (";
+      if (auto dtype = dynamic->getAttrOfType<StringAttr>("enigma.dtype"))
+        name += dtype.getValue().str() + ", ";
+      std::string where = describeLocation(dynamic.getLoc());
+      name += where.empty() ? "sized at launch)"
+                            : "allocated at " + where + ")";
+      return SizeSource{-1, -1, dynamic, name};
+    }
     if (!type.hasStaticShape())
       return std::nullopt; // not a parameter, size unknown: not checked
     std::string name = "threadgroup array";
@@ -90,18 +106,7 @@ private:
       std::string where = describeLocation(def->getLoc());
       name += where.empty() ? ")" : " allocated at " + where + ")";
     }
-    return SizeSource{-1, type.getDimSize(0), name};
-  }
-
-  BlockArgument appendParam(Type type, const std::string &name,
-                            const char *dtype, NamedAttribute marker) {
-    unsigned index = kernel.getNumArguments();
-    auto attrs = builder.getDictionaryAttr(
-        {builder.getNamedAttr("enigma.name", builder.getStringAttr(name)),
-         builder.getNamedAttr("enigma.dtype", builder.getStringAttr(dtype)),
-         marker});
-    kernel.insertArgument(index, type, attrs, kernel.getLoc());
-    return kernel.getArgument(index);
+    return SizeSource{-1, type.getDimSize(0), {}, name};
   }
 
   /// The hidden element-count parameter of buffer parameter `param`.
@@ -109,7 +114,7 @@ private:
     auto it = sizeParams.find(param);
     if (it != sizeParams.end())
       return it->second;
-    BlockArgument arg = appendParam(
+    BlockArgument arg = checks.appendParam(
         builder.getI64Type(),
         rec::kSizeParamPrefix + kernel.getParamName(unsigned(param)), "u64",
         builder.getNamedAttr("enigma.bounds_size_of",
@@ -121,21 +126,24 @@ private:
   Value indexConstant(Location loc, int64_t value) {
     return builder.create<arith::ConstantIndexOp>(loc, value);
   }
-  Value i32Constant(Location loc, int64_t value) {
-    return builder.create<arith::ConstantIntOp>(loc, value, 32);
-  }
 
   /// True when `access` stays inside its memref. Unsigned compares, so a
   /// negative index (a huge unsigned one) fails too.
   Value inBounds(Location loc, const MemoryAccess &access,
                  const SizeSource &source) {
-    Value size =
-        source.param >= 0
-            ? builder
-                  .create<arith::IndexCastUIOp>(loc, builder.getIndexType(),
-                                                sizeParam(source.param))
-                  .getResult()
-            : indexConstant(loc, source.staticSize);
+    Value size;
+    if (source.param >= 0) {
+      size = builder.create<arith::IndexCastUIOp>(
+          loc, builder.getIndexType(), sizeParam(source.param));
+    } else if (source.dynamic) { // the launch's bytes in elements
+      DynamicThreadgroupAllocOp dynamic = source.dynamic;
+      Value bytes = builder.create<arith::IndexCastUIOp>(
+          loc, builder.getIndexType(), dynamic.getBytes());
+      size = builder.create<arith::DivUIOp>(
+          loc, bytes, indexConstant(loc, elementBytes(access.memref)));
+    } else {
+      size = indexConstant(loc, source.staticSize);
+    }
     Value ok = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
                                              access.index, size);
     if (access.extent > 1) { // the last element must fit too
@@ -148,54 +156,10 @@ private:
     return ok;
   }
 
-  /// Records a violation at `site` (the builder sits in the failing branch):
-  /// the first violating thread claims the record and fills it in (with
-  /// the extent the index broke, for an index check).
-  void recordViolation(Location loc, unsigned site, Value index,
-                       Value extent = nullptr) {
-    auto relaxed = MemoryOrderAttr::get(kernel.getContext(),
-                                        MemoryOrder::Relaxed);
-    auto rmw = [&](AtomicKind kind, unsigned word) {
-      return builder.create<AtomicRMWOp>(
-          loc, builder.getI32Type(),
-          AtomicKindAttr::get(kernel.getContext(), kind), record,
-          indexConstant(loc, word), i32Constant(loc, 1), relaxed);
-    };
-    Value previous = rmw(AtomicKind::Or, rec::kClaim);
-    rmw(AtomicKind::Add, rec::kCount);
-    Value first = builder.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, previous, i32Constant(loc, 0));
-    auto ifFirst = builder.create<scf::IfOp>(loc, first, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(ifFirst.thenBlock());
-    auto store = [&](Value value, unsigned word) {
-      builder.create<memref::StoreOp>(loc, value, record,
-                                      ValueRange{indexConstant(loc, word)});
-    };
-    store(i32Constant(loc, site + 1), rec::kSite);
-    Value wide =
-        builder.create<arith::IndexCastOp>(loc, builder.getI64Type(), index);
-    Value high = builder.create<arith::ShRUIOp>(
-        loc, wide, builder.create<arith::ConstantIntOp>(loc, 32, 64));
-    store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(), wide),
-          rec::kIndexLow);
-    store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(), high),
-          rec::kIndexHigh);
-    if (extent) {
-      Value shifted = builder.create<arith::ShRUIOp>(
-          loc, extent, builder.create<arith::ConstantIntOp>(loc, 32, 64));
-      store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(), extent),
-            rec::kExtentLow);
-      store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(),
-                                            shifted),
-            rec::kExtentHigh);
-    }
-    const unsigned words[3] = {rec::kThreadX, rec::kThreadY, rec::kThreadZ};
-    for (unsigned d = 0; d < 3; ++d) {
-      Value position = builder.create<ThreadPositionInGridOp>(
-          loc, DimAttr::get(kernel.getContext(), static_cast<Dim>(d)));
-      store(position, words[d]);
-    }
+  /// Bytes of one element of `memref` (bool takes one).
+  static int64_t elementBytes(Value memref) {
+    Type element = llvm::cast<MemRefType>(memref.getType()).getElementType();
+    return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
   }
 
   /// A zero of `type` for a load that did not happen.
@@ -226,8 +190,7 @@ private:
           std::pair("enigma.bounds_site_empty",
                     "empty barrier (the producer waiting for the consumers "
                     "to release a stage)")}) {
-      pipeline->setAttr(attr, builder.getI64IntegerAttr(sites.size()));
-      sites.push_back(builder.getDictionaryAttr(
+      unsigned site = checks.addSite(
           {builder.getNamedAttr("access", builder.getStringAttr("ring wait")),
            builder.getNamedAttr(
                "buffer", builder.getStringAttr("the " + std::string(barrier) +
@@ -236,25 +199,30 @@ private:
            builder.getNamedAttr("location", builder.getStringAttr(location)),
            builder.getNamedAttr("extent", builder.getI32IntegerAttr(1)),
            builder.getNamedAttr("param", builder.getI32IntegerAttr(-1)),
-           builder.getNamedAttr("size", builder.getI64IntegerAttr(0))}));
+           builder.getNamedAttr("size", builder.getI64IntegerAttr(0))});
+      pipeline->setAttr(attr, builder.getI64IntegerAttr(site));
     }
   }
 
   void instrument(Operation *op, const MemoryAccess &access) {
     Location loc = op->getLoc();
     SizeSource source = *sizeSource(access.memref);
-    unsigned site = unsigned(sites.size());
-    sites.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr("access", builder.getStringAttr(access.kind)),
-         builder.getNamedAttr("buffer", builder.getStringAttr(source.name)),
-         builder.getNamedAttr("location",
-                              builder.getStringAttr(describeLocation(loc))),
-         builder.getNamedAttr("extent",
-                              builder.getI32IntegerAttr(access.extent)),
-         builder.getNamedAttr("param", builder.getI32IntegerAttr(source.param)),
-         builder.getNamedAttr("size", builder.getI64IntegerAttr(
-                                          std::max<int64_t>(source.staticSize,
-                                                            0)))}));
+    SmallVector<NamedAttribute> fields = {
+        builder.getNamedAttr("access", builder.getStringAttr(access.kind)),
+        builder.getNamedAttr("buffer", builder.getStringAttr(source.name)),
+        builder.getNamedAttr("location",
+                             builder.getStringAttr(describeLocation(loc))),
+        builder.getNamedAttr("extent",
+                             builder.getI32IntegerAttr(access.extent)),
+        builder.getNamedAttr("param", builder.getI32IntegerAttr(source.param)),
+        builder.getNamedAttr("size",
+                             builder.getI64IntegerAttr(
+                                 std::max<int64_t>(source.staticSize, 0)))};
+    if (source.dynamic) // its size: the launch's bytes over these
+      fields.push_back(builder.getNamedAttr(
+          "element_bytes",
+          builder.getI64IntegerAttr(elementBytes(access.memref))));
+    unsigned site = checks.addSite(fields);
 
     builder.setInsertionPoint(op);
     Value ok = inBounds(loc, access, source);
@@ -279,15 +247,15 @@ private:
       op->moveBefore(thenBlock->getTerminator());
       builder.setInsertionPoint(elseBlock->getTerminator());
     }
-    recordViolation(loc, site, access.index);
+    checks.record(builder, loc, rec::kCount, site, access.index, Value(),
+                  /*isSigned=*/true);
   }
 
   /// `index < extent` (unsigned, as 64-bit numbers) in place of the
   /// enigma.index_check, recording a violation otherwise.
   void instrumentIndex(IndexCheckOp check) {
     Location loc = check.getLoc();
-    unsigned site = unsigned(sites.size());
-    sites.push_back(builder.getDictionaryAttr(
+    unsigned site = checks.addSite(
         {builder.getNamedAttr("access", builder.getStringAttr("index")),
          builder.getNamedAttr("buffer", check.getBufferAttr()),
          builder.getNamedAttr("location",
@@ -297,7 +265,7 @@ private:
          builder.getNamedAttr("size", builder.getI64IntegerAttr(0)),
          builder.getNamedAttr("dim", check.getDimAttr()),
          builder.getNamedAttr("shape", check.getShapeAttr()),
-         builder.getNamedAttr("extent_name", check.getExtentNameAttr())}));
+         builder.getNamedAttr("extent_name", check.getExtentNameAttr())});
     builder.setInsertionPoint(check);
     auto wide = [&](Value v) -> Value {
       if (v.getType().getIntOrFloatBitWidth() == 64)
@@ -310,18 +278,15 @@ private:
                                               index, extent);
     auto guard = builder.create<scf::IfOp>(loc, bad, /*withElse=*/false);
     builder.setInsertionPoint(guard.thenBlock()->getTerminator());
-    recordViolation(loc, site,
-                    builder.create<arith::IndexCastUIOp>(
-                        loc, builder.getIndexType(), index),
-                    extent);
+    checks.record(builder, loc, rec::kCount, site, index, extent,
+                  /*isSigned=*/false);
     check->erase();
   }
 
   KernelOp kernel;
   OpBuilder builder;
-  BlockArgument record;
+  CheckRecord checks;
   std::map<int, BlockArgument> sizeParams;
-  SmallVector<Attribute> sites;
 };
 
 struct BoundsCheckPass
@@ -339,8 +304,10 @@ struct BoundsCheckPass
   }
   void runOnOperation() override {
     getOperation().walk([](KernelOp kernel) {
-      if (!kernel->hasAttr("enigma.bounds_sites")) // instrument only once
-        KernelInstrumenter(kernel).run();
+      if (kernel->hasAttr(kCheckedAccessesAttr)) // instrument only once
+        return;
+      kernel->setAttr(kCheckedAccessesAttr, UnitAttr::get(kernel.getContext()));
+      KernelInstrumenter(kernel).run();
     });
   }
 };
@@ -357,6 +324,8 @@ bool isBoundsCheckParam(KernelOp kernel, unsigned index) {
 
 void registerEnigmaTransformPasses() {
   PassRegistration<BoundsCheckPass>();
+  registerPass(createIntegerCheckPass);
+  registerPass(createThreadgroupCheckPass);
   registerPass(createGuardSelectedLoadsPass);
   registerPass(createSerializeThreadsPass);
   registerPass(createLowerPipelinesPass);

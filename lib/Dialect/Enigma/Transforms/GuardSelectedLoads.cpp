@@ -14,6 +14,8 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 
+#include "CheckRecord.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -91,9 +93,10 @@ void guardArm(arith::SelectOp select, Value arm, bool taken) {
   for (Operation *op : cone)
     if (!first || op->isBeforeInBlock(first))
       first = op;
+  // The checks of bounds-checked mode write only their own record.
   for (Operation *op = first; op != select.getOperation();
        op = op->getNextNode())
-    if (!cone.contains(op) && mayChangeMemory(op))
+    if (!cone.contains(op) && !op->hasAttr(kCheckAttr) && mayChangeMemory(op))
       return;
 
   SmallVector<Operation *> ordered(cone.begin(), cone.end());

@@ -749,8 +749,9 @@ LogicalResult Serializer::lowerCollective(Operation *op, Value sg) {
   } else if (auto fill = dyn_cast<MakeFilledSimdgroupMatrixOp>(op)) {
     ok = data(fill.getValue());
   } else if ((name.starts_with("simd_") || name.starts_with("quad_")) &&
-             op->getNumResults() == 1 && op->getNumOperands() >= 1) {
-    ok = data(op->getOperand(0));
+             op->getNumResults() == 1) {
+    if (op->getNumOperands() > 0) // lane queries have none
+      ok = data(op->getOperand(0));
     if (op->getNumOperands() > 1)
       args.push_back(laneArg(op->getOperand(1)));
   } else {

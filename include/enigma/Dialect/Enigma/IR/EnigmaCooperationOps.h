@@ -17,8 +17,9 @@ namespace enigma {
 /// True for the atomic ops: rmw, load, store and compare-exchange.
 bool isAtomicOp(mlir::Operation *op);
 
-/// True when an atomic op works on `memref` (in MSL such memory has an
-/// atomic type and its plain loads and stores go through a view).
+/// True when an atomic op works on 32-bit `memref` (in MSL such memory has
+/// an atomic type and its plain loads and stores go through a view; 64-bit
+/// memory keeps its plain type and each atomic casts its element's address).
 bool isUsedAtomically(mlir::Value memref);
 
 } // namespace enigma

@@ -31,7 +31,8 @@ def Enigma_MemoryOrder : I32EnumAttr<"MemoryOrder", "atomic memory order", [
 }
 
 // Read-modify-write kinds. min/max compare as signed integers, umin/umax as
-// unsigned ones (integers are signless in MLIR).
+// unsigned ones (integers are signless in MLIR); on floats min/max store
+// the operand when it compares below (above) the element.
 def Enigma_AtomicKind : I32EnumAttr<"AtomicKind", "atomic read-modify-write", [
     I32EnumAttrCase<"Exchange", 0, "exchange">,
     I32EnumAttrCase<"Add", 1, "add">,
@@ -47,8 +48,12 @@ def Enigma_AtomicKind : I32EnumAttr<"AtomicKind", "atomic read-modify-write", [
   let cppNamespace = "::enigma";
 }
 
-// A rank-1 memref (device buffer or threadgroup array).
-def Enigma_AtomicMemRef : MemRefRankOf<[I32, F32], [1]>;
+// A rank-1 memref (device buffer or threadgroup array) of 32-bit integers,
+// 64-bit integers or floats. Which operations each target has for each
+// type is docs/reference/cooperation.md's table; Metal's limits are judged
+// by metalUnsupported (lib/Target/MSL/MetalSupport.cpp).
+def Enigma_AtomicMemRef : MemRefRankOf<[I32, I64, F32], [1]>;
+def Enigma_AtomicValue : AnyTypeOf<[I32, I64, F32]>;
 
 class Enigma_ElementOf<string memref, string value>
     : TypesMatchWith<value # " has the memref's element type", memref, value,
@@ -86,13 +91,38 @@ def Enigma_ThreadgroupAllocOp : Enigma_Op<"threadgroup_alloc", [Enigma_GroupScop
   }];
 }
 
+def Enigma_DynamicThreadgroupAllocOp
+    : Enigma_Op<"dynamic_threadgroup_alloc", [Enigma_GroupScope]> {
+  let summary = "threadgroup memory whose size is given at each launch";
+  let description = [{
+    Metal's `threadgroup T* name [[threadgroup(0)]]` (sized by
+    setThreadgroupMemoryLength), CUDA's `extern __shared__` memory: an
+    array shared by the threads of one threadgroup whose length in bytes
+    is `bytes`, a hidden u64 parameter of the kernel (marked
+    `enigma.threadgroup_memory_bytes`) that the runtime fills with what the
+    launch asks for. At most one per kernel, directly in the kernel body;
+    16-byte aligned; contents undefined until written.
+  }];
+  let arguments = (ins I64:$bytes);
+  let results = (outs MemRefRankOf<[AnyInteger, AnyFloat], [1]>:$memref);
+  let assemblyFormat = "$bytes attr-dict `:` type($memref)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kernel's dynamic threadgroup array, or null.
+    static DynamicThreadgroupAllocOp find(mlir::Operation *kernel);
+    /// The name of the hidden parameter that carries the bytes.
+    static constexpr const char *kBytesParamName =
+        "enigma_threadgroup_memory_bytes";
+  }];
+}
+
 def Enigma_AtomicRMWOp : Enigma_Op<"atomic_rmw", [
     Enigma_ElementOf<"memref", "value">, Enigma_ElementOf<"memref", "result">]> {
   let summary = "atomic_fetch_<kind>_explicit: returns the old value";
   let arguments = (ins Enigma_AtomicKind:$kind, Enigma_AtomicMemRef:$memref,
-                       Index:$index, AnyTypeOf<[I32, F32]>:$value,
+                       Index:$index, Enigma_AtomicValue:$value,
                        Enigma_MemoryOrder:$order);
-  let results = (outs AnyTypeOf<[I32, F32]>:$result);
+  let results = (outs Enigma_AtomicValue:$result);
   let assemblyFormat = [{
     $kind $memref `[` $index `]` `,` $value $order attr-dict `:` type($memref)
   }];
@@ -104,7 +134,7 @@ def Enigma_AtomicLoadOp : Enigma_Op<"atomic_load", [
   let summary = "atomic_load_explicit";
   let arguments = (ins Enigma_AtomicMemRef:$memref, Index:$index,
                        Enigma_MemoryOrder:$order);
-  let results = (outs AnyTypeOf<[I32, F32]>:$result);
+  let results = (outs Enigma_AtomicValue:$result);
   let assemblyFormat = [{
     $memref `[` $index `]` $order attr-dict `:` type($memref)
   }];
@@ -114,7 +144,7 @@ def Enigma_AtomicLoadOp : Enigma_Op<"atomic_load", [
 def Enigma_AtomicStoreOp : Enigma_Op<"atomic_store", [
     Enigma_ElementOf<"memref", "value">]> {
   let summary = "atomic_store_explicit";
-  let arguments = (ins AnyTypeOf<[I32, F32]>:$value, Enigma_AtomicMemRef:$memref,
+  let arguments = (ins Enigma_AtomicValue:$value, Enigma_AtomicMemRef:$memref,
                        Index:$index, Enigma_MemoryOrder:$order);
   let assemblyFormat = [{
     $value `,` $memref `[` $index `]` $order attr-dict `:` type($memref)
@@ -133,11 +163,11 @@ def Enigma_AtomicCompareExchangeOp : Enigma_Op<"atomic_compare_exchange_weak", [
     compare-exchange may; the CPU and CUDA backends never do.
   }];
   let arguments = (ins Enigma_AtomicMemRef:$memref, Index:$index,
-                       AnyTypeOf<[I32, F32]>:$expected,
-                       AnyTypeOf<[I32, F32]>:$desired,
+                       Enigma_AtomicValue:$expected,
+                       Enigma_AtomicValue:$desired,
                        Enigma_MemoryOrder:$success_order,
                        Enigma_MemoryOrder:$failure_order);
-  let results = (outs AnyTypeOf<[I32, F32]>:$observed, I1:$success);
+  let results = (outs Enigma_AtomicValue:$observed, I1:$success);
   let assemblyFormat = [{
     $memref `[` $index `]` `,` $expected `,` $desired $success_order
     $failure_order attr-dict `:` type($memref)

@@ -31,6 +31,9 @@
 //   GroupReduce, GroupScan, GroupBitwise, GroupMinMax, GroupShuffle
 //                     simdgroup / quad functions of a scalar (shuffles take
 //                     a uint lane operand too)
+//   GroupVote         a scalar read as a bool -> bool (simd_any, simd_all)
+//   GroupBallot       a scalar read as a bool -> ulong (simd_ballot)
+//   GroupLaneQuery    no operand -> the op's bool or ulong (simd_is_first)
 //
 // The op is `op`, or per operand kind `floatOp` / `signedOp` / `unsignedOp`
 // ("identity" returns the operand itself). A record that is also an enigma

@@ -291,6 +291,17 @@ def : Enigma_MathFunction<"add_sat", ["a", "b"], "Integer", "enigma.addsat",
     "a + b saturated to the type's range (MSL ``addsat``).">;
 def : Enigma_MathFunction<"sub_sat", ["a", "b"], "Integer", "enigma.subsat",
     "a - b saturated to the type's range (MSL ``subsat``).">;
+// The arithmetic operators' ops without the overflow mark: bounds-checked
+// mode does not report these (Rust's wrapping_add and co.).
+def : Enigma_MathFunction<"wrapping_add", ["a", "b"], "Integer", "arith.addi",
+    [{a + b wrapping around the type's range, as ``+`` does; bounds-checked
+mode does not report it.}]>;
+def : Enigma_MathFunction<"wrapping_sub", ["a", "b"], "Integer", "arith.subi",
+    [{a - b wrapping around the type's range, as ``-`` does; bounds-checked
+mode does not report it.}]>;
+def : Enigma_MathFunction<"wrapping_mul", ["a", "b"], "Integer", "arith.muli",
+    [{a * b wrapping around the type's range, as ``*`` does; bounds-checked
+mode does not report it.}]>;
 def : Enigma_MathFunction<"mul_hi", ["a", "b"], "Integer", "enigma.mulhi",
     "The high half of the double-width product a * b (MSL ``mulhi``).">;
 def : Enigma_MathFunction<"rotate", ["a", "b"], "Integer", "enigma.rotate",

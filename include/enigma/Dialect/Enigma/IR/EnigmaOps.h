@@ -28,6 +28,13 @@ namespace enigma {
 AddressSpace getAddressSpace(mlir::MemRefType type);
 /// A rank-1 dynamic memref of `element` in `space`.
 mlir::MemRefType getBufferType(mlir::Type element, AddressSpace space);
+
+/// Marks an integer `arith.addi` / `subi` / `muli` that the user wrote
+/// (`+ - *`, unary `-` as `0 - x`) with its type's signedness: "signed",
+/// "unsigned", "signed negation" or "unsigned negation". Bounds-checked mode
+/// reports such an op whose exact result does not fit
+/// (enigma-integer-check); otherwise compilation drops the marks first.
+constexpr llvm::StringLiteral kOverflowCheckAttr = "enigma.overflow_check";
 } // namespace enigma
 
 #endif

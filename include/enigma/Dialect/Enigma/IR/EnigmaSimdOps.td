@@ -188,6 +188,53 @@ defm Enigma_Simd : Enigma_GroupOps<"simd">;
 defm Enigma_Quad : Enigma_GroupOps<"quad">;
 
 //===----------------------------------------------------------------------===//
+// Votes and lane queries of the simdgroup
+//
+// A ballot is Metal's simd_vote read as its vote_t, a ulong: bit k for lane
+// k. Every lane of the simdgroup reaches these ops (the rule of all simd
+// functions), so the lanes taking part are the lanes that exist.
+//===----------------------------------------------------------------------===//
+
+// x (bool) -> a bool or a ballot.
+class Enigma_SimdVoteOp<string mnemonic, Type resultType, string rule,
+                        string doc>
+    : Enigma_SimdGroupOp<mnemonic>,
+      Enigma_GroupFunction<"simd", !substr(mnemonic, 5), ["x"], rule, doc> {
+  let summary = mnemonic # "(x)";
+  let arguments = (ins I1:$value);
+  let results = (outs resultType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+}
+
+// () -> a bool or a ballot of the lanes themselves.
+class Enigma_SimdLaneQueryOp<string mnemonic, Type resultType, string doc>
+    : Enigma_SimdGroupOp<mnemonic>,
+      Enigma_GroupFunction<"simd", !substr(mnemonic, 5), [], "GroupLaneQuery",
+                           doc> {
+  let summary = mnemonic # "()";
+  let results = (outs resultType:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Enigma_SimdAnyOp : Enigma_SimdVoteOp<"simd_any", I1, "GroupVote",
+    "true in every lane when ``x`` is true in at least one lane of the "
+    # "simdgroup (bool; a number is true when non-zero).">;
+def Enigma_SimdAllOp : Enigma_SimdVoteOp<"simd_all", I1, "GroupVote",
+    "true in every lane when ``x`` is true in every lane of the simdgroup "
+    # "that exists (bool; a number is true when non-zero).">;
+def Enigma_SimdBallotOp : Enigma_SimdVoteOp<"simd_ballot", I64, "GroupBallot",
+    "a ``ulong`` with bit k set when ``x`` is true in lane k (Metal's "
+    # "``simd_vote`` read as its ``vote_t``); lanes that do not exist give "
+    # "0 bits.">;
+def Enigma_SimdActiveThreadsMaskOp
+    : Enigma_SimdLaneQueryOp<"simd_active_threads_mask", I64,
+        "a ``ulong`` with bit k set for each lane k that exists (the "
+        # "ballot of ``true``): ``0xffffffff`` in a full simdgroup.">;
+def Enigma_SimdIsFirstOp : Enigma_SimdLaneQueryOp<"simd_is_first", I1,
+    "true in the lowest lane taking part (lane 0, since every lane reaches "
+    # "simdgroup functions), false in the others.">;
+
+//===----------------------------------------------------------------------===//
 // Simdgroup matrices (8x8, float or half)
 //
 // A matrix is held collectively by the 32 lanes of a simdgroup. In the IR it

@@ -27,6 +27,27 @@ std::unique_ptr<mlir::Pass> createBoundsCheckPass();
 /// appended (marked `enigma.bounds_size_of` or `enigma.bounds_record`).
 bool isBoundsCheckParam(KernelOp kernel, unsigned index);
 
+/// `enigma-integer-check` (bounds-checked mode, run before the optimisation
+/// pipeline): after each integer op the builder marked with
+/// kOverflowCheckAttr (the user's `+ - *` and negation), records the first
+/// one whose exact result does not fit its type in the record of
+/// createBoundsCheckPass (site `kind = "arithmetic"`, the operands as the
+/// first and second values). The wrapped result is kept. An op whose value
+/// only one arm of a select uses is checked only where that arm is taken.
+std::unique_ptr<mlir::Pass> createIntegerCheckPass();
+
+/// `enigma-threadgroup-check` (bounds-checked mode, after
+/// createBoundsCheckPass): records a read of a threadgroup array element no
+/// thread of the group wrote (shadow bitmaps in threadgroup memory), a
+/// shuffle from a lane that does not exist and a simdgroup matrix op in a
+/// simdgroup of fewer than 32 lanes (sites of kind "uninitialised",
+/// "missing_lane", "short_simdgroup"); docs/design/bounds-check.md.
+std::unique_ptr<mlir::Pass> createThreadgroupCheckPass();
+
+/// Removes the marks of enigma-integer-check (compilation without
+/// bounds-checked mode does so before optimising).
+void dropOverflowMarks(mlir::Operation *root);
+
 /// `enigma-guard-selected-loads` (part of the optimisation pipeline): a load
 /// whose value reaches only one arm of an `arith.select` reads element 0
 /// where that arm is not taken, so a discarded read (`where(0, A[i - 1],
