@@ -23,7 +23,7 @@ static void checkScalar(const Value &v, const std::string &name) {
 Value buildSimdFunction(KernelBuilder &k, const Function &fn,
                         const std::vector<Value> &args) {
   std::string name = fn.name;
-  const Value &v = args[0];
+  const Value v = computable(k, args[0]); // 8-bit floats in f32
   checkScalar(v, name);
   DType t = v.dtype();
   std::vector<mlir::Value> operands{raw(v)};

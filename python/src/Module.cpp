@@ -67,4 +67,5 @@ NB_MODULE(_core, m) {
   enigma::python::bindLayout(m);
   enigma::python::bindTensor(m);
   enigma::python::bindMma(m);
+  enigma::python::bindFloat8(m);
 }

@@ -46,6 +46,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 using namespace metal;
 #include "enigma_cuda_vectors.cuh"
 #include "metal_total_division.h"
+#include "metal_fp8.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
 
@@ -557,6 +558,7 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #include "enigma_cuda_vector_memory.cuh"
 #include "enigma_cuda_async_copy.cuh"
 #include "enigma_cuda_mma.cuh"
+#include "enigma_cuda_mma_fp8.cuh"
 #include "enigma_cuda_tma.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */
