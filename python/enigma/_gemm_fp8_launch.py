@@ -98,11 +98,11 @@ def _scale_array(s, like, what):
     if _is_torch(s):
         _error(f"{what} is a PyTorch tensor but the operands are not")
     s = np.asarray(s)
-    if s.dtype != np.float32 and s.dtype.kind == "f":
-        s = s.astype(np.float32)
-    if s.dtype != np.float32:
+    if s.dtype.kind != "f":
         _error(f"{what} must hold float32 values, got {s.dtype}")
-    return np.ascontiguousarray(s)
+    # A copy: the kernel binds every buffer writeable, and a caller's
+    # scales may be read-only or a broadcast view.
+    return np.array(s, dtype=np.float32, order="C", copy=True)
 
 
 def gemm_fp8_scaling(m, n, k, a_shape, b_shape):
@@ -133,8 +133,7 @@ def _prepare_scales(scaling, sa, sb, m, n):
             return s.reshape(-1).expand(count).contiguous() if s.numel() == 1 \
                 else s.reshape(-1).contiguous()
         s = s.reshape(-1)
-        return np.ascontiguousarray(np.broadcast_to(s, (count,)) if s.size == 1
-                                    else s)
+        return np.full(count, s[0], np.float32) if s.size == 1 else s
     if scaling == "tensor":
         return sa.reshape(-1), sb.reshape(-1)
     if scaling == "row":
