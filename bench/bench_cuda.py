@@ -448,6 +448,17 @@ def bench_attention(rt, repeat, bh=128, s=4096, rounds=3):
             torch.cuda.empty_cache()
 
 
+def bench_fp8(quick=True):
+    """enigma.gemm_fp8_block (e4m3, bf16 out) against torch._scaled_mm with
+    per-tensor and row-wise scales (bench/bench_fp8.py; ``quick``: 4096^3
+    and the Llama-3-8B gate+up shape), its rows added to this run's."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_fp8", os.path.join(HERE, "bench_fp8.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.run_all(rows, quick=quick)
+
+
 def bench_tv_add(rt, repeat, log2n, rounds=5):
     """The TV-layout element-wise add (examples/python/tv_add.py, @enigma.jit
     + Tensor.load/store) against the vec_width=4 vector add, both on the
@@ -842,6 +853,9 @@ def main():
     parser.add_argument("--log2n", type=int, default=28)
     parser.add_argument("--only", default="",
                         help="comma-separated steps to run (default: all)")
+    parser.add_argument("--fp8-all-shapes", action="store_true",
+                        help="the fp8 step over every shape of "
+                             "bench/bench_fp8.py, not only two")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rt = None
@@ -856,6 +870,7 @@ def main():
         "gemm_f32": lambda: bench_mma_gemm(rt, args.repeat, "f32", (4096,),
                                            tf32_too=True),
         "attention": lambda: bench_attention(rt, args.repeat),
+        "fp8": lambda: bench_fp8(quick=not args.fp8_all_shapes),
         "launch": lambda: bench_launch_overhead(rt),
         "call_form": lambda: bench_call_form_overhead(rt),
         "compile": bench_compile,
