@@ -293,3 +293,24 @@ def test_example_cli(runtime, args, capsys):
     module = _load("gemm_fp8")
     assert module.main(args + ["--runtime", runtime.name]) == 0
     assert ": pass" in capsys.readouterr().out
+
+
+def test_torch_float8_tensors(rng):
+    """PyTorch float8 tensors (their own formats, no a_dtype) in, a tensor
+    of the output dtype out (CPU tensors here; CUDA ones in the GPU run
+    through the runtime fixture's cases)."""
+    torch = pytest.importorskip("torch")
+    a_bits = random_bits(rng, (5, 40), "f8e4m3")
+    b_bits = random_bits(rng, (7, 40), "f8e5m2")
+    a = torch.from_numpy(a_bits).view(torch.float8_e4m3fn)
+    b = torch.from_numpy(b_bits).view(torch.float8_e5m2)
+    sb = torch.from_numpy(rng.uniform(0.5, 2, 7).astype(np.float32))
+    c = enigma.gemm_fp8(a, b, torch.tensor([0.5]), sb, out_dtype="f8e4m3",
+                        runtime=enigma.CpuRuntime())
+    assert c.dtype == torch.float8_e4m3fn and tuple(c.shape) == (5, 7)
+    A = DECODE["f8e4m3"][a_bits] * 0.5
+    B = DECODE["f8e5m2"][b_bits] * sb.numpy()[:, None].astype(np.float64)
+    assert_close(DECODE["f8e4m3"][c.view(torch.uint8).numpy()], A, B,
+                 "f8e4m3", enigma.CpuRuntime())
+    with pytest.raises(enigma.DispatchError, match="a_dtype says"):
+        enigma.gemm_fp8(a, b, 1.0, 1.0, a_dtype="f8e5m2")
