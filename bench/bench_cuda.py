@@ -448,6 +448,22 @@ def bench_attention(rt, repeat, bh=128, s=4096, rounds=3):
             torch.cuda.empty_cache()
 
 
+def bench_attention_library(timeout=900):
+    """enigma.attention against SDPA (bench/bench_attention.py: forward,
+    grouped heads, backward, paged decode), its rows added to this run's;
+    a watchdog ends the process if the step passes ``timeout`` seconds."""
+    import faulthandler
+    spec = importlib.util.spec_from_file_location(
+        "bench_attention", os.path.join(HERE, "bench_attention.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    faulthandler.dump_traceback_later(timeout, exit=True)
+    try:
+        module.run_all(rows)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
 def bench_fp8(quick=True):
     """enigma.gemm_fp8_block (e4m3, bf16 out) against torch._scaled_mm with
     per-tensor and row-wise scales (bench/bench_fp8.py; ``quick``: 4096^3
@@ -737,7 +753,14 @@ def chart(out):
 def compute_target(label):
     """The target ratio of a compute-bound row ("<bench> vs <reference>"),
     or None: >= Triton, 0.8x cuBLAS for fp32 without TF32, 0.9x for the
-    other GEMM and attention rows; TF32 has none."""
+    other GEMM and attention-example rows; TF32 has none. enigma.attention
+    (rows "attn ..."): 1.0x SDPA cuDNN (forward), the best SDPA backend
+    (grouped heads) and SDPA flash's backward; the other references are
+    reported only."""
+    if label.startswith("attn"):
+        wanted = ("vs SDPA cuDNN", "vs best SDPA (", "vs SDPA flash backward")
+        return 1.0 if any(label.endswith(w) or (w.endswith("(") and w in label)
+                          for w in wanted) else None
     if "TF32" in label:
         return None
     if label.endswith("vs triton"):
@@ -870,6 +893,7 @@ def main():
         "gemm_f32": lambda: bench_mma_gemm(rt, args.repeat, "f32", (4096,),
                                            tf32_too=True),
         "attention": lambda: bench_attention(rt, args.repeat),
+        "attention_lib": bench_attention_library,
         "fp8": lambda: bench_fp8(quick=not args.fp8_all_shapes),
         "launch": lambda: bench_launch_overhead(rt),
         "call_form": lambda: bench_call_form_overhead(rt),

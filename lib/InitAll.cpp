@@ -49,14 +49,19 @@ void registerAllTranslations() {
           auto module = llvm::dyn_cast<mlir::ModuleOp>(op);
           if (!module)
             return mlir::LogicalResult(op->emitError("expected a module"));
+          // Pipelines: CUDA gets its producer warpgroup, the others
+          // software pipelines (both no-ops on kernels without pipelines).
           // Host C++ is printed from thread loops (a no-op on kernels that
           // enigma-opt --enigma-serialize-threads has serialised already).
-          if (target == Target::Cpp) {
-            mlir::PassManager pm(module.getContext());
+          mlir::PassManager pm(module.getContext());
+          if (target == Target::CUDA)
+            pm.addPass(createSplitWarpRolesPass());
+          else
+            pm.addPass(createLowerPipelinesPass());
+          if (target == Target::Cpp)
             pm.addPass(createSerializeThreadsPass());
-            if (mlir::failed(pm.run(module)))
-              return mlir::failure();
-          }
+          if (mlir::failed(pm.run(module)))
+            return mlir::failure();
           return emitModule(module, target, os);
         },
         registerAllDialects);

@@ -3,7 +3,8 @@
 # the carried core (gpu-carry/, see gpu_prepare.sh), runs the C++ CUDA tests,
 # the whole Python suite on the CPU and CUDA backends, differential fuzzing
 # on CUDA, and the CUDA benchmarks; the benchmark table is printed last. Results go to $OUT (or
-# ./gpu-results). ENIGMA_GPU_STEPS picks steps (default: cpp,pytest,fuzz,variants,bench);
+# ./gpu-results). ENIGMA_GPU_STEPS picks steps (default: cpp,pytest,fuzz,variants,bench;
+# wsgemm: bench/check_gemm_ws.py, the warp-specialised GEMM checked and timed);
 # ENIGMA_BENCH_ONLY is passed to bench_cuda.py --only; ENIGMA_PYTEST_ARGS to pytest
 # (e.g. "-n 12" for pytest-xdist, which the GPU machine has).
 set -uo pipefail
@@ -50,6 +51,11 @@ fi
 if step variants; then
 echo "== TV-layout add: thread/value layouts against vec_width=4"
 python3 bench/tv_add_variants.py 2>&1 | tee "$out/tv_variants.log" || status=1
+fi
+
+if step wsgemm; then
+echo "== warp-specialised GEMM: checks (one process per configuration, time-limited), timings against cuBLAS"
+python3 bench/check_gemm_ws.py 2>&1 | tee "$out/check_gemm_ws.log" || status=1
 fi
 
 if step bench; then

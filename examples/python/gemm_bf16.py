@@ -50,6 +50,12 @@ def compiled(config):
     return enigma.compile(make_kernel(config))
 
 
+def processors_of(rt):
+    """The multiprocessors of a CUDA runtime (persistent launches), else
+    None (one threadgroup per block)."""
+    return getattr(rt, "multiprocessors", None) or None
+
+
 def target_of(rt):
     return {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
 
@@ -76,13 +82,14 @@ def _shapes(a, b):
     return m, n, k
 
 
-def run(rt, a, b, config=None):
+def run(rt, a, b, config=None, processors=None):
     """C = A @ B for bfloat16 bit arrays (uint16, see to_bf16); returns the
-    bfloat16 bits of the (M, N) result."""
+    bfloat16 bits of the (M, N) result. ``processors``: the threadgroups of
+    a persistent configuration (default: the GPU's multiprocessors)."""
     a, b = np.ascontiguousarray(a, np.uint16), np.ascontiguousarray(b, np.uint16)
     m, n, k = _shapes(a, b)
     config = config or config_for(rt)
-    grid, threads = config.launch(m, n)
+    grid, threads = config.launch(m, n, processors or processors_of(rt))
     raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
                      grid=grid, threads=threads, scalars=[m, n, k])
     return np.frombuffer(raw, np.uint16).reshape(m, n).copy()

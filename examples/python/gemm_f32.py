@@ -71,11 +71,12 @@ def _shapes(a, b):
     return a, b, m, n, k
 
 
-def run(rt, a, b, config=None, allow_tf32=False):
+def run(rt, a, b, config=None, allow_tf32=False, processors=None):
     """C = A @ B for 2-D float32 arrays; returns (M, N) float32."""
     a, b, m, n, k = _shapes(a, b)
     config = config or config_for(rt, allow_tf32)
-    grid, threads = config.launch(m, n)
+    processors = processors or getattr(rt, "multiprocessors", None) or None
+    grid, threads = config.launch(m, n, processors)
     raw = rt.execute(compiled(config, allow_tf32), [a, b],
                      output_size=m * n * 4, grid=grid, threads=threads,
                      scalars=[m, n, k])

@@ -3,6 +3,7 @@
 #include "enigma/Target/Emit.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/GridIndexBounds.h"
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
@@ -52,7 +53,8 @@ FileLineColLoc userLine(Location loc) {
 /// How a user of the Python or C++ front end knows the op named `name`.
 std::string describeOp(llvm::StringRef name) {
   if (name == "scf.while")
-    return "the enigma.while_ loop";
+    return "the while loop (enigma.while_, a `while` statement, or an "
+           "enigma.range loop with break or return)";
   if (name == "scf.for")
     return "the loop (enigma.range / enigma.for_range)";
   if (name == "scf.if")
@@ -70,8 +72,8 @@ std::string describeOp(llvm::StringRef name) {
   return "the operation " + name.str();
 }
 
-/// "'scf.while' op contains a barrier" -> "the enigma.while_ loop contains
-/// a barrier": MLIR names ops by dialect, the user wrote Python.
+/// "'scf.while' op contains a barrier" -> "the while loop (...) contains a
+/// barrier": MLIR names ops by dialect, the user wrote Python.
 std::string inPlainWords(const std::string &message) {
   if (message.empty() || message.front() != '\'')
     return message;
@@ -181,6 +183,11 @@ void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
     site.extent = unsigned(dict.getAs<IntegerAttr>("extent").getInt());
     site.param = int(dict.getAs<IntegerAttr>("param").getInt());
     site.staticSize = uint64_t(dict.getAs<IntegerAttr>("size").getInt());
+    if (auto dim = dict.getAs<IntegerAttr>("dim")) {
+      site.dimension = int(dim.getInt());
+      site.shape = dict.getAs<StringAttr>("shape").str();
+      site.extentName = dict.getAs<StringAttr>("extent_name").str();
+    }
     artifact.boundsCheckSites.push_back(std::move(site));
   }
 }
@@ -195,6 +202,11 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   };
   if (failed(verify(module)))
     fail("verification");
+  // Index checks of shaped buffers become checks in bounds-checked mode
+  // (the bounds-check pass); otherwise they go before they could hold up
+  // the optimiser.
+  if (!options.boundsCheck)
+    kernel.walk([](IndexCheckOp check) { check->erase(); });
   if (options.optimize) {
     PassManager pm(module.getContext());
     buildEnigmaPipeline(pm);
@@ -215,9 +227,6 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     artifact.gridIndexBounds = findGridAffineAccesses(kernel);
   }
   artifact.threadgroupMemoryBytes = ThreadgroupAllocOp::totalBytes(kernel);
-  artifact.cudaDynamicSharedBytes = enigma::cudaDynamicSharedBytes(kernel);
-  artifact.cudaLinearBlocks = cudaUsesLinearBlocks(kernel);
-  artifact.cudaTensorMaps = cudaTensorMaps(kernel);
   artifact.wholeSimdgroups = usesFragments(kernel);
   artifact.wholeWarpgroups = usesWarpgroupProducts(kernel);
   artifact.threadgroupSize = kernel.getRequiredThreadgroupSize().value_or(0);
@@ -235,8 +244,44 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     if (failed(emitKernel(kernel, target, os)))
       fail(std::string("emitting ") + what);
   };
+  auto emitCudaFrom = [&](KernelOp cudaKernel) {
+    artifact.cudaDynamicSharedBytes =
+        enigma::cudaDynamicSharedBytes(cudaKernel);
+    artifact.cudaLinearBlocks = cudaUsesLinearBlocks(cudaKernel);
+    artifact.cudaTensorMaps = cudaTensorMaps(cudaKernel);
+    for (PipelineRingOp ring : pipelineRings(cudaKernel)) {
+      artifact.cudaProducerThreads = kProducerThreads;
+      artifact.cudaClusterSize = unsigned(ring.getCluster());
+    }
+    llvm::raw_string_ostream os(artifact.cudaSource);
+    if (failed(emitKernel(cudaKernel, Target::CUDA, os)))
+      fail("emitting CUDA");
+  };
+  if (usesPipelines(kernel)) {
+    // Pipelines: CUDA gets a producer warpgroup (from a copy of the
+    // module), the other targets software pipelines of the whole group.
+    OwningOpRef<ModuleOp> cuda = module.clone();
+    PassManager split(module.getContext());
+    split.addPass(createSplitWarpRolesPass());
+    split.addPass(createCanonicalizerPass());
+    split.addPass(createCSEPass());
+    if (failed(split.run(*cuda)))
+      fail("splitting the warp roles for CUDA");
+    KernelOp cudaKernel;
+    cuda->walk([&](KernelOp k) {
+      if (k.getSymName() == kernel.getSymName())
+        cudaKernel = k;
+    });
+    emitCudaFrom(cudaKernel);
+    PassManager lower(module.getContext());
+    lower.addPass(createLowerPipelinesPass());
+    lower.addPass(createCanonicalizerPass());
+    if (failed(lower.run(module)))
+      fail("lowering the pipelines");
+  } else {
+    emitCudaFrom(kernel);
+  }
   emitTo(Target::MSL, artifact.mslSource, "Metal Shading Language");
-  emitTo(Target::CUDA, artifact.cudaSource, "CUDA");
   // The CPU runs a group's threads one after another: the kernel is
   // rewritten into thread loops (last, the other targets print it as is).
   PassManager cpu(module.getContext());

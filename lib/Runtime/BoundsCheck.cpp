@@ -260,8 +260,39 @@ void BoundsCheckLaunch::check(Backend &backend) const {
                           " accessed memory out of bounds (the record of "
                           "the first violation is incomplete)");
   const BoundsCheckSite &s = sites[site];
+  if (s.access == "ring wait") // a pipeline's wait (CUDA) that timed out
+    throw BoundsViolation(
+        "kernel " + kernel->kernelName + ": a pipeline wait" +
+        where(s.location) + " did not complete in 2 seconds: " + s.buffer +
+        ", stage " + std::to_string(words[rec::kIndexLow]) + ", phase " +
+        std::to_string(words[rec::kIndexHigh]) + " (parity " +
+        std::to_string(words[rec::kIndexHigh] & 1u) + "), thread " +
+        std::to_string(words[rec::kThreadX]) + " of threadgroup " +
+        std::to_string(words[rec::kThreadY]) +
+        "; the kernel was stopped and its results are not returned");
   auto index = int64_t(uint64_t(words[rec::kIndexLow]) |
                        uint64_t(words[rec::kIndexHigh]) << 32);
+  uint32_t count = words[rec::kCount];
+  std::string by =
+      "by thread (" + std::to_string(words[rec::kThreadX]) + ", " +
+      std::to_string(words[rec::kThreadY]) + ", " +
+      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
+      (count > 1 ? " (the first of " + std::to_string(count) +
+                       " out-of-bounds accesses)"
+                 : "");
+  if (s.dimension >= 0) {
+    uint64_t extent = uint64_t(words[rec::kExtentLow]) |
+                      uint64_t(words[rec::kExtentHigh]) << 32;
+    std::string named = s.extentName == std::to_string(extent)
+                            ? s.extentName
+                            : s.extentName + " = " + std::to_string(extent);
+    throw BoundsViolation(
+        "kernel " + kernel->kernelName + ": out-of-bounds index" +
+        where(s.location) + ": index " + std::to_string(s.dimension) +
+        " of " + s.buffer + s.shape + " is " + std::to_string(index) +
+        ", outside [0, " + named + "), " + by +
+        "; only accesses outside the buffer itself were skipped");
+  }
   uint64_t size = s.staticSize;
   for (size_t h = 0; h < kernel->boundsCheckParams.size(); ++h)
     if (s.param >= 0 && kernel->boundsCheckParams[h].sizeOfParam == s.param)
@@ -270,16 +301,10 @@ void BoundsCheckLaunch::check(Backend &backend) const {
                                         ", " +
                                         std::to_string(index + s.extent) + ")"
                                   : "index " + std::to_string(index);
-  uint32_t count = words[rec::kCount];
   throw BoundsViolation(
       "kernel " + kernel->kernelName + ": out-of-bounds " + s.access +
       where(s.location) + ": " + what + " of " + s.buffer + ", which has " +
-      std::to_string(size) + " elements, by thread (" + std::to_string(words[rec::kThreadX]) +
-      ", " + std::to_string(words[rec::kThreadY]) + ", " +
-      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
-      (count > 1 ? " (the first of " + std::to_string(count) +
-                       " out-of-bounds accesses)"
-                 : "") +
+      std::to_string(size) + " elements, " + by +
       "; the access was skipped");
 }
 

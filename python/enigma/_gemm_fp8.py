@@ -18,9 +18,9 @@ from ._dtypes import as_dtype
 from ._fp8 import saturating_cast
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
 from ._math import as_type, imax, imin, where
-from ._mma import (MmaConfig, copy_commit, copy_tile, copy_wait, mma,
-                   mma_load, mma_operand, mma_store, mma_swizzle, mma_wait,
-                   mma_zeros)
+from ._gemm import MmaConfig
+from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
+                   mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros)
 from ._simd import simd_max
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_simdgroup,
@@ -108,7 +108,11 @@ def _check(config, scaling, what):
         fail(f"{what}: config must be an enigma.MmaConfig, got "
              f"{type(config).__name__}")
     c = config
-    for name in MmaConfig.__slots__:
+    if c.warp_specialized or c.persistent or c.cluster != 1:
+        fail(f"{what}: {c}: warp-specialised, persistent and clustered "
+             "configurations are gemm_block's; the 8-bit GEMM takes the "
+             "plain ones")
+    for name in ("bm", "bn", "bk", "wm", "wn", "stages", "group_m"):
         static_int(getattr(c, name), f"{what}: config.{name}")
     if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
         fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "

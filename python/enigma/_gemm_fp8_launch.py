@@ -16,7 +16,7 @@ from . import _core
 from ._dtypes import Scalar, as_dtype, f32, u32
 from ._gemm_fp8 import FP8_BLOCK, gemm_fp8_block, gemm_fp8_configs
 from ._kernel import kernel
-from ._mma import MmaConfig
+from ._gemm import MmaConfig
 
 __all__ = ["gemm_fp8", "gemm_fp8_kernel", "gemm_fp8_scaling"]
 

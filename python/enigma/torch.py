@@ -32,6 +32,11 @@ import torch
 
 from ._ir import EnigmaError
 from ._kernel import KernelDefinition
+# Attention as ops (torch.ops.enigma.attention, ...): docs/reference/
+# attention.md.
+from ._attention.torch_ops import (  # noqa: F401
+    attention, attention_backward, attention_paged, attention_varlen,
+    attention_varlen_backward)
 
 _SCALAR_SCHEMA = {"b1": "bool", "f32": "float", "f16": "float",
                   "bf16": "float"}

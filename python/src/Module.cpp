@@ -56,6 +56,7 @@ NB_MODULE(_core, m) {
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindLaunch(m);
+  enigma::python::bindHostNumbers(m);
   enigma::python::bindMetalRuntime(m);
   enigma::python::bindMetalHostRuntime(m);
   enigma::python::bindMath(m);
@@ -68,4 +69,5 @@ NB_MODULE(_core, m) {
   enigma::python::bindTensor(m);
   enigma::python::bindMma(m);
   enigma::python::bindFloat8(m);
+  enigma::python::bindPipeline(m);
 }

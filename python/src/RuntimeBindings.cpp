@@ -30,25 +30,16 @@ Dim3 toDim3(const Shape &s) {
 }
 
 HostNumber toNumber(nb::handle value, const std::string &what) {
-  if (nb::isinstance<nb::bool_>(value))
-    return nb::cast<bool>(value);
-  if (nb::isinstance<nb::int_>(value)) {
-    try {
-      return nb::cast<int64_t>(value);
-    } catch (const nb::cast_error &) {
-      try {
-        return nb::cast<uint64_t>(value);
-      } catch (const nb::cast_error &) {
-        throw DispatchError(what + ": the integer " +
-                            nb::cast<std::string>(nb::str(value)) +
-                            " does not fit in 64 bits");
-      }
-    }
+  std::optional<HostNumber> number;
+  try {
+    number = hostNumberOf(value);
+  } catch (const DispatchError &e) {
+    throw DispatchError(what + ": " + e.what());
   }
-  if (nb::isinstance<nb::float_>(value))
-    return nb::cast<double>(value);
-  throw DispatchError(what + " must be a number, got " +
-                      nb::cast<std::string>(nb::str(value.type())));
+  if (!number)
+    throw DispatchError(what + " must be a number, got " +
+                        pythonTypeName(value));
+  return *number;
 }
 
 /// One input as the Python layer hands it over: a uint8 view of host bytes,
@@ -250,6 +241,14 @@ void bindRuntime(nb::module_ &m) {
           },
           "What CUDA kernels are compiled for (\"sm_90a\", \"sm_80\", "
           "\"compute_90\"...); empty for the other backends.")
+      .def_prop_ro(
+          "multiprocessors",
+          [](Runtime &r) {
+            return r.backend->name() == "cuda" ? r.cuda().multiprocessors()
+                                               : 0;
+          },
+          "Streaming multiprocessors of the GPU (CUDA), 0 elsewhere: the "
+          "threadgroups of a persistent launch.")
       .def(
           "execute",
           [](Runtime &r, const KernelArtifact &kernel,
@@ -301,6 +300,20 @@ void bindRuntime(nb::module_ &m) {
           "Compiles CUDA source with NVRTC only (no GPU needed); returns the "
           "size of the binary (log=True: (size, NVRTC's log)) or raises "
           "with the NVRTC log.")
+      .def_static(
+          "nvrtc_binary",
+          [](const std::string &source, const std::string &arch) {
+            std::string log, image;
+            {
+              nb::gil_scoped_release release;
+              image = CudaBackend::compileForCheck(source, arch, {}, &log);
+            }
+            return nb::make_tuple(nb::bytes(image.data(), image.size()), log);
+          },
+          "source"_a, "arch"_a = "sm_90a",
+          "Compiles CUDA source with NVRTC only, as the runtime would for "
+          "`arch`: (the cubin's bytes, NVRTC's log), for reading its SASS "
+          "with cuobjdump.")
       .def("prepare",
            [](Runtime &r, const KernelArtifact &kernel,
               const std::vector<InputSpec> &inputs,

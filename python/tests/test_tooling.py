@@ -87,7 +87,8 @@ PUBLIC_MODULES = ["enigma", "enigma.tensor", "enigma.core", "enigma.tuple",
                   "enigma.compiler.compiler", "enigma.compiler.kernel",
                   "enigma.compiler.preprocessor", "enigma.testing",
                   "enigma.benchmark", "enigma.runtime_dispatch",
-                  "enigma.runtime_dispatch.runtime", "enigma.torch"]
+                  "enigma.runtime_dispatch.runtime", "enigma.torch",
+                  "enigma.attention"]
 REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "docs", "reference")
 

@@ -91,6 +91,8 @@ public:
   const std::string &architecture() const;
   /// The device's name as the driver reports it.
   const std::string &deviceName() const;
+  /// Its streaming multiprocessors (a persistent kernel's threadgroups).
+  int multiprocessors() const;
   /// How `kernel` (loaded by this backend) reached the device: "cubin sm_90
   /// (NVRTC 13.0)", "cubin sm_90 (disk cache)", or "PTX compute_90 JIT-compiled
   /// by the driver (NVRTC 12.4 predates sm_100)".

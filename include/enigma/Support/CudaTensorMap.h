@@ -27,6 +27,12 @@ struct CudaTensorMap {
   unsigned param = 0;
   int pitchParam = -1;
   uint64_t pitchConstant = 0;
+  /// The matrix's rows and columns (a scalar parameter's value, else the
+  /// constant; 0 and -1: 2^31 rows of `pitch` columns), for the copies of
+  /// pipelines (enigma.stage_copy): the TMA fills what lies outside with
+  /// zeros.
+  int rowsParam = -1, colsParam = -1;
+  uint64_t rowsConstant = 0, colsConstant = 0;
   unsigned boxRows = 0, boxCols = 0, elementBytes = 0;
   bool swizzle128 = false;
   bool operator==(const CudaTensorMap &) const = default;

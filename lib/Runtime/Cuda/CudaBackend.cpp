@@ -110,6 +110,7 @@ struct CudaBackend::State {
   int ordinal = 0;
   std::string deviceName;
   int computeCapability = 0; // 90 for sm_90
+  int multiprocessors = 0;
   uint64_t maxThreads = 1024;
   uint64_t maxSharedBytes = 48 * 1024; // per block, opted in
   std::string arch;          // what NVRTC is asked for: "sm_90" / "compute_90"
@@ -463,6 +464,30 @@ CUmodule CudaKernel::loadModule(const CudaBackend::State &state,
   return module;
 }
 
+/// The CUDA block of a launch: kernels with simdgroup functions place
+/// their threads themselves (1-D blocks); kernels with pipelines add the
+/// producer warpgroup, and with a cluster need whole clusters of
+/// threadgroups along x.
+Dim3 blockOf(const KernelArtifact &artifact, Dim3 grid, Dim3 threads) {
+  if (unsigned cluster = artifact.cudaClusterSize; cluster > 1) {
+    uint64_t groups = (uint64_t(grid.x) + threads.x - 1) / threads.x;
+    if (groups % cluster || grid.y > threads.y || grid.z > threads.z)
+      throw DispatchError(
+          "kernel " + artifact.kernelName + " runs in clusters of " +
+          std::to_string(cluster) +
+          " threadgroups along x: the grid must have a multiple of " +
+          std::to_string(cluster) + " threadgroups in x and one in y and z, "
+          "got " + std::to_string(groups) + " x " +
+          std::to_string((uint64_t(grid.y) + threads.y - 1) / threads.y) +
+          " x " +
+          std::to_string((uint64_t(grid.z) + threads.z - 1) / threads.z));
+  }
+  if (!artifact.cudaLinearBlocks)
+    return threads;
+  return Dim3{uint32_t(threads.volume() + artifact.cudaProducerThreads), 1,
+              1};
+}
+
 /// Storage for cuLaunchKernel's argument array: one slot per parameter
 /// (a device pointer, or a scalar's bytes in its own width at the slot's
 /// start, as the host is little-endian), the EnigmaCudaLaunch, then the
@@ -563,6 +588,8 @@ CudaBackend::CudaBackend(int deviceOrdinal) {
           "cuDeviceGetAttribute(max threads per block)");
   s.computeCapability = major * 10 + minor;
   s.maxThreads = uint64_t(std::min(maxThreads, 1024));
+  api.cuDeviceGetAttribute(&s.multiprocessors, kAttrMultiprocessorCount,
+                           s.device);
   int maxShared = 0;
   if (api.cuDeviceGetAttribute(&maxShared, kAttrMaxSharedMemoryPerBlockOptin,
                                s.device) == kCudaSuccess &&
@@ -594,6 +621,8 @@ uint64_t CudaBackend::maxThreadgroupMemory() const {
 const std::string &CudaBackend::architecture() const { return state->arch; }
 const std::string &CudaBackend::deviceName() const { return state->deviceName; }
 
+int CudaBackend::multiprocessors() const { return state->multiprocessors; }
+
 std::shared_ptr<LoadedKernel>
 CudaBackend::load(const KernelArtifact &kernel,
                   const ConstantValues &constants) {
@@ -607,6 +636,14 @@ CudaBackend::load(const KernelArtifact &kernel,
         " bytes of shared memory on CUDA (its threadgroup arrays, large ones "
         "starting on 1 KiB boundaries); " + state->deviceName + " allows " +
         std::to_string(state->maxSharedBytes) + " per block");
+  // Pipelines run a producer warpgroup with TMA copies, mbarriers with
+  // transaction counts and setmaxnreg: Hopper's (docs/design/
+  // warp-specialization.md).
+  if (kernel.cudaProducerThreads && state->computeCapability < 90)
+    throw DispatchError("kernel " + kernel.kernelName +
+                        " has pipelines with roles, which need an sm_90 GPU "
+                        "or newer; " + state->deviceName + " is sm_" +
+                        std::to_string(state->computeCapability));
   for (const FunctionConstantUse &use : kernel.constants)
     if (!constants.count(use.index))
       throw DispatchError(kernel.kernelName + " reads function constant " +
@@ -748,10 +785,7 @@ void CudaBackend::enqueue(LoadedKernel &kernel, const KernelArtifact &artifact,
   if (grid.volume() == 0)
     return; // an empty dispatch runs nothing, as on Metal
 
-  // Kernels with simdgroup functions place their threads themselves.
-  Dim3 block = artifact.cudaLinearBlocks
-                   ? Dim3{uint32_t(threads.volume()), 1, 1}
-                   : threads;
+  Dim3 block = blockOf(artifact, grid, threads);
   CUresult result = state->api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,
@@ -879,9 +913,7 @@ void CudaBackend::launchOnStream(LoadedKernel &kernel,
   for (size_t i = 0; maps && i < maps->count(); ++i)
     pointers[count + 1 + i] = maps->pointer(i);
 
-  Dim3 block = artifact.cudaLinearBlocks
-                   ? Dim3{uint32_t(threads.volume()), 1, 1}
-                   : threads;
+  Dim3 block = blockOf(artifact, grid, threads);
   CUresult result = api.cuLaunchKernel(
       cudaKernel.entry(), blocksFor(grid.x, threads.x),
       blocksFor(grid.y, threads.y), blocksFor(grid.z, threads.z), block.x,

@@ -40,6 +40,7 @@ inline constexpr CUresult kCudaErrorInvalidAddressSpace = 717;
 inline constexpr CUresult kCudaErrorInvalidPc = 718;
 inline constexpr CUresult kCudaErrorLaunchFailed = 719;
 inline constexpr int kAttrMaxThreadsPerBlock = 1;
+inline constexpr int kAttrMultiprocessorCount = 16;
 inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaEmitter.h"
+#include "CudaPipelines.h"
 #include "CudaProxyFence.h"
 #include "CudaSharedMemory.h"
 #include "CudaTensorMaps.h"
@@ -19,6 +20,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -66,9 +68,17 @@ protected:
     emitFileScopeDeclarations(*this);
     os << "extern \"C\" __global__ void ";
     // ptxas then keeps each thread within the registers N threads can
-    // have (64K / N), so a launch never fails for lack of them.
-    if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
+    // have (64K / N), so a launch never fails for lack of them. With
+    // pipelines the block has the producer warpgroup too, and one block
+    // per multiprocessor: setmaxnreg needs the count known at entry.
+    std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize();
+    if (pipelines.consumerThreads)
+      os << "__launch_bounds__(" << pipelines.consumerThreads + kProducerThreads
+         << ", 1) ";
+    else if (threads)
       os << "__launch_bounds__(" << *threads << ") ";
+    if (pipelines.cluster > 1)
+      os << "__cluster_dims__(" << pipelines.cluster << ", 1, 1) ";
     os << kernelFunctionName(kernel) << "(";
     std::string sep = "\n    ";
     Block &entry = kernel.getBody().front();
@@ -87,7 +97,7 @@ protected:
     // Tensor maps (enigma_cuda_tma.cuh), then which of them are valid.
     for (size_t k = 0; k < tma.maps.size(); ++k)
       os << sep << "const __grid_constant__ EnigmaTensorMap enigma_tmap" << k;
-    if (hasTensorMaps())
+    if (!tma.maps.empty())
       os << sep << "const uint enigma_tmap_valid";
     os << ") {\n";
     indentMore();
@@ -95,7 +105,7 @@ protected:
       emitLinearPlacement();
     else
       emitBlockGuard();
-    if (hasTensorMaps())
+    if (tma.tileCopies)
       line() << "EnigmaTmaGroups enigma_tma = enigma_tma_begin((uint)"
              << linearIndex() << ");\n";
     if (usesAsyncCopy(kernel))
@@ -120,8 +130,11 @@ protected:
     line() << "const uint enigma_linear = threadIdx.x;\n";
     line() << "const EnigmaLanes enigma_lanes = enigma_linear_lanes("
               "enigma_linear, enigma_sx * enigma_sy * enigma_sz);\n";
-    line() << "if (enigma_linear >= enigma_sx * enigma_sy * enigma_sz) "
-              "return;\n";
+    // With pipelines the threads past the threadgroup's are the producer
+    // warpgroup (threadgroups are whole there).
+    if (!pipelines.consumerThreads)
+      line() << "if (enigma_linear >= enigma_sx * enigma_sy * enigma_sz) "
+                "return;\n";
     // A 1-D threadgroup needs no division.
     line() << "const uint enigma_lx = enigma_launch.threads[1] * "
               "enigma_launch.threads[2] == 1u ? enigma_linear : enigma_linear "
@@ -170,6 +183,22 @@ protected:
 
   const bool linear = cudaUsesLinearBlocks(kernel);
   const CudaTensorMapPlan tma = cudaTensorMapPlan(kernel);
+  const CudaPipelineContext pipelines = pipelineContext();
+
+  CudaPipelineContext pipelineContext() const {
+    CudaPipelineContext context{tma};
+    KernelOp k = kernel;
+    SmallVector<PipelineRingOp> rings = pipelineRings(k);
+    if (rings.empty())
+      return context;
+    context.consumerThreads = k.getRequiredThreadgroupSize().value_or(0);
+    context.cluster = rings.front().getCluster();
+    context.threadIndex = "enigma_linear";
+    for (unsigned i = 0; i < k.getNumArguments(); ++i)
+      if (k.getArgAttr(i, "enigma.bounds_record"))
+        context.boundsRecord = const_cast<CudaEmitter *>(this)->paramName(i);
+    return context;
+  }
 
   std::optional<TmaCopyArgs> tmaCopyArgs(Operation *copy) override {
     auto map = tma.mapOf.find(copy);
@@ -189,7 +218,7 @@ protected:
     }
     return args;
   }
-  bool hasTensorMaps() override { return !tma.maps.empty(); }
+  bool hasTensorMaps() override { return tma.tileCopies; }
 
   std::string threadQuery(Operation *op) override {
     unsigned d = queryDim(op).value_or(0);
@@ -226,7 +255,13 @@ protected:
     if (auto b = dyn_cast<BarrierOp>(op)) {
       if (bitEnumContainsAll(b.getFlags(), MemFlags::Device))
         line() << "__threadfence();\n";
-      line() << "__syncthreads();\n";
+      // The consumers of a kernel with pipelines meet without the
+      // producer warpgroup.
+      if (inConsumerRole(op))
+        line() << "enigma_consumer_barrier(" << pipelines.consumerThreads
+               << "u);\n";
+      else
+        line() << "__syncthreads();\n";
       return success();
     }
     if (bitEnumContainsAll(cast<SimdBarrierOp>(op).getFlags(),
@@ -237,6 +272,10 @@ protected:
   }
 
   LogicalResult emitTargetOp(Operation *op, bool &handled) override {
+    LogicalResult pipelineOp =
+        emitCudaPipelineOp(*this, op, pipelines, handled);
+    if (failed(pipelineOp) || handled)
+      return pipelineOp;
     handled = true;
     if (isAsyncCopyOp(op)) {
       // enigma.async_copy_1d_d2t -> enigma_async_copy_1d_d2t (the prelude).
@@ -337,7 +376,7 @@ private:
 bool cudaUsesLinearBlocks(KernelOp kernel) {
   // Async copies are split among the lanes of a warp, which must then be
   // one simdgroup.
-  return usesAsyncCopy(kernel) || usesMma(kernel) ||
+  return usesAsyncCopy(kernel) || usesMma(kernel) || usesPipelines(kernel) ||
          kernel
              .walk([](Operation *op) {
                return op->hasTrait<Collective>() ? WalkResult::interrupt()
@@ -347,7 +386,7 @@ bool cudaUsesLinearBlocks(KernelOp kernel) {
 }
 
 LogicalResult emitCuda(KernelOp kernel, raw_ostream &os) {
-  return CudaEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<CudaEmitter>(kernel, os);
 }
 
 } // namespace enigma

@@ -2,6 +2,7 @@
 #include "CudaProxyFence.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -17,7 +18,12 @@ bool isThreadgroupMemRef(Value value) {
 
 /// Whether `op` may write threadgroup memory other than as a tile copy.
 bool writesThreadgroupMemory(Operation *op) {
-  if (isa<CopyTileAsyncOp>(op))
+  // Tile copies are fenced at their wait. A pipeline's stage copies are the
+  // TMA's (the async proxy, which wgmma reads through) or cp.async copies
+  // the producer fences before it commits them; the ring operations touch
+  // only the ring's barriers.
+  if (isa<CopyTileAsyncOp, StageCopyOp, PipelineRingOp, RingAcquireOp,
+          RingCommitOp, RingWaitOp, RingReleaseOp>(op))
     return false;
   bool touches = llvm::any_of(op->getOperands(), isThreadgroupMemRef);
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);

@@ -2,6 +2,7 @@
 #include "CudaSharedMemory.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Target/Emit.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -19,7 +20,11 @@ uint64_t CudaSharedLayout::offsetOf(Operation *alloc) const {
 
 CudaSharedLayout cudaSharedLayout(KernelOp kernel) {
   CudaSharedLayout layout;
+  // Pipeline rings keep their barriers in static shared memory beside the
+  // arrays (CudaPipelines.h).
   uint64_t total = ThreadgroupAllocOp::totalBytes(kernel);
+  for (PipelineRingOp ring : pipelineRings(kernel))
+    total += uint64_t(ring.getBarrierBytes());
   layout.dynamic = total > CudaSharedLayout::kStaticLimit;
   // Each aligned array may cost up to 1008 bytes of padding before it.
   uint64_t padding = 0;

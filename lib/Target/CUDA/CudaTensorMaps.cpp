@@ -4,10 +4,12 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 #include "enigma/Target/Emit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
 #include <algorithm>
@@ -145,6 +147,62 @@ std::optional<CudaTileOrigin> originFor(CopyTileAsyncOp copy) {
   return std::nullopt;
 }
 
+/// A side of a stage copy's matrix: a scalar parameter or a constant.
+bool sideFor(KernelOp kernel, Value side, int &param, uint64_t &constant) {
+  if (std::optional<int64_t> c = getConstantIntValue(uncast(side))) {
+    if (*c <= 0)
+      return false;
+    constant = uint64_t(*c);
+    return true;
+  }
+  param = paramOf(kernel, side);
+  return param >= 0 && !kernel.isBufferParam(unsigned(param));
+}
+
+/// The map a pipeline's copy needs, if the TMA can do it.
+std::optional<CudaTensorMap> stageMapFor(KernelOp kernel, StageCopyOp copy) {
+  CudaTensorMap map;
+  int src = paramOf(kernel, copy.getSrc());
+  if (src < 0 || !kernel.isBufferParam(unsigned(src)))
+    return std::nullopt;
+  map.param = unsigned(src);
+  Type element = copy.getSrc().getType().getElementType();
+  map.elementBytes = element.getIntOrFloatBitWidth() / 8;
+  if (map.elementBytes == 0 || map.elementBytes > 8)
+    return std::nullopt;
+  auto ring = copy.getRing().getDefiningOp<PipelineRingOp>();
+  int64_t cluster = ring.getCluster();
+  int64_t rows = copy.getMulticast() ? copy.getBoxRows() / cluster
+                                     : copy.getBoxRows();
+  int64_t bc = copy.getBlockColumns();
+  if (rows > 256 || bc > 256 || (bc * map.elementBytes) % 16)
+    return std::nullopt;
+  map.boxRows = unsigned(rows);
+  map.boxCols = unsigned(bc);
+  auto swizzle = copy.getSwizzle();
+  bool swizzled = swizzle && swizzle->size() == 3 && (*swizzle)[0] != 0;
+  if (swizzled) {
+    if ((*swizzle)[0] != 3 || (*swizzle)[1] != int(chunkBits(element)) ||
+        (*swizzle)[2] != 3 || bc * map.elementBytes != 128)
+      return std::nullopt;
+    map.swizzle128 = true;
+  }
+  // Where the boxes land: every stage, block and multicast share on a
+  // boundary the TMA allows.
+  int64_t align = swizzled ? 1024 : 128;
+  int64_t e = map.elementBytes;
+  int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
+  if ((slot * e) % align || (copy.getOffset() * e) % align ||
+      (copy.getBoxCols() > bc && (copy.getBlockElementStride() * e) % align) ||
+      (copy.getMulticast() && (rows * bc * e) % align))
+    return std::nullopt;
+  if (!sideFor(kernel, copy.getLd(), map.pitchParam, map.pitchConstant) ||
+      !sideFor(kernel, copy.getRows(), map.rowsParam, map.rowsConstant) ||
+      !sideFor(kernel, copy.getCols(), map.colsParam, map.colsConstant))
+    return std::nullopt;
+  return map;
+}
+
 /// Bounds-checked kernels have hidden parameters; they keep cp.async.
 bool boundsChecked(KernelOp kernel) {
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
@@ -156,6 +214,20 @@ bool boundsChecked(KernelOp kernel) {
 
 CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel) {
   CudaTensorMapPlan plan;
+  auto add = [&](Operation *copy, const CudaTensorMap &map) {
+    auto at = std::find(plan.maps.begin(), plan.maps.end(), map);
+    if (at == plan.maps.end()) {
+      if (plan.maps.size() == kMaxCudaTensorMaps)
+        return false;
+      at = plan.maps.insert(plan.maps.end(), map);
+    }
+    plan.mapOf[copy] = unsigned(at - plan.maps.begin());
+    return true;
+  };
+  kernel.walk([&](StageCopyOp copy) {
+    if (std::optional<CudaTensorMap> map = stageMapFor(kernel, copy))
+      add(copy, *map);
+  });
   if (!kernel->hasAttr("enigma.cuda_tma") || boundsChecked(kernel))
     return plan;
   CudaSharedLayout layout = cudaSharedLayout(kernel);
@@ -166,15 +238,9 @@ CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel) {
     return plan;
   kernel.walk([&](CopyTileAsyncOp copy) {
     std::optional<CudaTensorMap> map = mapFor(kernel, copy);
-    if (!map)
+    if (!map || !add(copy, *map))
       return;
-    auto at = std::find(plan.maps.begin(), plan.maps.end(), *map);
-    if (at == plan.maps.end()) {
-      if (plan.maps.size() == kMaxCudaTensorMaps)
-        return;
-      at = plan.maps.insert(plan.maps.end(), *map);
-    }
-    plan.mapOf[copy.getOperation()] = unsigned(at - plan.maps.begin());
+    plan.tileCopies = true;
     if (std::optional<CudaTileOrigin> origin = originFor(copy))
       plan.originOf[copy.getOperation()] = *origin;
   });

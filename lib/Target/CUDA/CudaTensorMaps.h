@@ -12,6 +12,14 @@
 // the plan names the row and the other terms (the column), so that the
 // kernel need not divide.
 //
+// The copies of pipelines (enigma.stage_copy in the explicit form) get a
+// map when the source is a buffer parameter, its rows, columns and pitch
+// parameters or constants, the box blocks whole 16-byte rows of at most
+// 256 x 256 elements, and the stage offsets are where the TMA may write
+// (1024 bytes for the 128-byte swizzle, 128 without one). Always, also in
+// bounds-checked mode: the map spans exactly the matrix, whose size the
+// launch has checked.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_LIB_TARGET_CUDA_CUDATENSORMAPS_H
 #define ENIGMA_LIB_TARGET_CUDA_CUDATENSORMAPS_H
@@ -38,6 +46,9 @@ struct CudaTensorMapPlan {
   llvm::DenseMap<mlir::Operation *, unsigned> mapOf;
   /// Where the offset of such a copy splits into row and column.
   llvm::DenseMap<mlir::Operation *, CudaTileOrigin> originOf;
+  /// Whether some enigma.copy_tile_async has a map (the kernel then tracks
+  /// its commit groups in mbarriers, enigma_cuda_tma.cuh).
+  bool tileCopies = false;
 };
 
 CudaTensorMapPlan cudaTensorMapPlan(KernelOp kernel);

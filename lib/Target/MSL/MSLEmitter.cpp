@@ -94,7 +94,7 @@ protected:
     emitFloat8Declarations(*this);
     emitMmaDeclarations(*this);
     emitFloat8MmaDeclarations(*this);
-    emitDivisionDeclarations(*this);
+    emitTotalOperationDeclarations(*this);
     if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
       os << "[[max_total_threads_per_threadgroup(" << *threads << ")]]\n";
     os << "kernel void " << kernelFunctionName(kernel) << "(";
@@ -300,7 +300,7 @@ private:
 } // namespace
 
 LogicalResult emitMSL(KernelOp kernel, raw_ostream &os) {
-  return MSLEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<MSLEmitter>(kernel, os);
 }
 
 } // namespace enigma

@@ -47,6 +47,7 @@ using namespace metal;
 #include "enigma_cuda_vectors.cuh"
 #include "metal_total_division.h"
 #include "metal_fp8.h"
+#include "metal_float_to_int.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
 
@@ -560,5 +561,6 @@ ENIGMA_ATOMIC_RMW(atomic_fetch_xor_explicit, false)
 #include "enigma_cuda_mma.cuh"
 #include "enigma_cuda_mma_fp8.cuh"
 #include "enigma_cuda_tma.cuh"
+#include "enigma_cuda_pipeline.cuh"
 
 #endif /* ENIGMA_CUDA_PRELUDE_CUH */

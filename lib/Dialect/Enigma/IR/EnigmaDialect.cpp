@@ -29,6 +29,7 @@ void EnigmaDialect::initialize() {
   registerMmaOps();
   registerThreadLoopOps();
   registerFloat8Ops();
+  registerPipelineOps();
 }
 
 AddressSpace enigma::getAddressSpace(MemRefType type) {

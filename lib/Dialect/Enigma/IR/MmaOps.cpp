@@ -2,6 +2,7 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaFloat8Ops.h"
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -202,7 +203,7 @@ LogicalResult checkConvergent(Operation *op, SyncScope scope,
   if (!owner)
     return success();
   InFlightDiagnostic diag = op->emitOpError(message);
-  diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+  attachDivergenceNotes(diag, owner, scope);
   return diag;
 }
 
@@ -277,6 +278,22 @@ LogicalResult checkInFlightUses(Operation *op, Value value) {
           continue;
         }
       }
+      // A pipeline carries it like a loop: its consumer region's argument
+      // and the pipeline's result.
+      if (auto yield = dyn_cast<PipelineYieldOp>(user))
+        if (auto pipeline = dyn_cast<PipelineOp>(yield->getParentOp())) {
+          unsigned i = use.getOperandNumber();
+          work.push_back(pipeline.getConsumer().getArgument(2 + i));
+          work.push_back(pipeline.getResult(i));
+          continue;
+        }
+      if (auto pipeline = dyn_cast<PipelineOp>(user))
+        if (use.getOperandNumber() >= 3) {
+          unsigned i = use.getOperandNumber() - 3;
+          work.push_back(pipeline.getConsumer().getArgument(2 + i));
+          work.push_back(pipeline.getResult(i));
+          continue;
+        }
       if (auto loop = dyn_cast<scf::ForOp>(user))
         if (use.getOperandNumber() >= loop.getNumControlOperands()) {
           unsigned i = use.getOperandNumber() - loop.getNumControlOperands();

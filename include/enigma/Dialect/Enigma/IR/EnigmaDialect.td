@@ -32,6 +32,7 @@ def Enigma_Dialect : Dialect {
     void registerMmaOps();
     void registerThreadLoopOps();
     void registerFloat8Ops();
+    void registerPipelineOps();
   }];
 }
 

@@ -41,6 +41,19 @@ std::unique_ptr<mlir::Pass> createGuardSelectedLoadsPass();
 /// kernel `enigma.serialized_threads` (and leaves marked kernels alone).
 std::unique_ptr<mlir::Pass> createSerializeThreadsPass();
 
+/// `enigma-lower-pipelines` (CPU and Metal, docs/design/warp-specialization.md):
+/// runs each enigma.pipeline as a software pipeline of the whole threadgroup
+/// (copies `stages - 1` iterations ahead as enigma.copy_tile_async, a
+/// barrier per iteration) and erases the rings.
+std::unique_ptr<mlir::Pass> createLowerPipelinesPass();
+
+/// `enigma-split-warp-roles` (CUDA): a kernel with pipeline rings becomes
+/// an enigma.warp_roles op whose producer region fills stages
+/// (ring_acquire, stage copies, ring_commit) and whose consumer region runs
+/// the body with each pipeline waiting for full stages (ring_wait) and
+/// releasing them (ring_release).
+std::unique_ptr<mlir::Pass> createSplitWarpRolesPass();
+
 /// Registers the passes above with the MLIR pass registry (enigma-opt).
 void registerEnigmaTransformPasses();
 

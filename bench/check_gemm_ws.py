@@ -1,0 +1,419 @@
+"""The warp-specialised GEMM configurations on one GPU: checked, then timed
+against cuBLAS, each configuration in its own process with a time limit,
+so that a pipeline that hangs becomes a reported failure, not a hung run.
+
+    python3 bench/check_gemm_ws.py                 # checks, then timings
+    python3 bench/check_gemm_ws.py --check-only    # correctness only
+    python3 bench/check_gemm_ws.py --only 1,2      # configurations 1 and 2
+
+1. Checks (all configurations in parallel processes, each limited to
+   --check-timeout seconds): every configuration of
+   enigma.gemm_configs("cuda", dtype, warp_specialized=True) for bf16,
+   fp32 and TF32, on shapes with M = 1, odd N, K not a multiple of the
+   tile, and 4096^3 for bf16; each run first in bounds-checked mode (a
+   ring wait that cannot complete is then reported with its barrier, role,
+   stage and phase) and then as compiled for speed. Outputs are poisoned
+   with NaN before every launch and compared element by element with
+   torch (fp32 accumulation of the same inputs).
+2. Timings (one process per configuration, one after another, each
+   limited to --time-timeout seconds): bf16 4096^3, 8192^3 and the
+   projection shapes of Llama-3-8B (M = 16, 128, 4096; --with-70b adds
+   Llama-3-70B's) against
+   torch.matmul (cuBLAS) in alternating rounds of batched launches, with
+   the classic default configuration beside them; TF32 and fp32 4096^3
+   against cuBLAS TF32 / fp32. Every result is checked before it is timed.
+3. A table last: per shape the best configuration and its ratio to cuBLAS
+   (the range over rounds), and what failed and why.
+
+The whole run should take 3-4 minutes on an H100 (about half of it NVRTC
+compiling the kernels once; a second run uses the artifact cache).
+
+To profile one configuration with Nsight Compute (the 10th launch of the
+128 x 256 persistent kernel at 4096^3; `--list` prints the numbers):
+
+    ncu --set full -k regex:enigma_kernel_gemm_bf16 --launch-skip 10 \\
+        --launch-count 1 -o ws_gemm python3 bench/check_gemm_ws.py \\
+        --profile 1 --shape 4096,4096,4096
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+CHECK_SHAPES = [(1, 77, 129), (1, 4096, 4096), (127, 255, 200),
+                (200, 513, 1000), (256, 256, 64)]
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+LLAMA_NK = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
+            (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)]
+LLAMA = [(m, n, k) for (n, k) in LLAMA_NK for m in (16, 128, 4096)]
+
+
+def configs():
+    """[(label, dtype, allow_tf32, config)] of every warp-specialised
+    configuration, numbered by their position."""
+    import enigma
+    out = []
+    for c in enigma.gemm_configs("cuda", "bf16", warp_specialized=True):
+        out.append(("bf16", False, c))
+    for tf32 in (True, False):
+        for c in enigma.gemm_configs("cuda", "f32", tf32,
+                                     warp_specialized=True):
+            out.append(("f32", tf32, c))
+    return out
+
+
+def label(dtype, tf32, config):
+    kind = "tf32" if tf32 else dtype
+    c = config
+    extra = "".join([" persistent" if c.persistent else "",
+                     f" cluster={c.cluster}" if c.cluster > 1 else ""])
+    return f"{kind} {c.bm}x{c.bn}x{c.bk} {c.wm}x{c.wn} s{c.stages}{extra}"
+
+
+# --------------------------------------------------------------------------
+# Inside a worker process
+# --------------------------------------------------------------------------
+
+def _example(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(REPO, "examples", "python", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Gemm:
+    """One configuration's compiled kernels and launches on torch tensors."""
+
+    def __init__(self, rt, dtype, tf32, config, bounds_check=False):
+        import enigma
+        self.rt, self.dtype, self.tf32, self.config = rt, dtype, tf32, config
+        ex = _example("gemm_bf16" if dtype == "bf16" else "gemm_f32")
+        kernel = ex.make_kernel(config) if dtype == "bf16" else \
+            ex.make_kernel(config, tf32)
+        self.compiled = enigma.compile(kernel, bounds_check=bounds_check)
+
+    def prepare(self, a, b, c):
+        m, k = a.shape
+        n = b.shape[1]
+        grid, threads = self.config.launch(m, n, self.rt.multiprocessors)
+        prepared = self.rt.prepare(self.compiled, [a, b], outputs=[c],
+                                   scalars=[m, n, k])
+        return prepared, grid, threads
+
+
+def _tensors(m, n, k, dtype, gen):
+    import torch
+    t = torch.bfloat16 if dtype == "bf16" else torch.float32
+    a = torch.randn(m, k, device="cuda", dtype=t, generator=gen)
+    b = torch.randn(k, n, device="cuda", dtype=t, generator=gen)
+    return a, b
+
+
+def _check(c, a, b, tf32, what):
+    """Element by element against an fp32 product of the same inputs:
+    |c - ab| <= 2^-8 |ab| (bf16 result rounding) + (2 K 2^-24 + 2^-10 with
+    TF32 operands) (|a| @ |b|); NaN (a poisoned element left) fails."""
+    import torch
+    ref = a.float() @ b.float()
+    mag = a.float().abs() @ b.float().abs()
+    k = a.shape[1]
+    rel = 2.0**-8 if c.dtype == torch.bfloat16 else 0.0
+    bound = rel * ref.abs() + (2 * k * 2.0**-24 + (2.0**-10 if tf32 else 0)) \
+        * mag + 1e-30
+    err = (c.float() - ref).abs()
+    bad = int((~(err <= bound)).sum().item())   # NaN counts as bad
+    if bad:
+        raise AssertionError(f"{what}: {bad} of {ref.numel()} elements "
+                             f"differ, worst {float(err.nan_to_num(1e30).max()):.4g}")
+
+
+def worker_check(index, shapes):
+    import torch
+    import enigma
+    dtype, tf32, config = configs()[index]
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(1000 + index)
+    for checked in (True, False):
+        g = Gemm(rt, dtype, tf32, config, bounds_check=checked)
+        for m, n, k in shapes:
+            if dtype != "bf16" and m * n * k > 2**33:
+                continue
+            a, b = _tensors(m, n, k, dtype, gen)
+            c = torch.full((m, n), float("nan"), device="cuda",
+                           dtype=a.dtype)
+            prepared, grid, threads = g.prepare(a, b, c)
+            for _ in range(2):   # twice: a prepared launch runs again
+                c.fill_(float("nan"))
+                prepared.dispatch(grid, threads)
+                torch.cuda.synchronize()
+                _check(c, a, b, tf32, f"{m}x{n}x{k}"
+                       f"{' bounds-checked' if checked else ''}")
+            prepared.release()
+    print(json.dumps({"ok": True}))
+
+
+def _batched_us(launch, sync, batch, samples):
+    launch()
+    sync()
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        for _ in range(batch):
+            launch()
+        sync()
+        times.append((time.perf_counter() - start) * 1e6 / batch)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def worker_time(index, shapes, rounds, classic=False):
+    """JSON lines {shape, enigma [us], cublas [us]} for each shape."""
+    import torch
+    import enigma
+    if classic:
+        dtype, tf32 = "bf16", False
+        config = enigma.default_gemm_config("cuda", "bf16")
+    else:
+        dtype, tf32, config = configs()[index]
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(2000 + index)
+    g = Gemm(rt, dtype, tf32, config)
+    sync = torch.cuda.synchronize
+    for m, n, k in shapes:
+        a, b = _tensors(m, n, k, dtype, gen)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+        ct = torch.empty_like(c)
+        prepared, grid, threads = g.prepare(a, b, c)
+        prepared.dispatch(grid, threads)
+        sync()
+        _check(c, a, b, tf32, f"{m}x{n}x{k}")
+        flops = 2.0 * m * n * k
+        batch = max(2, min(20, int(2e12 / flops)))
+        ours, theirs = [], []
+        for _ in range(rounds):
+            ours.append(_batched_us(
+                lambda: prepared.dispatch_async(grid, threads),
+                prepared.synchronize, batch, 3))
+            theirs.append(_batched_us(lambda: torch.matmul(a, b, out=ct),
+                                      sync, batch, 3))
+        prepared.release()
+        print(json.dumps({"shape": [m, n, k], "enigma": ours,
+                          "cublas": theirs}), flush=True)
+        del a, b, c, ct
+        torch.cuda.empty_cache()
+
+
+def worker_profile(index, shape):
+    """Launches one configuration 20 times on one shape (for ncu)."""
+    import torch
+    import enigma
+    dtype, tf32, config = configs()[index]
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    a, b = _tensors(*shape, dtype, gen)
+    c = torch.empty(shape[0], shape[1], device="cuda", dtype=a.dtype)
+    prepared, grid, threads = Gemm(rt, dtype, tf32, config).prepare(a, b, c)
+    for _ in range(20):
+        prepared.dispatch(grid, threads)
+    torch.cuda.synchronize()
+    _check(c, a, b, tf32, "profiled run")
+
+
+# --------------------------------------------------------------------------
+# The driver
+# --------------------------------------------------------------------------
+
+def spawn(args, timeout):
+    """Runs this script with `args` in a new process: (returncode, stdout,
+    stderr), returncode None when it ran out of time (killed)."""
+    cmd = [sys.executable, os.path.abspath(__file__)] + args
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out, err
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        return None, out, err
+
+
+def last_error(err):
+    """The exception a worker died of (its first line), else its last
+    line of output."""
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    for i in range(len(lines) - 1, -1, -1):
+        if re.match(r"^[\w.]+(Error|Exception|Violation)\b", lines[i]):
+            return " ".join(lines[i:i + 3])[:400]
+    return lines[-1][:300] if lines else "(no message)"
+
+
+def run_checks(indices, timeout, shapes):
+    """All check workers at once (correctness only, so they may share the
+    GPU); returns {index: None or the failure}."""
+    procs = {}
+    for i in indices:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker-check",
+               str(i), "--shapes", json.dumps(shapes)]
+        procs[i] = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + timeout
+    results = {}
+    for i, proc in procs.items():
+        try:
+            out, err = proc.communicate(timeout=max(1, deadline - time.time()))
+            results[i] = None if proc.returncode == 0 else last_error(err)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            results[i] = f"did not finish in {timeout} s (hung?)"
+    return results
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--check-only", action="store_true")
+    p.add_argument("--only", default="", help="configuration numbers, "
+                   "comma-separated (see --list)")
+    p.add_argument("--list", action="store_true")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--check-timeout", type=int, default=150)
+    p.add_argument("--time-timeout", type=int, default=90)
+    p.add_argument("--with-70b", action="store_true",
+                   help="time the Llama-3-70B shapes too (a minute more)")
+    p.add_argument("--worker-check", type=int)
+    p.add_argument("--worker-time", type=int)
+    p.add_argument("--classic", action="store_true")
+    p.add_argument("--profile", type=int)
+    p.add_argument("--shape", default="4096,4096,4096")
+    p.add_argument("--shapes", default="[]")
+    args = p.parse_args()
+    os.environ.setdefault("ENIGMA_CACHE_DIR", "/tmp/enigma-cache-ws")
+    sys.path.insert(0, os.path.join(REPO, "python"))
+
+    if args.worker_check is not None:
+        return worker_check(args.worker_check,
+                            [tuple(s) for s in json.loads(args.shapes)])
+    if args.worker_time is not None:
+        return worker_time(args.worker_time,
+                           [tuple(s) for s in json.loads(args.shapes)],
+                           args.rounds, args.classic)
+    if args.profile is not None:
+        return worker_profile(args.profile,
+                              tuple(int(v) for v in args.shape.split(",")))
+
+    all_configs = configs()
+    if args.list:
+        for i, (dtype, tf32, c) in enumerate(all_configs):
+            print(f"{i:2d}  {label(dtype, tf32, c)}")
+        return 0
+    chosen = [int(v) for v in args.only.split(",") if v] or \
+        list(range(len(all_configs)))
+    started = time.time()
+    print(f"== checks of {len(chosen)} configurations (each in its own "
+          f"process, {args.check_timeout} s at most)", flush=True)
+    checks = run_checks(chosen, args.check_timeout,
+                        CHECK_SHAPES + [(4096, 4096, 4096)])
+    for i in chosen:
+        print(f"{i:2d} {label(*all_configs[i]):44s} "
+              f"{'ok' if checks[i] is None else 'FAILED: ' + checks[i]}",
+              flush=True)
+    failed = [i for i in chosen if checks[i] is not None]
+    if args.check_only:
+        print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed")
+        return 1 if failed else 0
+
+    print("== timings (one process per configuration)", flush=True)
+    bf16_shapes = SQUARE + [s for s in LLAMA
+                            if args.with_70b or s[1:] in LLAMA_NK[:4]]
+    times = {}   # (label, shape) -> (enigma us list, cublas us list)
+    errors = {}
+    jobs = [(i, False) for i in chosen if checks[i] is None]
+    jobs.append((-1, True))   # the classic default, for comparison
+    for i, classic in jobs:
+        name = "classic default" if classic else label(*all_configs[i])
+        shapes = bf16_shapes if classic or all_configs[i][0] == "bf16" \
+            else [(4096, 4096, 4096)]
+        rc, out, err = spawn(["--worker-time", str(max(i, 0)), "--shapes",
+                              json.dumps(shapes), "--rounds",
+                              str(args.rounds)] +
+                             (["--classic"] if classic else []),
+                             args.time_timeout)
+        for line in out.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                times[(name, tuple(r["shape"]))] = (r["enigma"], r["cublas"])
+        if rc != 0:
+            errors[name] = ("ran out of time (hung?) after its shapes above"
+                            if rc is None else last_error(err))
+        print(f"   {name}: {'done' if rc == 0 else errors[name]}",
+              flush=True)
+
+    # The table: per shape, the best warp-specialised configuration.
+    print()
+    print(f"Finished in {time.time() - started:.0f} s. Ratios: cuBLAS time / "
+          "Enigma time (throughput), median over rounds (range).")
+    print()
+    print("| shape | cuBLAS TFLOP/s | classic default | best warp-specialised "
+          "| its configuration |")
+    print("|---|---|---|---|---|")
+    import statistics
+
+    def ratio(entry):
+        ours, theirs = entry
+        r = sorted(t / o for o, t in zip(ours, theirs))
+        return statistics.median(r), r[0], r[-1]
+
+    def kind(name):   # the classic default multiplies bf16
+        return "bf16" if name == "classic default" else name.split()[0]
+
+    rows_seen = []
+    for (name, shape) in times:
+        if (kind(name), shape) not in rows_seen:
+            rows_seen.append((kind(name), shape))
+    geo, worst = [], None
+    for what, shape in rows_seen:
+        m, n, k = shape
+        flops = 2.0 * m * n * k
+        entries = {name: e for (name, s), e in times.items()
+                   if s == shape and kind(name) == what}
+        classic = entries.pop("classic default", None)
+        best = max(entries.items(), key=lambda kv: ratio(kv[1])[0],
+                   default=None)
+        any_entry = best[1] if best else classic
+        cublas_us = statistics.median(any_entry[1])
+        cell = lambda e: (f"{ratio(e)[0]:.3f} ({ratio(e)[1]:.3f}-"
+                          f"{ratio(e)[2]:.3f})") if e else "-"
+        print(f"| {what} {m}x{n}x{k} | {flops / cublas_us / 1e6:.0f} | "
+              f"{cell(classic)} | {cell(best[1]) if best else '-'} | "
+              f"{best[0] if best else '-'} |")
+        if best and what == "bf16":
+            geo.append(ratio(best[1])[0])
+            worst = min(worst or 9, ratio(best[1])[0])
+    if geo:
+        import math
+        print()
+        print(f"bf16: geometric mean {math.exp(sum(map(math.log, geo)) / len(geo)):.3f}x "
+              f"cuBLAS over {len(geo)} shapes (the best configuration per "
+              f"shape), worst {worst:.3f}x")
+    bad = {label(*all_configs[i]): checks[i] for i in failed}
+    bad.update(errors)
+    for name, why in bad.items():
+        print(f"FAILED {name}: {why}")
+    print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)

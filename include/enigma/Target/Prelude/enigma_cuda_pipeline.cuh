@@ -1,0 +1,400 @@
+/*===- enigma_cuda_pipeline.cuh - Pipelines with roles on sm_90 -*- CUDA -*-===*
+ *
+ * The explicit form of enigma.pipeline (docs/design/warp-specialization.md):
+ * a ring of `S` stages in shared memory guarded by S "full" and S "empty"
+ * mbarriers. One warp of a producer warpgroup (the threads after the
+ * threadgroup's own) acquires a free stage (waits on its empty barrier),
+ * copies tiles into it with the Tensor Memory Accelerator and commits the
+ * bytes the stage expects (arrive.expect_tx on its full barrier); the
+ * consumer warps wait on the full barrier, compute, and release the stage
+ * (each warp arrives on the empty barrier, with a cluster on that barrier
+ * in every threadgroup of the cluster, since a multicast copy writes all
+ * of them).
+ *
+ * Phases: the n-th use of a slot (n = uses / S) completes phase n of its
+ * barriers; a waiter asks for the parity of that phase. The producer's
+ * first pass waits on parity 1 of empty barriers that have not completed
+ * a phase yet, which succeeds at once (the stages start free).
+ *
+ * Where the runtime could not encode a tensor map for one of the ring's
+ * copies (an unaligned buffer or pitch; docs/design/tma.md) the ring runs
+ * without the TMA: the producer warp's 32 lanes copy each stage with
+ * cp.async, wait for their copies, fence them for the async proxy (wgmma
+ * reads through it) and arrive without transaction bytes.
+ *
+ * In bounds-checked mode a wait gives up after about two seconds and
+ * records which barrier, role, stage and phase it waited for (the bounds
+ * record, enigma/Support/BoundsRecord.h); every later checked wait then
+ * returns at once, so a wrong pipeline is reported instead of hanging.
+ *===----------------------------------------------------------------------===*/
+#ifndef ENIGMA_CUDA_PIPELINE_CUH
+#define ENIGMA_CUDA_PIPELINE_CUH
+
+/* One ring's state in the thread that runs a role (each thread runs one). */
+template <int S> struct EnigmaRing {
+  unsigned bars;     /* shared address of full[0..S), then empty[0..S) */
+  unsigned next;     /* producer: stages acquired; consumers: stages waited */
+  unsigned released; /* consumers: stages released */
+  unsigned tma;      /* every copy of the ring goes through the TMA */
+};
+
+/* Where a ring wait reports in bounds-checked mode. */
+struct EnigmaRingCheck {
+  unsigned *record; /* the bounds record (8 words) */
+  unsigned site;    /* the wait's site in the kernel's table */
+};
+
+/* How long a checked wait spins before it reports (bounds-checked mode). */
+#ifndef ENIGMA_RING_TIMEOUT_NS
+#define ENIGMA_RING_TIMEOUT_NS 2000000000ull
+#endif
+
+namespace enigma_ring {
+
+/* The primitives below are all the PTX of this file. A host test
+ * (unittests/Cuda/RingEmulationTest.cpp) defines ENIGMA_RING_EMULATION
+ * and its own emulated mbarriers, TMA and cluster instead, and runs the
+ * functions after them on threads. */
+#if defined(ENIGMA_RING_EMULATION)
+#define ENIGMA_HAS_RINGS 1
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(ENIGMA_MMA_EMULATION)
+#define ENIGMA_HAS_RINGS 1
+
+__device__ __forceinline__ void init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(count)
+               : "memory");
+}
+
+__device__ __forceinline__ bool try_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile("{\n .reg .pred p;\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+               " selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(bar), "r"(parity)
+               : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ void arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(
+                   bar)
+               : "memory");
+}
+
+__device__ __forceinline__ void arrive_expect_tx(unsigned bar,
+                                                 unsigned bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\n" ::
+          "r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+
+/* Arrives on the barrier at the same shared offset in cluster block
+ * `rank`. */
+__device__ __forceinline__ void arrive_in(unsigned bar, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+               : "=r"(remote)
+               : "r"(bar), "r"(rank));
+  /* Release at the default (CTA) scope, as the consumers' reads it orders
+   * are of their own block; .cluster scope costs a MEMBAR.ALL.GPU. */
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
+               : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n"
+               "barrier.cluster.wait.acquire;\n" ::
+                   : "memory");
+}
+
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+
+/* After a lane's cp.async copies: complete them and make them visible to
+ * the async proxy (wgmma reads through it). */
+__device__ __forceinline__ void copies_done() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* The bounds record's claim (fetch_or, the old value) and count. */
+__device__ __forceinline__ unsigned claim(unsigned *word) {
+  unsigned old;
+  asm volatile("atom.or.b32 %0, [%1], 1;\n" : "=r"(old) : "l"(word) : "memory");
+  return old;
+}
+__device__ __forceinline__ void count(unsigned *word) {
+  asm volatile("red.add.u32 [%0], 1;\n" ::"l"(word) : "memory");
+}
+
+__device__ __forceinline__ void init_done() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* Box `{c, r}` of the map into shared memory at dst, completing on bar;
+ * Mask != 0: delivered to the cluster blocks in the mask, at the same
+ * offsets, each completing its own barrier. */
+__device__ __forceinline__ void load_box(unsigned dst, const void *map, int c,
+                                         int r, unsigned bar,
+                                         unsigned short mask) {
+  if (mask == 0)
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c), "r"(r),
+        "r"(bar)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+        ".mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<unsigned long long>(map)), "r"(c), "r"(r),
+        "r"(bar), "h"(mask)
+        : "memory");
+}
+#endif
+
+/* Waits until phase `parity` of `bar` completed. With `check`, gives up
+ * after about two seconds: the first thread to give up records the site,
+ * the stage and the phase (`stage`, `use`: the word pair of the record's
+ * index) and its position; from then on every checked wait of the launch
+ * returns at once, so the kernel ends (with wrong data, which the runtime
+ * does not return) instead of hanging. */
+__device__ __forceinline__ void wait(unsigned bar, unsigned parity,
+                                     const EnigmaRingCheck *check,
+                                     unsigned stage, unsigned use) {
+#ifdef ENIGMA_HAS_RINGS
+  if (try_wait(bar, parity))
+    return;
+  if (!check) {
+    while (!try_wait(bar, parity)) {
+    }
+    return;
+  }
+  volatile unsigned *record = check->record;
+  const unsigned long long start = now_ns();
+  while (!try_wait(bar, parity)) {
+    if (record[0] != 0u)
+      return; /* another wait gave up: the launch is reported already */
+    if (now_ns() - start > ENIGMA_RING_TIMEOUT_NS) {
+      if (claim(check->record) == 0u) {
+        record[1] = check->site + 1u;
+        record[2] = stage;
+        record[3] = use;
+        record[4] = threadIdx.x;
+        record[5] = blockIdx.x;
+        record[6] = 0u;
+      }
+      count(check->record + 7);
+      __threadfence_system();
+      return;
+    }
+  }
+#else
+  (void)bar, (void)parity, (void)check, (void)stage, (void)use;
+#endif
+}
+
+} // namespace enigma_ring
+
+/* At kernel entry, every thread (the producer warpgroup too): thread 0
+ * initialises the barriers (a full barrier waits for the producer's one
+ * arrival, an empty one for each consumer warp of the cluster), then all
+ * meet so that no thread uses a barrier before it exists. `tma`: the
+ * runtime encoded every tensor map of the ring and its buffers are
+ * aligned for the TMA. */
+template <int S, int Cluster>
+__device__ __forceinline__ EnigmaRing<S>
+enigma_ring_begin(unsigned long long *bars, unsigned consumer_warps,
+                  unsigned tid, bool tma) {
+  EnigmaRing<S> ring = {enigma_mma::smem(bars), 0u, 0u, tma ? 1u : 0u};
+#ifdef ENIGMA_HAS_RINGS
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) {
+      enigma_ring::init(ring.bars + 8u * unsigned(s), 1u);
+      enigma_ring::init(ring.bars + 8u * unsigned(S + s),
+                        consumer_warps * unsigned(Cluster));
+    }
+    enigma_ring::init_done();
+  }
+  if (Cluster > 1)
+    enigma_ring::cluster_sync();
+  else
+    __syncthreads();
+#else
+  (void)consumer_warps, (void)tid;
+#endif
+  return ring;
+}
+
+/* Whether a ring buffer starts where its TMA copies need it to. */
+__device__ __forceinline__ bool enigma_ring_aligned(const void *buffer,
+                                                    unsigned alignment) {
+  return (enigma_mma::smem(buffer) & (alignment - 1u)) == 0u;
+}
+
+/* Producer: the next slot, once every consumer released its last use. */
+template <int S>
+__device__ __forceinline__ unsigned
+enigma_ring_acquire(EnigmaRing<S> &ring,
+                    const EnigmaRingCheck *check = nullptr) {
+  const unsigned slot = ring.next % unsigned(S), use = ring.next / unsigned(S);
+  enigma_ring::wait(ring.bars + 8u * (unsigned(S) + slot), (use & 1u) ^ 1u,
+                    check, slot, use);
+  return slot;
+}
+
+/* Producer: a box of rows x cols matrix `src` (pitch ld) at (row, col)
+ * into the stage: element (r, c) at dst + dst_base + (c / Bc) * Bs +
+ * swizzle(r * Bc + c % Bc); outside the matrix zeros. Through the TMA
+ * (lane 0, one box per column block; Multicast: this block's share of
+ * the rows, delivered to every block of the cluster), else by the warp
+ * with cp.async. */
+template <int BoxRows, int BoxCols, int Bc, int Bs, int S0, int S1, int S2,
+          bool Multicast, int Cluster, int S, class T>
+__device__ __forceinline__ void
+enigma_stage_copy(EnigmaRing<S> &ring, unsigned slot, const void *map,
+                  T *dst, enigma_mma::u64 dst_base, const T *src,
+                  enigma_mma::u64 row, enigma_mma::u64 col,
+                  enigma_mma::u64 rows, enigma_mma::u64 cols,
+                  enigma_mma::u64 ld, unsigned lane) {
+  using enigma_mma::u64;
+#ifdef ENIGMA_HAS_RINGS
+  if (ring.tma && map) {
+    if (lane == 0) {
+      constexpr int Share = Multicast ? BoxRows / Cluster : BoxRows;
+      const unsigned rank = Multicast ? enigma_ring::cluster_rank() : 0u;
+      const unsigned bar = ring.bars + 8u * slot;
+      const unsigned at = enigma_mma::smem(dst) +
+                          unsigned(sizeof(T) * (dst_base + u64(rank) * Share * Bc));
+      const unsigned short mask =
+          Multicast ? (unsigned short)((1u << Cluster) - 1u) : 0;
+#pragma unroll
+      for (int j = 0; j < BoxCols / Bc; ++j)
+        enigma_ring::load_box(at + unsigned(sizeof(T) * j * Bs), map,
+                              int(col) + j * Bc, int(row + rank * Share), bar,
+                              mask);
+    }
+    return;
+  }
+#else
+  (void)ring, (void)slot, (void)map;
+#endif
+  const u64 valid_rows = row < rows ? rows - row : 0;
+  const u64 valid_cols = col < cols ? cols - col : 0;
+  enigma_copy_tile_async<BoxRows, BoxCols, Bc, S0, S1, S2,
+                         (Bc < BoxCols ? Bs : 0)>(
+      dst, dst_base, src, row * ld + col, ld, valid_rows, valid_cols, lane,
+      32u);
+}
+
+/* Producer: the stage's copies are issued; the full barrier completes once
+ * `bytes` have landed (TMA), or now (the warp's cp.async copies, waited
+ * for and fenced for the async proxy first). */
+template <int S>
+__device__ __forceinline__ void enigma_ring_commit(EnigmaRing<S> &ring,
+                                                   unsigned slot,
+                                                   unsigned bytes,
+                                                   unsigned lane) {
+#ifdef ENIGMA_HAS_RINGS
+  const unsigned bar = ring.bars + 8u * slot;
+  if (ring.tma) {
+    if (lane == 0)
+      enigma_ring::arrive_expect_tx(bar, bytes);
+  } else {
+    enigma_ring::copies_done();
+    __syncwarp();
+    if (lane == 0)
+      enigma_ring::arrive(bar);
+  }
+#else
+  (void)slot, (void)bytes, (void)lane;
+#endif
+  ++ring.next;
+}
+
+/* Consumers: the next slot, once its copies have landed. */
+template <int S>
+__device__ __forceinline__ unsigned
+enigma_ring_wait(EnigmaRing<S> &ring, const EnigmaRingCheck *check = nullptr) {
+  const unsigned slot = ring.next % unsigned(S), use = ring.next / unsigned(S);
+  enigma_ring::wait(ring.bars + 8u * slot, use & 1u, check, slot, use);
+  ++ring.next;
+  return slot;
+}
+
+/* Consumers: the oldest slot not yet released is free again (each warp
+ * arrives once, after all its lanes are done with it; with a cluster, in
+ * every block of the cluster). */
+template <int Cluster, int S>
+__device__ __forceinline__ void enigma_ring_release(EnigmaRing<S> &ring,
+                                                    unsigned lane) {
+  const unsigned slot = ring.released % unsigned(S);
+  __syncwarp();
+#ifdef ENIGMA_HAS_RINGS
+  if (lane == 0) {
+    const unsigned bar = ring.bars + 8u * (unsigned(S) + slot);
+    if (Cluster > 1) {
+#pragma unroll
+      for (int c = 0; c < Cluster; ++c)
+        enigma_ring::arrive_in(bar, unsigned(c));
+    } else {
+      enigma_ring::arrive(bar);
+    }
+  }
+#else
+  (void)lane, (void)slot;
+#endif
+  ++ring.released;
+}
+
+/* The registers of a role (setmaxnreg; the kernel has
+ * __launch_bounds__(threads, 1), so ptxas knows the count at entry). */
+template <int Registers>
+__device__ __forceinline__ void enigma_producer_registers() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+template <int Registers>
+__device__ __forceinline__ void enigma_consumer_registers() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+#endif
+}
+
+/* A threadgroup barrier of the consumers only (named barrier 1): the
+ * producer warpgroup never reaches it. */
+__device__ __forceinline__ void enigma_consumer_barrier(unsigned threads) {
+#ifdef __CUDA_ARCH__
+  asm volatile("bar.sync 1, %0;\n" ::"r"(threads) : "memory");
+#else
+  (void)threads;
+#endif
+}
+
+/* The end of a kernel with a cluster: no block leaves while another may
+ * still deliver a multicast copy or a release into its shared memory. */
+template <int Cluster> __device__ __forceinline__ void enigma_ring_end() {
+#ifdef ENIGMA_HAS_RINGS
+  if (Cluster > 1)
+    enigma_ring::cluster_sync();
+#endif
+}
+
+#endif /* ENIGMA_CUDA_PIPELINE_CUH */

@@ -1,0 +1,197 @@
+//===- CudaPipelines.cpp - Rings, roles and stage copies in CUDA ----------===//
+#include "CudaPipelines.h"
+
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace enigma {
+
+bool inConsumerRole(Operation *op) {
+  auto roles = op->getParentOfType<WarpRolesOp>();
+  return roles && roles.getConsumer().isAncestor(op->getParentRegion());
+}
+
+namespace {
+
+std::string swizzleArgs(std::optional<ArrayRef<int32_t>> sw) {
+  if (!sw || sw->size() != 3)
+    return "0, 0, 0";
+  return std::to_string((*sw)[0]) + ", " + std::to_string((*sw)[1]) + ", " +
+         std::to_string((*sw)[2]);
+}
+
+class PipelinePrinter {
+public:
+  PipelinePrinter(CFamilyEmitter &e, const CudaPipelineContext &c)
+      : e(e), c(c) {}
+
+  std::string lane() const { return "(" + c.threadIndex + " & 31u)"; }
+
+  std::string check(Operation *op) {
+    auto site = op->getAttrOfType<IntegerAttr>("enigma.bounds_site");
+    if (c.boundsRecord.empty() || !site)
+      return "";
+    return ", &" + std::string("enigma_ring_check") +
+           std::to_string(site.getInt());
+  }
+
+  /// Declares the bounds-check site of a wait (bounds-checked mode).
+  void declareCheck(Operation *op) {
+    auto site = op->getAttrOfType<IntegerAttr>("enigma.bounds_site");
+    if (c.boundsRecord.empty() || !site)
+      return;
+    e.line() << "const EnigmaRingCheck enigma_ring_check" << site.getInt()
+             << " = {(uint *)" << c.boundsRecord << ", " << site.getInt()
+             << "u};\n";
+  }
+
+  /// Whether the ring's copies all have tensor maps; the runtime check of
+  /// their validity and of the buffers' alignment.
+  std::string tmaCondition(PipelineRingOp ring) {
+    SmallVector<StageCopyOp> copies;
+    ring->getParentOp()->walk([&](StageCopyOp copy) {
+      if (copy.getRing() == ring.getResult())
+        copies.push_back(copy);
+    });
+    if (copies.empty())
+      return "false";
+    unsigned mask = 0;
+    for (StageCopyOp copy : copies) {
+      auto map = c.maps.mapOf.find(copy);
+      if (map == c.maps.mapOf.end())
+        return "false";
+      mask |= 1u << map->second;
+    }
+    std::string out = "(enigma_tmap_valid & " + std::to_string(mask) +
+                      "u) == " + std::to_string(mask) + "u";
+    for (auto [i, buffer] : llvm::enumerate(ring.getBuffers())) {
+      bool swizzled = llvm::any_of(copies, [&](StageCopyOp copy) {
+        return copy.getBuffer() == int64_t(i) && copy.getSwizzle() &&
+               (*copy.getSwizzle())[0] != 0;
+      });
+      out += " && enigma_ring_aligned(" + e.expr(buffer) + ", " +
+             (swizzled ? "1024u" : "128u") + ")";
+    }
+    return out;
+  }
+
+  LogicalResult ring(PipelineRingOp ring) {
+    std::string name = e.freshName(ring.getResult());
+    int64_t stages = ring.getStages();
+    e.line() << "__shared__ __align__(8) unsigned long long " << name
+             << "_bars[" << 2 * stages << "];\n";
+    e.line() << "EnigmaRing<" << stages << "> " << name
+             << " = enigma_ring_begin<" << stages << ", " << c.cluster << ">("
+             << name << "_bars, " << c.consumerThreads / 32 << "u, "
+             << c.threadIndex << ", " << tmaCondition(ring) << ");\n";
+    return success();
+  }
+
+  LogicalResult roles(WarpRolesOp roles) {
+    auto ring = pipelineRings(roles->getParentOfType<KernelOp>()).front();
+    e.line() << "if (" << c.threadIndex << " >= " << c.consumerThreads
+             << "u) { // the producer warpgroup\n";
+    e.indentMore();
+    e.line() << "enigma_producer_registers<" << ring.getProducerRegisters()
+             << ">();\n";
+    e.line() << "if (" << c.threadIndex << " < " << c.consumerThreads + 32
+             << "u) { // its first warp issues the copies\n";
+    e.indentMore();
+    if (failed(e.emitBlock(roles.getProducer().front())))
+      return failure();
+    e.indentLess();
+    e.line() << "}\n";
+    e.indentLess();
+    e.line() << "} else { // the consumers: the threadgroup's threads\n";
+    e.indentMore();
+    e.line() << "enigma_consumer_registers<" << ring.getConsumerRegisters()
+             << ">();\n";
+    if (failed(e.emitBlock(roles.getConsumer().front())))
+      return failure();
+    e.indentLess();
+    e.line() << "}\n";
+    e.line() << "enigma_ring_end<" << c.cluster << ">();\n";
+    return success();
+  }
+
+  LogicalResult copy(StageCopyOp copy) {
+    auto ring = copy.getRing().getDefiningOp<PipelineRingOp>();
+    auto map = c.maps.mapOf.find(copy);
+    std::string mapArg = map == c.maps.mapOf.end()
+                             ? std::string("nullptr")
+                             : "&enigma_tmap" + std::to_string(map->second);
+    int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
+    std::string base = "(ulong)" + e.expr(copy.getSlot()) + " * " +
+                       std::to_string(slot) + "ul + " +
+                       std::to_string(copy.getOffset()) + "ul";
+    e.line() << "enigma_stage_copy<" << copy.getBoxRows() << ", "
+             << copy.getBoxCols() << ", " << copy.getBlockColumns() << ", "
+             << copy.getBlockElementStride() << ", "
+             << swizzleArgs(copy.getSwizzle()) << ", "
+             << (copy.getMulticast() ? "true" : "false") << ", " << c.cluster
+             << ">(" << e.expr(copy.getRing()) << ", (uint)"
+             << e.expr(copy.getSlot()) << ", " << mapArg << ", "
+             << e.expr(copy.getDestination()) << ", " << base << ", "
+             << e.expr(copy.getSrc()) << ", (ulong)" << e.expr(copy.getRow())
+             << ", (ulong)" << e.expr(copy.getCol()) << ", (ulong)"
+             << e.expr(copy.getRows()) << ", (ulong)" << e.expr(copy.getCols())
+             << ", (ulong)" << e.expr(copy.getLd()) << ", " << lane()
+             << ");\n";
+    return success();
+  }
+
+  CFamilyEmitter &e;
+  const CudaPipelineContext &c;
+};
+
+} // namespace
+
+LogicalResult emitCudaPipelineOp(CFamilyEmitter &e, Operation *op,
+                                 const CudaPipelineContext &context,
+                                 bool &handled) {
+  handled = true;
+  PipelinePrinter p(e, context);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](PipelineRingOp ring) { return p.ring(ring); })
+      .Case([&](WarpRolesOp roles) { return p.roles(roles); })
+      .Case([&](PipelineYieldOp) { return success(); })
+      .Case([&](StageCopyOp copy) { return p.copy(copy); })
+      .Case([&](RingAcquireOp acquire) {
+        p.declareCheck(acquire);
+        e.define(acquire.getSlot(), "enigma_ring_acquire(" +
+                                        e.expr(acquire.getRing()) +
+                                        p.check(acquire) + ")");
+        return success();
+      })
+      .Case([&](RingCommitOp commit) {
+        e.line() << "enigma_ring_commit(" << e.expr(commit.getRing())
+                 << ", (uint)" << e.expr(commit.getSlot()) << ", "
+                 << commit.getBytes() << "u, " << p.lane() << ");\n";
+        return success();
+      })
+      .Case([&](RingWaitOp wait) {
+        p.declareCheck(wait);
+        e.define(wait.getSlot(), "enigma_ring_wait(" + e.expr(wait.getRing()) +
+                                     p.check(wait) + ")");
+        return success();
+      })
+      .Case([&](RingReleaseOp release) {
+        e.line() << "enigma_ring_release<" << context.cluster << ">("
+                 << e.expr(release.getRing()) << ", " << p.lane() << ");\n";
+        return success();
+      })
+      .Case([&](PipelineOp pipeline) {
+        return pipeline.emitOpError("must be split into roles before the "
+                                    "CUDA text is printed");
+      })
+      .Default([&](Operation *) {
+        handled = false;
+        return success();
+      });
+}
+
+} // namespace enigma

@@ -1,0 +1,294 @@
+"""From a checked problem to the launches that solve it: tile
+configurations per runtime, the scalars each kernel takes (strides of the
+layouts), grids, and the intermediate buffers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .backward import (BackwardConfig, dkdv_kernel, dq_convert_kernel,
+                       dq_kernel, prep_kernel)
+from .decode import (MERGE_THREADS, DecodeConfig, decode_kernel,
+                     merge_kernel)
+from .forward import ForwardConfig, forward_kernel
+from .launch import Step, runtime_name, threadgroup_memory_limit
+from .tiles import LOG2E
+
+
+@dataclass
+class Problem:
+    """An attention problem after the checks. ``layout`` is "bhsd" (Q, O:
+    batch, heads, rows, d) or "thd" (rows of all sequences, heads, d); keys
+    are contiguous in the same layout, or paged (``page_size`` > 0: cache
+    of shape (pages, page_size, kv_heads, d), a block table of
+    ``table_stride`` pages per sequence)."""
+    dtype: str
+    d: int
+    batch: int
+    hq: int
+    hkv: int
+    layout: str
+    max_sq: int
+    max_skv: int
+    total_q: int
+    total_k: int
+    causal: bool
+    scale: float
+    page_size: int = 0
+    pages: int = 0
+    table_stride: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def group(self) -> int:
+        return self.hq // self.hkv
+
+    def strides(self):
+        """Scalars of the Q/O, K/V and LSE layouts: head and row strides
+        of Q (``q_sh``, ``q_ss``) and K (``k_sh``, ``k_ss``), and the LSE
+        index ``start * l_bm + head * l_sh + row``."""
+        d = self.d
+        if self.layout == "bhsd":
+            return dict(q_sh=self.max_sq * d, q_ss=d,
+                        k_sh=self.max_skv * d, k_ss=d,
+                        l_bm=self.hq, l_sh=self.max_sq)
+        return dict(q_sh=d, q_ss=self.hq * d, k_sh=d, k_ss=self.hkv * d,
+                    l_bm=1, l_sh=self.total_q)
+
+
+# Tile shapes. CUDA: Q in threadgroup memory (both wgmma operands there);
+# elsewhere Q in registers and blocks that keep Metal's 32 KiB.
+_CUDA_FORWARD = {64: ForwardConfig(128, 64, True),
+                 128: ForwardConfig(64, 128, True),
+                 256: ForwardConfig(64, 64, True)}
+_HOST_FORWARD = {64: ForwardConfig(64, 64, False),
+                 128: ForwardConfig(64, 64, False),
+                 256: ForwardConfig(32, 64, False)}
+
+
+def forward_config(runtime, d: int) -> ForwardConfig:
+    """The forward tile shape for ``runtime`` and head dimension ``d``."""
+    table = _CUDA_FORWARD if runtime_name(runtime) == "cuda" else \
+        _HOST_FORWARD
+    return table[d]
+
+
+def forward_configs(d: int):
+    """Every forward tile shape worth timing on CUDA for head dimension
+    ``d`` (the benchmark's sweep)."""
+    if d == 256:   # Q in registers would spill
+        return [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
+    shapes = [(64, 64), (128, 64), (64, 128), (128, 128)]
+    return [ForwardConfig(bc, rows, True) for bc, rows in shapes] + \
+        [ForwardConfig(bc, rows, False) for bc, rows in shapes[:2]]
+
+
+def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
+                  v="v", cu_q="cu_q", cu_k="cu_k", table="table",
+                  lengths="lengths", o="o", lse="lse"):
+    """The forward launch: one threadgroup per ``config.rows`` query rows
+    of each (sequence, query head)."""
+    kernel = forward_kernel(p.dtype, p.d, p.causal, p.page_size, config)
+    args = dict(Q=q, K=k, V=v, CU_Q=cu_q, CU_K=cu_k, TABLE=table,
+                LENGTHS=lengths, n_heads=p.hq, group=p.group,
+                total_q=p.total_q, total_k=p.total_k, pages=p.pages,
+                table_stride=p.table_stride, scale2=p.scale * LOG2E,
+                O=o, LSE=lse, **p.strides())
+    threads = config.threads
+    grid = (threads, max(1, math.ceil(p.max_sq / config.rows)),
+            p.batch * p.hq)
+    return [Step(kernel, grid, (threads, 1, 1), args, outputs=("O", "LSE"))]
+
+
+def check_forward_memory(checker, runtime, p: Problem, config):
+    checker.threadgroup_memory(config.smem_bytes(p.d),
+                               threadgroup_memory_limit(runtime),
+                               runtime_name(runtime),
+                               f"the forward kernel with head dimension "
+                               f"{p.d} ({config.bc} keys per block, "
+                               f"{config.rows} query rows)")
+
+
+# Decode: four simdgroups of 16 keys each per step; three blocks in
+# flight on CUDA (copies are immediate elsewhere).
+# Metal's 32 KiB take fewer keys per step (none fit D = 256).
+_CUDA_DECODE = DecodeConfig(4, 16, 3)
+_CPU_DECODE = DecodeConfig(4, 16, 2)
+_METAL_DECODE = {64: DecodeConfig(2, 16, 2), 128: DecodeConfig(1, 16, 2),
+                 256: DecodeConfig(1, 16, 2)}
+DECODE_MAX_QUERIES = 16
+
+
+def decode_config(runtime, d: int) -> DecodeConfig:
+    """The decode tile shape for ``runtime`` and head dimension ``d``."""
+    name = runtime_name(runtime)
+    if name == "cuda":
+        return _CUDA_DECODE
+    return _CPU_DECODE if name == "cpu" else _METAL_DECODE[d]
+
+
+def forward_plan(checker, runtime, p: Problem, *, config=None,
+                 num_splits=None, cores=None):
+    """(launches, temporaries) of a forward call: the split-key decode
+    kernel when asked for (``num_splits >= 1``) or, left to the library
+    (None), when every sequence has at most 16 queries and its tiles fit
+    the runtime; the prefill kernel otherwise (``num_splits == 0``)."""
+    if isinstance(num_splits, bool) or not (
+            num_splits is None or isinstance(num_splits, int)) or \
+            (num_splits is not None and num_splits < 0):
+        checker.fail(f"num_splits must be None or an int >= 0, got "
+                     f"{num_splits!r}")
+    decode = decode_config(runtime, p.d)
+    fits = decode.smem_bytes(p.d) <= threadgroup_memory_limit(runtime)
+    if num_splits is None and p.max_sq <= DECODE_MAX_QUERIES and fits \
+            and config is None:
+        splits = choose_splits(p, decode, cores or 1)
+        return decode_steps(p, decode, splits)
+    if num_splits:
+        if p.max_sq > DECODE_MAX_QUERIES:
+            checker.fail(f"num_splits={num_splits} asks for the decode "
+                         f"kernel, which takes at most {DECODE_MAX_QUERIES} "
+                         f"queries per sequence; the longest has {p.max_sq}")
+        check_decode_memory(checker, runtime, p, decode)
+        return decode_steps(p, decode, num_splits)
+    config = config or forward_config(runtime, p.d)
+    check_forward_memory(checker, runtime, p, config)
+    return forward_steps(p, config), {}
+
+
+def decode_tiles(p: Problem) -> int:
+    """Threadgroups of 16 packed rows per (sequence, key/value head)."""
+    return max(1, math.ceil(p.group * p.max_sq / 16))
+
+
+def choose_splits(p: Problem, config: DecodeConfig, cores: int) -> int:
+    """Splits of the keys: enough threadgroups for two per core (SM),
+    each split at least four steps of keys long."""
+    units = max(1, p.batch * p.hkv * decode_tiles(p))
+    want = math.ceil(2 * cores / units)
+    longest = max(1, math.ceil(p.max_skv / (4 * config.keys_per_step)))
+    return max(1, min(want, longest, 256))
+
+
+def decode_steps(p: Problem, config: DecodeConfig, splits: int, *, q="q",
+                 k="k", v="v", cu_q="cu_q", cu_k="cu_k", table="table",
+                 lengths="lengths", o="o", lse="lse"):
+    """(launches, temporaries) of split-key decoding: the temporaries are
+    ``{name: element count}`` float32 arrays the caller allocates (the
+    splits' partial rows) when there is more than one split."""
+    step = config.keys_per_step
+    chunk = max(step, math.ceil(math.ceil(max(p.max_skv, 1) / splits) / step)
+                * step)
+    splits = max(1, math.ceil(p.max_skv / chunk))
+    final = splits == 1
+    tiles = decode_tiles(p)
+    rows_total = p.hq * p.total_q
+    strides = p.strides()
+    kernel = decode_kernel(p.dtype, p.d, p.causal, p.page_size, config,
+                           final)
+    args = dict(Q=q, K=k, V=v, CU_Q=cu_q, CU_K=cu_k, TABLE=table,
+                LENGTHS=lengths, n_heads=p.hq, group=p.group,
+                total_q=p.total_q, total_k=p.total_k, pages=p.pages,
+                table_stride=p.table_stride, tiles=tiles, chunk=chunk,
+                rows_total=rows_total, scale2=p.scale * LOG2E,
+                O=o if final else "o_part", LSE=lse if final else "lse_part",
+                **strides)
+    grid = (config.threads, splits, p.batch * p.hkv * tiles)
+    steps = [Step(kernel, grid, (config.threads, 1, 1), args,
+                  outputs=("O", "LSE"))]
+    if final:
+        return steps, {}
+    merge = merge_kernel(p.dtype, p.d)
+    steps.append(Step(merge, (MERGE_THREADS * rows_total, 1, 1),
+                      (MERGE_THREADS, 1, 1),
+                      dict(OP="o_part", LP="lse_part", splits=splits,
+                           rows_total=rows_total, q_sh=strides["q_sh"],
+                           q_ss=strides["q_ss"], l_sh=strides["l_sh"],
+                           O=o, LSE=lse), outputs=("O", "LSE")))
+    return steps, {"o_part": splits * rows_total * p.d,
+                   "lse_part": splits * rows_total}
+
+
+def check_decode_memory(checker, runtime, p: Problem, config):
+    checker.threadgroup_memory(config.smem_bytes(p.d),
+                               threadgroup_memory_limit(runtime),
+                               runtime_name(runtime),
+                               f"the decode kernel with head dimension "
+                               f"{p.d} ({config.stages} stages of "
+                               f"{config.keys_per_step} keys)")
+
+
+# Backward tile shapes (BackwardConfig: dK/dV simdgroups, queries per
+# block, stages; dQ simdgroups, keys per block). Metal keeps 32 KiB.
+_CUDA_BACKWARD = {64: BackwardConfig(4, 64, 2, 4, 64),
+                  128: BackwardConfig(4, 64, 2, 4, 64),
+                  256: BackwardConfig(2, 32, 2, 4, 64)}
+_METAL_BACKWARD = {64: BackwardConfig(1, 16, 2, 1, 16),
+                   128: BackwardConfig(1, 16, 1, 1, 16),
+                   256: BackwardConfig(1, 16, 1, 1, 16)}
+
+
+def backward_config(runtime, d: int) -> BackwardConfig:
+    """The backward tile shapes for ``runtime`` and head dimension ``d``
+    (the CPU runs CUDA's)."""
+    if runtime_name(runtime) in ("metal", "metal-host"):
+        return _METAL_BACKWARD[d]
+    return _CUDA_BACKWARD[d]
+
+
+def backward_plan(checker, runtime, p: Problem, *, deterministic: bool,
+                  config=None, do="do", q="q", k="k", v="v", o="o",
+                  lse="lse", cu_q="cu_q", cu_k="cu_k", dq="dq", dk="dk",
+                  dv="dv"):
+    """(launches, temporaries) of the backward: Delta, then dK and dV
+    (with dQ accumulated by atomics unless ``deterministic``), then dQ
+    (its own kernel when ``deterministic``, else the accumulator
+    converted). Temporaries: ``{name: float32 element count}``."""
+    config = config or backward_config(runtime, p.d)
+    atomic = not deterministic
+    limit = threadgroup_memory_limit(runtime)
+    what = (f"the backward with head dimension {p.d}"
+            f"{'' if atomic else ' (deterministic)'}")
+    checker.threadgroup_memory(config.dkdv_smem_bytes(p.d, atomic), limit,
+                               runtime_name(runtime), what + ", dK and dV")
+    if deterministic:
+        checker.threadgroup_memory(config.dq_smem_bytes(p.d), limit,
+                                   runtime_name(runtime), what + ", dQ")
+    strides = p.strides()
+    common = dict(Q=q, K=k, V=v, DO=do, LSE=lse, DELTA="delta", CU_Q=cu_q,
+                  CU_K=cu_k, n_heads=p.hq, group=p.group,
+                  total_q=p.total_q, total_k=p.total_k, scale=p.scale,
+                  scale2=p.scale * LOG2E, **strides)
+    prep = Step(prep_kernel(p.dtype, p.d),
+                (128, max(1, math.ceil(p.max_sq / 4)), p.batch * p.hq),
+                (128, 1, 1),
+                dict(DO=do, O=o, CU_Q=cu_q, n_heads=p.hq,
+                     q_sh=strides["q_sh"], q_ss=strides["q_ss"],
+                     l_bm=strides["l_bm"], l_sh=strides["l_sh"],
+                     total_q=p.total_q, DELTA="delta"), outputs=("DELTA",))
+    keys = 16 * config.simdgroups
+    dkdv = Step(dkdv_kernel(p.dtype, p.d, p.causal, config, atomic),
+                (32 * config.simdgroups, max(1, math.ceil(p.max_skv / keys)),
+                 p.batch * p.hkv), (32 * config.simdgroups, 1, 1),
+                dict(common, DK=dk, DV=dv, DQ="dq_acc"),
+                outputs=("DK", "DV", "DQ"))
+    temps = {"delta": p.hq * p.total_q,
+             "dq_acc": p.total_q * p.hq * p.d if atomic else 1}
+    if deterministic:
+        rows = 16 * config.dq_simdgroups
+        last = Step(dq_kernel(p.dtype, p.d, p.causal, config),
+                    (32 * config.dq_simdgroups,
+                     max(1, math.ceil(p.max_sq / rows)), p.batch * p.hq),
+                    (32 * config.dq_simdgroups, 1, 1), dict(common, DQ=dq),
+                    outputs=("DQ",))
+    else:
+        n = p.total_q * p.hq * p.d
+        last = Step(dq_convert_kernel(p.dtype),
+                    (256 * max(1, math.ceil(n / 256)), 1, 1), (256, 1, 1),
+                    dict(ACC="dq_acc", n=n, scale=p.scale, DQ=dq),
+                    outputs=("DQ",))
+    steps = [prep]
+    if p.total_k:
+        steps.append(dkdv)
+    return steps + [last], temps

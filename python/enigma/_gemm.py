@@ -1,0 +1,646 @@
+"""A threadgroup GEMM on the mma family (docs/reference/mma.md,
+docs/design/mma.md, docs/design/warp-specialization.md).
+
+:func:`gemm_block` computes one threadgroup's block of ``C = A @ B``: its
+K loop is a ``stages``-deep pipeline of tile copies feeding products in
+registers, and its epilogue stores the block with bounds. Two mainloops:
+
+* the classic one: every thread copies (``copy_tile``, cp.async on CUDA)
+  and every simdgroup multiplies, one barrier per K step;
+* with ``MmaConfig(warp_specialized=True)``, an :func:`enigma.pipeline_loop`
+  whose producer copies the tiles (a producer warpgroup with the Tensor
+  Memory Accelerator on Hopper) and whose consumer multiplies; optionally
+  persistent (a tile scheduler in grouped order) and in clusters that
+  share A tiles.
+
+The structure is: the tile scheduler (which output blocks a threadgroup
+computes, :func:`_block_origin` / :func:`_persistent_tiles`), the mainloop
+over a K range (:func:`_mainloop_classic` / :func:`_mainloop_pipelined`,
+each returning the accumulator of one block), and the epilogue
+(:func:`_epilogue`). Tile shapes per target are :class:`MmaConfig` and
+:func:`gemm_configs`.
+"""
+
+from __future__ import annotations
+
+from ._control import for_range, if_, range_constexpr
+from ._dtypes import as_dtype
+from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
+from ._math import imin, where
+from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_operand,
+                   mma_store, mma_swizzle, mma_wait, mma_zeros)
+from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
+from ._threads import (barrier, simdgroup_index_in_threadgroup,
+                       threadgroup_position_in_grid, threadgroups_per_grid)
+from ._tile import pipeline
+
+__all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
+           "warpgroup_shape"]
+
+_U32 = as_dtype("uint")
+
+
+def _call(function: str, *args):
+    """``_core.<function>`` through the located call."""
+    return current_tracer(function).call(function, *args)
+
+
+def _index(x, what: str):
+    """The core value of a traced integer or Python int (a uint)."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        if x < 0:
+            fail(f"{what} must not be negative, got {x}")
+        return to_value(x, _U32 if x < 2**32 else as_dtype("u64"))._value
+    if getattr(x, "lanes", 1) != 1 or x.dtype.is_float:
+        fail(f"{what} must be an integer")
+    return x._value
+
+
+
+class MmaConfig:
+    """Tile shapes of :func:`gemm_block`: a ``bm x bn`` block of C per
+    threadgroup, K in steps of ``bk``, ``wm x wn`` simdgroups (each a
+    ``bm/wm x bn/wn`` fragment), ``stages`` buffers of A and B tiles in
+    flight, and ``group_m`` block rows per group of the launch order (as
+    Triton's grouped ordering, for L2 reuse).
+
+    ``warp_specialized=True`` runs the K loop as an
+    :func:`enigma.pipeline_loop` (a producer warpgroup copying tiles with
+    the Tensor Memory Accelerator on Hopper, the simdgroups consuming
+    them); then ``persistent=True`` makes each threadgroup walk output
+    blocks in grouped order (launch ``processors`` threadgroups, one per
+    multiprocessor) and ``cluster`` (1, 2, 4) threadgroups of consecutive
+    block columns share their A tiles (TMA multicast)."""
+
+    __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
+                 "warp_specialized", "persistent", "cluster")
+
+    def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
+                 group_m=8, *, warp_specialized=False, persistent=False,
+                 cluster=1):
+        self.bm, self.bn, self.bk = bm, bn, bk
+        self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
+        self.warp_specialized = warp_specialized
+        self.persistent = persistent
+        self.cluster = cluster
+
+    @property
+    def threads(self) -> int:
+        """The threadgroup (the consumers of a warp-specialised
+        configuration; CUDA adds its producer warpgroup itself)."""
+        return 32 * self.wm * self.wn
+
+    @property
+    def producer_registers(self) -> int:
+        """Registers per thread of the producer warpgroup (CUDA): 56 (its
+        copies, TMA and fallback, spilled at 40 and 48 in clusters), 24
+        beside 512 consumers."""
+        return 56 if self.threads <= 256 else 24
+
+    @property
+    def consumer_registers(self) -> int:
+        """Registers per thread of the consumers: what 64K registers leave
+        after the producer, at most 256 (CUDA; fp32 products on 128 x 128
+        spilled at 240)."""
+        free = (65536 - 128 * self.producer_registers) // self.threads
+        return min(256, free - free % 8)
+
+    def smem_bytes(self, dtype) -> int:
+        return self.stages * (self.bm + self.bn) * self.bk * \
+            as_dtype(dtype).itemsize
+
+    def tiles(self, m: int, n: int) -> int:
+        """Output blocks of an m x n C, padded to whole clusters."""
+        per_row = -(-n // self.bn)
+        per_row = -(-per_row // self.cluster) * self.cluster
+        return -(-m // self.bm) * per_row
+
+    def blocks(self, m: int, n: int, processors: int | None = None) -> int:
+        """Threadgroups of a launch over an m x n C: one per output block,
+        or with ``persistent`` at most ``processors`` (whole clusters)."""
+        tiles = self.tiles(m, n)
+        if not self.persistent or not processors:
+            return tiles
+        most = max(self.cluster, processors - processors % self.cluster)
+        return min(tiles, most)
+
+    def launch(self, m: int, n: int, processors: int | None = None):
+        """(grid, threads) of a launch over an m x n C; a persistent
+        configuration takes the GPU's multiprocessors (``rt.multiprocessors``
+        of a CudaRuntime; without them one threadgroup per block)."""
+        return ((self.blocks(m, n, processors) * self.threads, 1, 1),
+                (self.threads, 1, 1))
+
+    def as_dict(self) -> dict:
+        return {s: getattr(self, s) for s in self.__slots__}
+
+    def __eq__(self, other):
+        return isinstance(other, MmaConfig) and \
+            self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash(tuple(self.as_dict().values()))
+
+    def __repr__(self) -> str:
+        defaults = {"warp_specialized": False, "persistent": False,
+                    "cluster": 1}
+        return ("MmaConfig(" + ", ".join(
+            f"{k}={v}" for k, v in self.as_dict().items()
+            if defaults.get(k, object()) != v) + ")")
+
+
+# Threadgroup memory per target: Metal's 32 KiB; an sm_90 block's 227 KiB,
+# which the CPU runtime also allows (the most any target allows, so the
+# limit of a configuration's check; runtimes check their own at load).
+_TG_LIMITS = {"metal": 32 * 1024, "cpu": 227 * 1024, "cuda": 227 * 1024}
+_TG_LIMIT = max(_TG_LIMITS.values())
+
+
+def _gemm_dtype(dtype, what):
+    """``dtype``, which gemm_block multiplies (half, bfloat, float), or an
+    EnigmaError."""
+    if dtype.name not in ("f16", "bf16", "f32"):
+        fail(f"{what} must be half, bfloat or float, got {dtype.name}")
+    return dtype
+
+
+def gemm_configs(target: str = "cuda", dtype="bf16",
+                 allow_tf32: bool = False,
+                 warp_specialized: bool = False) -> list:
+    """Configurations worth timing for ``target`` ("cuda", "metal", "cpu")
+    and operand dtype, the usual winners first; each fits the target's
+    threadgroup memory (32 KiB on Metal, 227 KiB on CUDA and the CPU). The
+    16-bit CUDA list starts with warpgroup shapes (:func:`warpgroup_shape`:
+    wgmma on Hopper). ``allow_tf32`` picks, for float operands on CUDA, the
+    tiles of TF32 tensor-core products instead of those of FMA (other
+    targets compute fp32 either way). ``warp_specialized=True`` lists the
+    configurations of the pipelined mainloop instead (a producer
+    warpgroup on Hopper; persistent and clustered variants)."""
+    dtype = _gemm_dtype(as_dtype(dtype), "gemm_configs: dtype")
+    if target not in _TG_LIMITS:
+        fail(f"gemm_configs: target must be one of {sorted(_TG_LIMITS)}, "
+             f"got {target!r}")
+    if not isinstance(allow_tf32, bool):
+        fail(f"gemm_configs: allow_tf32 must be a bool, got {allow_tf32!r}")
+    if not isinstance(warp_specialized, bool):
+        fail("gemm_configs: warp_specialized must be a bool, got "
+             f"{warp_specialized!r}")
+    if warp_specialized:
+        return [c for c in _pipelined_configs(target, dtype, allow_tf32)
+                if c.smem_bytes(dtype) <= _TG_LIMITS[target]]
+    if target == "cpu":
+        return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 32, 32, 1, 1, 2)]
+    if target == "metal":
+        return [MmaConfig(64, 64, 32, 2, 2, 2), MmaConfig(32, 64, 32, 1, 2, 2)]
+    if dtype.itemsize == 2:
+        # Hopper: 128 x 256 and 256 x 128 tiles of 4 stages were the
+        # fastest on an H200 (docs/benchmarks.md); the smaller shapes fit
+        # two threadgroups per multiprocessor.
+        cands = [MmaConfig(128, 256, 64, 8, 1, 4),
+                 MmaConfig(256, 128, 64, 16, 1, 4),
+                 MmaConfig(128, 256, 64, 8, 1, 3),
+                 MmaConfig(256, 128, 64, 16, 1, 3),
+                 MmaConfig(128, 128, 64, 8, 1, 3),
+                 MmaConfig(128, 128, 64, 8, 1, 4),
+                 MmaConfig(64, 256, 64, 4, 1, 2),
+                 MmaConfig(128, 128, 32, 2, 2, 4),
+                 MmaConfig(128, 128, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 32, 2, 2, 2)]
+    elif allow_tf32:
+        # TF32 tensor cores (mma.sync m16n8k8): deeper pipelines and
+        # wider tiles than FMA wants; fastest first on an H100 at 4096^3
+        # (docs/benchmarks.md).
+        cands = [MmaConfig(128, 128, 16, 2, 2, 4),
+                 MmaConfig(128, 128, 32, 2, 2, 3),
+                 MmaConfig(128, 256, 32, 2, 4, 3),
+                 MmaConfig(256, 128, 32, 4, 2, 3),
+                 MmaConfig(128, 256, 16, 2, 4, 4),
+                 MmaConfig(128, 128, 32, 2, 2, 4),
+                 MmaConfig(128, 64, 32, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 4, 2, 3),
+                 MmaConfig(128, 64, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 32, 2, 2, 3)]
+    else:
+        # FMA in registers: fastest first on an H200 at 4096^3
+        # (docs/benchmarks.md); smaller tiles for smaller products.
+        cands = [MmaConfig(128, 64, 32, 2, 2, 2),
+                 MmaConfig(128, 64, 32, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 2, 2, 2),
+                 MmaConfig(128, 128, 16, 2, 2, 3),
+                 MmaConfig(128, 128, 32, 2, 4, 2),
+                 MmaConfig(256, 128, 16, 4, 2, 2),
+                 MmaConfig(128, 64, 16, 2, 2, 2),
+                 MmaConfig(128, 128, 16, 2, 4, 2),
+                 MmaConfig(64, 64, 32, 2, 2, 2),
+                 MmaConfig(64, 128, 16, 2, 2, 3)]
+    return [c for c in cands if c.smem_bytes(dtype) <= _TG_LIMITS[target]]
+
+
+def _pipelined_configs(target, dtype, allow_tf32):
+    """The warp-specialised configurations of :func:`gemm_configs`."""
+    def ws(*shape, **options):
+        return MmaConfig(*shape, warp_specialized=True, **options)
+    if target in ("cpu", "metal"):
+        # The same mainloop as a software pipeline; a warpgroup shape for
+        # 16-bit operands (64 x 64 x 64, 4 simdgroups) and a persistent one.
+        if dtype.itemsize == 2:
+            return [ws(64, 64, 64, 4, 1, 2), ws(64, 64, 32, 2, 2, 2,
+                                                persistent=True)]
+        return [ws(64, 64, 32, 2, 2, 2), ws(64, 64, 16, 4, 1, 2,
+                                            persistent=True)]
+    if dtype.itemsize == 2:
+        # Two consumer warpgroups on 128 x 256 (each 64 x 256, 128
+        # accumulators a thread), then smaller blocks for small products.
+        return [ws(128, 256, 64, 8, 1, 4),
+                ws(128, 256, 64, 8, 1, 4, persistent=True),
+                ws(128, 256, 64, 8, 1, 4, persistent=True, cluster=2),
+                ws(256, 128, 64, 16, 1, 4, persistent=True),
+                ws(128, 128, 64, 8, 1, 6, persistent=True),
+                ws(64, 256, 64, 4, 1, 5, persistent=True),
+                ws(64, 128, 64, 4, 1, 8)]
+    if allow_tf32:
+        return [ws(128, 128, 32, 2, 2, 4), ws(128, 128, 32, 2, 2, 4,
+                                              persistent=True),
+                ws(128, 256, 32, 2, 4, 3, persistent=True)]
+    return [ws(128, 128, 32, 2, 2, 4), ws(128, 64, 32, 2, 2, 4,
+                                          persistent=True)]
+
+
+def default_gemm_config(target: str = "cuda", dtype="bf16",
+                        allow_tf32: bool = False,
+                        warp_specialized: bool = False) -> MmaConfig:
+    """The first of :func:`gemm_configs`."""
+    return gemm_configs(target, dtype, allow_tf32, warp_specialized)[0]
+
+
+def _check_config(config, dtype, what):
+    if not isinstance(config, MmaConfig):
+        fail(f"{what}: config must be an enigma.MmaConfig, got "
+             f"{type(config).__name__}")
+    c = config
+    for name in MmaConfig.__slots__:
+        if name in ("warp_specialized", "persistent"):
+            if not isinstance(getattr(c, name), bool):
+                fail(f"{what}: config.{name} must be a bool")
+            continue
+        static_int(getattr(c, name), f"{what}: config.{name}")
+    if c.cluster not in (1, 2, 4):
+        fail(f"{what}: {c}: cluster must be 1, 2 or 4 threadgroups")
+    if (c.persistent or c.cluster > 1) and not c.warp_specialized:
+        fail(f"{what}: {c}: persistent launches and clusters are part of the "
+             "warp-specialised mainloop (warp_specialized=True)")
+    if c.warp_specialized and c.threads % 128:
+        fail(f"{what}: {c}: a warp-specialised configuration runs whole "
+             f"warpgroups of consumers ({c.threads} threads is not a "
+             "multiple of 128)")
+    if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
+        fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "
+             f"{c.bn}/{c.wn}) must have sides that are multiples of 16")
+    kstep = 8 if dtype.itemsize == 4 else 16
+    if c.bk % kstep:
+        fail(f"{what}: {c}: bk must be a multiple of {kstep} for "
+             f"{dtype.name}")
+    if c.smem_bytes(dtype) > _TG_LIMIT:
+        fail(f"{what}: {c} needs {c.smem_bytes(dtype)} bytes of threadgroup "
+             f"memory for {dtype.name} tiles; no target has more than "
+             f"{_TG_LIMIT} (Metal: 32 KiB)")
+    if c.stages < 2 or c.stages > 8:
+        fail(f"{what}: stages must be 2 to 8, got {c.stages}")
+
+
+def warpgroup_shape(config, dtype, a_transposed=False) -> bool:
+    """Whether :func:`gemm_block` runs ``config`` as warpgroup products
+    (one wgmma per K step on Hopper, the same result elsewhere): 16-bit
+    operands, A not transposed, ``bk == 64``, one column of simdgroups
+    (``wn == 1``) of 16 rows each in groups of four, ``bn`` a multiple of
+    64."""
+    c = config
+    return (as_dtype(dtype).itemsize == 2 and not a_transposed and
+            c.bk == 64 and c.wn == 1 and c.wm % 4 == 0 and
+            c.bm == 16 * c.wm and c.bn % 64 == 0)
+
+
+def _block_origin(config, m, n, pid=None):
+    """(row0, col0) of output block ``pid`` (default: this threadgroup's
+    position) of C in grouped order: ``group_m`` block rows at a time, so
+    that threadgroups running together share rows of A and columns of B
+    in L2. With a cluster, the ``cluster`` threadgroups of one cluster
+    (consecutive ``pid``) take consecutive block columns of one block row,
+    whose A tiles they share."""
+    c = config
+    if pid is None:
+        pid = threadgroup_position_in_grid("x")
+    rank = pid % c.cluster if c.cluster > 1 else 0
+    if c.cluster > 1:
+        pid = pid // c.cluster
+    span = c.bn * c.cluster        # columns of one cluster's blocks
+    blocks_m = (m + (c.bm - 1)) // c.bm
+    blocks_n = (n + (span - 1)) // span
+    per_group = c.group_m * blocks_n
+    group = pid // per_group
+    first_m = group * c.group_m
+    size_m = imin(blocks_m - first_m, c.group_m)
+    in_group = pid % per_group
+    return ((first_m + in_group % size_m) * c.bm,
+            (in_group // size_m) * span + rank * c.bn)
+
+
+def _persistent_tiles(config, m, n, body):
+    """``body(row0, col0)`` for each output block this threadgroup takes
+    in a persistent launch: block ``t``, ``t + G``, ... for the
+    threadgroup's position ``t`` and ``G`` threadgroups (whole clusters
+    walk cluster blocks together)."""
+    c = config
+    tiles = (((m + (c.bm - 1)) // c.bm) *
+             ((n + (c.bn * c.cluster - 1)) // (c.bn * c.cluster)) * c.cluster)
+    with for_range(threadgroup_position_in_grid("x"), tiles,
+                   threadgroups_per_grid("x"), dtype="uint") as t:
+        body(*_block_origin(c, m, n, t))
+
+
+def _require_matrices(what, matrices):
+    """Records each ``(buffer, verb, (rows, cols), shape, pitch, pitch
+    name)`` on the kernel, so that a launch with a buffer too small for
+    its matrix is a DispatchError (sides that are scalar parameters or
+    constants; others are not judged)."""
+    for buf, verb, (rows, cols), shape, pitch, pitch_name in matrices:
+        _call("require_matrix_extent", buf._buffer,
+              _index(rows, f"{what}: rows"), _index(cols, f"{what}: cols"),
+              _index(pitch, f"{what}: {pitch_name}"),
+              f"{what} {verb} as {'a' if shape[0] == 'k' else 'an'} "
+              f"{shape} matrix (pitch {pitch_name})")
+
+
+def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
+               ldc=None, a_transposed=False, b_transposed=False,
+               allow_tf32=False, epilogue=None, origin=None):
+    """This threadgroup's ``bm x bn`` block of ``C = A @ B`` (``A`` is
+    ``m x k``, ``B`` is ``k x n``, row-major with pitches ``lda`` (default
+    ``k``), ``ldb`` (default ``n``), ``ldc`` (default ``n``);
+    ``a_transposed``: A is stored ``k x m``, ``b_transposed``: B is stored
+    ``n x k``). Call it at the top level of the kernel body (it allocates
+    threadgroup memory); launch ``config.launch(m, n)``.
+
+    The K loop keeps ``config.stages`` tiles of A and B in flight
+    (:func:`copy_tile`, swizzled by :func:`mma_swizzle`), each simdgroup
+    multiplies its part into a fragment in registers, and the block is
+    stored with bounds, so any m, n, k is correct (edges are zero-filled
+    and masked). The kernel then runs only in threadgroups of exactly
+    ``config.threads`` threads, all full (``config.launch`` gives them; any
+    other launch is a DispatchError). Configurations of
+    :func:`warpgroup_shape` multiply as
+    warpgroups (``mma(..., warpgroup=True)``: wgmma on Hopper), with B in
+    64-column blocks, and from 3 stages on keep one product in flight
+    across the barrier (``asynchronous=True``, one tile fewer loaded
+    ahead). ``epilogue(acc, row, col)`` may return a new fragment
+    (``row``/``col``: this simdgroup's first row and column of C) before
+    it is stored. ``origin=(row0, col0)`` overrides the grouped launch
+    order. Returns nothing."""
+    what = "gemm_block"
+    for name, buf in (("A", A), ("B", B), ("C", C)):
+        if not isinstance(buf, BufferProxy):
+            fail(f"{what}: {name} must be a buffer parameter, got "
+                 f"{type(buf).__name__}")
+    if A.dtype != B.dtype:
+        fail(f"{what}: A is {A.dtype.name} and B is {B.dtype.name}; both "
+             "must have one dtype")
+    dtype = _gemm_dtype(A.dtype, f"{what}: A and B")
+    _check_config(config, dtype, what)
+    c = config
+    # Its simdgroups split the block among themselves, so the kernel runs
+    # in threadgroups of exactly config.threads (the runtime refuses other
+    # launches; the copies unroll for that count).
+    _call("require_threadgroup_size", c.threads)
+    lda = (m if a_transposed else k) if lda is None else lda
+    ldb = (k if b_transposed else n) if ldb is None else ldb
+    ldc = n if ldc is None else ldc
+    _require_matrices(what, ((A, "reads A", (k, m) if a_transposed else
+                              (m, k), "k x m" if a_transposed else "m x k",
+                              lda, "lda"),
+                             (B, "reads B", (n, k) if b_transposed else
+                              (k, n), "n x k" if b_transposed else "k x n",
+                              ldb, "ldb"),
+                             (C, "writes C", (m, n), "m x n", ldc, "ldc")))
+    shape = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
+                       b_transposed, allow_tf32, c, dtype)
+    if not c.warp_specialized:
+        row0, col0 = _block_origin(c, m, n) if origin is None else origin
+        _epilogue(shape, _mainloop_classic(shape, row0, col0), row0, col0,
+                  epilogue)
+        return
+    ring = _operand_ring(shape)
+    if origin is None:
+        # Always the loop over blocks: a launch of one threadgroup per block
+        # runs it once. (ptxas also keeps the products of this form in
+        # flight, where it serialised them in a kernel without the loop,
+        # remark C7515.)
+        _persistent_tiles(c, m, n, lambda row0, col0: _epilogue(
+            shape, _mainloop_pipelined(shape, ring, row0, col0), row0, col0,
+            epilogue))
+        return
+    row0, col0 = origin
+    _epilogue(shape, _mainloop_pipelined(shape, ring, row0, col0), row0,
+              col0, epilogue)
+
+
+class _GemmShape:
+    """What the parts of gemm_block share: the matrices, their sides and
+    pitches, the configuration and how each simdgroup and each tile is
+    laid out."""
+
+    def __init__(self, A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
+                 b_transposed, allow_tf32, config, dtype):
+        c = config
+        self.A, self.B, self.C, self.m, self.n, self.k = A, B, C, m, n, k
+        self.lda, self.ldb, self.ldc = lda, ldb, ldc
+        self.a_transposed, self.b_transposed = a_transposed, b_transposed
+        self.allow_tf32, self.config, self.dtype = allow_tf32, c, dtype
+        self.wtm, self.wtn = c.bm // c.wm, c.bn // c.wn
+        # Stored tiles: A is bm x bk (a_transposed: bk x bm), B bk x bn
+        # (b_transposed: bn x bk). Warpgroup products keep a bk x bn B in
+        # blocks of 64 columns (rows of 128 bytes, as wgmma reads them);
+        # a warp-specialised float B comes in blocks of 32 columns (128
+        # bytes, what the TMA's swizzle writes).
+        self.group = warpgroup_shape(c, dtype, a_transposed)
+        block = 128 // dtype.itemsize
+        self.b_block = 0
+        if not b_transposed and (self.group or (
+                c.warp_specialized and c.bn > block and c.bn % block == 0 and
+                (self.wtn % block == 0 or block % self.wtn == 0))):
+            self.b_block = 64 if self.group else block
+        self.a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
+        self.b_shape = (c.bn, c.bk) if b_transposed else \
+            (c.bk, self.b_block or c.bn)
+        self.sw_a = mma_swizzle(self.a_shape[1], dtype)
+        self.sw_b = mma_swizzle(self.b_shape[1], dtype)
+        self.b_stride = c.bk * self.b_block
+        self.ktiles = (k + (c.bk - 1)) // c.bk
+        warp = simdgroup_index_in_threadgroup()
+        self.warp = warp
+        self.wrow = (warp // c.wn) * self.wtm
+        self.wcol = (warp % c.wn) * self.wtn
+
+    def operands(self, a_tile, b_tile):
+        """This simdgroup's A and B operands in a stage's tiles."""
+        c = self.config
+        if self.group:     # the group's 64 rows; B is the whole tile
+            a_op = mma_operand(a_tile, ld=c.bk,
+                               offset=(self.warp // 4) * 64 * c.bk,
+                               swizzle=self.sw_a)
+            b_op = mma_operand(b_tile, ld=self.b_shape[1],
+                               transpose=self.b_transposed, swizzle=self.sw_b,
+                               block_stride=self.b_stride)
+            return a_op, b_op
+        wrow, wcol = self.wrow, self.wcol
+        a_op = mma_operand(a_tile, ld=self.a_shape[1],
+                           offset=wrow if self.a_transposed else wrow * c.bk,
+                           transpose=self.a_transposed, swizzle=self.sw_a)
+        if self.b_block:   # the simdgroup's columns in their block
+            b_op = mma_operand(b_tile, ld=self.b_block,
+                               offset=(wcol // self.b_block) * self.b_stride +
+                               wcol % self.b_block, swizzle=self.sw_b,
+                               block_stride=self.b_stride)
+        else:
+            b_op = mma_operand(b_tile, ld=self.b_shape[1],
+                               offset=wcol * c.bk if self.b_transposed
+                               else wcol,
+                               transpose=self.b_transposed, swizzle=self.sw_b)
+        return a_op, b_op
+
+
+def _mainloop_classic(s, row0, col0):
+    """The accumulator of the block at (row0, col0) over all of K: every
+    thread copies (cp.async), ``stages - 1`` tiles ahead (one fewer with
+    asynchronous warpgroup products), one barrier per K step."""
+    c = s.config
+    a_tiles = pipeline(s.dtype, c.bm * c.bk, c.stages)
+    b_tiles = pipeline(s.dtype, c.bk * c.bn, c.stages)
+    rows_left = s.m - row0
+    cols_left = s.n - col0
+
+    def load(stage, kt):
+        """Copies K tile kt into stage (tiles past K: nothing) and closes
+        the group."""
+        if isinstance(kt, int):
+            copy_tiles(stage, kt)
+        else:   # inside the loop: the last `ahead` steps have no tile left
+            with if_(kt < s.ktiles):
+                copy_tiles(stage, kt)
+        copy_commit()
+
+    def copy_tiles(stage, kt):
+        k0 = kt * c.bk
+        k_left = where(0, s.k - k0, k0 < s.k)
+        if s.a_transposed:   # A^T tile: rows k0.., columns row0..
+            copy_tile(stage[0], s.A, c.bk, c.bm, src_ld=s.lda,
+                      src_offset=k0 * s.lda + row0, valid_rows=k_left,
+                      valid_cols=rows_left, swizzle=s.sw_a)
+        else:
+            copy_tile(stage[0], s.A, c.bm, c.bk, src_ld=s.lda,
+                      src_offset=row0 * s.lda + k0, valid_rows=rows_left,
+                      valid_cols=k_left, swizzle=s.sw_a)
+        if s.b_transposed:   # B^T tile: rows col0.., columns k0..
+            copy_tile(stage[1], s.B, c.bn, c.bk, src_ld=s.ldb,
+                      src_offset=col0 * s.ldb + k0, valid_rows=cols_left,
+                      valid_cols=k_left, swizzle=s.sw_b)
+        else:              # b_block: bk x 64 blocks of columns
+            copy_tile(stage[1], s.B, c.bk, c.bn, src_ld=s.ldb,
+                      src_offset=k0 * s.ldb + col0, valid_rows=k_left,
+                      valid_cols=cols_left, swizzle=s.sw_b,
+                      dst_ld=s.b_shape[1], block_stride=s.b_stride)
+
+    # Tiles loaded ahead of the one computed on. Asynchronous warpgroup
+    # products (3 stages or more) keep the previous step's product in
+    # flight, so its stage is not refilled until the step after.
+    asynchronous = s.group and c.stages >= 3
+    ahead = c.stages - 2 if asynchronous else c.stages - 1
+    for st in range_constexpr(ahead):
+        load((a_tiles.stage(st), b_tiles.stage(st)), st)
+
+    with for_range(0, s.ktiles, dtype="uint",
+                   init=[mma_zeros(s.wtm, s.wtn)]) as (kt, carry):
+        copy_wait(ahead - 1)
+        barrier()
+        # Free again: the stage of the product before the previous one
+        # (asynchronous: every group completed it before this barrier), or
+        # of the previous one.
+        load((a_tiles.stage(ahead), b_tiles.stage(ahead)), kt + ahead)
+        a_op, b_op = s.operands(a_tiles.front(), b_tiles.front())
+        carry[0] = mma(carry[0], a_op, b_op, k=c.bk,
+                       allow_tf32=s.allow_tf32, warpgroup=s.group,
+                       asynchronous=asynchronous)
+        a_tiles.advance()
+        b_tiles.advance()
+    acc = mma_wait(carry[0]) if asynchronous else carry[0]
+    copy_wait(0)
+    return acc
+
+
+def _operand_ring(s):
+    """The ring of the pipelined mainloop: ``stages`` slots of an A tile
+    and a B tile, with the roles' registers and the cluster."""
+    c = s.config
+    return pipeline_ring(c.stages, [(s.dtype, c.bm * c.bk),
+                                    (s.dtype, c.bk * c.bn)],
+                         producer_registers=c.producer_registers,
+                         consumer_registers=c.consumer_registers,
+                         cluster=c.cluster)
+
+
+def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
+    """The accumulator of the block at (row0, col0) over K tiles
+    ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
+    whose producer copies the iteration's A and B tiles into the ring
+    (the TMA on Hopper, edges zero-filled by it) and whose consumer
+    multiplies them; warpgroup products stay in flight from one K step to
+    the next."""
+    c = s.config
+    if k_end is None:
+        k_end = s.ktiles
+    # The threadgroups of a cluster compute blocks of one block row: they
+    # share the A tile, which each loads a share of (multicast).
+    shared_a = c.cluster > 1 and not s.a_transposed
+
+    def producer(kt, slot):
+        k0 = kt * c.bk
+        if s.a_transposed:   # A^T: a bk x bm box of the k x m matrix
+            stage_copy(ring, slot, 0, s.A, at=(k0, row0), shape=(s.k, s.m),
+                       ld=s.lda, box=(c.bk, c.bm), swizzle=s.sw_a)
+        else:
+            stage_copy(ring, slot, 0, s.A, at=(row0, k0), shape=(s.m, s.k),
+                       ld=s.lda, box=(c.bm, c.bk), swizzle=s.sw_a,
+                       multicast=shared_a)
+        if s.b_transposed:   # B^T: a bn x bk box of the n x k matrix
+            stage_copy(ring, slot, 1, s.B, at=(col0, k0), shape=(s.n, s.k),
+                       ld=s.ldb, box=(c.bn, c.bk), swizzle=s.sw_b)
+        else:
+            stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
+                       ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
+                       block_cols=s.b_block or None,
+                       block_stride=s.b_stride or None)
+
+    asynchronous = s.group
+
+    def consumer(kt, slot, carry):
+        a_op, b_op = s.operands(ring.stage(0, slot), ring.stage(1, slot))
+        carry[0] = mma(carry[0], a_op, b_op, k=c.bk,
+                       allow_tf32=s.allow_tf32, warpgroup=s.group,
+                       asynchronous=asynchronous)
+
+    acc, = pipeline_loop(ring, k_begin, k_end, producer=producer,
+                         consumer=consumer, init=[mma_zeros(s.wtm, s.wtn)])
+    return mma_wait(acc) if asynchronous else acc
+
+
+def _epilogue(s, acc, row0, col0, epilogue):
+    """The user's epilogue, then this simdgroup's part of the block stored
+    with bounds."""
+    out_row, out_col = row0 + s.wrow, col0 + s.wcol
+    if epilogue is not None:
+        result = epilogue(acc, out_row, out_col)
+        if result is not None:
+            acc = result
+    m, n = s.m, s.n
+    mma_store(acc, s.C, ld=s.ldc, offset=out_row * s.ldc + out_col,
+              bounds=(where(0, m - out_row, out_row < m),
+                      where(0, n - out_col, out_col < n)))

@@ -1,0 +1,266 @@
+"""The attention ops of enigma.torch (torch.ops.enigma.attention, ...):
+results against float64 PyTorch, autograd against float64 autograd,
+torch.compile(fullgraph=True), the deterministic mode, CUDA graphs, and
+the checks of the arguments. CPU tensors run on the CPU backend; CUDA
+tensors where PyTorch has a GPU (scripts/gpu_run.sh)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import enigma.attention as ea  # noqa: E402
+import enigma.torch as et  # noqa: E402
+
+
+def devices():
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    return found
+
+
+def compile_backend(device):
+    # Inductor needs a C++ toolchain for CPU graphs; aot_eager traces the
+    # same graph (fake tensors, functionalisation, the autograd split).
+    return "aot_eager" if device == "cpu" else "inductor"
+
+
+def reference(q, k, v, causal, scale=None):
+    """float64 attention of (B, H, S, D) tensors (grouped heads, bottom-
+    right causal mask, rows without keys give 0), differentiable."""
+    group = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(group, 1)
+    v = v.repeat_interleave(group, 1)
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    s = q @ k.transpose(-1, -2) * scale
+    if causal:
+        sq, skv = q.shape[2], k.shape[2]
+        allowed = torch.arange(skv)[None, :] <= \
+            torch.arange(sq)[:, None] + skv - sq
+        s = s.masked_fill(~allowed.to(s.device), float("-inf"))
+    return torch.softmax(s, -1).nan_to_num(0.0) @ v
+
+
+def inputs(shapes, dtype, device, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(s, generator=g).to(dtype).to(device)
+            .requires_grad_() for s in shapes]
+
+
+def close(got, want, what, rel=2.0**-6):
+    """Element-wise |got - want| <= rel (|want| + mean |want|): a few
+    16-bit roundings, while a wrong mask, head or block is off by the
+    size of the values."""
+    got, want = got.double().cpu(), want.double().cpu()
+    bound = rel * (want.abs() + want.abs().mean())
+    bad = int(((got - want).abs() > bound).sum())
+    assert bad == 0, (f"{what}: {bad} of {want.numel()} elements, worst "
+                      f"{(got - want).abs().max().item():.4g}")
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_op_and_autograd(device, dtype, causal, rng):
+    q, k, v = inputs([(2, 4, 37, 64), (2, 2, 50, 64), (2, 2, 50, 64)],
+                     dtype, device, int(rng.integers(1 << 30)))
+    o, lse = et.attention(q, k, v, causal=causal, return_lse=True)
+    assert o.dtype == dtype and o.device == q.device
+    assert lse.shape == (2, 4, 37)
+    q64, k64, v64 = (x.detach().double().cpu().requires_grad_()
+                     for x in (q, k, v))
+    want = reference(q64, k64, v64, causal)
+    close(o, want, "o")
+    do = torch.randn_like(o)
+    o.backward(do)
+    want.backward(do.double().cpu())
+    for name, x, x64 in (("dq", q, q64), ("dk", k, k64), ("dv", v, v64)):
+        close(x.grad, x64.grad, name, rel=2.0**-5)
+    # enigma.attention takes the tensors too, through the same op.
+    assert torch.equal(ea.attention(q, k, v, causal=causal), o)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_varlen_op_and_autograd(device, rng):
+    lengths_q, lengths_k = [5, 0, 33, 2], [7, 3, 40, 0]
+    cu_q = torch.tensor(np.concatenate([[0], np.cumsum(lengths_q)]),
+                        dtype=torch.int32, device=device)
+    cu_k = torch.tensor(np.concatenate([[0], np.cumsum(lengths_k)]),
+                        dtype=torch.int32, device=device)
+    q, k, v = inputs([(40, 4, 64), (50, 1, 64), (50, 1, 64)],
+                     torch.bfloat16, device, int(rng.integers(1 << 30)))
+    o = et.attention_varlen(q, k, v, cu_q, cu_k, max_seqlen_q=33,
+                            max_seqlen_k=40, causal=True)
+    do = torch.randn_like(o)
+    o.backward(do)
+    grads = {"q": torch.zeros(q.shape, dtype=torch.float64),
+             "k": torch.zeros(k.shape, dtype=torch.float64),
+             "v": torch.zeros(k.shape, dtype=torch.float64)}
+    for b in range(4):
+        rq = slice(int(cu_q[b]), int(cu_q[b + 1]))
+        rk = slice(int(cu_k[b]), int(cu_k[b + 1]))
+        parts = [x.detach()[r].double().cpu().transpose(0, 1)[None]
+                 .requires_grad_() for x, r in ((q, rq), (k, rk), (v, rk))]
+        want = reference(*parts, True)
+        close(o[rq].transpose(0, 1)[None], want, f"o of sequence {b}")
+        want.backward(do[rq].double().cpu().transpose(0, 1)[None])
+        for name, part, r in zip("qkv", parts, (rq, rk, rk)):
+            grads[name][r] += part.grad[0].transpose(0, 1)
+    for name, x in zip("qkv", (q, k, v)):
+        close(x.grad, grads[name], "d" + name, rel=2.0**-5)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_paged_op(device, rng):
+    page, pages = 16, 9
+    q = torch.randn(3, 4, 64, dtype=torch.float16, device=device)
+    k_cache = torch.randn(pages, page, 2, 64, dtype=torch.float16,
+                          device=device)
+    v_cache = torch.randn_like(k_cache)
+    table = torch.tensor([[4, 0, 7], [2, 8, 1]], dtype=torch.int32,
+                         device=device)
+    lengths = torch.tensor([40, 20], dtype=torch.int32, device=device)
+    cu_q = torch.tensor([0, 1, 3], dtype=torch.int32, device=device)
+    o = et.attention_paged(q, k_cache, v_cache, table, lengths, cu_q,
+                           causal=True)
+    for b, rows in ((0, slice(0, 1)), (1, slice(1, 3))):
+        n = int(lengths[b])
+        keys = [k_cache[int(p)] for p in table[b]]
+        vals = [v_cache[int(p)] for p in table[b]]
+        kb = torch.cat(keys)[:n].transpose(0, 1)[None].double().cpu()
+        vb = torch.cat(vals)[:n].transpose(0, 1)[None].double().cpu()
+        want = reference(q[rows].transpose(0, 1)[None].double().cpu(), kb,
+                         vb, True)
+        close(o[rows].transpose(0, 1)[None], want, f"sequence {b}")
+    bad = table.clone()
+    bad[1, 1] = 9
+    with pytest.raises(ValueError, match=r"enigma.torch.attention_paged: "
+                       r"block_table\[1\] names page 9"):
+        et.attention_paged(q, k_cache, v_cache, bad, lengths, cu_q)
+    bad[1, 1] = 8
+    bad[1, 2] = -1     # past the sequence's 20 keys: never read
+    et.attention_paged(q, k_cache, v_cache, bad, lengths, cu_q)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_compile_fullgraph_with_backward(device, rng):
+    q, k, v = inputs([(1, 4, 30, 64), (1, 1, 30, 64), (1, 1, 30, 64)],
+                     torch.bfloat16, device, int(rng.integers(1 << 30)))
+
+    def f(q, k, v):
+        return (et.attention(torch.sin(q), k, v, causal=True) * 2).float() \
+            .square().sum()
+
+    compiled = torch.compile(f, fullgraph=True,
+                             backend=compile_backend(device))
+    got = compiled(q, k, v)
+    grads = torch.autograd.grad(got, (q, k, v))
+    want = f(q, k, v)
+    expect = torch.autograd.grad(want, (q, k, v))
+    assert torch.allclose(got, want, rtol=1e-3)
+    # dQ is added up with atomics: the last bits may differ between runs.
+    for g, e, name in zip(grads, expect, ("dq", "dk", "dv")):
+        close(g, e.double(), name, rel=2.0**-7)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_compile_fullgraph_varlen(device, rng):
+    cu = torch.tensor([0, 3, 20], dtype=torch.int32, device=device)
+    q, k, v = inputs([(20, 2, 64), (20, 2, 64), (20, 2, 64)],
+                     torch.float16, device, int(rng.integers(1 << 30)))
+
+    def f(q, k, v):
+        return et.attention_varlen(q, k, v, cu, cu, max_seqlen_q=17,
+                                   max_seqlen_k=17) + 1
+
+    compiled = torch.compile(f, fullgraph=True,
+                             backend=compile_backend(device))
+    assert torch.equal(compiled(q, k, v), f(q, k, v))
+
+
+@pytest.mark.parametrize("device", devices())
+def test_deterministic_backward(device, rng):
+    q, k, v = inputs([(1, 2, 70, 64), (1, 2, 90, 64), (1, 2, 90, 64)],
+                     torch.bfloat16, device, int(rng.integers(1 << 30)))
+    do = torch.randn(1, 2, 70, 64, dtype=torch.bfloat16, device=device)
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = []
+        for _ in range(2):
+            o = et.attention(q, k, v, causal=True)
+            runs.append(torch.autograd.grad(o, (q, k, v), do))
+    finally:
+        torch.use_deterministic_algorithms(False)
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    atomic = torch.autograd.grad(et.attention(q, k, v, causal=True),
+                                 (q, k, v), do)
+    # Two roundings of their own each (dQ: 16-bit P in the atomic path's
+    # dS, float P in the dQ kernel's; summation orders).
+    for a, b, name in zip(runs[0], atomic, ("dq", "dk", "dv")):
+        close(a, b.double(), name, rel=2.0**-5)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_argument_mistakes_name_the_argument(device):
+    q = torch.zeros(1, 4, 8, 64, dtype=torch.bfloat16, device=device)
+    with pytest.raises(ValueError, match=r"enigma.torch.attention: k is f16 "
+                       r"but q is bf16"):
+        et.attention(q, q.half(), q.half())
+    with pytest.raises(ValueError, match="q has 4 heads and k 3"):
+        k = torch.zeros(1, 3, 8, 64, dtype=torch.bfloat16, device=device)
+        et.attention(q, k, k)
+    with pytest.raises(ValueError, match="k is not contiguous"):
+        t = torch.zeros(1, 4, 64, 8, dtype=torch.bfloat16, device=device)
+        et.attention(q, t.transpose(2, 3), q)
+    with pytest.raises(ValueError, match="v must be bfloat16.* got f32"):
+        et.attention(q, q, q.float())
+    if device == "cuda":
+        with pytest.raises(ValueError, match=r"k is on cpu but the other "
+                           r"arguments are on cuda:0"):
+            et.attention(q, q.cpu(), q.cpu())
+    cu = torch.tensor([0, 5, 3], dtype=torch.int32)
+    p = torch.zeros(5, 2, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="cu_seqlens_q decreases"):
+        et.attention_varlen(p, p, p, cu, cu, max_seqlen_q=5, max_seqlen_k=5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_graph_capture_and_replay(rng):
+    """Forward and paged decode captured in one CUDA graph and replayed on
+    new inputs copied into the captured tensors."""
+    dev = "cuda"
+    q = torch.randn(2, 8, 1, 128, dtype=torch.bfloat16, device=dev)
+    k = torch.randn(2, 2, 300, 128, dtype=torch.bfloat16, device=dev)
+    v = torch.randn_like(k)
+    k_cache = torch.randn(20, 64, 2, 128, dtype=torch.bfloat16, device=dev)
+    v_cache = torch.randn_like(k_cache)
+    table = torch.tensor([[3, 1, 9, 4, 0], [7, 2, 5, 6, 8]],
+                         dtype=torch.int32, device=dev)
+    lengths = torch.tensor([300, 190], dtype=torch.int32, device=dev)
+    cu = torch.arange(3, dtype=torch.int32, device=dev)
+    qp = q[:, :, 0].contiguous()
+
+    def step():
+        return (et.attention(q, k, v, num_splits=3),
+                et.attention_paged(qp, k_cache, v_cache, table, lengths, cu,
+                                   max_seqlen_q=1))
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()                       # compile and warm up
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, out_paged = step()
+    for _ in range(2):
+        q.copy_(torch.randn_like(q))
+        k.copy_(torch.randn_like(k))
+        qp.copy_(q[:, :, 0])
+        graph.replay()
+        torch.cuda.synchronize()
+        close(out, reference(q.double().cpu(), k.double().cpu(),
+                             v.double().cpu(), False), "graph forward")
+        eager = et.attention_paged(qp, k_cache, v_cache, table, lengths, cu)
+        close(out_paged, eager.double(), "graph paged")

@@ -1,0 +1,436 @@
+"""Pipelines with roles (enigma.pipeline_ring / pipeline_loop / stage_copy,
+docs/reference/pipelines.md) on every backend under test, against float64
+numpy references with fresh random inputs and poisoned outputs:
+
+* the construct itself, with consumer code that is not a product (sums of
+  the stages' boxes weighted by the iteration, carried per thread), at
+  sizes that are not multiples of the box (zero-filled edges), with 2 to 4
+  stages and several threadgroups;
+* gemm_block's warp-specialised configurations (persistent, clustered,
+  warpgroup and simdgroup products) at M = 1, odd N, K not a multiple of
+  the tile;
+* the mistakes the front end and the verifier reject, with their numbers.
+
+On CUDA (the GPU script) the same kernels run with a producer warpgroup
+issuing TMA copies; the CUDA text of every configuration is compiled here
+for sm_90a by NVRTC (no spills, no serialised warpgroup products).
+"""
+
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import enigma
+
+_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_on_cuda(request):
+    """On CUDA the kernels here have not run on a GPU before: a pipeline
+    that hangs would hang the whole suite. They run there through
+    bench/check_gemm_ws.py, one process per configuration with a time
+    limit (test_gpu_pipelines_in_their_own_processes below);
+    ENIGMA_CUDA_PIPELINE_TESTS=1 runs them in this process too."""
+    runtime = request.node.funcargs.get("runtime")
+    if runtime is not None and runtime.name == "cuda" and \
+            os.environ.get("ENIGMA_CUDA_PIPELINE_TESTS") != "1":
+        pytest.skip("pipelines on CUDA run in bench/check_gemm_ws.py")
+
+
+def test_gpu_pipelines_in_their_own_processes():
+    """Where the suite runs on CUDA: every warp-specialised configuration
+    checked against torch on edge shapes, first in bounds-checked mode,
+    each in a process of its own with a time limit (a hang fails)."""
+    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
+        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
+    script = pathlib.Path(__file__).resolve().parents[2] / "bench" / \
+        "check_gemm_ws.py"
+    done = subprocess.run([sys.executable, str(script), "--check-only"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def _example(name):
+    key = f"enigma_example_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------
+# The construct
+# --------------------------------------------------------------------------
+
+BOX_ROWS, BOX_COLS, THREADS = 16, 32, 128
+START = 1.5
+
+
+def _weighted_box_sums(stages):
+    """Threadgroup g sums, per thread t, the elements e = t + 128 j of each
+    16 x 32 box i of column block g of X (rows x cols, zero outside),
+    weighted by i + 1: out[g * 128 + t] = sum_i (i + 1) sum_j box_i[e]."""
+    @enigma.kernel
+    def box_sums(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
+                 cols: enigma.Scalar(enigma.u32), Out: enigma.f32):
+        ring = enigma.pipeline_ring(stages, [("float", BOX_ROWS * BOX_COLS)],
+                                    threads=THREADS)
+        g = enigma.threadgroup_position_in_grid("x")
+        t = enigma.thread_index_in_threadgroup()
+        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
+
+        def producer(i, slot):
+            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
+                                                    g * BOX_COLS),
+                              shape=(rows, cols), ld=cols,
+                              box=(BOX_ROWS, BOX_COLS))
+
+        def consumer(i, slot, carry):
+            stage = ring.stage(0, slot)
+            total = carry[0]
+            for j in enigma.range_constexpr(BOX_ROWS * BOX_COLS // THREADS):
+                total = total + stage[t + THREADS * j] * \
+                    (i + 1).cast("float")
+            carry[0] = total
+
+        # A start that is not 0: an output the kernel did not write (the
+        # runtime zero-fills outputs) cannot pass.
+        total, = enigma.pipeline_loop(ring, boxes, producer=producer,
+                                      consumer=consumer, init=[START])
+        Out[g * THREADS + t] = total
+    return box_sums
+
+
+def _box_sums_reference(x, groups):
+    rows, cols = x.shape
+    boxes = -(-rows // BOX_ROWS)
+    padded = np.zeros((boxes * BOX_ROWS, groups * BOX_COLS))
+    padded[:rows, :cols] = x
+    out = np.full(groups * THREADS, START)
+    for g in range(groups):
+        for i in range(boxes):
+            box = padded[i * BOX_ROWS:(i + 1) * BOX_ROWS,
+                         g * BOX_COLS:(g + 1) * BOX_COLS].reshape(-1)
+            for t in range(THREADS):
+                out[g * THREADS + t] += (i + 1) * box[t::THREADS].sum()
+    return out
+
+
+@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("rows,cols", [(1, 1), (16, 32), (37, 45),
+                                       (100, 64)])
+def test_pipeline_loop_matches_its_sequential_meaning(runtime, rng, stages,
+                                                      rows, cols):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    groups = -(-cols // BOX_COLS)
+    compiled = enigma.compile(_weighted_box_sums(stages))
+    raw = runtime.execute(compiled, [x], output_size=groups * THREADS * 4,
+                          scalars=[rows, cols], grid=(groups * THREADS, 1, 1),
+                          threads=(THREADS, 1, 1))
+    out = np.frombuffer(raw, np.float32)
+    want = _box_sums_reference(x.astype(np.float64), groups)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
+def test_pipeline_loop_with_no_iterations(runtime):
+    """An empty pipeline copies nothing and returns the initial values."""
+    x = np.zeros((1, 32), np.float32)
+    compiled = enigma.compile(_weighted_box_sums(2))
+    raw = runtime.execute(compiled, [x], output_size=THREADS * 4,
+                          scalars=[0, 32], grid=(THREADS, 1, 1),
+                          threads=(THREADS, 1, 1))
+    assert np.all(np.frombuffer(raw, np.float32) == START)
+
+
+def test_a_pipeline_kernel_refuses_other_threadgroup_sizes():
+    compiled = enigma.compile(_weighted_box_sums(2))
+    rt = enigma.CpuRuntime()
+    with pytest.raises(enigma.DispatchError, match="threadgroups of 128"):
+        rt.execute(compiled, [np.zeros((4, 4), np.float32)],
+                   output_size=4 * 256, scalars=[4, 4], grid=(256, 1, 1),
+                   threads=(64, 1, 1))
+
+
+# --------------------------------------------------------------------------
+# gemm_block's warp-specialised configurations
+# --------------------------------------------------------------------------
+
+def _target(rt):
+    return {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (1, 77, 130), (65, 63, 64),
+                                   (130, 129, 97), (200, 64, 200)])
+def test_gemm_bf16_warp_specialized(runtime, rng, m, n, k):
+    ex = _example("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    for config in enigma.gemm_configs(_target(runtime), "bf16",
+                                      warp_specialized=True):
+        # A few threadgroups for many blocks: the persistent schedule.
+        c = ex.run(runtime, a, b, config, processors=3)
+        ex.check_output(c, a, b)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 3, 5), (70, 33, 40), (64, 129, 130)])
+@pytest.mark.parametrize("tf32", [False, True])
+def test_gemm_f32_warp_specialized(runtime, rng, m, n, k, tf32):
+    ex = _example("gemm_f32")
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for config in enigma.gemm_configs(_target(runtime), "f32", tf32,
+                                      warp_specialized=True):
+        c = ex.run(runtime, a, b, config, allow_tf32=tf32, processors=2)
+        ex.check_output(c, a, b, tf32)
+
+
+@pytest.mark.parametrize("cluster", [2, 4])
+def test_gemm_clusters_share_rows_of_a(runtime, rng, cluster):
+    """Clustered threadgroups take consecutive block columns of one block
+    row (odd block counts leave a cluster's last block outside C)."""
+    ex = _example("gemm_bf16")
+    m, n, k = 70, 3 * 64 + 5, 100
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    for persistent in (False, True):
+        config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                                  persistent=persistent, cluster=cluster)
+        c = ex.run(runtime, a, b, config, processors=2 * cluster)
+        ex.check_output(c, a, b)
+
+
+def test_gemm_transposed_operands_warp_specialized(runtime, rng):
+    m, n, k = 48, 80, 72
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    config = enigma.MmaConfig(64, 64, 32, 2, 2, 2, warp_specialized=True)
+
+    @enigma.kernel
+    def gemm_t(At: enigma.f32, Bt: enigma.f32, M: enigma.Scalar(enigma.u32),
+               N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
+               C: enigma.f32):
+        enigma.gemm_block(At, Bt, C, m=M, n=N, k=K, config=config,
+                          a_transposed=True, b_transposed=True)
+
+    grid, threads = config.launch(m, n)
+    raw = runtime.execute(enigma.compile(gemm_t),
+                          [np.ascontiguousarray(a.T),
+                           np.ascontiguousarray(b.T)],
+                          output_size=m * n * 4, scalars=[m, n, k], grid=grid,
+                          threads=threads)
+    out = np.frombuffer(raw, np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 2 * k * 2.0**-24 * (np.abs(a) @ np.abs(b)) + 1e-30
+    assert np.all(np.abs(out.reshape(m, n) - want) <= bound)
+
+
+def test_persistent_launch_shape():
+    c = enigma.MmaConfig(128, 256, 64, 8, 1, 4, warp_specialized=True,
+                         persistent=True, cluster=2)
+    assert c.tiles(1000, 1000) == 8 * 4           # 4 columns: 2 clusters
+    assert c.blocks(1000, 1000, processors=132) == 32
+    assert c.blocks(4096, 4096, processors=132) == 132
+    assert c.blocks(4096, 4096, processors=133) == 132   # whole clusters
+    assert c.launch(4096, 4096, processors=132) == ((132 * 256, 1, 1),
+                                                    (256, 1, 1))
+    assert c.blocks(4096, 4096) == c.tiles(4096, 4096)
+    assert c.producer_registers == 56 and c.consumer_registers == 224
+    assert "warp_specialized=True" in repr(c) and "cluster=2" in repr(c)
+
+
+# --------------------------------------------------------------------------
+# Mistakes
+# --------------------------------------------------------------------------
+
+def _compile_error(fn):
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(fn)
+    return str(info.value)
+
+
+def test_a_producer_that_stores_is_refused():
+    @enigma.kernel
+    def bad(X: enigma.f32, Out: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", 512)], threads=128)
+
+        def producer(i, slot):
+            Out[i] = 1.0
+
+        def consumer(i, slot, carry):
+            pass
+
+        enigma.pipeline_loop(ring, 4, producer=producer, consumer=consumer)
+
+    msg = _compile_error(bad)
+    assert "producer region" in msg and "test_pipelines.py" in msg, msg
+
+
+def test_a_consumer_that_writes_the_ring_is_refused():
+    @enigma.kernel
+    def bad(X: enigma.f32, Out: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", 512)], threads=128)
+
+        def consumer(i, slot, carry):
+            ring.stage(0, slot)[0] = 1.0
+
+        enigma.pipeline_loop(ring, 4, producer=lambda i, slot: None,
+                             consumer=consumer)
+
+    msg = _compile_error(bad)
+    assert "writes a pipeline ring's buffer" in msg, msg
+
+
+def test_role_registers_that_do_not_fit_are_refused():
+    @enigma.kernel
+    def bad(X: enigma.f32):
+        enigma.pipeline_ring(2, [("float", 512)], threads=256,
+                             consumer_registers=248)
+
+    msg = _compile_error(bad)
+    assert "128 x 40 + 256 x 248 = 68608" in msg and "65536" in msg, msg
+
+
+def test_a_threadgroup_that_is_not_warpgroups_is_refused():
+    @enigma.kernel
+    def bad(X: enigma.f32):
+        enigma.pipeline_ring(2, [("float", 512)], threads=96)
+
+    assert "multiple of 128" in _compile_error(bad)
+
+
+def test_a_pipeline_under_a_thread_dependent_branch_is_refused():
+    @enigma.kernel
+    def bad(X: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", 512)], threads=128)
+        with enigma.if_(enigma.thread_index_in_threadgroup() < 32):
+            enigma.pipeline_loop(ring, 4, producer=lambda i, s: None,
+                                 consumer=lambda i, s, c: None)
+
+    assert "differs between threads" in _compile_error(bad)
+
+
+def test_front_end_mistakes():
+    @enigma.kernel
+    def bad_stages(X: enigma.f32):
+        enigma.pipeline_ring(9, [("float", 512)], threads=128)
+
+    with pytest.raises(enigma.EnigmaError, match="stages must be 2 to 8"):
+        enigma.compile(bad_stages)
+
+    @enigma.kernel
+    def copy_outside(X: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", 512)], threads=128)
+        enigma.stage_copy(ring, 0, 0, X, at=(0, 0), shape=(4, 4), ld=4,
+                          box=(16, 32))
+
+    with pytest.raises(enigma.EnigmaError, match="producer region"):
+        enigma.compile(copy_outside)
+
+    with pytest.raises(enigma.EnigmaError, match="cluster must be 1, 2 or 4"):
+        @enigma.kernel
+        def bad_cluster(A: enigma.bf16, B: enigma.bf16, C: enigma.bf16):
+            enigma.gemm_block(A, B, C, m=64, n=64, k=64,
+                              config=enigma.MmaConfig(
+                                  64, 64, 64, 4, 1, 2,
+                                  warp_specialized=True, cluster=3))
+        enigma.compile(bad_cluster)
+
+    with pytest.raises(enigma.EnigmaError, match="warp_specialized=True"):
+        @enigma.kernel
+        def persistent_classic(A: enigma.bf16, B: enigma.bf16,
+                               C: enigma.bf16):
+            enigma.gemm_block(A, B, C, m=64, n=64, k=64,
+                              config=enigma.MmaConfig(64, 64, 64, 4, 1, 2,
+                                                      persistent=True))
+        enigma.compile(persistent_classic)
+
+
+def test_clusters_need_whole_clusters_on_cuda_only():
+    """The CPU and Metal ignore clusters; the CUDA runtime refuses grids
+    that are not whole clusters (checked where a GPU is)."""
+    config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                              cluster=2)
+    assert config.blocks(64, 64) == 2   # one block column, padded
+
+
+# --------------------------------------------------------------------------
+# The CUDA text (NVRTC here; the GPU script runs it)
+# --------------------------------------------------------------------------
+
+def _cuda_sources():
+    bf16, f32 = _example("gemm_bf16"), _example("gemm_f32")
+    sources = {}
+    for c in enigma.gemm_configs("cuda", "bf16", warp_specialized=True):
+        sources[f"bf16 {c}"] = bf16.compiled(c).cuda_source
+    for tf32 in (False, True):
+        for c in enigma.gemm_configs("cuda", "f32", tf32,
+                                     warp_specialized=True):
+            sources[f"f32 tf32={tf32} {c}"] = \
+                f32.compiled(c, tf32).cuda_source
+    sources["box sums"] = enigma.compile(_weighted_box_sums(3)).cuda_source
+    return sources
+
+
+def test_cuda_text_has_roles_rings_and_tma():
+    src = _example("gemm_bf16").compiled(
+        enigma.MmaConfig(128, 256, 64, 8, 1, 4, warp_specialized=True,
+                         persistent=True, cluster=2)).cuda_source
+    assert "__launch_bounds__(384, 1)" in src
+    assert "__cluster_dims__(2, 1, 1)" in src
+    assert "enigma_producer_registers<56>()" in src
+    assert "enigma_consumer_registers<224>()" in src
+    assert "enigma_ring_acquire(" in src and "enigma_ring_wait(" in src
+    assert "enigma_ring_release<2>(" in src and "enigma_ring_commit(" in src
+    assert "__grid_constant__ EnigmaTensorMap enigma_tmap0" in src
+    # A is shared by the cluster (multicast), B is not.
+    assert "enigma_stage_copy<128, 64, 64, 8192, 3, 3, 3, true, 2>" in src
+    assert "enigma_stage_copy<64, 256, 64, 4096, 3, 3, 3, false, 2>" in src
+    assert "enigma_consumer_barrier" not in src or "__syncthreads" not in \
+        src.split("enigma_consumer_registers")[1]
+
+
+def test_every_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
+    monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    for what, source in _cuda_sources().items():
+        try:
+            _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
+                                                      log=True)
+        except enigma.BackendUnavailableError:
+            pytest.skip("NVRTC is not installed here")
+        assert "Used " in log, what + ": no ptxas remarks\n" + log
+        assert "0 bytes spill stores" in log, what + "\n" + log
+        # No ptxas remark or warning of serialised warpgroup products
+        # (C7514, C7515), of setmaxnreg ignored (C7508, C7507) or else.
+        assert not re.findall(r"\(C75\d\d\)", log), what + "\n" + log
+        assert "ptxas warning" not in log, what + "\n" + log
+
+
+def test_bounds_checked_pipelines(runtime, rng):
+    """Bounds-checked mode: the same results; on CUDA every ring wait gets
+    a site (barrier, role, file:line) and a bounded wait."""
+    x = rng.standard_normal((37, 45)).astype(np.float32)
+    compiled = enigma.compile(_weighted_box_sums(3), bounds_check=True)
+    raw = runtime.execute(compiled, [x], output_size=2 * THREADS * 4,
+                          scalars=[37, 45], grid=(2 * THREADS, 1, 1),
+                          threads=(THREADS, 1, 1))
+    np.testing.assert_allclose(np.frombuffer(raw, np.float32),
+                               _box_sums_reference(x.astype(np.float64), 2),
+                               rtol=1e-5, atol=1e-4)
+    sites = [s for s in compiled._artifact.bounds_check_sites
+             if s[0] == "ring wait"]
+    assert compiled.bounds_checked and len(sites) == 2, sites
+    assert "full barrier" in sites[0][1] and "consumer" in sites[0][1]
+    assert "empty barrier" in sites[1][1] and "producer" in sites[1][1]
+    assert "test_pipelines.py" in sites[0][2]
+    src = compiled.cuda_source
+    assert "enigma_ring_wait(" in src and "&enigma_ring_check" in src
