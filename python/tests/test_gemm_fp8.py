@@ -275,6 +275,10 @@ def test_bad_operands_are_refused(rng):
                         config=enigma.MmaConfig(32, 32, 64, 1, 1, 2),
                         runtime=rt)
 
+    with pytest.raises(enigma.EnigmaError, match="plain ones"):
+        enigma.gemm_fp8(a, b, 1.0, 1.0, config=enigma.MmaConfig(
+            128, 128, 128, 8, 1, 4, warp_specialized=True), runtime=rt)
+
 
 # --- the example ------------------------------------------------------------
 
