@@ -464,6 +464,17 @@ def bench_attention_library(timeout=900):
         faulthandler.cancel_dump_traceback_later()
 
 
+def bench_fp8(quick=True):
+    """enigma.gemm_fp8_block (e4m3, bf16 out) against torch._scaled_mm with
+    per-tensor and row-wise scales (bench/bench_fp8.py; ``quick``: 4096^3
+    and the Llama-3-8B gate+up shape), its rows added to this run's."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_fp8", os.path.join(HERE, "bench_fp8.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.run_all(rows, quick=quick)
+
+
 def bench_tv_add(rt, repeat, log2n, rounds=5):
     """The TV-layout element-wise add (examples/python/tv_add.py, @enigma.jit
     + Tensor.load/store) against the vec_width=4 vector add, both on the
@@ -889,6 +900,9 @@ def main():
     parser.add_argument("--log2n", type=int, default=28)
     parser.add_argument("--only", default="",
                         help="comma-separated steps to run (default: all)")
+    parser.add_argument("--fp8-all-shapes", action="store_true",
+                        help="the fp8 step over every shape of "
+                             "bench/bench_fp8.py, not only two")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rt = None
@@ -904,6 +918,7 @@ def main():
                                            tf32_too=True),
         "attention": lambda: bench_attention(rt, args.repeat),
         "attention_lib": bench_attention_library,
+        "fp8": lambda: bench_fp8(quick=not args.fp8_all_shapes),
         "launch": lambda: bench_launch_overhead(rt),
         "call_form": lambda: bench_call_form_overhead(rt),
         "compile": bench_compile,

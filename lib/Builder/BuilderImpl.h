@@ -60,6 +60,8 @@ inline mlir::Type mlirType(mlir::MLIRContext *ctx, DType t,
   case DType::F32: element = mlir::Float32Type::get(ctx); break;
   case DType::F16: element = mlir::Float16Type::get(ctx); break;
   case DType::BF16: element = mlir::BFloat16Type::get(ctx); break;
+  case DType::F8E4M3: element = mlir::Float8E4M3FNType::get(ctx); break;
+  case DType::F8E5M2: element = mlir::Float8E5M2Type::get(ctx); break;
   case DType::Bool: element = mlir::IntegerType::get(ctx, 1); break;
   default: element = mlir::IntegerType::get(ctx, 8 * byteWidth(t)); break;
   }
@@ -115,6 +117,13 @@ inline unsigned lanesOf(mlir::Type t) {
 }
 inline Value wrap(KernelBuilder *b, mlir::Value v, DType t) {
   return ValueAccess::wrap(b, v, t, lanesOf(v.getType()));
+}
+
+/// The value arithmetic works on: 8-bit floats are only stored and
+/// converted, and compute in f32 (docs/design/fp8.md), as CUDA's
+/// __nv_fp8 types do; other values are themselves.
+inline Value computable(KernelBuilder &k, const Value &v) {
+  return isFloat8(v.dtype()) ? k.cast(v, DType::F32) : v;
 }
 
 } // namespace enigma

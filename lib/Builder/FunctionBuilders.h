@@ -33,10 +33,11 @@ struct Unified {
   std::vector<mlir::Value> values;
   DType dtype;
 };
-/// Promotes `args` to one dtype (f32 when `toFloat` and it is not a float)
-/// and broadcasts scalars to the widest vector.
+/// Promotes `args` to one dtype (f32 when `toFloat` and it is not a float;
+/// f32 for 8-bit floats unless the function only moves values,
+/// `computes` false) and broadcasts scalars to the widest vector.
 Unified unify(KernelBuilder &k, const std::vector<Value> &args,
-              const char *what, bool toFloat = false);
+              const char *what, bool toFloat = false, bool computes = true);
 
 void requireInteger(DType t, const char *what);
 void requireFloat(DType t, const char *what);

@@ -151,7 +151,7 @@ void requireFloat(DType t, const char *what) {
 }
 
 Unified unify(KernelBuilder &k, const std::vector<Value> &args,
-              const char *what, bool toFloat) {
+              const char *what, bool toFloat, bool computes) {
   DType t = args.front().dtype();
   unsigned lanes = 1;
   for (const Value &v : args) {
@@ -161,6 +161,8 @@ Unified unify(KernelBuilder &k, const std::vector<Value> &args,
   }
   if (toFloat && !isFloat(t))
     t = DType::F32; // Metal has no integer sqrt, sin, ...; compute in float
+  if (isFloat8(t) && computes)
+    t = DType::F32; // 8-bit floats compute in f32 (docs/design/fp8.md)
   KernelBuilder::Impl &impl = k.internals();
   Unified out{{}, t};
   for (const Value &v : args) {

@@ -305,6 +305,8 @@ Value KernelBuilder::binary(BinaryOp op, Value a, Value b) {
                       shortName(a.dtype()) + " and " + shortName(b.dtype()) +
                       "); convert one with metal_cast");
   matchLanes(*this, a, b, "binary operation");
+  a = computable(*this, a);
+  b = computable(*this, b);
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
   mlir::Value x = raw(a), y = raw(b), r;
@@ -388,6 +390,8 @@ Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
                       shortName(a.dtype()) + " and " + shortName(b.dtype()) +
                       "); convert one with metal_cast");
   matchLanes(*this, a, b, "comparison");
+  a = computable(*this, a);
+  b = computable(*this, b);
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
   mlir::Value r;
@@ -409,6 +413,8 @@ Value KernelBuilder::compare(CompareOp op, Value a, Value b) {
 
 Value KernelBuilder::unary(UnaryOp op, Value a) {
   checkOwner(this, a, "unary operation");
+  if (op == UnaryOp::Neg)
+    a = computable(*this, a);
   OpBuilder &bd = impl->builder;
   Location loc = impl->location;
   DType t = a.dtype();
@@ -440,6 +446,10 @@ Value KernelBuilder::cast(Value a, DType to) {
   Location loc = impl->location;
   // Vectors convert lane by lane and keep their lane count.
   Type toType = mlirType(&impl->context, to, a.lanes());
+  // 8-bit floats convert directly only to and from the other floats; to
+  // integers and bool (-0.0 is false) and from integers through f32.
+  if ((isFloat8(from) && !isFloat(to)) || (isFloat8(to) && !isFloat(from)))
+    return cast(cast(a, DType::F32), to);
   mlir::Value x = raw(a), r;
   auto bits = [](Type t) { return getElementTypeOrSelf(t).getIntOrFloatBitWidth(); };
   if (to == DType::Bool) {

@@ -157,7 +157,9 @@ Value where(KernelBuilder &k, Value falseValue, Value trueValue, Value cond) {
   if (cond.dtype() != DType::Bool)
     throw EnigmaError(std::string("where: the condition must be a bool, got ") +
                       shortName(cond.dtype()) + "; compare it first");
-  Unified u = unify(k, {falseValue, trueValue}, "where");
+  // A selection moves values: 8-bit floats stay 8-bit.
+  Unified u = unify(k, {falseValue, trueValue}, "where", false,
+                    /*computes=*/false);
   KernelBuilder::Impl &impl = k.internals();
   unsigned lanes = std::max(falseValue.lanes(), trueValue.lanes());
   if (cond.lanes() > 1 && lanes != cond.lanes()) {

@@ -3,6 +3,7 @@
 
 #include "BuilderImpl.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaFloat8Ops.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -147,6 +148,9 @@ const Value &fragmentAmong(const Value &a, const Value &b, const char *what) {
 /// The element-wise conversion of `x` (a tensor) to `to`, as
 /// KernelBuilder::cast does for scalars.
 mlir::Value convert(KernelBuilder &k, mlir::Value x, DType from, DType to) {
+  // 8-bit floats convert directly only to and from the other floats.
+  if ((isFloat8(from) && !isFloat(to)) || (isFloat8(to) && !isFloat(from)))
+    return convert(k, convert(k, x, from, DType::F32), DType::F32, to);
   KernelBuilder::Impl &impl = k.internals();
   OpBuilder &bd = impl.builder;
   Location loc = impl.location;
@@ -221,6 +225,14 @@ Tile tileOf(KernelBuilder &k, const MmaOperand &operand, const char *name) {
 
 bool isFragment(const Value &v) { return v.valid() && tensorOf(v); }
 
+/// 8-bit float fragments compute in f32 (docs/design/fp8.md).
+static Value computableFragment(const Value &v) {
+  if (v.valid() && tensorOf(v) && isFloat8(v.dtype()))
+    return mmaCast(v, DType::F32);
+  return v;
+}
+
+
 FragmentShape fragmentShape(const Value &v) {
   RankedTensorType t = requireFragment(v, "fragmentShape");
   FragmentShape s;
@@ -263,9 +275,11 @@ Value mmaLoad(KernelBuilder &k, MmaMemory mem, Value offset, Value ld,
               Value boundCols) {
   Memory m = memoryOf(k, mem, "mma_load");
   if (m.dtype != DType::F32 && m.dtype != DType::F16 &&
-      m.dtype != DType::BF16 && m.dtype != DType::I32 && m.dtype != DType::U32)
-    throw EnigmaError(std::string("mma_load reads float, half, bfloat or "
-                                  "32-bit integer memory, not ") +
+      m.dtype != DType::BF16 && m.dtype != DType::I32 &&
+      m.dtype != DType::U32 && !isFloat8(m.dtype))
+    throw EnigmaError(std::string("mma_load reads float, half, bfloat, "
+                                  "8-bit float or 32-bit integer memory, "
+                                  "not ") +
                       shortName(m.dtype));
   if (rows <= 0 || cols <= 0)
     throw EnigmaError("mma_load: a fragment has positive sides");
@@ -324,10 +338,12 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
   if (&builderOf(a.memory) != &kb || &builderOf(b.memory) != &kb)
     throw EnigmaError("mma: an operand belongs to another kernel");
   Tile ta = tileOf(kb, a, "A"), tb = tileOf(kb, b, "B");
-  if (ta.dtype != tb.dtype)
+  // 8-bit floats of the two formats multiply together (e4m3 by e5m2).
+  if (ta.dtype != tb.dtype && !(isFloat8(ta.dtype) && isFloat8(tb.dtype)))
     throw EnigmaError(std::string("mma multiplies ") + shortName(ta.dtype) +
                       " by " + shortName(tb.dtype) +
-                      "; both operand tiles must have one dtype");
+                      "; both operand tiles must have one dtype (or both "
+                      "be 8-bit floats)");
   KernelBuilder::Impl &impl = kb.internals();
   if (warpgroup) {
     checkWarpgroupRows(t);
@@ -401,6 +417,7 @@ Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup) {
 
 Value mmaReduceRows(Value fragment, RowReduce kind) {
   RankedTensorType t = requireFragment(fragment, "reduce_rows");
+  fragment = computableFragment(fragment);
   if (t.getRank() != 2)
     throw EnigmaError("reduce_rows takes a fragment, not a row vector");
   if (!isFloat(fragment.dtype()))
@@ -435,6 +452,8 @@ Value mmaBroadcastRows(Value row, int cols) {
 
 Value mmaBinary(BinaryOp op, Value a, Value b) {
   const char *what = "fragment arithmetic";
+  a = computableFragment(a);
+  b = computableFragment(b);
   const Value &f = fragmentAmong(a, b, what);
   RankedTensorType t = tensorOf(f);
   DType dt = f.dtype();
@@ -514,6 +533,8 @@ Value mmaBinary(BinaryOp op, Value a, Value b) {
 
 Value mmaCompare(CompareOp op, Value a, Value b) {
   const char *what = "fragment comparison";
+  a = computableFragment(a);
+  b = computableFragment(b);
   const Value &f = fragmentAmong(a, b, what);
   RankedTensorType t = tensorOf(f);
   DType dt = f.dtype();
@@ -582,9 +603,26 @@ Value mmaCast(Value a, DType to) {
   return wrapAs(k, convert(k, raw(a), a.dtype(), to), to);
 }
 
+Value mmaSaturatingCast(Value a, DType to) {
+  RankedTensorType t = requireFragment(a, "saturating_cast");
+  if (!isFloat8(to))
+    throw EnigmaError(std::string("saturating_cast converts to an 8-bit "
+                                  "float (f8e4m3 or f8e5m2), not ") +
+                      shortName(to) + "; use .cast()");
+  if (a.dtype() != DType::F32 && a.dtype() != DType::F16 &&
+      a.dtype() != DType::BF16)
+    a = mmaCast(a, DType::F32);
+  KernelBuilder &k = *a.builder();
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<TruncFSatOp>(
+      impl.location, tensorType(k, to, t.getShape()), raw(a));
+  return wrapAs(k, op.getResult(), to);
+}
+
 Value mmaUnary(const std::string &fn, Value a) {
   RankedTensorType t = requireFragment(a, fn.c_str());
   (void)t;
+  a = computableFragment(a);
   KernelBuilder &k = *a.builder();
   KernelBuilder::Impl &impl = k.internals();
   OpBuilder &bd = impl.builder;

@@ -47,7 +47,7 @@ Value buildSimdFunction(KernelBuilder &k, const Function &fn,
       fn.rule == FunctionRule::GroupBallot ||
       fn.rule == FunctionRule::GroupLaneQuery)
     return buildSimdVote(k, fn, args);
-  const Value &v = args[0];
+  const Value v = computable(k, args[0]); // 8-bit floats in f32
   checkScalar(v, name);
   DType t = v.dtype();
   std::vector<mlir::Value> operands{raw(v)};

@@ -130,8 +130,11 @@ Value vecExtract(KernelBuilder &k, Value v, unsigned lane) {
 //===----------------------------------------------------------------------===//
 
 Value buildVectorFunction(KernelBuilder &k, const Function &fn,
-                          const std::vector<Value> &args) {
+                          const std::vector<Value> &given) {
   KernelBuilder::Impl &impl = k.internals();
+  std::vector<Value> args; // 8-bit floats compute in f32
+  for (const Value &v : given)
+    args.push_back(computable(k, v));
   const char *name = fn.name;
   std::vector<mlir::Value> operands;
   switch (fn.rule) {

@@ -91,6 +91,33 @@ std::optional<uint64_t> roundToBinaryFormat(double value, int exponentBits,
          (mantissa - implicitBit);
 }
 
+/// Rounds `value` to nearest-even in f8e4m3 (docs/design/fp8.md): an IEEE
+/// layout whose top exponent holds finite values, all but S.1111.111 (its
+/// one NaN); nothing if a finite value rounds beyond 448. From double
+/// directly, as roundToBinaryFormat.
+std::optional<uint64_t> roundToFloat8E4M3(double value) {
+  const uint64_t sign = std::signbit(value) ? 0x80u : 0u;
+  if (std::isnan(value))
+    return sign | 0x7fu;
+  if (std::isinf(value))
+    return std::nullopt;
+  double magnitude = std::fabs(value);
+  if (magnitude == 0)
+    return sign;
+  // 3 fraction bits: units of 2^(e - 3) in binade e, of 2^-9 below 2^-6.
+  int exponent = std::max(std::ilogb(magnitude), -6);
+  auto mantissa = uint64_t(std::nearbyint(std::ldexp(magnitude, 3 - exponent)));
+  if (mantissa >> 4) {
+    mantissa >>= 1;
+    ++exponent;
+  }
+  if (exponent > 8 || (exponent == 8 && mantissa == 15))
+    return std::nullopt; // beyond 448 (S.1111.111 is NaN)
+  if (mantissa < 8) // subnormal
+    return sign | mantissa;
+  return sign | (uint64_t(exponent + 7) << 3) | (mantissa - 8);
+}
+
 ScalarValue toFloatBits(const HostNumber &value, DType dtype,
                         std::string_view what) {
   double number = 0;
@@ -113,6 +140,15 @@ ScalarValue toFloatBits(const HostNumber &value, DType dtype,
   }
   case DType::F16:
     bits = roundToBinaryFormat(number, 5, 10);
+    break;
+  case DType::F8E4M3:
+    bits = roundToFloat8E4M3(number);
+    break;
+  case DType::F8E5M2: // IEEE-like: infinities, NaN with all exponent bits
+    if (std::isnan(number))
+      bits = (std::signbit(number) ? 0x80u : 0u) | 0x7fu; // metal_fp8.h's NaN
+    else
+      bits = roundToBinaryFormat(number, 5, 2);
     break;
   default: // BF16
     bits = roundToBinaryFormat(number, 8, 7);

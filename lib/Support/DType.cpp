@@ -25,6 +25,12 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {DType::I64, 8, "i64", "Int64", "long", "int64", false, true},
     {DType::U64, 8, "u64", "UInt64", "ulong", "uint64", false, false},
     {DType::Bool, 1, "b1", "Bool", "bool", "bool", false, false},
+    // Stored as uchar in every C-family target; the numpy names are
+    // ml_dtypes' (also torch.float8_e4m3fn / float8_e5m2).
+    {DType::F8E4M3, 1, "f8e4m3", "Float8E4M3", "uchar", "float8_e4m3fn", true,
+     true},
+    {DType::F8E5M2, 1, "f8e5m2", "Float8E5M2", "uchar", "float8_e5m2", true,
+     true},
 }};
 
 const DTypeInfo &info(DType t) { return kInfo[static_cast<size_t>(t)]; }
@@ -35,6 +41,7 @@ const char *shortName(DType t) { return info(t).shortName; }
 const char *mslName(DType t) { return info(t).msl; }
 const char *numpyName(DType t) { return info(t).numpy; }
 bool isFloat(DType t) { return info(t).isFloat; }
+bool isFloat8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 bool isInteger(DType t) { return !info(t).isFloat && t != DType::Bool; }
 bool isSigned(DType t) { return info(t).isSigned; }
 
@@ -53,6 +60,8 @@ std::optional<DType> parseDType(std::string_view name) {
   if (name == "int64_t") return DType::I64;
   if (name == "uint64_t") return DType::U64;
   if (name == "bfloat16_t") return DType::BF16;
+  if (name == "float8_e4m3" || name == "e4m3") return DType::F8E4M3;
+  if (name == "e5m2") return DType::F8E5M2;
   return std::nullopt;
 }
 

@@ -22,6 +22,9 @@ from ._control import *  # noqa: F401,F403
 from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
+from ._fp8 import *  # noqa: F401,F403  (8-bit floats)
+from ._gemm_fp8 import *  # noqa: F401,F403  (scaled 8-bit float GEMM)
+from ._gemm_fp8_launch import *  # noqa: F401,F403  (enigma.gemm_fp8)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
 from ._pipeline import *  # noqa: F401,F403  (pipelines with roles)
 from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
@@ -32,7 +35,8 @@ from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,
     Scalar, ShapedBuffer, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32,
-    i8, i16, i32, i64, u8, u16, u32, u64)
+    i8, i16, i32, i64, u8, u16, u32, u64, Float8E4M3, Float8E5M2, f8e4m3,
+    f8e5m2)
 from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     DeviceCapabilities, MetalRuntime, MetalUnavailableError, PreparedKernel,

@@ -29,7 +29,13 @@ class DType:
 
     @property
     def is_float(self) -> bool:
-        return self.name in ("f32", "f16", "bf16")
+        return self.name in ("f32", "f16", "bf16", "f8e4m3", "f8e5m2")
+
+    @property
+    def is_float8(self) -> bool:
+        """An 8-bit float (``enigma.f8e4m3``, ``enigma.f8e5m2``): stored as
+        a byte, computed with in f32 (docs/reference/fp8.md)."""
+        return self.name in ("f8e4m3", "f8e5m2")
 
     @property
     def is_signed(self) -> bool:
@@ -37,13 +43,15 @@ class DType:
 
     @property
     def numpy_dtype(self):
-        """The numpy dtype of a host array for this type (bf16 -> uint16 bits)."""
-        if self.name == "bf16":
+        """The numpy dtype of a host array for this type: ml_dtypes' type
+        where ml_dtypes is installed, else the bits (bf16 -> uint16, the
+        8-bit floats -> uint8)."""
+        if self.name == "bf16" or self.is_float8:
             try:
                 import ml_dtypes  # noqa: F401  (optional)
-                return np.dtype("bfloat16")
+                return np.dtype(self.numpy_name)
             except ImportError:
-                return np.dtype(np.uint16)
+                return np.dtype(np.uint16 if self.name == "bf16" else np.uint8)
         return np.dtype(self.numpy_name)
 
     def __repr__(self) -> str:
@@ -124,11 +132,22 @@ UInt32, u32 = _make("UInt32", "u32", "uint", 32, "uint32")
 Int64, i64 = _make("Int64", "i64", "long", 64, "int64")
 UInt64, u64 = _make("UInt64", "u64", "ulong", 64, "uint64")
 Bool, b1 = _make("Bool", "b1", "bool", 1, "bool")
+# The OCP 8-bit floats, stored as bytes (Metal spells them uchar).
+Float8E4M3, f8e4m3 = _make("Float8E4M3", "f8e4m3", "uchar", 8, "float8_e4m3fn")
+Float8E5M2, f8e5m2 = _make("Float8E5M2", "f8e5m2", "uchar", 8, "float8_e5m2")
+Float8E4M3.__doc__ = (
+    "The 8-bit float e4m3 (``enigma.f8e4m3``): 4 exponent bits, 3 fraction "
+    "bits, no infinities, largest finite 448; stored as a byte.")
+Float8E5M2.__doc__ = (
+    "The 8-bit float e5m2 (``enigma.f8e5m2``): 5 exponent bits, 2 fraction "
+    "bits, IEEE-like with infinities, largest finite 57344; stored as a "
+    "byte.")
 
 # The original DSL's name for the base class of the element types.
 Numeric = DType
 
-ALL_DTYPES = (f32, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, b1)
+ALL_DTYPES = (f32, f16, bf16, i8, u8, i16, u16, i32, u32, i64, u64, b1,
+              f8e4m3, f8e5m2)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 
 

@@ -29,6 +29,8 @@ DLPACK_DTYPES = {
     (0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
     (1, 8): "u8", (1, 16): "u16", (1, 32): "u32", (1, 64): "u64",
     (2, 16): "f16", (2, 32): "f32", (4, 16): "bf16", (6, 8): "b1",
+    # DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2.
+    (10, 8): "f8e4m3", (12, 8): "f8e5m2",
 }
 # Stream values of __cuda_array_interface__ that name a default stream,
 # which the runtime's blocking stream already waits for.

@@ -220,10 +220,11 @@ def operands(a, b):
     a_is_value, b_is_value = isinstance(a, IRValue), isinstance(b, IRValue)
     if not a_is_value and not b_is_value:
         fail("at least one operand must be a traced value")
+    # A number next to an 8-bit float is an f32, as the arithmetic is.
     if not a_is_value:
-        a = to_value(a, b.dtype)
+        a = to_value(a, f32 if b.dtype.is_float8 else b.dtype)
     if not b_is_value:
-        b = to_value(b, a.dtype)
+        b = to_value(b, f32 if a.dtype.is_float8 else a.dtype)
     common = _core.KernelBuilder.promote(a.dtype.name, b.dtype.name)
     return a.cast(common), b.cast(common)
 

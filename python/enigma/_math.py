@@ -24,9 +24,12 @@ def _build(what, fn, *args):
     return IRValue(tracer, tracer.call(fn, *args))
 
 
-def _values(args):
-    """IRValues for ``args``; numbers adopt the first IRValue's dtype."""
+def _values(args, computes=True):
+    """IRValues for ``args``; numbers adopt the first IRValue's dtype (f32
+    for an 8-bit float when the function computes: it computes in f32)."""
     like = next((a.dtype for a in args if isinstance(a, IRValue)), None)
+    if computes and like is not None and like.is_float8:
+        like = as_dtype("f32")
     return [to_value(a, like) for a in args]
 
 
@@ -95,7 +98,7 @@ def where(false_val, true_val, cond):
     if any(isinstance(a, _Fragment) for a in (false_val, true_val, cond)):
         return fragment_where(false_val, true_val, cond)
     _check_select_order(false_val, cond)
-    f, t = _values([false_val, true_val])
+    f, t = _values([false_val, true_val], computes=False)
     c = to_value(cond)
     return _build("where", _core.where, f._value, t._value, c._value)
 

@@ -39,6 +39,10 @@ def _buffer_params(compiled):
     return [p for p in compiled.params if p.kind == "buffer"]
 
 
+# PyTorch's 8-bit float dtypes (by name) -> Enigma's.
+_TORCH_FLOAT8 = {"torch.float8_e4m3fn": "f8e4m3", "torch.float8_e5m2": "f8e5m2"}
+
+
 def _as_bytes(value, param, position: int):
     """(uint8 view, dtype name) of one input, copied if not contiguous."""
     label = (f"input {position} ({param.name})" if param is not None
@@ -55,6 +59,12 @@ def _as_bytes(value, param, position: int):
         import mlx.core as mx
         bits = np.ascontiguousarray(np.asarray(value.view(mx.uint16)))
         return bits.reshape(-1).view(np.uint8), "bf16"
+    if str(getattr(value, "dtype", "")) in _TORCH_FLOAT8:
+        # A PyTorch tensor of 8-bit floats, which numpy cannot hold: its
+        # bits.
+        import torch
+        bits = value.detach().contiguous().view(torch.uint8).cpu().numpy()
+        return bits.reshape(-1), _TORCH_FLOAT8[str(value.dtype)]
     if param is not None and isinstance(value, (list, tuple, range, bool,
                                                 int, float, np.generic)):
         return _numbers_as_bytes(value, param, label)
@@ -80,6 +90,9 @@ def _as_bytes(value, param, position: int):
     if (param is not None and param.dtype.name == "bf16"
             and value.dtype == np.uint16):
         dtype = param.dtype  # bf16 bits carried in a uint16 array
+    if (param is not None and param.dtype.is_float8
+            and value.dtype == np.uint8):
+        dtype = param.dtype  # 8-bit float bits carried in a uint8 array
     array = np.ascontiguousarray(value)
     return array.reshape(-1).view(np.uint8), dtype.name
 

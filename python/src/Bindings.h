@@ -67,6 +67,8 @@ void bindLayout(nanobind::module_ &m);
 void bindTensor(nanobind::module_ &m);
 /// Fragments, products and tile copies (python/enigma/_mma.py).
 void bindMma(nanobind::module_ &m);
+/// The 8-bit floats' saturating conversion and host conversions.
+void bindFloat8(nanobind::module_ &m);
 /// Pipeline rings, pipelines and stage copies (PipelineBindings.cpp).
 void bindPipeline(nanobind::module_ &m);
 } // namespace enigma::python

@@ -552,10 +552,12 @@ size_t entryBytes(const KernelParam &param) {
 }
 
 /// The dtype an array must have for a buffer parameter: its own, or for a
-/// bf16 parameter also uint16 (bit patterns, as execute takes them).
+/// bf16 parameter also uint16 and for an 8-bit float one uint8 (bit
+/// patterns, as execute takes them).
 bool dtypeFits(const KernelParam &param, std::optional<DType> dtype) {
   return dtype && (*dtype == param.dtype ||
-                   (param.dtype == DType::BF16 && *dtype == DType::U16));
+                   (param.dtype == DType::BF16 && *dtype == DType::U16) ||
+                   (isFloat8(param.dtype) && *dtype == DType::U8));
 }
 
 /// Alignment every runtime gives its own buffers and the compiler relies on
@@ -684,6 +686,9 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
                         numpyName(param.dtype) + " arrays" +
                         (param.dtype == DType::BF16
                              ? " (or uint16 arrays of bfloat16 bits)"
+                         : isFloat8(param.dtype)
+                             ? " (or uint8 arrays of its bits, "
+                               "enigma.fp8_encode)"
                              : "") +
                         "; convert it first (e.g. .astype / .to)");
     if (!info.contiguous)

@@ -194,6 +194,13 @@ void bindMma(nb::module_ &m) {
       },
       "builder"_a, "value"_a, "dtype"_a);
   m.def(
+      "mma_saturating_cast",
+      [](KernelBuilder &b, Value x, const std::string &dtype) {
+        checkBuilder(b, x, "saturating_cast");
+        return mmaSaturatingCast(x, dtypeNamed(dtype));
+      },
+      "builder"_a, "value"_a, "dtype"_a);
+  m.def(
       "mma_unary",
       [](KernelBuilder &b, const std::string &fn, Value x) {
         checkBuilder(b, x, fn.c_str());

@@ -69,5 +69,6 @@ NB_MODULE(_core, m) {
   enigma::python::bindLayout(m);
   enigma::python::bindTensor(m);
   enigma::python::bindMma(m);
+  enigma::python::bindFloat8(m);
   enigma::python::bindPipeline(m);
 }

@@ -240,6 +240,14 @@ void bindRuntime(nb::module_ &m) {
           },
           "The GPU's name (CUDA); empty for the CPU backends.")
       .def_prop_ro(
+          "architecture",
+          [](Runtime &r) {
+            return r.backend->name() == "cuda" ? r.cuda().architecture()
+                                               : std::string();
+          },
+          "What CUDA kernels are compiled for (\"sm_90a\", \"sm_80\", "
+          "\"compute_90\"...); empty for the other backends.")
+      .def_prop_ro(
           "multiprocessors",
           [](Runtime &r) {
             return r.backend->name() == "cuda" ? r.cuda().multiprocessors()

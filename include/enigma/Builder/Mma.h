@@ -116,6 +116,9 @@ Value mmaCompare(CompareOp op, Value a, Value b);
 Value mmaSelect(Value cond, Value a, Value b);
 /// Element-wise conversion.
 Value mmaCast(Value a, DType to);
+/// Element-wise conversion to an 8-bit float that clamps magnitudes beyond
+/// its largest finite value to it (saturatingCast, Float8.h).
+Value mmaSaturatingCast(Value a, DType to);
 /// Element-wise math function by Metal name: "exp", "exp2", "log", "log2",
 /// "sqrt", "rsqrt", "tanh", "abs", "neg", "sin", "cos", "floor", "ceil".
 Value mmaUnary(const std::string &fn, Value a);

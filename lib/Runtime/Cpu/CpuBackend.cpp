@@ -139,6 +139,9 @@ std::string constantLiteral(const ScalarValue &value) {
     return floatLiteral(halfToFloat(uint16_t(value.bits)));
   case DType::BF16:
     return floatLiteral(std::bit_cast<float>(uint32_t(value.bits << 16)));
+  case DType::F8E4M3:
+  case DType::F8E5M2: // stored as uchar: the bits
+    return "(uchar)" + std::to_string(value.bits & 0xff) + "u";
   default:
     break;
   }

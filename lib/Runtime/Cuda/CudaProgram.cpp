@@ -75,6 +75,9 @@ std::string literalFor(const ScalarValue &value) {
            floatLiteral(floatFromBits(uint32_t(low) << 16)) + ")";
   case DType::Bool:
     return low ? "true" : "false";
+  case DType::F8E4M3:
+  case DType::F8E5M2: // stored as uchar: the bits
+    return "(unsigned char)" + std::to_string(low) + "u";
   default:
     return isSigned(value.dtype) ? signedLiteral(signExtend(low, bytes))
                                  : std::to_string(low) + "ULL";

@@ -156,6 +156,8 @@ MTLDataType metalDataType(DType type) {
   case DType::I8:
     return MTLDataTypeChar;
   case DType::U8:
+  case DType::F8E4M3: // 8-bit floats are uchar bits in Metal
+  case DType::F8E5M2:
     return MTLDataTypeUChar;
   case DType::I16:
     return MTLDataTypeShort;

@@ -43,6 +43,8 @@ std::string CFamilyEmitter::typeName(Type type, bool asSigned) {
   if (type.isF32()) return "float";
   if (type.isF16()) return "half";
   if (type.isBF16()) return "bfloat";
+  // 8-bit floats are stored as bytes everywhere (EmitFloat8.cpp).
+  if (type.isFloat8E4M3FN() || type.isFloat8E5M2()) return "uchar";
   // Each target defines it (MSLEmitter.cpp, the preludes).
   if (llvm::isa<AsyncEventType>(type)) return "enigma_async_event";
   if (auto tensor = llvm::dyn_cast<RankedTensorType>(type))
@@ -195,6 +197,8 @@ static std::string floatLiteral(const llvm::APFloat &value) {
 
 std::string CFamilyEmitter::constant(Attribute value, Type type) {
   if (auto f = llvm::dyn_cast<FloatAttr>(value)) {
+    if (type.isFloat8E4M3FN() || type.isFloat8E5M2())
+      return float8Literal(f.getValue());
     llvm::APFloat v = f.getValue();
     bool lost;
     v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
@@ -296,7 +300,8 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
     return failure();
   if (handled)
     return success();
-  for (auto family : {emitArithFamily, emitMathFamily, emitVectorFamily,
+  for (auto family : {emitFloat8Family, emitArithFamily, emitMathFamily,
+                      emitVectorFamily,
                       emitCooperationFamily, emitSimdFamily, emitControlFamily,
                       emitVectorMemoryFamily}) {
     if (failed(family(*this, op, handled)))

@@ -276,8 +276,16 @@ LogicalResult emitConversion(ArithPrinter &p, bool &handled) {
         p.floatToInt(false);
         return success();
       })
-      .Case([&](arith::ExtFOp) { return convert(false, false); })
-      .Case([&](arith::TruncFOp) { return convert(false, false); })
+      .Case([&](arith::ExtFOp) {
+        p.define(floatConversionExpr(e, p.a().getType(),
+                                     p.result().getType(), e.expr(p.a())));
+        return success();
+      })
+      .Case([&](arith::TruncFOp) {
+        p.define(floatConversionExpr(e, p.a().getType(),
+                                     p.result().getType(), e.expr(p.a())));
+        return success();
+      })
       .Case([&](arith::BitcastOp) {
         p.define("as_type<" + p.type() + ">(" + e.expr(p.a()) + ")");
         return success();

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "Families.h"
 
+#include "enigma/Dialect/Enigma/IR/EnigmaFloat8Ops.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -274,6 +275,8 @@ std::string swizzleArgs(std::optional<ArrayRef<int32_t>> sw) {
 /// A scalar literal of an element type (for splat tensor constants).
 std::string literal(CFamilyEmitter &e, Attribute value, Type type) {
   if (auto f = llvm::dyn_cast<FloatAttr>(value)) {
+    if (isFloat8Type(type))
+      return float8Literal(f.getValue());
     double d = f.getValueAsDouble();
     std::string text;
     if (std::isnan(d))
@@ -394,8 +397,16 @@ std::string elementExpr(CFamilyEmitter &e, Operation *op,
         return el(s.getCondition()) + " ? " + el(s.getTrueValue()) + " : " +
                el(s.getFalseValue());
       })
-      .Case([&](arith::ExtFOp) { return "(" + rt + ")" + el(a()); })
-      .Case([&](arith::TruncFOp) { return "(" + rt + ")" + el(a()); })
+      .Case([&](arith::ExtFOp) {
+        return floatConversionExpr(e, elemType(a()), elemType(r), el(a()));
+      })
+      .Case([&](arith::TruncFOp) {
+        return floatConversionExpr(e, elemType(a()), elemType(r), el(a()));
+      })
+      .Case([&](TruncFSatOp) {
+        return floatConversionExpr(e, elemType(a()), elemType(r), el(a()),
+                                   /*saturate=*/true);
+      })
       .Case([&](arith::UIToFPOp) { return "(" + rt + ")" + el(a()); })
       .Case([&](arith::SIToFPOp) { return "(" + rt + ")" + S(a()); })
       // NaN and values past the range defined: metal_float_to_int.h.
@@ -580,8 +591,15 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
             boolText(mma.getTf32()) + ", " + boolText(mma.getWarpgroup()) +
             ", " + boolText(mma.getAsynchronous());
+        // 8-bit float tiles: enigma_mma_fp8 takes their formats first.
+        std::string callee = "enigma_mma_sync<";
+        if (isFloat8Type(mma.getA().getType()))
+          callee = "enigma_mma_fp8<" +
+                   std::to_string(float8Format(mma.getA().getType())) +
+                   ", " +
+                   std::to_string(float8Format(mma.getB().getType())) + ", ";
         e.define(mma.getResult(),
-                 "enigma_mma_sync<" + targs + ">(" + e.expr(mma.getAcc()) +
+                 callee + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +
                      e.expr(mma.getABase()) + ", " + e.expr(mma.getAOffset()) +
                      ", " + e.expr(mma.getB()) + ", " +
@@ -669,8 +687,9 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         // Element-wise arith / math on fragments; everything else is not
         // this family's.
         if (!touchesFragments(other) ||
-            !llvm::isa<arith::ArithDialect, math::MathDialect>(
-                other->getDialect())) {
+            !(llvm::isa<arith::ArithDialect, math::MathDialect>(
+                  other->getDialect()) ||
+              isa<TruncFSatOp>(other))) {
           handled = false;
           return success();
         }

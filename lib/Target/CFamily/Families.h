@@ -74,6 +74,30 @@ std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel);
 /// integer conversion (metal_float_to_int.h) when it converts floats.
 void emitTotalOperationDeclarations(CFamilyEmitter &e);
 
+/// The 8-bit floats (EmitFloat8.cpp): enigma.truncf_sat, and a refusal of
+/// arith that computes on them (the builder computes in f32).
+mlir::LogicalResult emitFloat8Family(CFamilyEmitter &e, mlir::Operation *op,
+                                     bool &handled);
+/// `x` of float type `from` (scalar or vector) converted to `to`: plain C
+/// casts, or the semantics library's calls where either is an 8-bit float
+/// (`saturate`: the saturating encoding).
+std::string floatConversionExpr(CFamilyEmitter &e, mlir::Type from,
+                                mlir::Type to, const std::string &x,
+                                bool saturate = false);
+/// An 8-bit float constant as its bits, "(uchar)0x7e" (NaNs as the
+/// conversions make them).
+std::string float8Literal(const llvm::APFloat &value);
+/// Whether the kernel has values or buffers of 8-bit floats.
+bool usesFloat8(KernelOp kernel);
+/// MSL (MSLEmitter prints it): metal_fp8.h's conversions when the kernel
+/// uses 8-bit floats.
+void emitFloat8Declarations(CFamilyEmitter &e);
+/// MSL: enigma_mma_fp8, when the kernel multiplies 8-bit float tiles
+/// (after emitMmaDeclarations).
+void emitFloat8MmaDeclarations(CFamilyEmitter &e);
+/// The format code of the mma helpers: 0 for f8E4M3FN, 1 for f8E5M2.
+int float8Format(mlir::Type t);
+
 /// Declarations that must precede the kernel function (Metal function
 /// constants, helper types); printed by every target before the signature.
 void emitFileScopeDeclarations(CFamilyEmitter &e);

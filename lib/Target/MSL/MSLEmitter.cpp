@@ -92,7 +92,9 @@ protected:
 
     emitFileScopeDeclarations(*this);
     emitAsyncCopyDeclarations();
+    emitFloat8Declarations(*this);
     emitMmaDeclarations(*this);
+    emitFloat8MmaDeclarations(*this);
     emitTotalOperationDeclarations(*this);
     if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
       os << "[[max_total_threads_per_threadgroup(" << *threads << ")]]\n";

@@ -23,8 +23,10 @@
 
 using namespace metal;
 #include "metal_total_division.h"
+#include "metal_fp8.h"
 #include "metal_float_to_int.h"
 #include "enigma_cpu_mma.h"
+#include "enigma_cpu_mma_fp8.h"
 
 // Marks kernel buffer pointers as not aliasing, as Metal buffers are assumed.
 #define ENIGMA_CPU_RESTRICT __restrict__

@@ -475,6 +475,51 @@ namespace enigma_mma {
 template <class T> struct alignas(2 * sizeof(T)) Pair {
   T x, y;
 };
+
+/* enigma_mma_load with ld = 0: element (r, c) = p[off + c] (Trans: p[off +
+ * r]). A lane's elements cover 2 rows per 16-row block and 2 columns per
+ * 8-column block; each distinct value is loaded once (bounded: 0 outside
+ * rows x cols, not read). */
+template <bool Trans, bool Bounded, class F, class P>
+__device__ __forceinline__ void broadcast_load(F &f, P p, u64 off, u64 rows,
+                                               u64 cols, unsigned lane) {
+  typedef typename F::value_type T;
+  constexpr int M = F::rows, N = F::cols;
+  const u64 g = lane >> 2, t2 = 2u * (lane & 3u);
+  if (Trans) { /* one value per row: rows 16 bi + g and 16 bi + g + 8 */
+#pragma unroll
+    for (int bi = 0; bi < M / 16; ++bi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const u64 r = u64(16 * bi + 8 * h) + g;
+        const T v = (!Bounded || r < rows) ? T(p[off + r]) : T(0.0f);
+#pragma unroll
+        for (int bj = 0; bj < N / 8; ++bj)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const u64 c = u64(8 * bj) + t2 + u64(e);
+            f.v[4 * (bi * (N / 8) + bj) + 2 * h + e] =
+                (!Bounded || c < cols) ? v : T(0.0f);
+          }
+      }
+  } else { /* one value per column: columns 8 bj + 2t and 8 bj + 2t + 1 */
+#pragma unroll
+    for (int bj = 0; bj < N / 8; ++bj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const u64 c = u64(8 * bj) + t2 + u64(e);
+        const T v = (!Bounded || c < cols) ? T(p[off + c]) : T(0.0f);
+#pragma unroll
+        for (int bi = 0; bi < M / 16; ++bi)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const u64 r = u64(16 * bi + 8 * h) + g;
+            f.v[4 * (bi * (N / 8) + bj) + 2 * h + e] =
+                (!Bounded || r < rows) ? v : T(0.0f);
+          }
+      }
+  }
+}
 } // namespace enigma_mma
 
 /* Element (r, c) = p[off + r * ld + c] (Trans: p[off + c * ld + r]); with
@@ -489,6 +534,14 @@ __device__ __forceinline__ F enigma_mma_load(P p, enigma_mma::u64 off,
                                              unsigned lane) {
   typedef typename F::value_type T;
   F f;
+  if (ld == 0) {
+    /* Every row reads the same elements (Trans: every column): a row or
+     * column broadcast, such as a scale or bias vector. Each distinct
+     * element is read once and shared by the elements that repeat it, so
+     * the fragment costs registers for its distinct values only. */
+    enigma_mma::broadcast_load<Trans, Bounded>(f, p, off, rows, cols, lane);
+    return f;
+  }
   const bool pairs = !Trans && ((off | ld) & 1u) == 0;
 #pragma unroll
   for (int i = 0; i < F::size; i += 2) {

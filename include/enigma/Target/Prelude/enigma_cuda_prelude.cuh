@@ -46,6 +46,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 using namespace metal;
 #include "enigma_cuda_vectors.cuh"
 #include "metal_total_division.h"
+#include "metal_fp8.h"
 #include "metal_float_to_int.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
@@ -611,6 +612,7 @@ __device__ inline float enigma_atomic_fetch_max_explicit(float *p, V value,
 #include "enigma_cuda_vector_memory.cuh"
 #include "enigma_cuda_async_copy.cuh"
 #include "enigma_cuda_mma.cuh"
+#include "enigma_cuda_mma_fp8.cuh"
 #include "enigma_cuda_tma.cuh"
 #include "enigma_cuda_pipeline.cuh"
 

@@ -193,7 +193,10 @@ LogicalResult FunctionConstantOp::verify() {
   bool matches = isFloat(*dtype)
                      ? isa<FloatType>(type) &&
                            width == 8 * byteWidth(*dtype) &&
-                           (*dtype != DType::BF16 || type.isBF16())
+                           (*dtype != DType::BF16 || type.isBF16()) &&
+                           (*dtype != DType::F8E4M3 ||
+                            type.isFloat8E4M3FN()) &&
+                           (*dtype != DType::F8E5M2 || type.isFloat8E5M2())
                  : *dtype == DType::Bool ? type.isInteger(1)
                      : type.isInteger(8 * byteWidth(*dtype));
   if (!matches)

@@ -28,6 +28,7 @@ void EnigmaDialect::initialize() {
   registerAsyncCopyOps();
   registerMmaOps();
   registerThreadLoopOps();
+  registerFloat8Ops();
   registerPipelineOps();
 }
 

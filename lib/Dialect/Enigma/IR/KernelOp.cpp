@@ -71,7 +71,8 @@ static bool isElementType(Type t) {
   if (auto i = llvm::dyn_cast<IntegerType>(t))
     return i.isSignless() && llvm::is_contained({1u, 8u, 16u, 32u, 64u},
                                                 i.getWidth());
-  return t.isF16() || t.isBF16() || t.isF32();
+  return t.isF16() || t.isBF16() || t.isF32() || t.isFloat8E4M3FN() ||
+         t.isFloat8E5M2();
 }
 
 /// The kernel's name is printed as the C identifier enigma_kernel_<name>:

@@ -1,5 +1,6 @@
 //===- MmaOps.cpp - The matrix multiply-accumulate family -----------------===//
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaFloat8Ops.h"
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 
@@ -336,11 +337,14 @@ LogicalResult verifyMma(MmaOp op) {
   int64_t m = acc.getDimSize(0), n = acc.getDimSize(1), k = op.getK();
   Type ta = op.getA().getType().getElementType();
   Type tb = op.getB().getType().getElementType();
-  if (ta != tb)
+  // 8-bit floats of the two formats multiply together (e4m3 by e5m2).
+  bool fp8 = isFloat8Type(ta) && isFloat8Type(tb);
+  if (ta != tb && !fp8)
     return op.emitOpError() << "multiplies " << typeText(ta) << " by "
                             << typeText(tb)
-                            << "; both operands must have one element type";
-  int64_t kStep = ta.isF32() ? 8 : 16;
+                            << "; both operands must have one element type "
+                               "(or both be 8-bit floats)";
+  int64_t kStep = ta.isF32() ? 8 : fp8 ? 32 : 16;
   if (k % kStep != 0)
     return op.emitOpError() << "K = " << k << " must be a multiple of "
                             << kStep << " for " << typeText(ta)

@@ -31,6 +31,7 @@ def Enigma_Dialect : Dialect {
     void registerAsyncCopyOps();
     void registerMmaOps();
     void registerThreadLoopOps();
+    void registerFloat8Ops();
     void registerPipelineOps();
   }];
 }

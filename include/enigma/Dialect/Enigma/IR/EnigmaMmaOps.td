@@ -34,16 +34,24 @@ def Enigma_MmaReduceKind : I32EnumAttr<"MmaReduceKind", "row reduction", [
   let cppNamespace = "::enigma";
 }
 
-def Enigma_FragmentElement : AnyTypeOf<[F32, F16, BF16, I32, I1],
-    "float, half, bfloat, int or bool">;
-def Enigma_Fragment : TensorRankOf<[F32, F16, BF16, I32, I1], [2]>;
-def Enigma_FragmentOrRow : TensorRankOf<[F32, F16, BF16, I32, I1], [1, 2]>;
+// 8-bit float fragments only hold converted values on their way to
+// memory (and from it): the builder computes on them in f32.
+def Enigma_FragmentElement : AnyTypeOf<[F32, F16, BF16, I32, I1, F8E4M3FN,
+                                        F8E5M2],
+    "float, half, bfloat, int, bool or an 8-bit float">;
+def Enigma_Fragment : TensorRankOf<[F32, F16, BF16, I32, I1, F8E4M3FN,
+                                    F8E5M2], [2]>;
+def Enigma_FragmentOrRow : TensorRankOf<[F32, F16, BF16, I32, I1, F8E4M3FN,
+                                         F8E5M2], [1, 2]>;
 def Enigma_FloatFragment : TensorRankOf<[F32, F16, BF16], [2]>;
 def Enigma_FloatRow : TensorRankOf<[F32, F16, BF16], [1]>;
 def Enigma_AccumulatorFragment : TensorRankOf<[F32], [2]>;
-def Enigma_MmaMemRef : MemRefRankOf<[F32, F16, BF16, I32], [1]>;
-def Enigma_MmaOperandMemRef : MemRefRankOf<[F32, F16, BF16], [1]>;
-def Enigma_TileCopyMemRef : MemRefRankOf<[F32, F16, BF16, I8, I16, I32], [1]>;
+def Enigma_MmaMemRef : MemRefRankOf<[F32, F16, BF16, I32, F8E4M3FN, F8E5M2],
+                                    [1]>;
+def Enigma_MmaOperandMemRef : MemRefRankOf<[F32, F16, BF16, F8E4M3FN, F8E5M2],
+                                           [1]>;
+def Enigma_TileCopyMemRef : MemRefRankOf<[F32, F16, BF16, I8, I16, I32,
+                                          F8E4M3FN, F8E5M2], [1]>;
 
 // The shared verifier of every op (MmaOps.cpp): inside a kernel, not under
 // control flow that depends on the lane (or, for the tile copy, on the
@@ -127,8 +135,10 @@ def Enigma_MmaOp : Enigma_MmaOp<"mma", [AllTypesMatch<["acc", "result"]>]> {
     must keep 16-byte chunks whole (base >= log2(16 / element bytes)).
     `a_base` and `b_base` must be multiples of 16 bytes.
 
-    Operands are f16, bf16 (the same for A and B) or f32; the accumulator
-    is f32. f32 operands may use TF32 only with `tf32`.
+    Operands are f16, bf16 (the same for A and B), f32, or 8-bit floats
+    (f8E4M3FN / f8E5M2, A and B of either format: exact products summed
+    in f32, K a multiple of 32); the accumulator is f32. f32 operands may
+    use TF32 only with `tf32`.
 
     `a_block_stride` / `b_block_stride`: the stored columns come in blocks
     of `ld` columns, block j at offset j * stride (element (sr, sc) at
