@@ -23,6 +23,7 @@ each returning the accumulator of one block), and the epilogue
 
 from __future__ import annotations
 
+from . import _core
 from ._control import for_range, if_, range_constexpr
 from ._dtypes import as_dtype
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
@@ -99,11 +100,14 @@ class MmaConfig:
 
     @property
     def consumer_registers(self) -> int:
-        """Registers per thread of the consumers: what 64K registers leave
-        after the producer, at most 256 (CUDA; fp32 products on 128 x 128
-        spilled at 240)."""
-        free = (65536 - 128 * self.producer_registers) // self.threads
-        return min(256, free - free % 8)
+        """Registers per thread of the consumers (CUDA): what the block
+        holds from launch on (``threads + 128`` threads, each with the
+        registers ``__launch_bounds__`` leaves it) less the producer's, at
+        most 256; 224 beside 256 consumers, 112 beside 512 (fp32 products
+        on 128 x 128 spilled at 240). ``setmaxnreg`` cannot give more:
+        the consumers would wait for registers forever."""
+        return _core.fitting_consumer_registers(self.threads, 128,
+                                                self.producer_registers)
 
     def smem_bytes(self, dtype) -> int:
         return self.stages * (self.bm + self.bn) * self.bk * \

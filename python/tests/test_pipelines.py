@@ -297,7 +297,37 @@ def test_role_registers_that_do_not_fit_are_refused():
                              consumer_registers=248)
 
     msg = _compile_error(bad)
-    assert "128 x 40 + 256 x 248 = 68608" in msg and "65536" in msg, msg
+    assert "128 x 40 + 256 x 248 = 68608" in msg and "384 x 168 = 64512" \
+        in msg, msg
+
+
+def test_roles_that_fit_64k_but_not_the_launch_are_refused():
+    # 512 consumers at 120 and the producer at 24 fit 64K registers, but a
+    # block of 640 threads holds 640 x 96 = 61440 (65536 / 640 in units of
+    # 8): setmaxnreg.inc hung on an H100 with these numbers.
+    @enigma.kernel
+    def bad(X: enigma.f32):
+        enigma.pipeline_ring(2, [("float", 512)], threads=512,
+                             producer_registers=24, consumer_registers=120)
+
+    msg = _compile_error(bad)
+    assert "128 x 24 + 512 x 120 = 64512" in msg and \
+        "640 x 96 = 61440" in msg and "test_pipelines.py" in msg, msg
+
+
+def test_gemm_configs_give_roles_that_fit_the_launch():
+    for dtype in ("bf16", "f32"):
+        for tf32 in ((False, True) if dtype == "f32" else (False,)):
+            for c in enigma.gemm_configs("cuda", dtype, tf32,
+                                         warp_specialized=True):
+                total = c.threads + 128
+                each = min(255, 65536 // total // 8 * 8)
+                held = -(-each // 8) * 8
+                assert (128 * c.producer_registers +
+                        c.threads * c.consumer_registers <= total * held), c
+    wide = enigma.MmaConfig(256, 128, 64, 16, 1, 4, warp_specialized=True,
+                            persistent=True)
+    assert wide.producer_registers == 24 and wide.consumer_registers == 112
 
 
 def test_a_threadgroup_that_is_not_warpgroups_is_refused():
@@ -388,7 +418,7 @@ def test_cuda_text_has_roles_rings_and_tma():
     assert "__launch_bounds__(384, 1)" in src
     assert "__cluster_dims__(2, 1, 1)" in src
     assert "enigma_producer_registers<56>()" in src
-    assert "enigma_consumer_registers<224>()" in src
+    assert "enigma_consumer_registers<224, 168>()" in src
     assert "enigma_ring_acquire(" in src and "enigma_ring_wait(" in src
     assert "enigma_ring_release<2>(" in src and "enigma_ring_commit(" in src
     assert "__grid_constant__ EnigmaTensorMap enigma_tmap0" in src

@@ -1,6 +1,7 @@
 //===- CudaBackend.cpp - Backend over the CUDA driver API -----------------===//
 #include "enigma/Runtime/CudaBackend.h"
 #include "enigma/Cache/ArtifactCache.h"
+#include "enigma/Support/RoleRegisters.h"
 
 #include "CudaDriver.h"
 #include "CudaProgram.h"
@@ -410,6 +411,26 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
                    " predates sm_" + std::to_string(cc);
 }
 
+/// A kernel with pipeline roles hangs in setmaxnreg.inc when the roles
+/// need more registers than its block holds from launch on, and no
+/// bounds-checked wait can report that (the warps wait inside the
+/// instruction). The verifier judged the count ptxas was expected to use;
+/// here the count of the loaded code decides, before anything runs.
+void checkRoleRegisters(const CudaBackend::State &state,
+                        const KernelArtifact &kernel, CUfunction function) {
+  int used = 0;
+  if (state.api.cuFuncGetAttribute(&used, kFuncAttrNumRegs, function) !=
+          kCudaSuccess ||
+      used <= 0)
+    return; // not reported: the verifier's judgement stands
+  uint64_t consumers = kernel.threadgroupSize;
+  std::string problem = roleRegisterProblem(
+      int64_t(consumers), kernel.cudaProducerThreads,
+      kernel.cudaProducerRegisters, kernel.cudaConsumerRegisters, used);
+  if (!problem.empty())
+    throw DispatchError("kernel " + kernel.kernelName + ": " + problem);
+}
+
 /// The cubin or PTX for `source`, from the project's artifact cache when an
 /// identical compilation was done before (by any process), else from NVRTC
 /// (and then stored).
@@ -662,7 +683,9 @@ CudaBackend::load(const KernelArtifact &kernel,
   auto loaded = std::make_shared<CudaKernel>(
       state, std::move(code.image), kernel.kernelName, "",
       kernel.cudaDynamicSharedBytes);
-  loaded->entry(); // loads it now, so that errors show at load time
+  CUfunction function = loaded->entry(); // loads it now: errors show here
+  if (kernel.cudaProducerThreads)
+    checkRoleRegisters(*state, kernel, function);
 
   std::string description =
       (code.isCubin ? "cubin " : "PTX ") + state->arch + " (" +
