@@ -69,6 +69,14 @@ std::vector<Value> beginWhile(KernelBuilder &k,
   return wrapAll(k, before->getArguments(), frame.carried);
 }
 
+std::vector<Value> beginDoWhile(KernelBuilder &k,
+                                const std::vector<Value> &inits) {
+  std::vector<Value> args = beginWhile(k, inits);
+  KernelBuilder::Impl &impl = k.internals();
+  impl.frames.back().op->setAttr(kDoWhileAttr, impl.builder.getUnitAttr());
+  return args;
+}
+
 std::vector<Value> whileCondition(KernelBuilder &k, Value cond,
                                   const std::vector<Value> &forwarded) {
   KernelBuilder::Impl &impl = k.internals();
@@ -131,6 +139,28 @@ void storeIf(KernelBuilder &k, const Buffer &buffer, Value index, Value value,
   k.beginIf(mask);
   k.store(buffer, index, value);
   k.endIf();
+}
+
+void checkIndex(KernelBuilder &k, Value index, Value extent, unsigned dim,
+                const std::string &buffer, const std::string &shape,
+                const std::string &extentName) {
+  checkOwner(&k, index, "index");
+  checkOwner(&k, extent, "extent");
+  for (const Value *v : {&index, &extent})
+    if (!isInteger(v->dtype()) || v->lanes() != 1)
+      throw EnigmaError("index " + std::to_string(dim) + " of " + buffer +
+                        " must be an integer, got " +
+                        shortName(v->dtype()));
+  // As 64-bit numbers: a negative signed index is reported as such, and
+  // fails the unsigned compare of the check.
+  index = k.cast(index, isSigned(index.dtype()) ? DType::I64 : DType::U64);
+  extent = k.cast(extent, DType::U64);
+  KernelBuilder::Impl &impl = k.internals();
+  OpBuilder &b = impl.builder;
+  impl.builder.create<IndexCheckOp>(
+      impl.location, raw(index), raw(extent), b.getI32IntegerAttr(int(dim)),
+      b.getStringAttr(buffer), b.getStringAttr(shape),
+      b.getStringAttr(extentName));
 }
 
 RegisterArray allocRegisters(KernelBuilder &k, DType dtype, int64_t size,

@@ -1,5 +1,6 @@
 //===- KernelBuilder.cpp - The C++ tracing API ----------------------------===//
 #include "BuilderImpl.h"
+#include "enigma/Builder/Control.h"
 #include "enigma/Compiler/Compile.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMathOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
@@ -75,8 +76,9 @@ static void checkVisible(KernelBuilder::Impl &impl, const Value &v) {
   else if (llvm::isa<scf::IfOp>(construct))
     what = "the branch";
   else if (auto loop = llvm::dyn_cast<scf::WhileOp>(construct))
-    what = defined == &loop.getBefore() ? "the condition of the while loop"
-                                        : "the while loop";
+    what = defined == &loop.getBefore() && !loop->hasAttr(kDoWhileAttr)
+               ? "the condition of the while loop"
+               : "the while loop";
   std::string at = lineOf(construct->getLoc());
   std::string by = value.getDefiningOp()
                        ? lineOf(value.getDefiningOp()->getLoc())
@@ -696,6 +698,12 @@ std::vector<Value> KernelBuilder::endIf(const std::vector<Value> &lastValues) {
   if (!frame.carried.empty()) {
     impl->builder.setInsertionPointToEnd(&ifOp.getElseRegion().front());
     impl->builder.create<scf::YieldOp>(impl->location, values);
+  } else if (!ifOp.getElseRegion().empty() &&
+             llvm::hasSingleElement(ifOp.getElseRegion().front())) {
+    // An else holding only its terminator is dropped here: the canonicalizer
+    // would drop it too, but each such change re-queues every enclosing op,
+    // which costs the cube of the depth in deeply nested if_ blocks.
+    ifOp.getElseRegion().front().erase();
   }
   impl->builder.setInsertionPointAfter(ifOp);
   std::vector<Value> out;

@@ -53,7 +53,8 @@ FileLineColLoc userLine(Location loc) {
 /// How a user of the Python or C++ front end knows the op named `name`.
 std::string describeOp(llvm::StringRef name) {
   if (name == "scf.while")
-    return "the enigma.while_ loop";
+    return "the while loop (enigma.while_, a `while` statement, or an "
+           "enigma.range loop with break or return)";
   if (name == "scf.for")
     return "the loop (enigma.range / enigma.for_range)";
   if (name == "scf.if")
@@ -71,8 +72,8 @@ std::string describeOp(llvm::StringRef name) {
   return "the operation " + name.str();
 }
 
-/// "'scf.while' op contains a barrier" -> "the enigma.while_ loop contains
-/// a barrier": MLIR names ops by dialect, the user wrote Python.
+/// "'scf.while' op contains a barrier" -> "the while loop (...) contains a
+/// barrier": MLIR names ops by dialect, the user wrote Python.
 std::string inPlainWords(const std::string &message) {
   if (message.empty() || message.front() != '\'')
     return message;
@@ -182,6 +183,11 @@ void splitBoundsCheckParams(KernelOp kernel, KernelArtifact &artifact) {
     site.extent = unsigned(dict.getAs<IntegerAttr>("extent").getInt());
     site.param = int(dict.getAs<IntegerAttr>("param").getInt());
     site.staticSize = uint64_t(dict.getAs<IntegerAttr>("size").getInt());
+    if (auto dim = dict.getAs<IntegerAttr>("dim")) {
+      site.dimension = int(dim.getInt());
+      site.shape = dict.getAs<StringAttr>("shape").str();
+      site.extentName = dict.getAs<StringAttr>("extent_name").str();
+    }
     artifact.boundsCheckSites.push_back(std::move(site));
   }
 }
@@ -196,6 +202,11 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
   };
   if (failed(verify(module)))
     fail("verification");
+  // Index checks of shaped buffers become checks in bounds-checked mode
+  // (the bounds-check pass); otherwise they go before they could hold up
+  // the optimiser.
+  if (!options.boundsCheck)
+    kernel.walk([](IndexCheckOp check) { check->erase(); });
   if (options.optimize) {
     PassManager pm(module.getContext());
     buildEnigmaPipeline(pm);

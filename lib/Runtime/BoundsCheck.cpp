@@ -272,6 +272,27 @@ void BoundsCheckLaunch::check(Backend &backend) const {
         "; the kernel was stopped and its results are not returned");
   auto index = int64_t(uint64_t(words[rec::kIndexLow]) |
                        uint64_t(words[rec::kIndexHigh]) << 32);
+  uint32_t count = words[rec::kCount];
+  std::string by =
+      "by thread (" + std::to_string(words[rec::kThreadX]) + ", " +
+      std::to_string(words[rec::kThreadY]) + ", " +
+      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
+      (count > 1 ? " (the first of " + std::to_string(count) +
+                       " out-of-bounds accesses)"
+                 : "");
+  if (s.dimension >= 0) {
+    uint64_t extent = uint64_t(words[rec::kExtentLow]) |
+                      uint64_t(words[rec::kExtentHigh]) << 32;
+    std::string named = s.extentName == std::to_string(extent)
+                            ? s.extentName
+                            : s.extentName + " = " + std::to_string(extent);
+    throw BoundsViolation(
+        "kernel " + kernel->kernelName + ": out-of-bounds index" +
+        where(s.location) + ": index " + std::to_string(s.dimension) +
+        " of " + s.buffer + s.shape + " is " + std::to_string(index) +
+        ", outside [0, " + named + "), " + by +
+        "; only accesses outside the buffer itself were skipped");
+  }
   uint64_t size = s.staticSize;
   for (size_t h = 0; h < kernel->boundsCheckParams.size(); ++h)
     if (s.param >= 0 && kernel->boundsCheckParams[h].sizeOfParam == s.param)
@@ -280,16 +301,10 @@ void BoundsCheckLaunch::check(Backend &backend) const {
                                         ", " +
                                         std::to_string(index + s.extent) + ")"
                                   : "index " + std::to_string(index);
-  uint32_t count = words[rec::kCount];
   throw BoundsViolation(
       "kernel " + kernel->kernelName + ": out-of-bounds " + s.access +
       where(s.location) + ": " + what + " of " + s.buffer + ", which has " +
-      std::to_string(size) + " elements, by thread (" + std::to_string(words[rec::kThreadX]) +
-      ", " + std::to_string(words[rec::kThreadY]) + ", " +
-      std::to_string(words[rec::kThreadZ]) + ") of the grid" +
-      (count > 1 ? " (the first of " + std::to_string(count) +
-                       " out-of-bounds accesses)"
-                 : "") +
+      std::to_string(size) + " elements, " + by +
       "; the access was skipped");
 }
 

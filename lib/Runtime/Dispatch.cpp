@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <charconv>
 #include <sstream>
 
 namespace enigma {
@@ -20,10 +21,20 @@ namespace {
 std::string describeNumber(const HostNumber &value) {
   std::ostringstream out;
   if (const double *d = std::get_if<double>(&value)) {
-    out.precision(17);
-    out << *d;
+    // The shortest text that reads back as the same double, laid out as
+    // Python's repr does (1000000.0, 0.0001, 1e+39, 1e-05; never
+    // 9.9999999999999994e+38).
+    double magnitude = std::fabs(*d);
+    bool fixed = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e16);
+    char text[400];
+    auto [end, ec] = std::to_chars(
+        text, text + sizeof text, *d,
+        fixed ? std::chars_format::fixed : std::chars_format::scientific);
+    std::string shortest(text, ec == std::errc() ? end : text);
+    out << shortest;
     // Make it visible that the user passed a float, even for 3.0.
-    if (std::isfinite(*d) && *d == std::trunc(*d))
+    if (std::isfinite(*d) &&
+        shortest.find_first_of(".e") == std::string::npos)
       out << ".0";
   } else if (const int64_t *i = std::get_if<int64_t>(&value)) {
     out << *i;

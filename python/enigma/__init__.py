@@ -31,8 +31,8 @@ from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
 from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,
-    Scalar, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32, i8, i16, i32,
-    i64, u8, u16, u32, u64)
+    Scalar, ShapedBuffer, UInt8, UInt16, UInt32, UInt64, b1, bf16, f16, f32,
+    i8, i16, i32, i64, u8, u16, u32, u64)
 from ._runtime import (  # noqa: F401
     BackendUnavailableError, CpuRuntime, CudaRuntime, EnigmaRuntimeError,
     DeviceCapabilities, MetalRuntime, MetalUnavailableError, PreparedKernel,

@@ -70,6 +70,10 @@ def _memory(x, what: str, role: str):
     if isinstance(x, Tensor):
         # A Tensor stands for its memory (a buffer parameter or its
         # threadgroup array) from its base offset on.
+        if x.swizzled:
+            fail(f"{what}: {role} is tensor {x.name}, whose swizzled layout "
+                 "does not keep its elements in order from its base offset; "
+                 "copy an unswizzled view of the memory")
         return x._memory()[1], x.base_offset
     if isinstance(x, str):
         tracer = current_tracer(what)

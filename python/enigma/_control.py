@@ -1,27 +1,7 @@
-"""Control flow of the Enigma language: counted loops,
-branches, while loops, guarded memory access and per-thread register arrays.
-
-How carried values work
------------------------
-The body of a loop or branch is traced once, so a value assigned inside it
-cannot simply be a Python variable: it becomes an MLIR block argument or an
-op result. Enigma keeps every value that may change inside a construct in a
-*slot*:
-
-* ``carry[k]`` of ``for_range(..., init=[...])`` and ``while_(..., init=...)``;
-* the Python variables that ``enigma.range`` loops (and ``with`` statements of
-  these constructs) assign and use later, and each leaf of a list, tuple or
-  dict such a variable holds: the kernel's source is rewritten
-  when it is decorated (``_source_rewrite.prepare_kernel_function``) so
-  that those variables are copied into slots before each construct and back
-  out after it.
-
-Every construct carries *all* live slots: a loop yields them as iter_args, a
-branch as results of its ``scf.if``. So an assignment inside an ``if_`` arm
-is a result of the branch (the other arm yields the old value), and an
-assignment inside a nested loop is carried by that loop too. Slots that do
-not change are removed again by the canonicalizer.
-"""
+"""Control flow of the Enigma language: counted loops, branches, while
+loops, guarded memory access and per-thread register arrays. The values a
+construct carries live in slots (``_slots``, whose docstring says how
+carried values work)."""
 
 from __future__ import annotations
 
@@ -29,110 +9,14 @@ import builtins
 
 from ._dtypes import as_dtype
 from ._ir import IRValue, current_tracer, fail, to_value
+from ._slots import (Slot, construct_location, control_state,
+                     convert_to_slot, fill_lanes, initial_value, late_slots,
+                     late_type, merge_type, open_slots, pend, raw_values,
+                     rebind)
 
 __all__ = ["for_range", "range", "range_constexpr", "if_", "while_",
            "load_if", "store_if", "register_tensor", "Carry",
            "RegisterTensor"]
-
-
-# --------------------------------------------------------------------------
-# Slots
-# --------------------------------------------------------------------------
-
-class Slot:
-    """One carried value: its current IRValue and a name for messages."""
-
-    __slots__ = ("value", "label")
-
-    def __init__(self, value: IRValue, label: str):
-        self.value = value
-        self.label = label
-
-
-class ControlState:
-    """Per-trace control-flow state: the live slots (carried by every
-    construct opened from now on) and the slots of tracked variables."""
-
-    def __init__(self):
-        self.live: list[Slot] = []
-        self.named: dict[str, Slot] = {}
-
-
-def control_state(tracer) -> ControlState:
-    st = getattr(tracer, "_enigma_control", None)
-    if st is None:
-        st = tracer._enigma_control = ControlState()
-    return st
-
-
-def slot_kind(dtype) -> str:
-    if dtype.name == "b1":
-        return "bool"
-    return "float" if dtype.is_float else "integer"
-
-
-def initial_value(value, label: str) -> IRValue:
-    """The IRValue a slot starts with: IRValues as they are, Python numbers
-    as constants (bool -> b1, int -> i32, float -> f32)."""
-    if isinstance(value, IRValue):
-        return value
-    if isinstance(value, (bool, int, float)):
-        return to_value(value)
-    fail(f"{label} must start as a traced value or a number, got "
-         f"{type(value).__name__}")
-
-
-def convert_to_slot(slot: Slot, value) -> IRValue:
-    """`value` as the slot's dtype. Integer widths and float widths convert
-    as in C; a change between integer, float and bool is refused, since
-    the slot's type is fixed by its initial value."""
-    want = slot.value.dtype
-    if not isinstance(value, IRValue):
-        if not isinstance(value, (bool, int, float)):
-            fail(f"{slot.label} holds {want.name} values but is assigned a "
-                 f"{type(value).__name__}")
-        value = to_value(value, want)
-    if slot_kind(value.dtype) != slot_kind(want):
-        fail(f"{slot.label} is carried as {want.name} (the type of its value "
-             f"before the loop or branch) but is assigned a {value.dtype.name}"
-             f" value; give it a {slot_kind(value.dtype)} initial value (e.g. "
-             f"{'0.0' if value.dtype.is_float else '0'}) or convert with "
-             "enigma.metal_cast")
-    lanes = slot.value.lanes
-    if value.lanes != lanes:
-        if value.lanes != 1:
-            fail(f"{slot.label} is carried as a {_shape(lanes, want)} but is "
-                 f"assigned a {_shape(value.lanes, value.dtype)}")
-        # A scalar assigned to a vector fills every lane, as in MSL.
-        return _fill(value._tracer, value.cast(want), lanes)
-    return value.cast(want)
-
-
-def _shape(lanes: int, dtype) -> str:
-    return f"{lanes}-lane {dtype.name} vector" if lanes > 1 else \
-        f"{dtype.name} scalar"
-
-
-def _fill(tracer, value: IRValue, lanes: int) -> IRValue:
-    """A scalar ``value`` in every lane of a ``lanes``-wide vector (as is
-    for one lane, or a value that already has lanes)."""
-    if lanes == 1 or value.lanes != 1:
-        return value
-    return IRValue(tracer, tracer.call("broadcast", value._value, lanes))
-
-
-def _open(tracer, own=()):
-    """Slots a construct carries: every live slot, then its own."""
-    return list(control_state(tracer).live) + list(own)
-
-
-def _rebind(tracer, slots, values):
-    for slot, v in zip(slots, values):
-        slot.value = IRValue(tracer, v)
-
-
-def _raw(slots):
-    return [s.value._value for s in slots]
 
 
 # --------------------------------------------------------------------------
@@ -241,25 +125,63 @@ class for_range:
         self._dtype = dtype
         self._init = init
         self._phase = "new"
+        # A function of no arguments giving a bool (traced or Python): the
+        # loop also ends before an iteration where it holds (break and
+        # return in the body). The loop is then an scf.while.
+        self._stop = None
 
-    def __enter__(self):
-        tracer = current_tracer("enigma.for_range")
-        if self._phase != "new":
-            fail("a for_range object can be entered only once")
+    def _bounds(self):
         dt = _loop_dtype(self._dtype)
         lo, hi, step = (_bound(x, dt, w) for x, w in
                         zip(self._args, ("lower bound", "upper bound",
                                          "step")))
         if not isinstance(self._args[2], IRValue) and self._args[2] <= 0:
             fail(f"loop step must be positive, got {self._args[2]}")
+        return dt, lo, hi, step
+
+    def _begin(self):
+        """Opens the loop's condition (an scf.while) when it has a stop
+        function; a plain counted loop opens in __enter__."""
+        if self._stop is None or self._phase != "new":
+            return
+        tracer = current_tracer("enigma.for_range")
+        dt, lo, self._hi, self._step = self._bounds()
+        self._carry = _make_carry(self._init, "for_range")
+        self._counter = Slot(lo, "the loop counter")
+        own = [self._counter] + (self._carry._slots if self._carry else [])
+        self._slots = open_slots(tracer, own)
+        rebind(tracer, self._slots,
+                tracer.call("begin_while", raw_values(self._slots)))
+        control_state(tracer).live.extend(own)
+        self._tracer, self._phase, self._where = tracer, "cond", construct_location()
+
+    def __enter__(self):
+        tracer = current_tracer("enigma.for_range")
+        if self._stop is not None:
+            self._begin()
+            if self._phase != "cond":
+                fail("a for_range object can be entered only once")
+            i = self._counter.value
+            # scf.for compares as signed integers; so does this loop.
+            signed = as_dtype(i.dtype.name.replace("u", "i"))
+            more = i.cast(signed) < self._hi.cast(signed)
+            cond = _and_not(more, self._stop())
+            rebind(tracer, self._slots, tracer.call(
+                "while_condition", cond._value, raw_values(self._slots)))
+            self._phase = "body"
+            index = self._counter.value
+            return index if self._carry is None else (index, self._carry)
+        if self._phase != "new":
+            fail("a for_range object can be entered only once")
+        dt, lo, hi, step = self._bounds()
         self._carry = _make_carry(self._init, "for_range")
         own = self._carry._slots if self._carry else []
-        self._slots = _open(tracer, own)
+        self._slots = open_slots(tracer, own)
         values = tracer.call("begin_for", lo._value, hi._value, step._value,
-                             _raw(self._slots))
-        _rebind(tracer, self._slots, values[1:])
+                             raw_values(self._slots))
+        rebind(tracer, self._slots, values[1:])
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase = tracer, "body"
+        self._tracer, self._phase, self._where = tracer, "body", construct_location()
         index = IRValue(tracer, values[0])
         return index if self._carry is None else (index, self._carry)
 
@@ -267,14 +189,58 @@ class for_range:
         if exc_type is not None or self._phase != "body":
             return False  # let the user's exception propagate as it is
         tracer = self._tracer
-        results = tracer.call("end_for", _raw(self._slots))
-        _rebind(tracer, self._slots, results)
+        if self._stop is not None:
+            self._counter.value = self._counter.value + self._step
+        late = late_slots(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        types = [late_type(l.value) for l in carried]
+        if self._stop is not None:
+            results = tracer.call(
+                "end_while_late", raw_values(self._slots), [None] * len(carried),
+                [l.value._value for l in carried], types)
+        else:
+            results = tracer.call(
+                "end_for_late", raw_values(self._slots),
+                [l.value._value for l in carried], types)
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
+        own = (self._carry._slots if self._carry is not None else []) + \
+            ([self._counter] if self._stop is not None else [])
+        _drop_live(tracer, own)
         if self._carry is not None:
-            live = control_state(tracer).live
-            del live[len(live) - len(self._carry):]
             self._carry._closed = True
         self._phase = "done"
         return False
+
+
+def _drop_live(tracer, slots) -> None:
+    """Removes a construct's own slots from the live list."""
+    if slots:
+        ids = {id(s) for s in slots}
+        live = control_state(tracer).live
+        live[:] = [s for s in live if id(s) not in ids]
+
+
+def _and_not(cond, stop):
+    """``cond & ~stop`` where ``stop`` is a traced or Python bool."""
+    if isinstance(stop, bool):
+        return cond if not stop else to_value(False)
+    if not isinstance(stop, IRValue) or stop.dtype.name != "b1":
+        fail("a loop's stop condition must be a bool")
+    return cond & ~stop
+
+
+def _close_loop(tracer, slots, results, late, carried, where: str):
+    """After a loop ends: its slots take the results; late slots carried
+    (placeholders) take theirs, the others are pending again (a loop may
+    run no iteration, so what it assigns first has no value after it)."""
+    rebind(tracer, slots, results[:len(slots)])
+    rebind(tracer, carried, results[len(slots):])
+    for slot in late:
+        if not slot.placeholder:
+            pend(slot, f"it is first assigned inside the loop at {where}, "
+                        "so it has no value after the loop (which may run no "
+                        "iteration) nor at the start of an iteration; give "
+                        "it a value before the loop")
 
 
 class RangeSpec:
@@ -286,9 +252,10 @@ class RangeSpec:
 
     def __iter__(self):
         fail("enigma.range can only be the iterable of a `for` statement "
-             "directly in an @enigma.kernel function whose source Python can "
-             "read (inspect.getsource); here it cannot be rewritten. Use "
-             "`with enigma.for_range(lo, hi, step) as i:` instead")
+             "in an @enigma.kernel function, or a function it calls, whose "
+             "source Python can read (inspect.getsource); here it cannot be "
+             "rewritten. Use `with enigma.for_range(lo, hi, step) as i:` "
+             "instead")
 
 
 def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
@@ -298,9 +265,10 @@ def range(*args, dtype="int"):  # noqa: A001  (enigma.range by design)
     :func:`for_range`). Variables assigned in the body and used after the
     loop, or read in the body before being assigned there, are carried from
     iteration to iteration automatically (so are lists, tuples and dicts of
-    traced values assigned into, ``acc[j] = ...``); each must have a value
-    before the loop. ``break``, ``continue``, ``return`` and ``else:`` are not allowed in
-    the body. Works by rewriting the kernel's source when it is decorated.
+    traced values assigned into, ``acc[j] = ...``); each needs a value
+    before the loop where it is read. ``break``, ``continue``, ``return``
+    and ``else:`` have their Python meaning. Works by rewriting the
+    kernel's source (and the functions it calls) when it is decorated.
     """
     if not 1 <= len(args) <= 3:
         fail(f"enigma.range takes 1 to 3 arguments, got {len(args)}")
@@ -371,10 +339,10 @@ class if_:
         if not isinstance(cond, IRValue):
             fail("the condition of enigma.if_ must be a bool traced value "
                  f"(a comparison), got {type(cond).__name__}")
-        self._tracer = tracer
-        self._slots = _open(tracer)
+        self._tracer, self._where = tracer, construct_location()
+        self._slots = open_slots(tracer)
         self._entry = [s.value for s in self._slots]
-        tracer.call("begin_if_carrying", cond._value, _raw(self._slots))
+        tracer.call("begin_if_carrying", cond._value, raw_values(self._slots))
         self._phase, self._then_done = "then", False
         return _Branches((_Branch(self, False), _Branch(self, True)))
 
@@ -392,7 +360,14 @@ class if_:
 
     def _switch_to_else(self):
         tracer = self._tracer
-        tracer.call("begin_else", _raw(self._slots))
+        # Slots the then arm gave a first value: the else arm starts
+        # without them, as it would in Python.
+        self._then_late = {id(s): (s, s.value, s.number)
+                           for s in late_slots(tracer, self._slots)}
+        for slot, _, _ in self._then_late.values():
+            pend(slot, f"it has no value before the if_ at "
+                        f"{self._where}; give it one before the if_")
+        tracer.call("begin_else", raw_values(self._slots))
         for slot, v in zip(self._slots, self._entry):
             slot.value = v
         self._phase = "else"
@@ -402,8 +377,35 @@ class if_:
             return False
         if self._phase == "then":
             self._switch_to_else()
-        results = self._tracer.call("end_if", _raw(self._slots))
-        _rebind(self._tracer, self._slots, results)
+        tracer = self._tracer
+        else_late = {id(s): (s, s.value, s.number)
+                     for s in late_slots(tracer, self._slots)}
+        results, merged = [], []
+        then_values, else_values, types = [], [], []
+        for key in list(self._then_late) + [k for k in else_late
+                                            if k not in self._then_late]:
+            slot, tv, tn = self._then_late.get(key, (None, None, None))
+            slot, ev, en = else_late.get(key, (slot, None, None))
+            if tv is not None and ev is not None:
+                types.append(merge_type(slot, tv, tn, ev, en, self._where))
+            elif slot.placeholder:
+                types.append(late_type(tv if tv is not None else ev))
+            else:
+                arm = "then" if tv is not None else "else"
+                pend(slot, f"it is assigned only in the {arm} arm of the "
+                            f"if_ at {self._where}, so it has no value after "
+                            "the if_; give it a value before the if_ or "
+                            "assign it in both arms")
+                continue
+            merged.append(slot)
+            then_values.append(None if tv is None else tv._value)
+            else_values.append(None if ev is None else ev._value)
+        results = tracer.call("end_if_late", raw_values(self._slots), then_values,
+                              else_values, types)
+        rebind(tracer, self._slots, results[:len(self._slots)])
+        rebind(tracer, merged, results[len(self._slots):])
+        for slot in merged:
+            slot.number = None
         self._phase = "done"
         return False
 
@@ -429,6 +431,7 @@ class while_:
                  "(e.g. lambda: i < n), so that it is traced inside the loop")
         self._cond, self._init = cond, init
         self._phase = "new"
+        self._stop = None  # as for_range's: a return in the body ends it
 
     def _begin(self):
         tracer = current_tracer("enigma.while_")
@@ -436,11 +439,11 @@ class while_:
             fail("a while_ object can be entered only once")
         self._carry = _make_carry(self._init, "while_")
         own = self._carry._slots if self._carry else []
-        self._slots = _open(tracer, own)
-        values = tracer.call("begin_while", _raw(self._slots))
-        _rebind(tracer, self._slots, values)
+        self._slots = open_slots(tracer, own)
+        values = tracer.call("begin_while", raw_values(self._slots))
+        rebind(tracer, self._slots, values)
         control_state(tracer).live.extend(own)
-        self._tracer, self._phase = tracer, "cond"
+        self._tracer, self._phase, self._where = tracer, "cond", construct_location()
 
     def __enter__(self):
         if self._phase == "new":
@@ -455,9 +458,16 @@ class while_:
         if not isinstance(cond, IRValue):
             fail("the function given to enigma.while_ must return a bool "
                  f"traced value, got {type(cond).__name__}")
+        if self._stop is not None:
+            cond = _and_not(cond, self._stop())
+        # What the condition gave a first value stays in the condition.
+        for slot in late_slots(tracer, self._slots):
+            pend(slot, f"it is first assigned in the condition of the "
+                        f"while loop at {self._where}; give it a value "
+                        "before the loop")
         values = tracer.call("while_condition", cond._value,
-                             _raw(self._slots))
-        _rebind(tracer, self._slots, values)
+                             raw_values(self._slots))
+        rebind(tracer, self._slots, values)
         self._phase = "body"
         return self._carry
 
@@ -465,12 +475,69 @@ class while_:
         if exc_type is not None or self._phase != "body":
             return False
         tracer = self._tracer
-        results = tracer.call("end_while", _raw(self._slots))
-        _rebind(tracer, self._slots, results)
+        late = late_slots(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        results = tracer.call(
+            "end_while_late", raw_values(self._slots), [None] * len(carried),
+            [l.value._value for l in carried],
+            [late_type(l.value) for l in carried])
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
+        _drop_live(tracer, self._carry._slots if self._carry else [])
         if self._carry is not None:
-            live = control_state(tracer).live
-            del live[len(live) - len(self._carry):]
             self._carry._closed = True
+        self._phase = "done"
+        return False
+
+
+class do_while:
+    """The loop of a Python ``while`` statement whose test is traced, as the
+    source rewrite emits it inside ``if_(first test)``: the body runs, then
+    ``cond()`` (the test evaluated again at the end of the body) decides
+    whether it runs again, unless ``stop()`` (break, return) holds. The body
+    and the test are the condition region of an ``scf.while`` (printed
+    ``while (true) { body; if (!c) break; }``). Not public API."""
+
+    def __init__(self, cond, stop=None):
+        self._cond, self._stop = cond, stop
+        self._phase = "new"
+
+    def _begin(self):
+        tracer = current_tracer("a while loop")
+        if self._phase != "new":
+            fail("a do_while object can be entered only once")
+        self._slots = open_slots(tracer)
+        rebind(tracer, self._slots,
+                tracer.call("begin_do_while", raw_values(self._slots)))
+        self._tracer, self._phase, self._where = tracer, "body", construct_location()
+
+    def __enter__(self):
+        if self._phase == "new":
+            self._begin()
+        elif self._phase != "body":
+            fail("a do_while object can be entered only once")
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None or self._phase != "body":
+            return False
+        tracer = self._tracer
+        cond = self._cond()
+        if isinstance(cond, bool):
+            cond = to_value(cond)
+        if not isinstance(cond, IRValue) or cond.dtype.name != "b1" or \
+                cond.lanes != 1:
+            fail("the test of a while loop must stay one bool traced value "
+                 f"in every iteration, got {cond!r}")
+        if self._stop is not None:
+            cond = _and_not(cond, self._stop())
+        late = late_slots(tracer, self._slots)
+        carried = [l for l in late if l.placeholder]
+        after = tracer.call("while_condition", cond._value,
+                            raw_values(self._slots))
+        results = tracer.call(
+            "end_while_late", after, [l.value._value for l in carried],
+            [None] * len(carried), [late_type(l.value) for l in carried])
+        _close_loop(tracer, self._slots, results, late, carried, self._where)
         self._phase = "done"
         return False
 
@@ -507,15 +574,25 @@ def load_if(buf, index, mask, default=0) -> IRValue:
     if mask is True:
         return buf[index]
     if mask is False:
-        return _fill(tracer, to_value(default, buf.dtype).cast(buf.dtype),
+        return fill_lanes(tracer, to_value(default, buf.dtype).cast(buf.dtype),
                      getattr(buf, "lanes", 1))
+    if isinstance(index, tuple):
+        # A buffer with a shape: each index is 0 where the mask is false
+        # (element 0 is read, and its index checks pass).
+        safe = tuple(_select(tracer, mask, i, to_value(0, i.dtype))
+                     if isinstance(i, IRValue) else i for i in index)
+        loaded = buf[safe]
+        fallback = fill_lanes(tracer,
+                         to_value(default, loaded.dtype).cast(loaded.dtype),
+                         loaded.lanes)
+        return _select(tracer, mask, loaded, fallback)
     if not isinstance(index, IRValue):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             fail(f"load_if index must be a non-negative integer, got {index!r}")
         index = to_value(index, as_dtype("u32"))
     safe = _select(tracer, mask, index, to_value(0, index.dtype))
     loaded = buf[safe]
-    fallback = _fill(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
+    fallback = fill_lanes(tracer, to_value(default, loaded.dtype).cast(loaded.dtype),
                      loaded.lanes)
     return _select(tracer, mask, loaded, fallback)
 

@@ -56,6 +56,53 @@ class DType:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    def __getitem__(self, shape) -> "ShapedBuffer":
+        """``enigma.f32["H", "W"]``: a buffer parameter of this type with a
+        shape (see :class:`ShapedBuffer`)."""
+        return ShapedBuffer(self, shape)
+
+    def __class_getitem__(cls, shape) -> "ShapedBuffer":
+        return ShapedBuffer(as_dtype(cls), shape)
+
+
+class ShapedBuffer:
+    """The annotation ``A: enigma.f32["H", "W"]`` (or ``enigma.f32[64,
+    "W"]``): a buffer parameter declared with a row-major shape, indexed
+    ``A[y, x]`` in the kernel body (docs/reference/core.md, "Buffers with a
+    shape"). Each extent is the name of an integer ``enigma.Scalar``
+    parameter of the kernel or a positive Python int."""
+
+    def __init__(self, dtype, shape):
+        self.dtype = as_dtype(dtype)
+        if not isinstance(shape, tuple):
+            shape = (shape,)
+        if not shape:
+            raise _core.EnigmaError(
+                f"{self.dtype!r}[...] needs at least one extent")
+        for extent in shape:
+            if isinstance(extent, str):
+                if not extent.isidentifier():
+                    raise _core.EnigmaError(
+                        f"{self.dtype!r}[...]: the extent {extent!r} is not "
+                        "the name of a parameter")
+            elif isinstance(extent, bool) or not isinstance(extent, int) \
+                    or extent < 1:
+                raise _core.EnigmaError(
+                    f"{self.dtype!r}[...]: an extent is the name of an "
+                    "integer Scalar parameter (a string, \"W\") or a "
+                    f"positive int, got {extent!r}")
+        self.shape = tuple(shape)
+
+    def __repr__(self) -> str:
+        return f"{self.dtype!r}[{', '.join(repr(e) for e in self.shape)}]"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShapedBuffer) and \
+            (self.dtype, self.shape) == (other.dtype, other.shape)
+
+    def __hash__(self) -> int:
+        return hash((self.dtype, self.shape))
+
 
 def _make(cls_name: str, name: str, msl: str, width: int, numpy_name: str):
     cls = type(cls_name, (DType,), {

@@ -146,6 +146,43 @@ def _constant(tracer: Tracer, value, dtype: DType) -> "IRValue":
     return IRValue(tracer, tracer.call("constant_int", value, dtype.name))
 
 
+class Unbound:
+    """What a variable holds after the source rewrite found it without a
+    value (Python would raise NameError reading it): assigned only inside
+    a loop or in one arm of an if_, or first inside a construct that reads
+    it before. Any use raises EnigmaError at the user's line saying why."""
+
+    __slots__ = ("name", "why")
+
+    def __init__(self, name: str, why: str):
+        self.name, self.why = name, why
+
+    def fail(self, *args, **kwargs):
+        fail(f"variable '{self.name}' has no value here: {self.why}")
+
+    def __getattr__(self, attribute):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        self.fail()
+
+    def __repr__(self) -> str:
+        return f"<variable {self.name!r} without a value>"
+
+    __bool__ = __call__ = __getitem__ = __setitem__ = __iter__ = fail
+    __index__ = __int__ = __float__ = __len__ = __neg__ = __invert__ = fail
+    __abs__ = __pos__ = __lt__ = __le__ = __gt__ = __ge__ = fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = fail
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __and__ = __rand__ = fail
+    __or__ = __ror__ = __xor__ = __rxor__ = __lshift__ = __rlshift__ = fail
+    __rshift__ = __rrshift__ = __matmul__ = __rmatmul__ = fail
+
+    def __eq__(self, other):
+        return other is self
+
+    __hash__ = object.__hash__
+
+
 def is_number(x) -> bool:
     """A Python (or numpy) real number: what a traced value may be made
     from."""
@@ -158,6 +195,8 @@ def to_value(x, like: DType | None = None) -> "IRValue":
     none); a float takes ``like`` when that is a float type, else f32."""
     if isinstance(x, IRValue):
         return x
+    if isinstance(x, Unbound):
+        x.fail()
     tracer = current_tracer("a traced value")
     if not is_number(x):
         fail(f"expected a traced value or a number, got {type(x).__name__}")
@@ -175,6 +214,9 @@ def to_value(x, like: DType | None = None) -> "IRValue":
 def operands(a, b):
     """Both operands as IRValues of their common type (docs/language.md):
     numbers adopt the type of the other operand, mixed types promote."""
+    for x in (a, b):
+        if isinstance(x, Unbound):
+            x.fail()
     a_is_value, b_is_value = isinstance(a, IRValue), isinstance(b, IRValue)
     if not a_is_value and not b_is_value:
         fail("at least one operand must be a traced value")
@@ -359,7 +401,9 @@ class IRValue:
 
 class BufferProxy:
     """A buffer parameter inside a kernel body: ``A[i]`` loads, ``A[i] = v``
-    stores (converting ``v`` to the element type, as Metal does)."""
+    stores (converting ``v`` to the element type, as Metal does). A buffer
+    declared with a shape (``A: enigma.f32["H", "W"]``) is also indexed
+    ``A[y, x]``: row-major, one index per dimension."""
 
     def __init__(self, tracer: Tracer, name: str, dtype: DType, buffer,
                  lanes: int = 1):
@@ -371,6 +415,62 @@ class BufferProxy:
         # The parameter index (set when bound), as the original DSL's
         # parameters carry it: Tensor(A.name, A.buffer_index, A.metal_dtype).
         self.buffer_index = None
+        # The declared shape: extents (ints, or the traced scalar
+        # parameters they name) and their spellings; None without one.
+        self.shape = None
+        self._extent_names = ()
+
+    def set_shape(self, declared, arguments: dict) -> None:
+        """Binds the declared shape (ints and names of scalar parameters)
+        to the kernel's arguments (parameter name -> proxy or value)."""
+        self.shape = tuple(arguments[e] if isinstance(e, str) else e
+                           for e in declared)
+        self._extent_names = tuple(str(e) for e in declared)
+
+    def _shape_text(self) -> str:
+        return "[" + ", ".join(self._extent_names) + "]"
+
+    def _shaped_index(self, index: tuple) -> IRValue:
+        """The row-major element index of ``A[i0, i1, ...]``: each index an
+        int or a traced integer, below its extent (checked at trace time for
+        ints and static extents; in bounds-checked mode for the rest)."""
+        rank = len(self.shape)
+        if any(isinstance(i, slice) for i in index):
+            fail(f"{self.name}[...]: slices are not supported; index "
+                 f"{self.name} with {rank} integers (a buffer has no views: "
+                 "use enigma.Tensor for one)")
+        if len(index) != rank:
+            fail(f"buffer {self.name} has the shape {self._shape_text()}: "
+                 f"index it with {rank} "
+                 f"{'index' if rank == 1 else 'indices'}, got {len(index)}")
+        flat = 0
+        for dim, (i, extent) in enumerate(zip(index, self.shape)):
+            if isinstance(i, Unbound):
+                i.fail()
+            if isinstance(i, IRValue):
+                if i.lanes != 1 or i.dtype.is_float or i.dtype.name == "b1":
+                    fail(f"index {dim} of {self.name}{self._shape_text()} "
+                         f"must be an integer, got a {i!r}")
+            elif isinstance(i, bool) or not isinstance(i, int):
+                fail(f"index {dim} of {self.name}{self._shape_text()} must "
+                     f"be an integer, got {type(i).__name__}")
+            elif i < 0 or (isinstance(extent, int) and i >= extent):
+                fail(f"index {dim} of {self.name}{self._shape_text()} is {i},"
+                     f" outside [0, {self._extent_names[dim]})")
+            if isinstance(i, IRValue) or isinstance(extent, IRValue):
+                self._check(i, extent, dim)
+            flat = i if dim == 0 else (
+                flat * extent + i if not (isinstance(flat, int) and flat == 0)
+                else i)
+        return flat if isinstance(flat, IRValue) else to_value(
+            flat, as_dtype("u32") if flat < 2**32 else as_dtype("u64"))
+
+    def _check(self, index, extent, dim: int) -> None:
+        index = to_value(index, as_dtype("u32"))
+        extent = to_value(extent, as_dtype("u32"))
+        self._tracer.call("check_index", index._value, extent._value, dim,
+                          self.name, self._shape_text(),
+                          self._extent_names[dim])
 
     @property
     def metal_dtype(self) -> str:
@@ -380,9 +480,17 @@ class BufferProxy:
     element_type = metal_dtype
 
     def _index(self, index) -> IRValue:
-        if isinstance(index, tuple):
+        if isinstance(index, Unbound):
+            index.fail()
+        if self.shape is not None and (isinstance(index, tuple) or
+                                       len(self.shape) == 1):
+            return self._shaped_index(index if isinstance(index, tuple)
+                                      else (index,))
+        if isinstance(index, (tuple, slice)):
             fail(f"buffer {self.name} is one-dimensional; index it with one "
-                 "integer value")
+                 "integer value, or declare its shape to index it A[y, x] "
+                 f"({self.name}: enigma.{self.dtype.name}[\"H\", \"W\"], "
+                 "H and W scalar parameters or numbers)")
         if isinstance(index, IRValue):
             return index
         if isinstance(index, bool) or not isinstance(index, int):

@@ -16,7 +16,7 @@ import textwrap
 import weakref
 
 from . import _core
-from ._dtypes import DType, Scalar, as_dtype
+from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype
 from ._grid import function_constants
 from ._ir import (BufferProxy, EnigmaError, IRValue, Tracer, active_tracer,
                   in_package, set_active_tracer, user_location)
@@ -125,13 +125,15 @@ class Param:
     vec_width (elements per buffer entry: 1, or N under vec_width=N) and,
     for a scalar, multiple_of (the multiple its value is promised to be)."""
 
-    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of")
+    __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of",
+                 "shape")
 
     def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1,
-                 multiple_of: int = 1):
+                 multiple_of: int = 1, shape=None):
         self.name, self.kind, self.dtype = name, kind, dtype
         self.vec_width = vec_width
         self.multiple_of = multiple_of
+        self.shape = shape  # a buffer's declared shape (enigma.f32["H", "W"])
 
     def __repr__(self) -> str:
         width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""
@@ -141,7 +143,7 @@ class Param:
 
     def _key(self):
         return (self.name, self.kind, self.dtype, self.vec_width,
-                self.multiple_of)
+                self.multiple_of, self.shape)
 
     def __eq__(self, other):
         return isinstance(other, Param) and self._key() == other._key()
@@ -182,6 +184,10 @@ def _kernel_params(fn) -> list[Param]:
             params.append(Param(p.name, "scalar", annotation.dtype,
                                 multiple_of=annotation.multiple_of))
             continue
+        if isinstance(annotation, ShapedBuffer):
+            params.append(Param(p.name, "buffer", annotation.dtype,
+                                shape=annotation.shape))
+            continue
         dtype = as_dtype(annotation, strict=False)
         if dtype is None:
             raise EnigmaError(
@@ -189,6 +195,7 @@ def _kernel_params(fn) -> list[Param]:
                 f"annotated with {annotation!r}, which is not an Enigma type; "
                 "use an element type such as enigma.f32 or enigma.Scalar(...)")
         params.append(Param(p.name, "buffer", dtype))
+    check_buffer_shapes(params, where, fn.__name__)
     return params
 
 
@@ -227,6 +234,22 @@ class Launchable:
                 pass
         return _explicit_launcher(self, args, grid, threadgroups, threads,
                                   constants, options)
+
+
+def check_buffer_shapes(params, where: str, kernel_name: str) -> None:
+    """Each extent a shaped buffer names is an integer scalar parameter."""
+    scalars = {p.name: p for p in params if p.kind == "scalar"}
+    for p in params:
+        for extent in p.shape or ():
+            scalar = scalars.get(extent) if isinstance(extent, str) else None
+            if isinstance(extent, str) and (
+                    scalar is None or scalar.dtype.is_float or
+                    scalar.dtype.name == "b1"):
+                raise EnigmaError(
+                    f"{where}: buffer '{p.name}' of kernel '{kernel_name}' "
+                    f"has the extent {extent!r}, which is not an integer "
+                    "Scalar parameter of the kernel; name one (n: "
+                    "enigma.Scalar(enigma.u32)) or give a number")
 
 
 class KernelDefinition(Launchable):
@@ -292,6 +315,10 @@ class KernelDefinition(Launchable):
                 args.append(IRValue(tracer, tracer.call(
                     "add_scalar", p.name, p.dtype.name, p.multiple_of,
                     at=tracer.location)))
+        for p, a in zip(self.params, args):
+            if p.shape is not None:
+                a.set_shape(p.shape, dict(zip(
+                    (q.name for q in self.params), args)))
         tracer.buffers = {i: a for i, a in enumerate(args)
                           if isinstance(a, BufferProxy)}
         for i, proxy in tracer.buffers.items():

@@ -22,6 +22,7 @@ import numbers
 from typing import Tuple, Union
 
 from . import _core
+from . import _layout_dynamic as _dynamic
 from ._ir import IRValue, fail, located
 
 __all__ = [
@@ -108,7 +109,10 @@ def flatten(x) -> tuple:
 
 def product(t) -> int:
     """The product of every integer in the (nested) tuple ``t``:
-    ``product(((2, 2), 8)) == 32``; ``product(())`` is 1."""
+    ``product(((2, 2), 8)) == 32``; ``product(())`` is 1. Inside a kernel
+    the leaves may be traced integers (a traced product then)."""
+    if _dynamic.has_traced(t):
+        return _dynamic.product(_dynamic.leaf_tuple(t, "product's argument"))
     t = _int_tuple(t, "product's argument")
     if isinstance(t, int):
         return t
@@ -300,21 +304,21 @@ def _shape_at(shape, mode, what: str):
 def _str(t) -> str:
     if isinstance(t, tuple):
         return "(" + ",".join(_str(e) for e in t) + ")"
-    return str(t)
+    return "?" if isinstance(t, IRValue) else str(t)
 
 
 def _rank(t) -> int:
-    return 1 if isinstance(t, int) else len(t)
+    return len(t) if isinstance(t, tuple) else 1
 
 
 def _depth(t) -> int:
-    if isinstance(t, int):
+    if not isinstance(t, tuple):
         return 0
     return 1 + max((_depth(e) for e in t), default=0)
 
 
 def _leaves(t):
-    if isinstance(t, int):
+    if not isinstance(t, tuple):
         yield t
     else:
         for e in t:
@@ -322,9 +326,17 @@ def _leaves(t):
 
 
 def _mode(t, i: int):
-    if isinstance(t, int):
+    if not isinstance(t, tuple):
         return t
     return t[i]
+
+
+def _is_one(x) -> bool:
+    return _is_int(x) and x == 1
+
+
+def _is_zero(x) -> bool:
+    return _is_int(x) and x == 0
 
 
 # --------------------------------------------------------------------------
@@ -355,32 +367,33 @@ def _offset_terms(coord, shape, stride, terms):
         return
     c = _check_coord_leaf(coord)
     extent = product(shape)
-    if isinstance(c, int) and not 0 <= c < extent:
+    if isinstance(c, int) and _is_int(extent) and not 0 <= c < extent:
         fail(f"coordinate {c} is out of range [0, {extent}) of shape "
               f"{_str(shape)}")
-    if isinstance(shape, int):
-        if shape != 1 and stride != 0:
-            terms.append(c if stride == 1 else c * stride)
+    if not isinstance(shape, tuple):
+        if not _is_one(shape) and not _is_zero(stride):
+            terms.append(c if _is_one(stride) else _dynamic.mul(c, stride))
         return
-    if isinstance(c, int):
+    if isinstance(c, int) and _is_int(extent):
         for s, d in zip(shape, stride):
             mode_size = product(s)
             _offset_terms(c % mode_size, s, d, terms)
             c //= mode_size
         return
-    # A traced 1-D index into a nested mode: colexicographic decomposition
-    # over the leaves; the last contributing leaf needs no modulo.
+    # A traced 1-D index (or any index into a mode with run-time extents)
+    # into a nested mode: colexicographic decomposition over the leaves;
+    # the last contributing leaf needs no modulo when no extent follows it.
     extents, strides = list(_leaves(shape)), list(_leaves(stride))
     live = [k for k, (s, d) in enumerate(zip(extents, strides))
-            if s != 1 and d != 0]
+            if not _is_one(s) and not _is_zero(d)]
     prefix = 1
     for k, (s, d) in enumerate(zip(extents, strides)):
         if k in live:
-            leaf = c if prefix == 1 else c // prefix
-            if k != live[-1] or prefix * s < extent:
+            leaf = c if _is_one(prefix) else c // prefix
+            if k != live[-1] or not all(_is_one(x) for x in extents[k + 1:]):
                 leaf = leaf % s
-            terms.append(leaf if d == 1 else leaf * d)
-        prefix *= s
+            terms.append(leaf if _is_one(d) else _dynamic.mul(leaf, d))
+        prefix = _dynamic.mul(prefix, s)
 
 
 def _coord_str(coord) -> str:
@@ -394,7 +407,7 @@ def _sum_terms(terms):
     term is an int."""
     constant, traced = 0, None
     for t in terms:
-        if isinstance(t, int):
+        if _is_int(t):
             constant += t
         else:
             traced = t if traced is None else traced + t
@@ -412,18 +425,18 @@ def _evaluate(shape, stride, coord):
 def _index_to_coord(index, shape):
     """The coordinate of 1-D ``index`` in ``shape`` (CuTe's idx2crd, the
     last mode unbounded), with ints or traced values."""
-    if isinstance(shape, int):
+    if not isinstance(shape, tuple):
         return index
     coord, prefix = [], 1
     for i, mode in enumerate(shape):
         mode_size = product(mode)
-        part = index if prefix == 1 else index // prefix
-        if i != len(shape) - 1 and mode_size != 1:
+        part = index if _is_one(prefix) else index // prefix
+        if i != len(shape) - 1 and not _is_one(mode_size):
             part = part % mode_size
-        elif mode_size == 1 and i != len(shape) - 1:
+        elif _is_one(mode_size) and i != len(shape) - 1:
             part = 0
         coord.append(_index_to_coord(part, mode))
-        prefix *= mode_size
+        prefix = _dynamic.mul(prefix, mode_size)
     return tuple(coord)
 
 
@@ -458,6 +471,14 @@ class Layout:
     __slots__ = ("_shape", "_stride")
 
     def __init__(self, shape, stride=None):
+        if _dynamic.has_traced(shape) or _dynamic.has_traced(stride):
+            # Run-time extents (_layout_dynamic): checked and made here.
+            shape = _dynamic.leaf_tuple(shape, "a layout shape")
+            stride = _dynamic.compact_col_major(shape) if stride is None \
+                else _dynamic.leaf_tuple(stride, "a layout stride")
+            _dynamic.check(shape, stride)
+            self._shape, self._stride = shape, stride
+            return
         shape = _int_tuple(shape, "a layout shape")
         if stride is not None:
             stride = _int_tuple(stride, "a layout stride")
@@ -474,7 +495,16 @@ class Layout:
     def _from_core(cls, pair) -> "Layout":
         return cls._of(pair[0], pair[1])
 
-    def _pair(self):
+    @property
+    def dynamic(self) -> bool:
+        """Whether an extent or stride is a traced value (known only when
+        the kernel runs)."""
+        return _dynamic.has_traced((self._shape, self._stride))
+
+    def _pair(self, operation: str = "this layout algebra operation"):
+        """(shape, stride) for the core, which needs the numbers."""
+        if self.dynamic:
+            _dynamic.refuse(operation, str(self))
         return (self._shape, self._stride)
 
     @property
@@ -503,6 +533,8 @@ class Layout:
 
     def cosize(self) -> int:
         """One past the largest offset: ``L(size - 1) + 1``."""
+        if self.dynamic:
+            return _dynamic.cosize(self._shape, self._stride)
         return located(_core.layout_cosize, self._pair())
 
     def mode(self, i: int) -> "Layout":
@@ -519,11 +551,15 @@ class Layout:
         return _evaluate(self._shape, self._stride, _coord_args(coord))
 
     def __eq__(self, other):
-        return (isinstance(other, Layout) and type(other) is type(self)
-                and self._pair() == other._pair())
+        if not (isinstance(other, Layout) and type(other) is type(self)):
+            return False
+        if self.dynamic or other.dynamic:  # the same traced values
+            return _same_leaves((self._shape, self._stride),
+                                (other._shape, other._stride))
+        return self._pair() == other._pair()
 
     def __hash__(self):
-        return hash(self._pair())
+        return hash(_str(self._shape))
 
     def __str__(self):
         return f"{_str(self._shape)}:{_str(self._stride)}"
@@ -544,7 +580,10 @@ class IdentityLayout:
     __slots__ = ("coord_shape", "layout")
 
     def __init__(self, coord_shape, layout: Layout | None = None):
-        self.coord_shape = _int_tuple(coord_shape, "an identity layout shape")
+        self.coord_shape = _dynamic.leaf_tuple(
+            coord_shape, "an identity layout shape") if \
+            _dynamic.has_traced(coord_shape) else \
+            _int_tuple(coord_shape, "an identity layout shape")
         self.layout = Layout(self.coord_shape) if layout is None else layout
 
     @property
@@ -583,6 +622,16 @@ class IdentityLayout:
         return f"idx2crd{_str(self.coord_shape)} o {self.layout}"
 
     __repr__ = __str__
+
+
+def _same_leaves(a, b) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and \
+            len(a) == len(b) and all(_same_leaves(x, y)
+                                     for x, y in zip(a, b))
+    if isinstance(a, IRValue) or isinstance(b, IRValue):
+        return a is b
+    return a == b
 
 
 def _basis_str(shape) -> str:
@@ -665,7 +714,11 @@ class SwizzledLayout:
     products act on ``layout``; the swizzle stays outermost.
 
     ``SwizzledLayout(layout, swizzle)`` (the original DSL's argument order)
-    is ``SwizzledLayout(swizzle, 0, layout)``."""
+    is ``SwizzledLayout(swizzle, 0, layout)``.
+
+    ``offset`` is an int >= 0, or inside a kernel a traced integer: a
+    Tensor sliced with traced coordinates keeps the offset of the fixed
+    coordinates here, under the swizzle, as CuTe does."""
 
     __slots__ = ("swizzle", "offset", "layout")
 
@@ -677,9 +730,13 @@ class SwizzledLayout:
             fail(f"SwizzledLayout needs a Swizzle, got {swizzle!r}")
         if not isinstance(layout, Layout):
             fail(f"SwizzledLayout needs a Layout, got {layout!r}")
-        if not _is_int(offset) or offset < 0:
+        if isinstance(offset, IRValue):
+            _check_coord_leaf(offset, "offset")
+        elif not _is_int(offset) or offset < 0:
             fail(f"SwizzledLayout offset must be an int >= 0, got {offset!r}")
-        self.swizzle, self.offset, self.layout = swizzle, int(offset), layout
+        else:
+            offset = int(offset)
+        self.swizzle, self.offset, self.layout = swizzle, offset, layout
 
     @property
     def shape(self):
@@ -706,22 +763,35 @@ class SwizzledLayout:
     def cosize(self) -> int:
         """One past the largest offset over all coordinates (computed by
         evaluating every coordinate, since the swizzle permutes offsets)."""
+        if isinstance(self.offset, IRValue):
+            fail("the cosize of a swizzled layout with a traced offset is "
+                 "known only when the kernel runs")
         return max(self(i) for i in range(self.size())) + 1
 
     def __call__(self, *coord):
         inner = self.layout(*coord)
-        return self.swizzle(inner + self.offset if self.offset else inner)
+        if isinstance(self.offset, IRValue) or self.offset:
+            inner = self.offset + inner
+        return self.swizzle(inner)
 
     def __eq__(self, other):
-        return (isinstance(other, SwizzledLayout)
-                and (self.swizzle, self.offset, self.layout)
-                == (other.swizzle, other.offset, other.layout))
+        if not isinstance(other, SwizzledLayout):
+            return False
+        if isinstance(self.offset, IRValue) or \
+                isinstance(other.offset, IRValue):
+            same = self.offset is other.offset
+        else:
+            same = self.offset == other.offset
+        return same and (self.swizzle, self.layout) == \
+            (other.swizzle, other.layout)
 
     def __hash__(self):
-        return hash((self.swizzle, self.offset, self.layout))
+        return hash((self.swizzle, self.layout))
 
     def __str__(self):
-        return f"{self.swizzle} o {self.offset} o {self.layout}"
+        offset = "<traced>" if isinstance(self.offset, IRValue) \
+            else self.offset
+        return f"{self.swizzle} o {offset} o {self.layout}"
 
     __repr__ = __str__
 
@@ -774,6 +844,11 @@ def make_ordered_layout(shape, order) -> Layout:
     """A compact layout of ``shape`` whose modes get strides in increasing
     ``order`` (ties keep mode order): ``make_ordered_layout((4, 8), (1, 0))``
     is the row-major ``(4,8):(8,1)``."""
+    if _dynamic.has_traced(shape):
+        shape = _dynamic.leaf_tuple(shape, "make_ordered_layout's shape")
+        order = _int_tuple(order, "make_ordered_layout's order")
+        return Layout(shape, _dynamic.compact_order(
+            shape, order if isinstance(order, tuple) else (order,)))
     shape = _int_tuple(shape, "make_ordered_layout's shape")
     order = _int_tuple(order, "make_ordered_layout's order")
     return Layout._from_core(located(_core.layout_ordered, shape, order))
@@ -796,7 +871,8 @@ def size(x, mode=None) -> int:
         return x.size(mode)
     if hasattr(x, "layout") and callable(getattr(x, "size", None)):
         return x.size(mode)  # a Tensor
-    t = _int_tuple(x, "size's argument")
+    t = _dynamic.leaf_tuple(x, "size's argument") if \
+        _dynamic.has_traced(x) else _int_tuple(x, "size's argument")
     return product(_shape_at(t, mode, "size"))
 
 
@@ -816,7 +892,7 @@ def _tiler(t):
     """A tiler in the core's form: (shape, stride) for a layout, a list for
     a by-mode tuple. An int n means the layout n:1."""
     if isinstance(t, Layout):
-        return t._pair()
+        return t._pair("a tiler")
     if _is_int(t):
         return (int(t), 1)
     if isinstance(t, (tuple, list)):
@@ -839,6 +915,16 @@ def _tiled(function, a, tiler, name: str):
         return SwizzledLayout(a.swizzle, a.offset,
                               _tiled(function, a.layout, tiler, name))
     a = _layout_arg(a, f"{name}'s first argument")
+    if a.dynamic:
+        # Run-time extents: the divides and composition by a tuple of
+        # ints, computed in Python (_layout_dynamic).
+        if name == "composition":
+            return Layout(*_dynamic.composition(a.shape, a.stride, tiler,
+                                                str(a)))
+        if name.endswith("_divide"):
+            return Layout(*_dynamic.divide(name, a.shape, a.stride, tiler,
+                                           str(a)))
+        _dynamic.refuse(name, str(a))
     return Layout._from_core(located(function, a._pair(), _tiler(tiler)))
 
 
@@ -849,8 +935,8 @@ def coalesce(layout: Layout, profile=None) -> Layout:
     layout = _layout_arg(layout, "coalesce's argument")
     if profile is not None:
         profile = _int_tuple(profile, "coalesce's profile")
-    return Layout._from_core(located(_core.layout_coalesce, layout._pair(),
-                                        profile))
+    return Layout._from_core(located(_core.layout_coalesce,
+                                     layout._pair("coalesce"), profile))
 
 
 def complement(layout: Layout, cosize=None, *, cosize_val=None) -> Layout:
@@ -867,7 +953,7 @@ def complement(layout: Layout, cosize=None, *, cosize_val=None) -> Layout:
     if cosize is not None and not _is_int(cosize):
         fail(f"complement's cosize must be an int, got {cosize!r}")
     return Layout._from_core(located(
-        _core.layout_complement, layout._pair(),
+        _core.layout_complement, layout._pair("complement"),
         None if cosize is None else _small_int(cosize, "complement's cosize")))
 
 
@@ -886,7 +972,7 @@ def right_inverse(layout: Layout) -> Layout:
     ``size(R)``, the longest contiguous run of offsets from 0."""
     layout = _layout_arg(layout, "right_inverse's argument")
     return Layout._from_core(located(_core.layout_right_inverse,
-                                        layout._pair()))
+                                     layout._pair("right_inverse")))
 
 
 def left_inverse(layout: Layout) -> Layout:
@@ -894,6 +980,7 @@ def left_inverse(layout: Layout) -> Layout:
     ``size(layout)``, for an injective layout (CuTe's
     ``right_inverse(make_layout(layout, complement(layout)))``)."""
     layout = _layout_arg(layout, "left_inverse's argument")
+    layout._pair("left_inverse")
     # complement() ignores stride-0 modes; they make the layout repeat.
     if any(s > 1 and d == 0 for s, d in zip(flatten(layout.shape),
                                             flatten(layout.stride))):
@@ -942,7 +1029,8 @@ def flat_divide(layout, tiler):
 def _product(function, a, b, name):
     a = as_layout(a, f"{name}'s first argument")
     b = as_layout(b, f"{name}'s second argument")
-    return Layout._from_core(located(function, a._pair(), b._pair()))
+    return Layout._from_core(located(function, a._pair(name),
+                                     b._pair(name)))
 
 
 def logical_product(a, b) -> Layout:
@@ -983,6 +1071,8 @@ def blocked_product(a, b, *, by_mode=False) -> Layout:
         return _product(_core.layout_blocked_product, a, b, "blocked_product")
     a = as_layout(a, "blocked_product's first argument")
     b = as_layout(b, "blocked_product's second argument")
+    a._pair("blocked_product")
+    b._pair("blocked_product")
     scale = a.cosize()
     shape = flatten(a.shape) + flatten(b.shape)
     stride = flatten(a.stride) + tuple(d * scale for d in flatten(b.stride))
@@ -1007,7 +1097,7 @@ def recast_layout(new_bits: int, old_bits: int, layout: Layout) -> Layout:
     layout = _layout_arg(layout, "recast_layout's layout")
     return Layout._from_core(located(
         _core.layout_recast, _small_int(new_bits, "new_bits"),
-        _small_int(old_bits, "old_bits"), layout._pair()))
+        _small_int(old_bits, "old_bits"), layout._pair("recast_layout")))
 
 
 def make_layout_tv(thr_layout, val_layout):
@@ -1020,5 +1110,6 @@ def make_layout_tv(thr_layout, val_layout):
     is ``(16, 128)``."""
     thr = as_layout(thr_layout, "make_layout_tv's thread layout")
     val = as_layout(val_layout, "make_layout_tv's value layout")
-    tiler, tv = located(_core.layout_tv, thr._pair(), val._pair())
+    tiler, tv = located(_core.layout_tv, thr._pair("make_layout_tv"),
+                        val._pair("make_layout_tv"))
     return tiler, Layout._from_core(tv)

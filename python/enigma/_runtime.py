@@ -7,6 +7,7 @@ turns Python objects into contiguous bytes and numbers.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -46,14 +47,22 @@ def _as_bytes(value, param, position: int):
         import mlx.core as mx
         bits = np.ascontiguousarray(np.asarray(value.view(mx.uint16)))
         return bits.reshape(-1).view(np.uint8), "bf16"
+    if param is not None and isinstance(value, (list, tuple, range, bool,
+                                                int, float, np.generic)):
+        return _numbers_as_bytes(value, param, label)
     if not isinstance(value, np.ndarray):
         try:
-            value = np.asarray(value, dtype=None if param is None
-                               else param.dtype.numpy_dtype)
+            value = np.asarray(value)
         except (TypeError, ValueError) as e:
             raise TypeError(f"{label} cannot be read as an array"
                             f"{'' if param is None else ' of ' + param.dtype.name}"
                             f" ({type(value).__name__}: {e})") from None
+    if not value.dtype.isnative:
+        # numpy keeps the values; the bytes a kernel would read are swapped.
+        order = "big" if value.dtype.byteorder == ">" else "little"
+        raise TypeError(f"{label} is a {order}-endian array "
+                        f"({value.dtype.str}); convert it to native byte "
+                        f"order with .astype({value.dtype.newbyteorder('=').str!r})")
     dtype = as_dtype(value.dtype, strict=False)
     if dtype is None:
         expected = f" but parameter {param.name} is {param.dtype.name}" \
@@ -65,6 +74,18 @@ def _as_bytes(value, param, position: int):
         dtype = param.dtype  # bf16 bits carried in a uint16 array
     array = np.ascontiguousarray(value)
     return array.reshape(-1).view(np.uint8), dtype.name
+
+
+def _numbers_as_bytes(value, param, label):
+    """A list (tuple, range, nested regular list, or one number), which has
+    no dtype of its own, as bytes of the parameter's dtype: each element
+    converted and checked by the rules of a scalar of that dtype (the same
+    C++ conversion), never by numpy's casts, which parse strings, truncate
+    floats and wrap integers."""
+    flat = np.asarray(value if isinstance(value, (list, tuple, range))
+                      else [value], dtype=object).reshape(-1).tolist()
+    raw = _core.pack_numbers(flat, param.dtype.name, label)
+    return np.frombuffer(raw, dtype=np.uint8), param.dtype.name
 
 
 def _scalar_values(compiled, scalars):
@@ -84,16 +105,19 @@ def _scalar_values(compiled, scalars):
         values = list(scalars)
     else:
         values = [scalars]
-    values = [v.item() if isinstance(v, np.generic) else v for v in values]
     params = [p for p in compiled.params if p.kind == "scalar"]
-    for param, v in zip(params, values):
-        what = f"scalar parameter {param.name} ({param.dtype.name})"
-        if not isinstance(v, (bool, int, float)):
+    numbers = []
+    for k, v in enumerate(values):
+        param = params[k] if k < len(params) else None
+        what = (f"scalar parameter {param.name} ({param.dtype.name})"
+                if param is not None else f"scalar {k}")
+        # The call form reads numbers with the same C++ function.
+        number = _core.host_number(v, what)
+        if number is None:
             raise _core.DispatchError(
                 f"{what} needs a number, got {type(v).__name__}")
-        if isinstance(v, int) and not -2**63 <= v < 2**64:
-            raise _core.DispatchError(f"{what}: {v} does not fit in 64 bits")
-    return values
+        numbers.append(number)
+    return numbers
 
 
 def _byte_count(value, what: str) -> int:
@@ -148,8 +172,13 @@ class _ShapedOutput:
             raise _core.DispatchError(
                 f"output_dtypes[{k}] = {dtype!r} is not a dtype Enigma knows")
         self.numpy = dt.numpy_dtype
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * \
-            self.numpy.itemsize
+        # Python integers: numpy's int64 product would wrap.
+        self.nbytes = math.prod(self.shape) * self.numpy.itemsize
+        if self.nbytes >= 2**63:
+            raise _core.DispatchError(
+                f"output_shapes[{k}] = {self.shape} of {dt.name} needs "
+                f"{self.nbytes} bytes, more than a 64-bit size (2^63 - 1 "
+                "bytes, the most a numpy array can hold)")
 
     def array(self, raw: bytes):
         out = np.frombuffer(raw, self.numpy).reshape(self.shape).copy()

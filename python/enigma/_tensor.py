@@ -21,10 +21,10 @@ allocates so) that makes each vector access aligned to its own size.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 from . import _cooperation, _layout
+from . import _layout_dynamic as _dynamic
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import DType, as_dtype
 from ._ir import (EnigmaError, IRValue, active_tracer, current_tracer, fail,
@@ -50,10 +50,15 @@ def _is_scalar_coord(x) -> bool:
     return _is_int(x) or isinstance(x, IRValue)
 
 
-def _size(shape) -> int:
+def _size(shape):
+    """The number of elements of a shape: an int, or a traced value for
+    run-time extents."""
     if isinstance(shape, tuple):
-        return math.prod(_size(s) for s in shape)
-    return int(shape)
+        total = 1
+        for s in shape:
+            total = _mul(total, _size(s))
+        return total
+    return shape if isinstance(shape, IRValue) else int(shape)
 
 
 def _add(a, b):
@@ -65,13 +70,16 @@ def _add(a, b):
 
 
 def _mul(a, b):
-    """a * b for an int or IRValue ``a`` and an int ``b``."""
-    if _is_int(a):
+    """a * b for ints or IRValues, folding ints (and 0 and 1); an identity
+    tensor's basis strides scale component by component."""
+    if isinstance(a, _dynamic.Basis) or isinstance(b, _dynamic.Basis):
+        return _dynamic.mul(a, b)
+    if _is_int(a) and _is_int(b):
         return a * b
-    if b == 1:
+    if _is_int(b) and b == 1 or _is_int(a) and a == 0:
         return a
-    if b == 0:
-        return 0
+    if _is_int(a) and a == 1 or _is_int(b) and b == 0:
+        return b
     return a * b
 
 
@@ -104,14 +112,14 @@ def _crd2idx(coord, shape, stride):
     return _mul(coord, stride)
 
 
-def _div(a, n: int):
-    if n == 1:
+def _div(a, n):
+    if _is_int(n) and n == 1:
         return a
     return a // n
 
 
-def _mod(a, n: int):
-    if n == 1:
+def _mod(a, n):
+    if _is_int(n) and n == 1:
         return 0
     return a % n
 
@@ -400,14 +408,16 @@ class Tensor:
                                   f"a tuple of ints, got {shape!r}")
             if layout is None:
                 layout = layouts.Layout(shape)
-            elif _size(shape) != _size(layout.shape):
+            elif _is_int(_size(layout.shape)) and \
+                    _size(shape) != _size(layout.shape):
                 raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
                                   f"match the layout {layout}")
-        if layout is not None and not isinstance(layout, layouts.Layout):
-            # Offsets come from shape and stride alone: a swizzle or an
-            # identity layout's basis strides would be silently ignored.
+        if layout is not None and not isinstance(
+                layout, (layouts.Layout, layouts.SwizzledLayout)):
+            # An identity layout's basis strides would be silently ignored.
             raise EnigmaError(f"Tensor {name!r}: layout must be an "
-                              f"enigma.Layout (shape:stride), got "
+                              f"enigma.Layout (shape:stride) or an "
+                              f"enigma.SwizzledLayout, got "
                               f"{type(layout).__name__}")
         if address_space == "threadgroup" and layout is None:
             raise EnigmaError(f"Tensor {name!r}: a threadgroup tensor needs "
@@ -426,12 +436,22 @@ class Tensor:
         self.base_offset = base_offset
         self.address_space = address_space
         # Elements of the memory behind the view (threadgroup allocations).
-        self._storage_size = None if layout is None else layout.cosize() + (
-            base_offset if _is_int(base_offset) else 0)
+        self._storage_size = None
+        if address_space == "threadgroup":
+            if getattr(layout, "dynamic", False):
+                raise EnigmaError(f"Tensor {name!r}: a threadgroup tensor "
+                                  "needs a layout with static extents, got "
+                                  f"{layout} (run-time extents)")
+            self._storage_size = layout.cosize() + (
+                base_offset if _is_int(base_offset) else 0)
         tracer = active_tracer()
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
             self._threadgroup_array(tracer)
+        elif tracer is not None and self.buffer_index >= 0:
+            # Made in a kernel body: a name that is not the parameter's is
+            # reported here, where it is written.
+            self._parameter(tracer)
 
     # --- description -----------------------------------------------------
     @property
@@ -449,8 +469,23 @@ class Tensor:
 
     @property
     def stride(self):
-        """The layout's stride, nested like :attr:`shape`."""
+        """The layout's stride, nested like :attr:`shape` (of the layout
+        under the swizzle, for a swizzled layout)."""
         return None if self.layout is None else self.layout.stride
+
+    @property
+    def swizzled(self) -> bool:
+        """Whether the layout is a :class:`SwizzledLayout`: element ``c``
+        lives at ``base_offset + swizzle(offset + layout(c))``."""
+        return isinstance(self.layout, _layout.SwizzledLayout)
+
+    def _coordinate_offset(self, inner):
+        """The memory offset (from base_offset) of an element whose offset
+        in the layout (under any swizzle) is ``inner``."""
+        if not self.swizzled:
+            return inner
+        layout = self.layout
+        return layout.swizzle(_add(layout.offset, inner))
 
     def size(self, mode=None) -> int:
         """The number of elements, or of the mode ``mode`` names (an int,
@@ -465,6 +500,7 @@ class Tensor:
                 else self.base_offset)
         where = "" if self.address_space == "device" else ", threadgroup"
         view = "no layout" if self.layout is None else \
+            str(self.layout) if self.swizzled else \
             f"{self.shape}:{self.stride}"
         return (f"Tensor({self.name!r}, buffer {self.buffer_index}, "
                 f"{self.dtype.name}, {view}, base_offset={base}{where})")
@@ -493,7 +529,8 @@ class Tensor:
         if isinstance(coord, tuple) and len(coord) == 1 and \
                 not isinstance(shape, tuple):
             coord = coord[0]  # (i,) into a rank-1 shape
-        return _add(self.base_offset, _crd2idx(coord, shape, stride))
+        return _add(self.base_offset, self._coordinate_offset(
+            _crd2idx(coord, shape, stride)))
 
     def __getitem__(self, coord):
         _check_coord(coord)
@@ -525,6 +562,13 @@ class Tensor:
         else:
             layout = _make_layout(tuple(s for s, _ in kept),
                                   tuple(d for _, d in kept))
+        if self.swizzled:
+            # The fixed part's offset goes under the swizzle (CuTe's
+            # slicing of a composed layout); base_offset stays outside it.
+            outer = self.layout
+            return self._with(_layout.SwizzledLayout(
+                outer.swizzle, _add(outer.offset, offset), layout),
+                self.base_offset)
         return self._with(layout, _add(self.base_offset, offset))
 
     # --- memory ------------------------------------------------------------
@@ -538,11 +582,7 @@ class Tensor:
             fail(f"tensor {self.name} has no buffer (buffer_index "
                  f"{self.buffer_index}); give it the index of a buffer "
                  "parameter")
-        proxy = getattr(tracer, "buffers", {}).get(self.buffer_index)
-        if proxy is None:
-            fail(f"tensor {self.name} views buffer parameter "
-                 f"{self.buffer_index}, which the kernel being traced does "
-                 "not have (or which is not a buffer)")
+        proxy = self._parameter(tracer)
         if proxy.dtype != self.dtype:
             fail(f"tensor {self.name} has element type {self.dtype.name} but "
                  f"buffer parameter {self.buffer_index} ({proxy.name}) holds "
@@ -551,6 +591,26 @@ class Tensor:
             fail(f"tensor {self.name}: buffer {proxy.name} holds vectors "
                  "(vec_width); tensors view scalar buffers")
         return proxy, proxy._buffer
+
+    def _parameter(self, tracer):
+        """The buffer proxy of parameter ``buffer_index`` in the kernel
+        being traced, which must carry this tensor's name: a name and an
+        index that disagree would silently read whichever the index says."""
+        buffers = getattr(tracer, "buffers", {})
+        proxy = buffers.get(self.buffer_index)
+        if proxy is None:
+            fail(f"tensor {self.name} views buffer parameter "
+                 f"{self.buffer_index}, which the kernel being traced does "
+                 "not have (or which is not a buffer)")
+        if proxy.name != self.name:
+            named = [i for i, p in buffers.items() if p.name == self.name]
+            said = (f"names parameter {named[0]} ('{self.name}')" if named
+                    else "names no buffer parameter of this kernel")
+            fail(f"Tensor '{self.name}' {said}, but its buffer_index "
+                 f"{self.buffer_index} is parameter '{proxy.name}'; give the "
+                 f"name and the index of the same parameter (Tensor(A.name, "
+                 "A.buffer_index, A.metal_dtype))")
+        return proxy
 
     def _threadgroup_array(self, tracer):
         """The threadgroup array of this tensor's name in the kernel being
@@ -588,11 +648,44 @@ class Tensor:
     def _element_offsets(self, what: str) -> list:
         self._need_layout(f"{what}()")
         n = self.size()
+        if not _is_int(n):
+            fail(f"tensor {self.name}.{what}() unrolls one access per "
+                 "element, so it needs a static size; this tensor's shape "
+                 f"{_dynamic.show(self.shape)} has run-time extents (take a "
+                 "static tile of it first: local_tile, local_partition)")
         if n > MAX_FRAGMENT_ELEMENTS:
             fail(f"tensor {self.name}.{what}() would unroll {n} element "
                  f"accesses; it is meant for per-thread fragments of at most "
                  f"{MAX_FRAGMENT_ELEMENTS} elements (slice the tensor first)")
         return [_crd2idx(i, self.shape, self.stride) for i in range(n)]
+
+    def _access_plan(self, inner, for_store: bool):
+        """The accesses (memory offset from base_offset, int or traced;
+        width; lanes) that cover the elements at layout offsets `inner`.
+        Under a swizzle with a static offset they are grouped by their
+        swizzled offsets; with a traced one, by their offsets under the
+        swizzle, where an aligned group of w elements stays one group of w
+        consecutive elements in memory when the swizzle neither reads nor
+        writes the bits below w and the traced offset is a multiple of w."""
+        base_divisor = power_of_two_divisor(self.base_offset)
+        if not all(_is_int(x) for x in inner):
+            # Run-time strides: one access per element.
+            return [(self._coordinate_offset(x), 1, [[i]])
+                    for i, x in enumerate(inner)]
+        if not self.swizzled:
+            return self._accesses(inner, for_store, base_divisor,
+                                  self._widths())
+        sw, offset = self.layout.swizzle, self.layout.offset
+        if not isinstance(offset, IRValue):
+            memory = [sw(offset + x) for x in inner]
+            return self._accesses(memory, for_store, base_divisor,
+                                  self._widths())
+        divisor = min(base_divisor, power_of_two_divisor(offset))
+        moved = sw.yyy_mask | sw.zzz_mask
+        widths = tuple(w for w in self._widths()
+                       if sw.shift >= 0 and moved & (w - 1) == 0)
+        return [(sw(offset + start), width, lanes) for start, width, lanes in
+                self._accesses(inner, for_store, divisor, widths)]
 
     def _widths(self):
         if self.dtype.name == "b1":
@@ -600,27 +693,28 @@ class Tensor:
         return tuple(w for w in (4, 2)
                      if w * self.dtype.itemsize <= MAX_VECTOR_BYTES)
 
-    def _accesses(self, offsets, for_store: bool):
+    def _accesses(self, offsets, for_store: bool, base_divisor: int,
+                  widths):
         """The memory accesses that cover ``offsets`` (static, per logical
         element): a list of (offset, width, lanes) where ``lanes[j]`` lists
         the logical elements at ``offset + j``. A group of 4 (else 2)
         elements becomes one vector access when all of its offsets are in
         the fragment, in whatever logical order, and the group's offset is a
-        provable multiple of the width. A store whose elements overlap
-        (a stride-0 mode) stays scalar, in logical order, so the last
-        write wins as in the scalar code."""
+        provable multiple of the width (`base_divisor`: the power of two the
+        offsets start from is known to be a multiple of). A store whose
+        elements overlap (a stride-0 mode) stays scalar, in logical order, so
+        the last write wins as in the scalar code."""
         at = {}
         for i, off in enumerate(offsets):
             at.setdefault(off, []).append(i)
         if for_store and len(at) != len(offsets):
             return [(off, 1, [[i]]) for i, off in enumerate(offsets)]
-        base_divisor = power_of_two_divisor(self.base_offset)
         accesses, covered = [], set()
         for off in offsets:  # logical order of first use
             if off in covered:
                 continue
             width = 1
-            for w in self._widths():
+            for w in widths:
                 start = off - off % w
                 group = range(start, start + w)
                 if (base_divisor % w == 0 and
@@ -638,7 +732,6 @@ class Tensor:
         order, or None."""
         n = len(offsets)
         if n >= 2 and len(accesses) == 1 and accesses[0][1] == n and \
-                accesses[0][0] == offsets[0] and \
                 accesses[0][2] == [[i] for i in range(n)]:
             return accesses[0]
         return None
@@ -647,6 +740,8 @@ class Tensor:
         """1 to 4 elements at consecutive offsets, in logical order (load()
         then gives one scalar or vector value; bool stays a Fragment)."""
         n = len(offsets)
+        if not all(_is_int(x) for x in offsets):
+            return n == 1 and self.dtype.name != "b1"
         return 1 <= n <= 4 and self.dtype.name != "b1" and \
             offsets == list(range(offsets[0], offsets[0] + n))
 
@@ -658,7 +753,7 @@ class Tensor:
         offsets = self._element_offsets("load")
         mem, handle = self._memory()
         tracer = current_tracer("Tensor.load")
-        accesses = self._accesses(offsets, for_store=False)
+        accesses = self._access_plan(offsets, for_store=False)
         as_vector = self._is_vector_fragment(offsets)
         whole = self._whole_vector_access(accesses, offsets) \
             if as_vector else None
@@ -695,7 +790,7 @@ class Tensor:
         n = len(offsets)
         mem, handle = self._memory()
         tracer = current_tracer("Tensor.store")
-        accesses = self._accesses(offsets, for_store=True)
+        accesses = self._access_plan(offsets, for_store=True)
         if isinstance(values, Fragment):
             values = values.values
         elif isinstance(values, IRValue) and values.lanes > 1:
@@ -762,11 +857,31 @@ class IdentityTensor(Tensor):
     _raw_scalar_index = False
 
     def __init__(self, shape):
-        layout = _layout.make_layout(shape)
+        if _dynamic.has_traced(shape):
+            # Run-time extents: basis strides keep one component per mode,
+            # so a coordinate past an extent stays past it when decoded.
+            shape = _dynamic.leaf_tuple(shape, "make_identity_tensor's shape")
+            modes = shape if isinstance(shape, tuple) else (shape,)
+            strides = tuple(_dynamic.compact_col_major(
+                m, _dynamic.Basis.unit(k, len(modes)))
+                for k, m in enumerate(modes))
+            layout = _layout.Layout(shape, strides if isinstance(shape, tuple)
+                                    else strides[0])
+        else:
+            layout = _layout.make_layout(shape)
         super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
     def _decode(self, offset):
+        if isinstance(offset, _dynamic.Basis) or (
+                _is_int(offset) and offset == 0 and self.layout.dynamic):
+            modes = self.coordinate_shape if isinstance(
+                self.coordinate_shape, tuple) else (self.coordinate_shape,)
+            parts = offset.parts if isinstance(offset, _dynamic.Basis) \
+                else (0,) * len(modes)
+            coord = tuple(_idx2crd(p, m) for p, m in zip(parts, modes))
+            return coord if isinstance(self.coordinate_shape, tuple) \
+                else coord[0]
         return _idx2crd(offset, self.coordinate_shape)
 
     def _read(self, offset):
@@ -816,7 +931,7 @@ def tensor_composition(tensor, layout, tiler=None) -> Tensor:
         if not (_is_int(tiler) or isinstance(tiler, tuple)):
             fail(f"tensor_composition: tiler must be a shape (an int or a "
                  f"tuple of ints), got {tiler!r}")
-        if layouts.size(tiler) != tensor.size():
+        if _is_int(tensor.size()) and layouts.size(tiler) != tensor.size():
             fail(f"tensor_composition: the tiler {tiler} has "
                  f"{layouts.size(tiler)} elements but tensor {tensor.name} "
                  f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "

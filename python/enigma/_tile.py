@@ -26,8 +26,7 @@ from ._threads import barrier as _barrier
 from ._threads import (simd_barrier, simdgroup_index_in_threadgroup,
                         simdgroups_per_threadgroup, thread_index_in_threadgroup,
                         threads_per_threadgroup)
-from ._control import (RegisterTensor, Slot, control_state, for_range, if_,
-                       register_tensor)
+from ._control import RegisterTensor, for_range, if_, register_tensor
 from ._cooperation import ThreadgroupTensor, threadgroup_alloc
 from ._dtypes import as_dtype
 from ._math import fma
@@ -35,6 +34,7 @@ from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
                     simdgroup_multiply_accumulate)
 from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
                   to_value)
+from ._slots import Slot, control_state
 from ._tensor import MAX_VECTOR_BYTES, Tensor, power_of_two_divisor
 
 __all__ = ["copy", "gemm", "pipeline", "Pipeline", "PipelineStage"]
@@ -145,6 +145,10 @@ class _Operand:
         elif isinstance(operand, Tensor):
             # The original's Tensor: element i is memory[base_offset + i]
             # (a single index is a raw element index; the layout is unused).
+            if operand.swizzled:
+                fail(f"tensor {operand.name} has a swizzled layout, so its "
+                     "elements do not lie in order from its base offset; "
+                     "move them with its load() / store() or by coordinate")
             self.memory = operand._memory()[0]
             self.base = operand.base_offset
             if isinstance(self.base, IRValue):

@@ -4,9 +4,11 @@
 
 #include <nanobind/nanobind.h>
 
+#include "enigma/Runtime/Dispatch.h"
 #include "enigma/Support/DType.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace enigma {
@@ -29,6 +31,15 @@ nanobind::object makeRuntime(std::shared_ptr<enigma::Backend> backend);
 std::shared_ptr<enigma::Backend> backendOf(nanobind::handle runtime);
 /// The function-call form (LaunchBindings.cpp).
 void bindLaunch(nanobind::module_ &m);
+/// `value` as a launch argument number (Python bool / int / float, numpy
+/// bool_ / integer / floating scalar); nothing for any other object;
+/// DispatchError for an integer past 64 bits (HostNumbers.cpp). Every path
+/// that takes numbers from Python reads them with this.
+std::optional<enigma::HostNumber> hostNumberOf(nanobind::handle value);
+/// The name of `value`'s type as messages print it ("str", "NoneType").
+std::string pythonTypeName(nanobind::handle value);
+/// _core.pack_numbers and _core.host_number (HostNumbers.cpp).
+void bindHostNumbers(nanobind::module_ &m);
 // One per op family, each in its own file.
 void bindMath(nanobind::module_ &m);
 void bindVectors(nanobind::module_ &m);

@@ -389,47 +389,10 @@ bool readArray(nb::handle obj, ArrayInfo &info, HeldViews &held) {
   return true;
 }
 
-/// A Python number (int, float, bool, or a numpy/torch scalar) as a
-/// HostNumber; nothing when it is not a number.
+/// A Python number (int, float, bool, or a numpy scalar) as a HostNumber;
+/// nothing when it is not a number (HostNumbers.cpp, shared with execute).
 std::optional<HostNumber> numberOf(nb::handle value) {
-  PyObject *o = value.ptr();
-  if (PyBool_Check(o))
-    return HostNumber(o == Py_True);
-  if (PyFloat_Check(o))
-    return HostNumber(PyFloat_AS_DOUBLE(o));
-  nb::object integer;
-  if (PyLong_Check(o)) {
-    integer = nb::borrow(value);
-  } else if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_index) {
-    PyObject *index = PyNumber_Index(o); // numpy integers
-    if (!index) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    integer = nb::steal(index);
-  } else if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float &&
-             !PySequence_Check(o)) {
-    double d = PyFloat_AsDouble(o); // numpy floats (not arrays)
-    if (d == -1.0 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    return HostNumber(d);
-  } else {
-    return std::nullopt;
-  }
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
-  if (!overflow)
-    return HostNumber(int64_t(v));
-  unsigned long long u = PyLong_AsUnsignedLongLong(integer.ptr());
-  if (PyErr_Occurred()) {
-    PyErr_Clear();
-    throw DispatchError("the integer " +
-                        nb::cast<std::string>(nb::str(integer)) +
-                        " does not fit in 64 bits");
-  }
-  return HostNumber(uint64_t(u));
+  return hostNumberOf(value);
 }
 
 std::string describeParam(const KernelParam &param) {

@@ -56,6 +56,7 @@ NB_MODULE(_core, m) {
   enigma::python::bindBuilder(m);
   enigma::python::bindRuntime(m);
   enigma::python::bindLaunch(m);
+  enigma::python::bindHostNumbers(m);
   enigma::python::bindMetalRuntime(m);
   enigma::python::bindMetalHostRuntime(m);
   enigma::python::bindMath(m);

@@ -30,25 +30,16 @@ Dim3 toDim3(const Shape &s) {
 }
 
 HostNumber toNumber(nb::handle value, const std::string &what) {
-  if (nb::isinstance<nb::bool_>(value))
-    return nb::cast<bool>(value);
-  if (nb::isinstance<nb::int_>(value)) {
-    try {
-      return nb::cast<int64_t>(value);
-    } catch (const nb::cast_error &) {
-      try {
-        return nb::cast<uint64_t>(value);
-      } catch (const nb::cast_error &) {
-        throw DispatchError(what + ": the integer " +
-                            nb::cast<std::string>(nb::str(value)) +
-                            " does not fit in 64 bits");
-      }
-    }
+  std::optional<HostNumber> number;
+  try {
+    number = hostNumberOf(value);
+  } catch (const DispatchError &e) {
+    throw DispatchError(what + ": " + e.what());
   }
-  if (nb::isinstance<nb::float_>(value))
-    return nb::cast<double>(value);
-  throw DispatchError(what + " must be a number, got " +
-                      nb::cast<std::string>(nb::str(value.type())));
+  if (!number)
+    throw DispatchError(what + " must be a number, got " +
+                        pythonTypeName(value));
+  return *number;
 }
 
 /// One input as the Python layer hands it over: a uint8 view of host bytes,

@@ -319,20 +319,35 @@ def test_barrier_inside_uniform_if(runtime, rng):
         np.testing.assert_array_equal(out, ref.reshape(-1))
 
 
-def test_barrier_inside_while_is_refused_on_cpu():
+def test_barrier_inside_a_uniform_while(runtime, rng):
+    # The CPU backend runs a while loop holding a barrier once per
+    # threadgroup, its test read from the first thread (it was refused
+    # before): each iteration reverses a tile through threadgroup memory.
     @enigma.kernel
-    def looping(X: enigma.f32, n: enigma.Scalar(enigma.u32)):
+    def looping(X: enigma.f32, n: enigma.Scalar(enigma.u32), B: enigma.f32):
         lid = enigma.thread_position_in_threadgroup()
-        with enigma.while_(lambda c: c[0] < n, init=[enigma.metal_cast(0, "uint")]) as c:
-            X[lid] = X[lid] + 1.0
-            enigma.barrier("mem_device")
+        base = enigma.threadgroup_position_in_grid() * 16
+        tile = enigma.threadgroup_alloc(enigma.f32, 16)
+        acc = 0.0
+        with enigma.while_(lambda c: c[0] < n,
+                           init=[enigma.metal_cast(0, "uint")]) as c:
+            tile[lid] = X[c[0] * 64 + base + lid] * enigma.metal_cast(
+                c[0] + 1, "float")
+            enigma.barrier()
+            acc = acc + tile[15 - lid]
+            enigma.barrier()
             c[0] = c[0] + 1
+        B[base + lid] = acc
 
-    with pytest.raises(Exception, match="barrier"):
-        ck = enigma.compile(looping)
-        enigma.CpuRuntime().execute(ck, [np.zeros(4, np.float32)],
-                                    grid=(4, 1, 1), threads=(4, 1, 1),
-                                    scalars={"n": 2})
+    ck = enigma.compile(looping)
+    for n in (0, 1, 5):
+        x = rng.standard_normal(64 * max(n, 1)).astype(np.float32)
+        out = run_kernel(runtime, ck, [x], np.float32, 64, (64, 1, 1),
+                         (16, 1, 1), scalars={"n": n})
+        g = x[:64 * n].astype(np.float64).reshape(n, 4, 16)[:, :, ::-1]
+        ref = (g * np.arange(1, n + 1)[:, None, None]).sum(axis=0)
+        np.testing.assert_allclose(out, ref.reshape(-1), rtol=1e-5,
+                                   atol=1e-5)
 
 
 def test_register_tensor_across_barrier(runtime, rng):

@@ -341,14 +341,16 @@ def simd_sum_in_divergent_code():
     compile_only(k)
 
 
-@mistake("a barrier inside a while_ loop (the CPU backend cannot run it)",
-         r"error: the enigma\.while_ loop contains a barrier")
-def barrier_in_a_while_loop():
+@mistake("a barrier inside a while loop whose test depends on the thread",
+         r"error: enigma\.barrier\(\) is under control flow that depends "
+         r"on the thread's position")
+def barrier_in_a_divergent_while_loop():
     @enigma.kernel
     def k(A: enigma.f32):
-        with enigma.while_(lambda: A[0] < 4.0):  # mistake: barrier_in_a_while_loop
-            enigma.barrier()
-            A[0] = A[0] + 1.0
+        t = enigma.thread_position_in_grid
+        with enigma.while_(lambda: A[t] < 4.0):
+            enigma.barrier()  # mistake: barrier_in_a_divergent_while_loop
+            A[t] = A[t] + 1.0
     compile_only(k)
 
 

@@ -152,9 +152,13 @@ def test_unset_carried_variable_is_an_error():
             total = A[k]
         A[0] = total
 
+    # Reported where it is read (it has no value there, as Python would
+    # say), naming the loop that assigns it.
     line = inspect.getsourcelines(no_init.__wrapped__)[1]
     with pytest.raises(enigma.EnigmaError,
-                       match=rf"test_range_rewrite.py:{line + 2}:.*'total'"):
+                       match=rf"test_range_rewrite.py:{line + 4}: variable "
+                             rf"'total' has no value here: .*loop at "
+                             rf"\S*test_range_rewrite.py:{line + 2}\b"):
         enigma.compile(no_init)
 
 
@@ -170,12 +174,22 @@ def test_type_change_of_carried_variable_is_an_error():
         enigma.compile(int_then_float)
 
 
-def test_break_is_rejected_at_decoration():
-    with pytest.raises(enigma.EnigmaError, match=r"test_range_rewrite.py:\d+:.*break"):
-        @enigma.kernel
-        def breaking(A: enigma.f32):
-            for k in enigma.range(4):
-                break
+def test_break_is_accepted_with_its_python_meaning(runtime):
+    # Refused when break had no lowering; now the loop ends at the break
+    # (test_loop_exits.py covers break, continue and return in depth).
+    @enigma.kernel
+    def breaking(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        s = 0.0
+        for k in enigma.range(4):
+            s = s + A[k]
+            break
+        B[t] = s
+
+    a = np.array([3.0, 5.0, 7.0, 11.0], np.float32)
+    out = run_kernel(runtime, enigma.compile(breaking), [a], np.float32, 2,
+                     (2, 1, 1), (2, 1, 1))
+    np.testing.assert_array_equal(out, [3.0, 3.0])
 
 
 def test_errors_point_at_user_lines():

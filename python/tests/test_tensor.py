@@ -89,8 +89,8 @@ def test_zipped_divide_and_composition_follow_the_layouts():
     (dict(metal_dtype="quad"), "not an element type"),
     (dict(layout=(4, 4)), "enigma.Layout"),
     (dict(base_offset=-3), "base_offset"),
-    (dict(layout=enigma.swizzle(enigma.make_layout((8, 8)), 2, 0, 3)),
-     "enigma.Layout"),
+    # (A SwizzledLayout is accepted: test_tensor_swizzle.py.)
+    (dict(layout=enigma.IdentityLayout((8, 8))), "enigma.Layout"),
 ])
 def test_constructor_rejects(bad, match):
     args = dict(name="A", buffer_index=0, metal_dtype=enigma.f32,
@@ -684,3 +684,59 @@ def test_local_partition_covers_every_element_once(rng):
                 tiles += [tile.base_offset + tile.layout(i)
                           for i in range(tile.size())]
         assert sorted(tiles) == list(range(m * n)), (t0, t1, m, n)
+
+
+# --------------------------------------------------------------------------
+# A Tensor's name and buffer_index must name the same parameter
+# --------------------------------------------------------------------------
+
+def test_name_and_position_that_disagree_are_an_error():
+    # "A" is parameter 0; buffer_index 1 is B: reading parameter 1 silently
+    # whatever the name says was the trap.
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        B[t] = enigma.Tensor("A", 1, enigma.f32)[t]
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_tensor.py:\d+: .*'A'.*parameter 0.*"
+                             r"buffer_index 1.*'B'"):
+        enigma.compile(k)
+
+
+def test_a_name_that_is_no_parameter_is_an_error():
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        B[t] = enigma.Tensor("X", 0, enigma.f32)[t]
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_tensor.py:\d+: .*'X'.*buffer_index 0.*"
+                             r"'A'"):
+        enigma.compile(k)
+
+
+def test_a_tensor_made_outside_the_kernel_is_checked_where_used():
+    wrong = enigma.Tensor("B", 0, enigma.f32, enigma.make_layout(4))
+
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        B[0] = wrong[(1,)]
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_tensor.py:\d+: .*'B'.*parameter 1.*"
+                             r"buffer_index 0.*'A'"):
+        enigma.compile(k)
+
+
+def test_matching_name_and_position_work(runtime, rng):
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        a = enigma.Tensor(A.name, A.buffer_index, A.metal_dtype)
+        enigma.Tensor("B", 1, enigma.f32)[t] = a[t] + 1.0
+
+    a = rng.standard_normal(37).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(k), [a], np.float32, 37,
+                     (37, 1, 1), (8, 1, 1))
+    np.testing.assert_array_equal(out, a + 1.0)

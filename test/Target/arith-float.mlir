@@ -6,7 +6,9 @@
 
 // Float arith on half, bfloat and float: operators, fmod/fmax/fmin, every
 // cmpf predicate (the unordered ones are true when either side is NaN),
-// conversions to and from integers, extf/truncf and bitcast.
+// conversions to and from integers (to integers through
+// metal_float_to_int.h, half and bfloat widened to float first), extf/truncf
+// and bitcast.
 
 // CHECK-LABEL: enigma_kernel_float_f16(
 // CHECK: half {{v[0-9]+}} = x + y;
@@ -35,10 +37,10 @@
 // CHECK-NEXT: bool {{v[0-9]+}} = x != y;
 // CHECK-NEXT: bool {{v[0-9]+}} = (isnan(x) || isnan(y));
 // CHECK-NEXT: bool {{v[0-9]+}} = true;
-// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)(int)x;
-// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)x;
-// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)(char)x;
-// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)x;
+// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)enigma_float_to_int<int, int>({{x|float\(x\)}});
+// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)enigma_float_to_int<uint, uint>({{x|float\(x\)}});
+// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)enigma_float_to_int<char, char>({{x|float\(x\)}});
+// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)enigma_float_to_int<ulong, ulong>({{x|float\(x\)}});
 // CHECK-NEXT: half {{v[0-9]+}} = (half)(int)[[SI]];
 // CHECK-NEXT: half {{v[0-9]+}} = (half)[[UI]];
 // CHECK-NEXT: half {{v[0-9]+}} = (half)(char)[[SI8]];
@@ -115,10 +117,10 @@ enigma.kernel @float_f16(%x: f16 {enigma.name = "x"}, %y: f16 {enigma.name = "y"
 // CHECK-NEXT: bool {{v[0-9]+}} = x != y;
 // CHECK-NEXT: bool {{v[0-9]+}} = (isnan(x) || isnan(y));
 // CHECK-NEXT: bool {{v[0-9]+}} = true;
-// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)(int)x;
-// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)x;
-// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)(char)x;
-// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)x;
+// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)enigma_float_to_int<int, int>({{x|float\(x\)}});
+// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)enigma_float_to_int<uint, uint>({{x|float\(x\)}});
+// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)enigma_float_to_int<char, char>({{x|float\(x\)}});
+// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)enigma_float_to_int<ulong, ulong>({{x|float\(x\)}});
 // CHECK-NEXT: bfloat {{v[0-9]+}} = (bfloat)(int)[[SI]];
 // CHECK-NEXT: bfloat {{v[0-9]+}} = (bfloat)[[UI]];
 // CHECK-NEXT: bfloat {{v[0-9]+}} = (bfloat)(char)[[SI8]];
@@ -195,10 +197,10 @@ enigma.kernel @float_bf16(%x: bf16 {enigma.name = "x"}, %y: bf16 {enigma.name = 
 // CHECK-NEXT: bool {{v[0-9]+}} = x != y;
 // CHECK-NEXT: bool {{v[0-9]+}} = (isnan(x) || isnan(y));
 // CHECK-NEXT: bool {{v[0-9]+}} = true;
-// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)(int)x;
-// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)x;
-// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)(char)x;
-// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)x;
+// CHECK-NEXT: uint [[SI:v[0-9]+]] = (uint)enigma_float_to_int<int, int>({{x|float\(x\)}});
+// CHECK-NEXT: uint [[UI:v[0-9]+]] = (uint)enigma_float_to_int<uint, uint>({{x|float\(x\)}});
+// CHECK-NEXT: uchar [[SI8:v[0-9]+]] = (uchar)enigma_float_to_int<char, char>({{x|float\(x\)}});
+// CHECK-NEXT: ulong [[UI64:v[0-9]+]] = (ulong)enigma_float_to_int<ulong, ulong>({{x|float\(x\)}});
 // CHECK-NEXT: float {{v[0-9]+}} = (float)(int)[[SI]];
 // CHECK-NEXT: float {{v[0-9]+}} = (float)[[UI]];
 // CHECK-NEXT: float {{v[0-9]+}} = (float)(char)[[SI8]];

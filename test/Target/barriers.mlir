@@ -52,27 +52,31 @@ enigma.kernel @flags() {
 // a barrier and used after it lives in a per-thread array.
 // CPP-LABEL: extern "C" void enigma_kernel_top_level(
 // CPP: for (uint64_t enigma_g = enigma_group_begin;
-// CPP: ulong [[I:v[0-9]+]]{{\[}}1024];
-// CPP-NEXT: float [[X:v[0-9]+]]{{\[}}1024];
+// CPP: ulong [[I:v[0-9]+]]{{\[}}1032];
+// CPP-NEXT: float [[X:v[0-9]+]]{{\[}}1040];
 // CPP-NEXT: uint [[BASE:v[0-9]+]] = enigma_gx * enigma_nx;
 // CPP-NEXT: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: for (uint64_t enigma_x = enigma_bx; enigma_x < (uint64_t)enigma_bx + enigma_nx; ++enigma_x) {
+// CPP-NEXT: const uint enigma_tx = (uint)enigma_x;
 // CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
 // CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
+// CPP-NEXT: const uint64_t enigma_slot = ((uint64_t)enigma_lz * enigma_ny + enigma_ly) * enigma_nx + (enigma_x - enigma_bx);
 // CPP-NEXT: uint [[GID:v[0-9]+]] = [[BASE]] + enigma_lid;
-// CPP-NEXT: [[I]][enigma_lid] = [[GID]];
+// CPP-NEXT: [[I]][enigma_slot] = [[GID]];
 // CPP-NEXT: float [[A:v[0-9]+]] = a{{\[}}[[GID]]];
-// CPP-NEXT: [[X]][enigma_lid] = [[A]];
+// CPP-NEXT: [[X]][enigma_slot] = [[A]];
 // CPP-NEXT: }
 // CPP-NEXT: // threadgroup_barrier(mem_flags::mem_threadgroup)
 // CPP-NEXT: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: for (uint64_t enigma_x = enigma_bx; enigma_x < (uint64_t)enigma_bx + enigma_nx; ++enigma_x) {
+// CPP-NEXT: const uint enigma_tx = (uint)enigma_x;
 // CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
 // CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
-// CPP-NEXT: ulong [[J:v[0-9]+]] = [[I]][enigma_lid];
-// CPP-NEXT: float [[XV:v[0-9]+]] = [[X]][enigma_lid];
+// CPP-NEXT: const uint64_t enigma_slot = ((uint64_t)enigma_lz * enigma_ny + enigma_ly) * enigma_nx + (enigma_x - enigma_bx);
+// CPP-NEXT: ulong [[J:v[0-9]+]] = [[I]][enigma_slot];
+// CPP-NEXT: float [[XV:v[0-9]+]] = [[X]][enigma_slot];
 // CPP-NEXT: float [[Y:v[0-9]+]] = [[XV]] * 2.0f;
 // CPP-NEXT: b{{\[}}[[J]]] = [[Y]];
 // CPP-NEXT: }
@@ -99,15 +103,15 @@ enigma.kernel @top_level(%a: memref<?xf32> {enigma.name = "a"}, %b: memref<?xf32
 // loops inside it; the carried value is a per-thread array, copied thread by
 // thread at the start and at the end of each iteration.
 // CPP-LABEL: extern "C" void enigma_kernel_in_loop(
-// CPP: float [[ACC:v[0-9]+]]{{\[}}1024];
-// CPP: [[ACC]][enigma_lid] = 0.0f;
+// CPP: float [[ACC:v[0-9]+]]{{\[}}1040];
+// CPP: [[ACC]][enigma_slot] = 0.0f;
 // CPP-NEXT: }
 // CPP-NEXT: for (uint [[K:v[0-9]+]] = 0u; (int)[[K]] < (int)((uint)n); [[K]] += 1u) {
 // CPP: float [[V:v[0-9]+]] = a{{\[}}{{.*}}];
 // CPP: // threadgroup_barrier(mem_flags::mem_device)
-// CPP: [[ACC]][enigma_lid] =
+// CPP: [[ACC]][enigma_slot] =
 // CPP: }
-// CPP: float [[R:v[0-9]+]] = [[ACC]][enigma_lid];
+// CPP: float [[R:v[0-9]+]] = [[ACC]][enigma_slot];
 // CPP-NEXT: b{{\[}}{{.*}}] = [[R]];
 // MSL-LABEL: kernel void enigma_kernel_in_loop(
 // MSL: for (uint [[K:v[0-9]+]] = 0u; (int)[[K]] < (int)((uint)n); [[K]] += 1u) {

@@ -10,8 +10,9 @@
 // CHECK-LABEL: enigma_kernel_guard(
 // CHECK: bool [[C:v[0-9]+]] = [[TID:.*]] < n;
 // CHECK-NEXT: if ([[C]]) {
-// CHECK-NEXT: float [[V:v[0-9]+]] = a{{\[}}[[TID]]];
-// CHECK-NEXT: b{{\[}}[[TID]]] = [[V]];
+// The CPU's subscripts read the thread's position in 64 bits (enigma_x).
+// CHECK-NEXT: float [[V:v[0-9]+]] = a{{\[(thread_position_in_grid.x|\(blockIdx.x \* blockDim.x \+ threadIdx.x\)|enigma_x)\]}};
+// CHECK-NEXT: b{{\[(thread_position_in_grid.x|\(blockIdx.x \* blockDim.x \+ threadIdx.x\)|enigma_x)\]}} = [[V]];
 // CHECK-NEXT: }
 // CHECK-NOT: else
 // CHECK: {{^}}}

@@ -44,13 +44,15 @@
 // CPP: for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 // CPP-NEXT: for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
 // The innermost loop counts the global x position: a unit-stride loop.
-// CPP-NEXT: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
+// CPP-NEXT: for (uint64_t enigma_x = enigma_bx; enigma_x < (uint64_t)enigma_bx + enigma_nx; ++enigma_x) {
+// CPP-NEXT: const uint enigma_tx = (uint)enigma_x;
 // CPP-NEXT: const uint enigma_lx = enigma_tx - enigma_bx;
 // CPP-NEXT: const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) * enigma_nx + enigma_lx;
-// CPP-NEXT: float [[A:v[0-9]+]] = A[enigma_tx];
-// CPP-NEXT: float [[B:v[0-9]+]] = B[enigma_tx];
+// CPP-NEXT: const uint64_t enigma_slot = ((uint64_t)enigma_lz * enigma_ny + enigma_ly) * enigma_nx + (enigma_x - enigma_bx);
+// CPP-NEXT: float [[A:v[0-9]+]] = A[enigma_x];
+// CPP-NEXT: float [[B:v[0-9]+]] = B[enigma_x];
 // CPP-NEXT: float [[C:v[0-9]+]] = [[A]] + [[B]];
-// CPP-NEXT: C[enigma_tx] = [[C]];
+// CPP-NEXT: C[enigma_x] = [[C]];
 // CPP-NEXT: }
 // CPP-NEXT: }
 // CPP-NEXT: {{^}}}

@@ -60,13 +60,14 @@ enigma.kernel @wide_copy(
 // CUDA: float4 [[W:v[0-9]+]] = *(float4*)([[T]] + [[K]]);
 
 // CPP-LABEL: void enigma_kernel_staged(
-// The vector crosses the barrier: a per-thread array.
-// CPP: float4 [[V:v[0-9]+]][1024];
+// The vector crosses the barrier: a per-thread array (1024 entries and one
+// cache line more, which staggers the arrays' cache lines).
+// CPP: float4 [[V:v[0-9]+]][1028];
 // CPP: float4 [[L:v[0-9]+]] = enigma_vector_load<float4>(A + {{.+}});
-// CPP-NEXT: [[V]][enigma_lid] = [[L]];
+// CPP-NEXT: [[V]][enigma_slot] = [[L]];
 // CPP-NEXT: enigma_vector_store([[T:v[0-9]+]] + {{.+}}, [[L]]);
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: float4 [[VL:v[0-9]+]] = [[V]][enigma_lid];
+// CPP: float4 [[VL:v[0-9]+]] = [[V]][enigma_slot];
 // CPP-NEXT: float4 [[W:v[0-9]+]] = enigma_vector_load<float4>([[T]] + {{.+}});
 // CPP-NEXT: float4 {{v[0-9]+}} = [[W]] + [[VL]];
 

@@ -119,3 +119,49 @@ enigma.kernel @use_of_simd_result(
   memref.store %y, %A[%i] : memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// A while loop holding a barrier runs once per group (its test computed by
+// every thread and read from the first): what its condition region and its
+// body receive live in per-thread arrays, and the loop carries nothing.
+// CHECK-LABEL: enigma.kernel @uniform_while(
+// CHECK-DAG: %[[CND:.*]] = memref.alloca() : memref<1024xi1, #enigma.address_space<thread>>
+// CHECK-DAG: %[[BEF:.*]] = memref.alloca() : memref<1024xi32, #enigma.address_space<thread>>
+// CHECK-DAG: %[[AFT:.*]] = memref.alloca() : memref<1024xi32, #enigma.address_space<thread>>
+// CHECK: enigma.thread_loop {
+// CHECK: memref.store %{{.*}}, %[[BEF]]
+// CHECK: scf.while : () -> () {
+// CHECK: enigma.thread_loop {
+// CHECK: memref.load %[[BEF]]
+// CHECK: arith.cmpi ult
+// CHECK: memref.store %{{.*}}, %[[CND]]
+// CHECK: memref.store %{{.*}}, %[[AFT]]
+// CHECK: }
+// CHECK: %[[C:.*]] = memref.load %[[CND]][%{{.*}}]
+// CHECK-NEXT: scf.condition(%[[C]])
+// CHECK: } do {
+// CHECK: enigma.barrier <device>
+// CHECK: enigma.thread_loop {
+// CHECK: memref.load %[[AFT]]
+// CHECK: memref.store %{{.*}}, %[[BEF]]
+// CHECK: scf.yield
+// CHECK: enigma.thread_loop {
+// CHECK: memref.load %[[AFT]]
+enigma.kernel @uniform_while(
+    %A: memref<?xi32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "u32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) {
+  %tid = enigma.thread_position_in_grid <x>
+  %i = arith.index_castui %tid : i32 to index
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.while (%k = %c0) : (i32) -> i32 {
+    %more = arith.cmpi ult, %k, %n : i32
+    scf.condition(%more) %k : i32
+  } do {
+  ^bb0(%j: i32):
+    enigma.barrier <device>
+    %next = arith.addi %j, %c1 : i32
+    scf.yield %next : i32
+  }
+  memref.store %r, %A[%i] : memref<?xi32, #enigma.address_space<device>>
+  enigma.return
+}

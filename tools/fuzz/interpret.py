@@ -129,14 +129,18 @@ def convert(val: Val, to: str) -> Val:
     if is_int(to):
         if is_int(t):
             return Val(to, wrap(to, v), e)
+        # Enigma's definition (metal_float_to_int.h): truncation toward
+        # zero, NaN -> 0, saturation at both ends of the range.
         lo, hi = int_range(to)
-        with np.errstate(all="ignore"):
-            tr = np.trunc(v)
-        bad = ~np.isfinite(tr) | (tr < lo) | (tr > hi)
-        ints = np.array([0 if b else int(x) for x, b in zip(tr, bad)], dtype=object)
-        e = _jumps(val, np.trunc, e)
-        e[bad] = INF  # undefined in Metal
-        return Val(to, ints, e)
+
+        def saturated(x):
+            with np.errstate(all="ignore"):
+                return np.clip(np.trunc(np.where(np.isnan(x), 0.0, x)),
+                               float(lo), float(hi))
+        ints = np.array([0 if np.isnan(x) else lo if x <= lo else
+                         hi if x >= hi else int(np.trunc(x)) for x in v],
+                        dtype=object)
+        return Val(to, ints, _jumps(val, saturated, e))
     if is_int(t):
         bits = _PRECISION[to][0]
         exact = np.array([float(_round_int(int(x), bits)) for x in v])

@@ -26,8 +26,9 @@ Expressions:
 
 Undefined behaviour is avoided the way a careful Metal programmer would:
 integer divisors are guarded (no x / 0, no INT_MIN / -1), shift amounts are
-masked to the width, floats are NaN-guarded and clamped into range before a
-conversion to an integer type, and pow takes |x|.
+masked to the width, and pow takes |x|. Float -> integer conversions of NaN
+and out-of-range values are defined by Enigma (they saturate); half of them
+are NaN-guarded and clamped into range first, the others are not.
 """
 
 from __future__ import annotations
@@ -257,8 +258,11 @@ class _Gen:
         return self.safe_cast(var, t, to)
 
     def safe_cast(self, var, t, to):
-        """metal_cast(var, to) without undefined float->int overflow."""
-        if is_float(t) and is_int(to):
+        """metal_cast(var, to). Enigma defines a float -> int conversion of
+        NaN and of values past the range (they saturate); half of these
+        conversions are guarded the way a careful Metal programmer would
+        write them, the others convert whatever comes."""
+        if is_float(t) and is_int(to) and self.rng.random() < 0.5:
             nonan = self.let(t, ["call", "where", ["var", var], ["lit", 0.0],
                                  ["call", "isnan", ["var", var]]])
             lo, hi = float_to_int_bounds(t, to)

@@ -218,3 +218,89 @@ TEST(KernelBuilder, BarrierUnderDivergentIfIsRejected) {
 }
 
 } // namespace
+
+namespace {
+
+std::vector<uint32_t> runU32(const KernelArtifact &art, uint32_t n,
+                             std::vector<uint32_t> input) {
+  Dispatcher dispatcher(std::make_shared<CpuBackend>());
+  DispatchArgs args;
+  args.inputs = {{input.data(), input.size() * 4, DType::U32, input.size()}};
+  args.outputSizes = {n * 4};
+  auto out = dispatcher.execute(art, args, {n, 1, 1}, {32, 1, 1});
+  std::vector<uint32_t> v(n);
+  std::memcpy(v.data(), out[0].data(), out[0].size());
+  return v;
+}
+
+} // namespace
+
+TEST(KernelBuilder, LateValuesOfAnIf) {
+  // r is first given inside both arms (then: a + 1; else: 7, an i32
+  // constant converted to u32); z only in the then arm: a zero elsewhere.
+  KernelBuilder k("late_if");
+  Buffer A = k.addBuffer("A", DType::U32);
+  Buffer out = k.addBuffer("out", DType::U32);
+  Value tid = k.threadPositionInGrid();
+  Value a = A[tid];
+  Value odd = (a & k.constantInt(1, DType::U32)) == k.constantInt(1,
+                                                                  DType::U32);
+  k.beginIfCarrying(odd, {});
+  Value thenR = a + k.constantInt(1, DType::U32);
+  Value thenZ = a * k.constantInt(3, DType::U32);
+  k.beginElse({});
+  Value elseR = k.constantInt(7, DType::I32);
+  std::vector<Value> r = endIfLate(k, {}, {thenR, thenZ}, {elseR, Value()},
+                                   {{DType::U32, 1}, {DType::U32, 1}});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].dtype(), DType::U32);
+  out[tid] = r[0] * k.constantInt(1000, DType::U32) + r[1];
+  KernelArtifact art = k.compile();
+  std::vector<uint32_t> in(64);
+  for (uint32_t i = 0; i < 64; ++i)
+    in[i] = i * 7 + 3;
+  std::vector<uint32_t> got = runU32(art, 64, in);
+  for (uint32_t i = 0; i < 64; ++i) {
+    uint32_t want = in[i] & 1 ? (in[i] + 1) * 1000 + in[i] * 3 : 7000;
+    ASSERT_EQ(got[i], want) << i;
+  }
+}
+
+TEST(KernelBuilder, LateValuesOfLoops) {
+  // A value first given in the body of a for loop and of a while loop is
+  // carried from a zero: out = last i with A[i] odd (for), and the count
+  // of halvings of A[t] (while, given in the body).
+  KernelBuilder k("late_loops");
+  Buffer A = k.addBuffer("A", DType::U32);
+  Buffer out = k.addBuffer("out", DType::U32);
+  Value tid = k.threadPositionInGrid();
+  Value zero = k.constantInt(0, DType::U32);
+  Value one = k.constantInt(1, DType::U32);
+  std::vector<Value> body =
+      k.beginFor(zero, k.constantInt(8, DType::U32), one, {});
+  Value inBody = body[0] * k.constantInt(2, DType::U32);
+  std::vector<Value> forResults = endForLate(k, {}, {inBody},
+                                             {{DType::U32, 1}});
+  ASSERT_EQ(forResults.size(), 1u); // 7 * 2 after the loop
+  std::vector<Value> cond = beginWhile(k, {Value(A[tid])});
+  std::vector<Value> loopBody =
+      whileCondition(k, cond[0] > one, {cond[0]});
+  Value halved = loopBody[0] >> one;
+  Value marker = halved + k.constantInt(100, DType::U32);
+  std::vector<Value> whileResults =
+      endWhileLate(k, {halved}, {Value()}, {marker}, {{DType::U32, 1}});
+  ASSERT_EQ(whileResults.size(), 2u);
+  out[tid] = forResults[0] * k.constantInt(10000, DType::U32) +
+             whileResults[1];
+  KernelArtifact art = k.compile();
+  std::vector<uint32_t> in = {1, 2, 3, 8, 100, 1000};
+  std::vector<uint32_t> got = runU32(art, uint32_t(in.size()), in);
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint32_t x = in[i], last = 0; // zero when the body never ran
+    while (x > 1) {
+      x >>= 1;
+      last = x + 100;
+    }
+    ASSERT_EQ(got[i], 14u * 10000 + last) << i;
+  }
+}

@@ -15,6 +15,7 @@
 #include "enigma/Builder/KernelBuilder.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace enigma {
@@ -22,6 +23,13 @@ namespace enigma {
 /// Starts `while (true) { <condition>; if (!cond) break; <body> }` carrying
 /// `inits`; returns the carried values as the condition sees them.
 std::vector<Value> beginWhile(KernelBuilder &k, const std::vector<Value> &inits);
+/// beginWhile for a loop whose body is traced in its condition region,
+/// before the test (`do { body } while (test)`: a `while` statement of the
+/// Python front end); marks the op with kDoWhileAttr for messages.
+std::vector<Value> beginDoWhile(KernelBuilder &k,
+                                const std::vector<Value> &inits);
+/// The unit attribute beginDoWhile sets.
+inline constexpr const char *kDoWhileAttr = "enigma.do_while";
 /// Ends the condition of the innermost while: the loop continues while
 /// `cond` holds and hands `forwarded` (one per carried value, same dtypes) to
 /// the body. Returns the carried values as the body sees them.
@@ -31,6 +39,40 @@ std::vector<Value> whileCondition(KernelBuilder &k, Value cond,
 /// the next test. Returns the values after the loop (the ones forwarded by
 /// the last, failing test).
 std::vector<Value> endWhile(KernelBuilder &k, const std::vector<Value> &next);
+
+/// A variable first given a value inside an open if or loop ("late"): the
+/// construct gains one more result for it when it ends. Where the value was
+/// not given (the other arm of an if, the start of a loop) the construct
+/// uses a zero of `dtype` x `lanes`; the front end reads such a value only
+/// where it was given (behind a flag: the value a helper returns early).
+struct LateType {
+  DType dtype = DType::F32;
+  unsigned lanes = 1;
+};
+
+/// endIf for an if whose arms gave late values: `thenLate[i]` (from the then
+/// arm, still valid at its end) and `elseLate[i]` (from the else arm being
+/// ended), each converted to `types[i]`, or an empty Value for a zero.
+/// Returns the if's results: the carried values, then the late ones.
+std::vector<Value> endIfLate(KernelBuilder &k, const std::vector<Value> &last,
+                             const std::vector<Value> &thenLate,
+                             const std::vector<Value> &elseLate,
+                             const std::vector<LateType> &types);
+/// endFor for a loop whose body gave late values (`late[i]`, its value at
+/// the end of the body): each becomes one more carried value, zero before
+/// the first iteration.
+std::vector<Value> endForLate(KernelBuilder &k, const std::vector<Value> &next,
+                              const std::vector<Value> &late,
+                              const std::vector<LateType> &types);
+/// endWhile for a while whose condition region (`fromCondition[i]`) or body
+/// (`fromBody[i]`) gave late values; an empty Value forwards the carried
+/// value unchanged there. Each becomes one more carried value, zero before
+/// the first test, and one more result.
+std::vector<Value> endWhileLate(KernelBuilder &k,
+                                const std::vector<Value> &next,
+                                const std::vector<Value> &fromCondition,
+                                const std::vector<Value> &fromBody,
+                                const std::vector<LateType> &types);
 
 /// `cond ? ifTrue : ifFalse` without a branch (operands of one dtype).
 Value select(KernelBuilder &k, Value cond, Value ifTrue, Value ifFalse);
@@ -43,6 +85,14 @@ Value loadIf(KernelBuilder &k, const Buffer &buffer, Value index, Value mask,
 /// `if (mask) buffer[index] = value;`
 void storeIf(KernelBuilder &k, const Buffer &buffer, Value index, Value value,
              Value mask);
+
+/// Index `dim` of an access to a buffer declared with a shape must be below
+/// `extent` (both integers): an enigma.index_check, a check in
+/// bounds-checked mode and nothing otherwise. `buffer`, `shape` ("(H, W)")
+/// and `extentName` ("W") name it in the report.
+void checkIndex(KernelBuilder &k, Value index, Value extent, unsigned dim,
+                const std::string &buffer, const std::string &shape,
+                const std::string &extentName);
 
 /// A per-thread array of `size` elements (registers), indexed by constants.
 class RegisterArray {

@@ -48,6 +48,11 @@ struct BoundsCheckSite {
   unsigned extent = 1;  // elements the access touches from its index
   int param = -1;       // the buffer parameter, or -1 for a threadgroup array
   uint64_t staticSize = 0; // elements of the threadgroup array
+  /// An index check (access "index") of a buffer declared with a shape:
+  /// which index, the shape as declared ("(H, W)") and the extent's name.
+  int dimension = -1;
+  std::string shape;
+  std::string extentName;
 };
 
 /// The parameters the bounds-check pass appends after `params` and what

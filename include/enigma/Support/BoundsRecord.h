@@ -23,7 +23,9 @@ enum Word : unsigned {
   kThreadY = 5,
   kThreadZ = 6,
   kCount = 7,     // violations in all (wraps at 2^32)
-  kWords = 8,
+  kExtentLow = 8, // for an index check: the extent the index broke
+  kExtentHigh = 9,
+  kWords = 10,
 };
 
 /// Parameter name of the record buffer (a u32 buffer of kWords words).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -75,6 +76,11 @@ size_t roundUp(size_t value, size_t unit) {
 
 GuardedMemory::GuardedMemory(size_t bytes) {
   const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  // A size near 2^64 would wrap in the rounding below (to one page, and the
+  // kernel would write past it); no machine has that much memory anyway.
+  if (bytes > std::numeric_limits<size_t>::max() / 2)
+    throw RuntimeFailure("out of memory allocating a " +
+                         std::to_string(bytes) + "-byte buffer");
   const size_t usable = std::max(page, roundUp(bytes, page));
   const size_t total = kLeadingGuard + usable + kTrailingGuard;
   // The buffer ends where the trailing guard starts (to the cache line):

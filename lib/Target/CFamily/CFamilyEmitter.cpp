@@ -1,5 +1,6 @@
 //===- CFamilyEmitter.cpp - The shared C-family walker --------------------===//
 #include "CFamilyEmitter.h"
+#include "ReservedNames.h"
 #include "Families.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
@@ -67,54 +68,32 @@ std::string CFamilyEmitter::paramElementType(unsigned index) {
   return typeName(argType);
 }
 
-static bool isReservedName(StringRef name) {
-  static const llvm::StringSet<> reserved = {
-      "auto", "bool", "break", "case", "char", "const", "constant", "continue",
-      "default", "device", "do", "double", "else", "enum", "extern", "float",
-      "for", "goto", "half", "if", "int", "kernel", "long", "register",
-      "return", "short", "signed", "sizeof", "static", "struct", "switch",
-      "thread", "threadgroup", "typedef", "union", "unsigned", "void",
-      "volatile", "while", "uint", "uchar", "ushort", "ulong", "bfloat",
-      "class", "namespace", "template", "this", "new", "delete", "true",
-      "false", "using", "metal", "main", "min", "max", "abs",
-      "thread_position_in_grid", "thread_position_in_threadgroup",
-      "threadgroup_position_in_grid", "threads_per_threadgroup",
-      "threads_per_grid", "threadgroups_per_grid",
-      "thread_index_in_threadgroup", "thread_index_in_simdgroup",
-      "simdgroup_index_in_threadgroup", "threads_per_simdgroup",
-      "simdgroups_per_threadgroup"};
-  if (reserved.contains(name) || name.starts_with("enigma_") ||
-      name.starts_with("__"))
-    return true;
-  // Value names are v<N> and temporaries t<N>; keep parameters out of
-  // those spaces.
-  return name.size() > 1 && (name[0] == 'v' || name[0] == 't') &&
-         llvm::all_of(name.drop_front(), llvm::isDigit);
-}
-
-/// `name` made a C identifier that none of the languages reserves.
+/// `name` made a C identifier (letters, digits, underscores, not starting
+/// with a digit).
 static std::string sanitizeParamName(StringRef userName) {
   std::string name;
   for (char c : userName)
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
     name = "p_" + name;
-  if (isReservedName(name))
-    name += "_";
   return name;
 }
 
 std::string CFamilyEmitter::paramName(unsigned index) {
-  // Distinct user names can sanitise to the same identifier ("a-b", "a_b",
-  // or one name given twice): a parameter that clashes with an earlier one
-  // gets its index appended.
+  if (parameterPlaceholders)
+    return "enigma_param_" + std::to_string(index);
+  // A name the targets reserve, or one the kernel's own text uses, gets a
+  // trailing `_` (ReservedNames.h). Distinct user names can sanitise to the
+  // same identifier ("a-b", "a_b", or one name given twice): a parameter
+  // that clashes with an earlier one gets its index appended.
   std::vector<std::string> taken;
   for (unsigned i = 0; i <= index; ++i) {
-    std::string name = sanitizeParamName(kernel.getParamName(i));
+    std::string name =
+        unreservedName(sanitizeParamName(kernel.getParamName(i)), usedNames);
     if (llvm::is_contained(taken, name))
-      name += "_" + std::to_string(i);
+      name = unreservedName(name + "_" + std::to_string(i), usedNames);
     while (llvm::is_contained(taken, name))
-      name += "_";
+      name = unreservedName(name + "_", usedNames);
     taken.push_back(std::move(name));
   }
   return taken.back();
@@ -396,7 +375,58 @@ LogicalResult CFamilyEmitter::emitIfArms(
   return success();
 }
 
+/// `op` and the ifs nested in it as a chain of guards: each without results
+/// or else branch, each ending with the next one.
+static SmallVector<scf::IfOp> guardChain(scf::IfOp op) {
+  auto isGuard = [](scf::IfOp i) {
+    return i.getNumResults() == 0 && i.getElseRegion().empty();
+  };
+  SmallVector<scf::IfOp> chain;
+  for (scf::IfOp link = op; link && isGuard(link);) {
+    chain.push_back(link);
+    Block &body = link.getThenRegion().front();
+    Operation *last = body.getTerminator()->getPrevNode();
+    link = last ? dyn_cast<scf::IfOp>(last) : scf::IfOp();
+  }
+  return chain;
+}
+
+/// Chains of guards at least this long print flat (emitGuardChain).
+static constexpr size_t kFlatGuardChain = 8;
+
+/// `if (a) { S1; if (b) { S2; ... } }` nested N deep prints as
+///
+///   do {
+///     if (!(a)) break;
+///     S1;
+///     if (!(b)) break;
+///     S2; ...
+///   } while (false);
+///
+/// which means the same (nothing follows an inner if in its block) without
+/// a brace level per if: compilers limit nesting (clang, and so Metal's
+/// compiler and the MSL host runtime, to 256 levels).
+LogicalResult CFamilyEmitter::emitGuardChain(ArrayRef<scf::IfOp> chain) {
+  line() << "do { // " << chain.size() << " nested ifs, flat\n";
+  indentMore();
+  for (size_t k = 0; k < chain.size(); ++k) {
+    scf::IfOp link = chain[k];
+    line() << "if (!(" << expr(link.getCondition()) << ")) break;\n";
+    Operation *next = k + 1 < chain.size() ? scf::IfOp(chain[k + 1]).getOperation()
+                                           : nullptr;
+    for (Operation &inner : link.getThenRegion().front().without_terminator())
+      if (&inner != next && failed(emitOp(&inner)))
+        return failure();
+  }
+  indentLess();
+  line() << "} while (false);\n";
+  return success();
+}
+
 LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
+  SmallVector<scf::IfOp> chain = guardChain(op);
+  if (chain.size() >= kFlatGuardChain)
+    return emitGuardChain(chain);
   for (Value result : op.getResults())
     declareVariable(result, "");
   return emitIfArms(
@@ -406,24 +436,25 @@ LogicalResult CFamilyEmitter::emitIf(scf::IfOp op) {
       });
 }
 
-void emitDivisionDeclarations(CFamilyEmitter &e) {
-  bool divides = false;
+void emitTotalOperationDeclarations(CFamilyEmitter &e) {
+  bool divides = false, convertsFloats = false;
   e.getKernel().walk([&](Operation *op) {
     if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(
             op))
       divides = true;
+    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op))
+      convertsFloats = true;
   });
-  if (!divides)
-    return;
   for (const PreludeFile &file : cpuPreludeFiles()) {
-    if (file.name != "metal_total_division.h")
+    bool needed = (divides && file.name == "metal_total_division.h") ||
+                  (convertsFloats && file.name == "metal_float_to_int.h");
+    if (!needed)
       continue;
     // The header is MSL as well as C++; only its function qualifier differs.
     std::string text(file.text);
     for (size_t at; (at = text.find("METAL_FUNC")) != std::string::npos;)
       text.replace(at, 10, "inline");
     e.stream() << text << "\n";
-    return;
   }
 }
 

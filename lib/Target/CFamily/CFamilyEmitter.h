@@ -18,8 +18,13 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 #include "enigma/Target/Emit.h"
 
+#include "KernelQueries.h"
+#include "ReservedNames.h"
+
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -76,6 +81,14 @@ public:
 
   /// Prints the whole kernel (file header included).
   mlir::LogicalResult emit();
+
+  /// Parameters printed as enigma_param_<index>, to learn which names the
+  /// kernel's own text uses (emitAvoidingNameClashes).
+  void useParameterPlaceholders() { parameterPlaceholders = true; }
+  /// Names no parameter may be printed as, besides the reserved ones.
+  void avoidParameterNames(llvm::StringSet<> names) {
+    usedNames = std::move(names);
+  }
 
   /// How this target spells what family code prints differently.
   virtual const TargetSpellings &spellings() const = 0;
@@ -143,6 +156,8 @@ protected:
 
   KernelOp kernel;
   llvm::raw_ostream &os;
+  bool parameterPlaceholders = false;
+  llvm::StringSet<> usedNames;
   int indent = 0;
   llvm::DenseMap<mlir::Value, std::string> names;
   unsigned nextId = 0;
@@ -159,8 +174,33 @@ private:
   std::string constant(mlir::Attribute value, mlir::Type type);
   mlir::LogicalResult emitFor(mlir::scf::ForOp op);
   mlir::LogicalResult emitIf(mlir::scf::IfOp op);
+  mlir::LogicalResult emitGuardChain(llvm::ArrayRef<mlir::scf::IfOp> chain);
   void emitYield(mlir::ValueRange targets, mlir::ValueRange values);
 };
+
+/// Prints `kernel` with an emitter of type E (constructed from the kernel
+/// and a stream) so that no parameter shadows a name the kernel's text uses:
+/// a first pass with placeholder parameter names collects the identifiers
+/// of the kernel function (the target's functions, types and constants it
+/// calls), the second prints the parameters with names that avoid them
+/// (ReservedNames.h). The first pass reports the diagnostics.
+template <class E>
+mlir::LogicalResult emitAvoidingNameClashes(KernelOp kernel,
+                                            llvm::raw_ostream &os) {
+  std::string probe;
+  llvm::raw_string_ostream probeStream(probe);
+  E first(kernel, probeStream);
+  first.useParameterPlaceholders();
+  if (mlir::failed(first.emit()))
+    return mlir::failure();
+  llvm::StringSet<> used =
+      identifiersOfKernelFunction(probe, kernelFunctionName(kernel));
+  mlir::ScopedDiagnosticHandler reported(
+      kernel.getContext(), [](mlir::Diagnostic &) { return mlir::success(); });
+  E second(kernel, os);
+  second.avoidParameterNames(std::move(used));
+  return second.emit();
+}
 
 /// The name C code uses for a mem_flags attribute, e.g.
 /// "mem_flags::mem_device | mem_flags::mem_threadgroup".

@@ -61,6 +61,23 @@ struct ArithPrinter {
     else
       define("(" + e.typeName(to) + ")" + src);
   }
+  /// Float -> integer: NaN and values past the range are defined
+  /// (metal_float_to_int.h, printed into MSL that converts). The operand is
+  /// widened to float (exact for half and bfloat) first.
+  void floatToInt(bool toSigned) const {
+    Type to = result().getType(), from = a().getType();
+    Type element = getElementTypeOrSelf(to);
+    std::string x = e.expr(a());
+    if (!getElementTypeOrSelf(from).isF32()) {
+      Type wide = Float32Type::get(from.getContext());
+      if (auto vec = llvm::dyn_cast<VectorType>(from))
+        wide = VectorType::get(vec.getShape(), wide);
+      x = e.typeName(wide) + "(" + x + ")";
+    }
+    define("(" + e.typeName(to) + ")enigma_float_to_int<" +
+           e.typeName(element, toSigned) + ", " + e.typeName(to, toSigned) +
+           ">(" + x + ")");
+  }
 };
 
 /// + - * & | ^ << >> / % min max on integers.
@@ -251,8 +268,14 @@ LogicalResult emitConversion(ArithPrinter &p, bool &handled) {
       })
       .Case([&](arith::SIToFPOp) { return convert(true, false); })
       .Case([&](arith::UIToFPOp) { return convert(false, false); })
-      .Case([&](arith::FPToSIOp) { return convert(false, true); })
-      .Case([&](arith::FPToUIOp) { return convert(false, false); })
+      .Case([&](arith::FPToSIOp) {
+        p.floatToInt(true);
+        return success();
+      })
+      .Case([&](arith::FPToUIOp) {
+        p.floatToInt(false);
+        return success();
+      })
       .Case([&](arith::ExtFOp) { return convert(false, false); })
       .Case([&](arith::TruncFOp) { return convert(false, false); })
       .Case([&](arith::BitcastOp) {

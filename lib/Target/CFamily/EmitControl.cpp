@@ -66,15 +66,19 @@ static LogicalResult emitWhile(CFamilyEmitter &e, scf::WhileOp op) {
   Block *before = op.getBeforeBody(), *after = op.getAfterBody();
   scf::ConditionOp cond = op.getConditionOp();
   bool shared = forwardsItsArguments(op);
-  for (auto [result, init, arg] :
-       llvm::zip(op.getResults(), op.getInits(), before->getArguments())) {
-    if (shared) {
+  if (shared) {
+    for (auto [result, init, arg] :
+         llvm::zip(op.getResults(), op.getInits(), before->getArguments())) {
       e.declareVariable(result, e.expr(init));
       e.alias(arg, e.expr(result));
-    } else {
-      e.declareVariable(arg, e.expr(init));
-      e.declareVariable(result, "");
     }
+  } else {
+    // The canonicalizer may give the two regions different arguments (a
+    // flag only the condition reads): each list gets its own variables.
+    for (auto [init, arg] : llvm::zip(op.getInits(), before->getArguments()))
+      e.declareVariable(arg, e.expr(init));
+    for (Value result : op.getResults())
+      e.declareVariable(result, "");
   }
   for (auto [result, arg] : llvm::zip(op.getResults(), after->getArguments()))
     e.alias(arg, e.expr(result));

@@ -398,9 +398,15 @@ std::string elementExpr(CFamilyEmitter &e, Operation *op,
       .Case([&](arith::TruncFOp) { return "(" + rt + ")" + el(a()); })
       .Case([&](arith::UIToFPOp) { return "(" + rt + ")" + el(a()); })
       .Case([&](arith::SIToFPOp) { return "(" + rt + ")" + S(a()); })
-      .Case([&](arith::FPToUIOp) { return "(" + rt + ")" + el(a()); })
+      // NaN and values past the range defined: metal_float_to_int.h.
+      .Case([&](arith::FPToUIOp) {
+        return "(" + rt + ")enigma_float_to_int<" + rt + ", " + rt +
+               ">((float)" + el(a()) + ")";
+      })
       .Case([&](arith::FPToSIOp) {
-        return "(" + rt + ")(" + e.typeName(elemType(r), true) + ")" + el(a());
+        std::string st = e.typeName(elemType(r), true);
+        return "(" + rt + ")enigma_float_to_int<" + st + ", " + st +
+               ">((float)" + el(a()) + ")";
       })
       .Case([&](arith::ExtUIOp) { return "(" + rt + ")" + el(a()); })
       .Case([&](arith::ExtSIOp) { return "(" + rt + ")" + S(a()); })

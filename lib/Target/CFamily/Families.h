@@ -68,10 +68,11 @@ void emitMmaDeclarations(CFamilyEmitter &e);
 /// MSL: the Metal attributes (name, is uint3) the mma helpers read.
 std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel);
 
-/// MSL (MSLEmitter prints it): the total integer division helpers
-/// (metal_total_division.h, which the CPU and CUDA preludes include) when the
-/// kernel divides integers.
-void emitDivisionDeclarations(CFamilyEmitter &e);
+/// MSL (MSLEmitter prints it): the helpers that define what Metal leaves
+/// undefined, which the CPU and CUDA preludes include: integer division
+/// (metal_total_division.h) when the kernel divides integers, float ->
+/// integer conversion (metal_float_to_int.h) when it converts floats.
+void emitTotalOperationDeclarations(CFamilyEmitter &e);
 
 /// Declarations that must precede the kernel function (Metal function
 /// constants, helper types); printed by every target before the signature.

@@ -386,7 +386,7 @@ bool cudaUsesLinearBlocks(KernelOp kernel) {
 }
 
 LogicalResult emitCuda(KernelOp kernel, raw_ostream &os) {
-  return CudaEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<CudaEmitter>(kernel, os);
 }
 
 } // namespace enigma

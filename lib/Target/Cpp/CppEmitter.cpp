@@ -7,11 +7,12 @@
 //
 //   for (uint enigma_lz = 0; enigma_lz < enigma_nz; ++enigma_lz)
 //   for (uint enigma_ly = 0; enigma_ly < enigma_ny; ++enigma_ly)
-//   for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ...
+//   for (uint64_t enigma_x = enigma_bx; enigma_x < enigma_bx + enigma_nx; ...
 //
-// whose innermost loop counts the global x position, so that indexing with
-// it is a plain unit-stride loop the host compiler can vectorise. A thread
-// loop of one simdgroup runs over that simdgroup's linear indices.
+// whose innermost loop counts the global x position (in 64 bits), so that
+// indexing with it is a plain unit-stride loop the host compiler can
+// vectorise. A thread loop of one simdgroup runs over that simdgroup's
+// linear indices.
 // enigma.lanes_call prints as the call of enigma_cpu_simd.h it names, an
 // async copy as the lane's share of it (enigma_cpu_async_copy.h).
 // Barriers are comments here: the loops around them already keep them.
@@ -26,6 +27,8 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -155,6 +158,11 @@ protected:
     handled = true;
     if (auto loop = dyn_cast<ThreadLoopOp>(op))
       return emitThreadLoop(loop);
+    if (indexSubscript(op))
+      return success();
+    if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+      if (isPerThreadArray(alloca))
+        return emitPerThreadArray(alloca);
     if (auto call = dyn_cast<LanesCallOp>(op))
       return emitLanesCall(call);
     if (isAsyncCopyOp(op))
@@ -187,6 +195,65 @@ private:
     return failure(result.wasInterrupted());
   }
 
+  /// An index cast of the thread's linear index or x position inside a
+  /// thread loop: the 64-bit count of the loop (emitThreadLoop), equal to
+  /// the 32-bit value, so that the host compiler sees unit-stride subscripts.
+  bool indexSubscript(Operation *op) {
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp>(op) ||
+        !op->getResult(0).getType().isIndex() ||
+        !op->getParentOfType<ThreadLoopOp>())
+      return false;
+    Operation *query = op->getOperand(0).getDefiningOp();
+    if (isa_and_nonnull<ThreadIndexInThreadgroupOp>(query)) {
+      alias(op->getResult(0), "enigma_slot");
+      return true;
+    }
+    auto position = dyn_cast_or_null<ThreadPositionInGridOp>(query);
+    if (position && queryDim(position).value_or(0) == 0) {
+      alias(op->getResult(0), "enigma_x");
+      return true;
+    }
+    return false;
+  }
+
+  /// An array of enigma-serialize-threads holding a value (or register
+  /// array) of every thread of the group: kMaxThreadsPerGroup entries (or
+  /// slices), declared at group level.
+  bool isPerThreadArray(memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    return alloca->getParentOp() == kernel.getOperation() &&
+           type.getRank() == 1 && type.hasStaticShape() &&
+           type.getNumElements() % kMaxThreadsPerGroup == 0 &&
+           getAddressSpace(type) == AddressSpace::Thread;
+  }
+
+  /// A per-thread array, one cache line longer than its threads need, so
+  /// that arrays laid out one after another start on different cache lines
+  /// (mod 4 KiB). Unpadded, every such array is a multiple of 4 KiB and a
+  /// group of threads uses the same few lines of each, which all fall in
+  /// the same sets of an 8-way L1 cache: a thread loop touching 64 of them
+  /// ran 25 times slower.
+  LogicalResult emitPerThreadArray(memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    Type element = type.getElementType();
+    // Scalars and vectors (3 lanes take the room of 4); other elements
+    // (fragments, events) are left as they are.
+    int64_t bytes = 0;
+    if (auto vec = llvm::dyn_cast<VectorType>(element)) {
+      int64_t lanes = vec.getNumElements() == 3 ? 4 : vec.getNumElements();
+      bytes = lanes * std::max<int64_t>(
+                          1, vec.getElementType().getIntOrFloatBitWidth() / 8);
+    } else if (element.isIntOrIndexOrFloat()) {
+      bytes = element.isIndex()
+                  ? 8
+                  : std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+    }
+    int64_t pad = bytes ? (64 + bytes - 1) / bytes : 0;
+    line() << typeName(element) << " " << freshName(alloca.getResult()) << "["
+           << type.getNumElements() + pad << "];\n";
+    return success();
+  }
+
   LogicalResult emitThreadLoop(ThreadLoopOp loop) {
     if (Value sg = loop.getSimdgroup()) {
       // The lanes of one simdgroup, by linear index.
@@ -202,17 +269,28 @@ private:
       line() << "const uint enigma_lz = enigma_lid / (enigma_nx * "
                 "enigma_ny);\n";
       line() << "const uint enigma_tx = enigma_bx + enigma_lx;\n";
+      line() << "const uint64_t enigma_x = enigma_tx;\n";
+      line() << "const uint64_t enigma_slot = enigma_lid;\n";
     } else {
+      // The innermost loop counts in 64 bits, and subscripts that are the
+      // thread's x position or linear index (indexSubscript) use the 64-bit
+      // counts: a 32-bit count may wrap as far as the host compiler knows,
+      // which turns every access of a per-thread array into a gather and
+      // made g++'s compile time grow with the square of their number.
       line() << "for (uint enigma_lz = 0; enigma_lz < enigma_nz; "
                 "++enigma_lz)\n";
       line() << "for (uint enigma_ly = 0; enigma_ly < enigma_ny; "
                 "++enigma_ly)\n";
-      line() << "for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + "
-                "enigma_nx; ++enigma_tx) {\n";
+      line() << "for (uint64_t enigma_x = enigma_bx; enigma_x < "
+                "(uint64_t)enigma_bx + enigma_nx; ++enigma_x) {\n";
       indentMore();
+      line() << "const uint enigma_tx = (uint)enigma_x;\n";
       line() << "const uint enigma_lx = enigma_tx - enigma_bx;\n";
       line() << "const uint enigma_lid = (enigma_lz * enigma_ny + enigma_ly) "
                 "* enigma_nx + enigma_lx;\n";
+      line() << "const uint64_t enigma_slot = ((uint64_t)enigma_lz * "
+                "enigma_ny + enigma_ly) * enigma_nx + (enigma_x - "
+                "enigma_bx);\n";
     }
     LogicalResult result = emitBlock(loop.getBody().front());
     indentLess();
@@ -264,7 +342,7 @@ private:
 } // namespace
 
 LogicalResult emitCpp(KernelOp kernel, raw_ostream &os) {
-  return CppEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<CppEmitter>(kernel, os);
 }
 
 } // namespace enigma

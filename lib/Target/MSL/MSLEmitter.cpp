@@ -92,7 +92,7 @@ protected:
     emitFileScopeDeclarations(*this);
     emitAsyncCopyDeclarations();
     emitMmaDeclarations(*this);
-    emitDivisionDeclarations(*this);
+    emitTotalOperationDeclarations(*this);
     if (std::optional<uint64_t> threads = kernel.getRequiredThreadgroupSize())
       os << "[[max_total_threads_per_threadgroup(" << *threads << ")]]\n";
     os << "kernel void " << kernelFunctionName(kernel) << "(";
@@ -298,7 +298,7 @@ private:
 } // namespace
 
 LogicalResult emitMSL(KernelOp kernel, raw_ostream &os) {
-  return MSLEmitter(kernel, os).emit();
+  return emitAvoidingNameClashes<MSLEmitter>(kernel, os);
 }
 
 } // namespace enigma

@@ -89,7 +89,7 @@ enigma.kernel @copies(
 // CPP-LABEL: void enigma_kernel_carried(
 // CPP: enigma_async_event [[EV:v[0-9]+]][1024];
 // CPP: enigma_cpu_async_copy_1d((v{{[0-9]+}} + 0ul), (A + 0ul), 32ul, sizeof(half),
-// CPP-NEXT: [[EV]][enigma_lid] = 0u;
+// CPP-NEXT: [[EV]][enigma_slot] = 0u;
 // CPP-NOT: async_copy_wait
 enigma.kernel @carried(
     %A: memref<?xf16, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f16"}) {

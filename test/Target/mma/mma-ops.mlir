@@ -96,9 +96,9 @@ enigma.kernel @attention_step(
 // CPP-LABEL: extern "C" void enigma_kernel_across_barrier(
 // CPP: enigma_frag<float, 16, 16> [[F:v[0-9]+]][1024];
 // CPP: enigma_frag<float, 16, 16> [[Z:v[0-9]+]] = enigma_mma_fill<enigma_frag<float, 16, 16>>(0.0f);
-// CPP-NEXT: [[F]][enigma_lid] = [[Z]];
+// CPP-NEXT: [[F]][enigma_slot] = [[Z]];
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: enigma_frag<float, 16, 16> [[G:v[0-9]+]] = [[F]][enigma_lid];
+// CPP: enigma_frag<float, 16, 16> [[G:v[0-9]+]] = [[F]][enigma_slot];
 // CPP-NEXT: enigma_mma_store<false, false>([[G]], O,
 enigma.kernel @across_barrier(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {

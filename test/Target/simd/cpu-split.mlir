@@ -6,15 +6,16 @@
 // the simdgroups of the group, and the next thread loop reads the result.
 
 // CHECK-LABEL: void enigma_kernel_split(
-// CHECK: float [[S:v[0-9]+]][1024];
-// CHECK: float [[X:v[0-9]+]][1024];
+// CHECK: float [[S:v[0-9]+]][1040];
+// CHECK: float [[X:v[0-9]+]][1040];
 // CHECK: uint [[NT:v[0-9]+]] = {{v[0-9]+}} * enigma_nz;
-// CHECK: for (uint enigma_tx = enigma_bx; enigma_tx < enigma_bx + enigma_nx; ++enigma_tx) {
-// CHECK: [[X]][enigma_lid] = [[A:v[0-9]+]];
+// CHECK: for (uint64_t enigma_x = enigma_bx; enigma_x < (uint64_t)enigma_bx + enigma_nx; ++enigma_x) {
+// CHECK-NEXT: const uint enigma_tx = (uint)enigma_x;
+// CHECK: [[X]][enigma_slot] = [[A:v[0-9]+]];
 // CHECK: }
 // CHECK-NEXT: enigma_cpu_simd_sum([[X]], [[S]], [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 // CHECK-NEXT: for (uint enigma_lz = 0;
-// CHECK: [[R:v[0-9]+]] = [[S]][enigma_lid];
+// CHECK: [[R:v[0-9]+]] = [[S]][enigma_slot];
 // CHECK: O[{{.*}}] = [[R]];
 enigma.kernel @split(
     %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
@@ -30,7 +31,7 @@ enigma.kernel @split(
 // An operand that is not a per-thread value (a thread query) is copied into
 // a temporary array first.
 // CHECK-LABEL: void enigma_kernel_query_operand(
-// CHECK: [[T:v[0-9]+]][enigma_lid] = (enigma_lid & 31u);
+// CHECK: [[T:v[0-9]+]][enigma_slot] = (enigma_lid & 31u);
 // CHECK: enigma_cpu_quad_prefix_exclusive_sum([[T]],
 enigma.kernel @query_operand(
     %O: memref<?xi32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "u32"}) {

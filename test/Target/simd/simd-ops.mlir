@@ -56,10 +56,10 @@
 // CPP-LABEL: void enigma_kernel_reductions(
 // CPP: uint [[NT:v[0-9]+]] = {{v[0-9]+}} * enigma_nz;
 // CPP: float [[A:v[0-9]+]] = A[
-// CPP-NEXT: [[X:v[0-9]+]][enigma_lid] = [[A]];
+// CPP-NEXT: [[X:v[0-9]+]][enigma_slot] = [[A]];
 // CPP: enigma_cpu_simd_sum([[X]], {{v[0-9]+}}, [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 // CPP: uint [[IV:v[0-9]+]] = I[
-// CPP-NEXT: [[I:v[0-9]+]][enigma_lid] = [[IV]];
+// CPP-NEXT: [[I:v[0-9]+]][enigma_slot] = [[IV]];
 // CPP: enigma_cpu_simd_min((int *)[[I]], (int *){{v[0-9]+}}, [[NT]], 0u, ((enigma_nx * enigma_ny * enigma_nz + 31u) >> 5));
 // CPP: enigma_cpu_simd_shuffle([[X]], [[I]], {{v[0-9]+}}, [[NT]],
 // CPP: enigma_cpu_simd_shuffle_up([[X]], enigma_cpu::Uniform{1u}, {{v[0-9]+}}, [[NT]],

@@ -15,7 +15,7 @@
 // CHECK-NEXT: float [[D:v[0-9]+]] = (float)([[V]].x + [[V]].y + [[V]].z + [[V]].w);
 // CHECK-NEXT: float4 {{v[0-9]+}} = [[V]] * float4(1.0f, 2.0f, 3.0f, 4.0f);
 // CHECK-NEXT: bool4 {{v[0-9]+}} = [[V]] < [[B]];
-// CHECK-NEXT: uint4 [[U:v[0-9]+]] = (uint4)[[V]];
+// CHECK-NEXT: uint4 [[U:v[0-9]+]] = (uint4)enigma_float_to_int<uint, uint4>([[V]]);
 // CHECK-NEXT: uint4 [[SH:v[0-9]+]] = [[U]] << uint4(0u, 8u, 16u, 24u);
 // CHECK-NEXT: uint {{v[0-9]+}} = (uint)([[SH]].x | [[SH]].y | [[SH]].z | [[SH]].w);
 enigma.kernel @lanes(%x: f32 {enigma.name = "x"}, %y: f32 {enigma.name = "y"}, %o: memref<?xvector<4xf32>> {enigma.name = "o", enigma.dtype = "f32"}, %p: memref<?xf32> {enigma.name = "p"}, %q: memref<?xi32> {enigma.name = "q"}) {

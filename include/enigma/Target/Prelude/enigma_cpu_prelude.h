@@ -23,6 +23,7 @@
 
 using namespace metal;
 #include "metal_total_division.h"
+#include "metal_float_to_int.h"
 #include "enigma_cpu_mma.h"
 
 // Marks kernel buffer pointers as not aliasing, as Metal buffers are assumed.

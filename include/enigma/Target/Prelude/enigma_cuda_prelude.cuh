@@ -46,6 +46,7 @@ __device__ __forceinline__ unsigned int enigma_group_size(unsigned int block,
 using namespace metal;
 #include "enigma_cuda_vectors.cuh"
 #include "metal_total_division.h"
+#include "metal_float_to_int.h"
 
 #define ENIGMA_FUNCTION_CONSTANT(index) (ENIGMA_FC_##index)
 

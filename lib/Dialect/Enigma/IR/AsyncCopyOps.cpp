@@ -40,7 +40,7 @@ LogicalResult verifyAsyncCopyOp(Operation *op) {
         "copy is issued by the whole simdgroup, so every lane must reach it "
         "(a condition shared by the simdgroup's lanes, such as "
         "simdgroup_index_in_threadgroup() == 0, is fine)");
-    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    attachDivergenceNotes(diag, owner, SyncScope::Simdgroup);
     return diag;
   }
   if (auto wait = dyn_cast<AsyncCopyWaitOp>(op)) {

@@ -1,9 +1,12 @@
 //===- Divergence.cpp -----------------------------------------------------===//
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -19,6 +22,60 @@ static bool isVaryingQuery(Operation *op, SyncScope scope) {
          isa<SimdgroupIndexInThreadgroupOp>(op);
 }
 
+/// Scans give each lane the combination of the lanes below it.
+static bool isScan(Operation *op) {
+  return isa<SimdPrefixExclusiveSumOp, SimdPrefixInclusiveSumOp,
+             SimdPrefixExclusiveProductOp, SimdPrefixInclusiveProductOp,
+             QuadPrefixExclusiveSumOp, QuadPrefixInclusiveSumOp,
+             QuadPrefixExclusiveProductOp, QuadPrefixInclusiveProductOp>(op);
+}
+
+/// Sums, products and xors depend on how many lanes a group has, even of a
+/// uniform operand; a partial threadgroup's last simdgroup (and a partial
+/// simdgroup's last quad) has fewer. Min, max, and, or do not.
+static bool countsLanes(Operation *op, SyncScope scope) {
+  if (isa<QuadSumOp, QuadProductOp, QuadXorOp>(op))
+    return true;
+  return scope == SyncScope::Threadgroup &&
+         isa<SimdSumOp, SimdProductOp, SimdXorOp>(op);
+}
+
+/// Whether the kernel around `load` changes the memory it reads atomically:
+/// then threads racing with those writes may read different values.
+static bool writtenAtomically(AtomicLoadOp load) {
+  auto kernel = load->getParentOfType<KernelOp>();
+  if (!kernel)
+    return false;
+  Value memory = load.getMemref();
+  return kernel
+      ->walk([&](Operation *op) {
+        Value written;
+        if (auto rmw = dyn_cast<AtomicRMWOp>(op))
+          written = rmw.getMemref();
+        else if (auto store = dyn_cast<AtomicStoreOp>(op))
+          written = store.getMemref();
+        else if (auto cas = dyn_cast<AtomicCompareExchangeOp>(op))
+          written = cas.getMemref();
+        return written == memory ? WalkResult::interrupt()
+                                 : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The ops that use a thread's private array (a register tensor), through
+/// views of it: what they store decides what its loads give.
+static void collectPrivateUsers(Value memory, SmallVectorImpl<Operation *> &out,
+                                llvm::DenseSet<Value> &seen) {
+  if (!seen.insert(memory).second)
+    return;
+  for (Operation *user : memory.getUsers()) {
+    out.push_back(user);
+    for (Value result : user->getResults())
+      if (llvm::isa<BaseMemRefType>(result.getType()))
+        collectPrivateUsers(result, out, seen);
+  }
+}
+
 /// After enigma-serialize-threads a value reaches a thread loop through a
 /// per-thread array indexed by the thread, which the use-def walk would take
 /// as varying. The pass runs on verified kernels and keeps what was uniform
@@ -28,9 +85,9 @@ static bool inSerializedKernel(Operation *op) {
   return kernel && kernel->hasAttr(kSerializedThreadsAttr);
 }
 
-bool isThreadVarying(Value root, SyncScope scope) {
+Operation *findVaryingSource(Value root, SyncScope scope) {
   if (inSerializedKernel(root.getParentBlock()->getParentOp()))
-    return false;
+    return nullptr;
   llvm::DenseSet<Value> seen;
   SmallVector<Value> work{root};
   while (!work.empty()) {
@@ -75,7 +132,22 @@ bool isThreadVarying(Value root, SyncScope scope) {
     }
     Operation *def = v.getDefiningOp();
     if (isVaryingQuery(def, scope))
-      return true;
+      return def;
+    // Each thread gets its own old value, its own success, its own prefix.
+    if (isa<AtomicRMWOp, AtomicCompareExchangeOp>(def) || isScan(def) ||
+        countsLanes(def, scope))
+      return def;
+    if (auto load = dyn_cast<AtomicLoadOp>(def))
+      if (writtenAtomically(load))
+        return def;
+    if (isa<memref::AllocaOp>(def)) {
+      // A thread's own array: its loads give what the thread stored.
+      SmallVector<Operation *> users;
+      llvm::DenseSet<Value> views;
+      collectPrivateUsers(v, users, views);
+      for (Operation *user : users)
+        work.append(user->operand_begin(), user->operand_end());
+    }
     if (auto forOp = dyn_cast<scf::ForOp>(def)) {
       unsigned i = llvm::cast<OpResult>(v).getResultNumber();
       work.push_back(forOp.getInitArgs()[i]);
@@ -111,28 +183,77 @@ bool isThreadVarying(Value root, SyncScope scope) {
     for (Value operand : def->getOperands())
       work.push_back(operand);
   }
-  return false;
+  return nullptr;
+}
+
+bool isThreadVarying(Value value, SyncScope scope) {
+  return findVaryingSource(value, scope) != nullptr;
+}
+
+/// The values that decide where control flow inside `owner` goes.
+static SmallVector<Value, 3> controlValues(Operation *owner) {
+  if (auto ifOp = dyn_cast<scf::IfOp>(owner))
+    return {ifOp.getCondition()};
+  if (auto forOp = dyn_cast<scf::ForOp>(owner))
+    return {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()};
+  if (auto whileOp = dyn_cast<scf::WhileOp>(owner))
+    return {whileOp.getConditionOp().getCondition()};
+  return {};
 }
 
 Operation *findDivergentRegionOwner(Operation *op, SyncScope scope) {
   if (inSerializedKernel(op))
     return nullptr;
   for (Operation *p = op->getParentOp(); p && !isa<KernelOp>(p);
-       p = p->getParentOp()) {
-    if (auto ifOp = dyn_cast<scf::IfOp>(p)) {
-      if (isThreadVarying(ifOp.getCondition(), scope))
+       p = p->getParentOp())
+    for (Value control : controlValues(p))
+      if (isThreadVarying(control, scope))
         return p;
-    } else if (auto forOp = dyn_cast<scf::ForOp>(p)) {
-      for (Value bound : {forOp.getLowerBound(), forOp.getUpperBound(),
-                          forOp.getStep()})
-        if (isThreadVarying(bound, scope))
-          return p;
-    } else if (auto whileOp = dyn_cast<scf::WhileOp>(p)) {
-      if (isThreadVarying(whileOp.getConditionOp().getCondition(), scope))
-        return p;
-    }
-  }
   return nullptr;
+}
+
+/// Why the result of `source` (not a thread query) differs between threads,
+/// in the words of the Python and C++ front ends.
+static std::string whyVarying(Operation *source) {
+  std::string name = source->getName().getStringRef().str();
+  if (auto rmw = dyn_cast<AtomicRMWOp>(source)) {
+    std::string kind = stringifyAtomicKind(rmw.getKind()).str();
+    if (kind == "umin" || kind == "umax") // unsigned memory, same function
+      kind = kind.substr(1);
+    name = "enigma.atomic_" +
+           (kind == "exchange" ? kind : "fetch_" + kind);
+    return name + "() gives each thread a different old value";
+  }
+  if (isa<AtomicCompareExchangeOp>(source))
+    return name + "() succeeds in some threads and fails in others, and each "
+                  "sees a different value in memory";
+  if (isa<AtomicLoadOp>(source))
+    return name + "() reads memory that the kernel changes atomically, so "
+                  "threads may read different values (after a barrier, read "
+                  "it with a plain load)";
+  if (isScan(source))
+    return name + "() gives each lane the combination of the lanes below it";
+  bool quad = name.rfind("enigma.quad_", 0) == 0;
+  return name + "() depends on how many lanes its " +
+         (quad ? "quad" : "simdgroup") + " has, and the last " +
+         (quad ? "quad of a partial simdgroup" :
+                 "simdgroup of a partial threadgroup") +
+         " has fewer";
+}
+
+void attachDivergenceNotes(InFlightDiagnostic &diag, Operation *owner,
+                           SyncScope scope) {
+  diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+  for (Value control : controlValues(owner)) {
+    Operation *source = findVaryingSource(control, scope);
+    if (!source)
+      continue;
+    if (!isVaryingQuery(source, scope))
+      diag.attachNote(source->getLoc())
+          << "its condition differs between threads: "
+          << whyVarying(source);
+    return;
+  }
 }
 
 } // namespace enigma

@@ -1,7 +1,7 @@
 //===- EnigmaOps.cpp - Generated op definitions ---------------------------===//
 //
 // Only the TableGen'd definitions; hand-written parts of each op family live
-// in KernelOp.cpp, ThreadOps.cpp and SyncOps.cpp.
+// in KernelOp.cpp, ThreadOps.cpp, SyncOps.cpp and CheckOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"

@@ -4,6 +4,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace enigma;
 
@@ -72,7 +74,25 @@ static bool isElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isF32();
 }
 
+/// The kernel's name is printed as the C identifier enigma_kernel_<name>:
+/// ASCII letters, digits and '_' (bytes of non-ASCII letters, which Python
+/// identifiers and the C-family compilers accept, pass as they are), not
+/// starting with a digit.
+static bool isIdentifier(StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name, [](char c) {
+    return llvm::isAlnum(c) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+  });
+}
+
 LogicalResult KernelOp::verify() {
+  if (!isIdentifier(getSymName()))
+    return emitOpError() << "kernel name '" << getSymName()
+                         << "' is not an identifier: it names the function "
+                            "enigma_kernel_<name> in MSL, CUDA and C++, so it "
+                            "may hold only letters, digits and '_' and must "
+                            "not start with a digit";
   FunctionType type = getFunctionType();
   if (type.getNumResults() != 0)
     return emitOpError("kernels return nothing; write results to buffers");

@@ -202,7 +202,7 @@ LogicalResult checkConvergent(Operation *op, SyncScope scope,
   if (!owner)
     return success();
   InFlightDiagnostic diag = op->emitOpError(message);
-  diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+  attachDivergenceNotes(diag, owner, scope);
   return diag;
 }
 

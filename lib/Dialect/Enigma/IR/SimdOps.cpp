@@ -23,7 +23,7 @@ LogicalResult verifySimdGroupOp(Operation *op) {
         "is under control flow that depends on the thread's lane; every lane "
         "of the simdgroup must reach it (compute it unconditionally and "
         "select the result instead)");
-    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    attachDivergenceNotes(diag, owner, SyncScope::Simdgroup);
     return diag;
   }
   if (op->hasAttr("is_signed") &&

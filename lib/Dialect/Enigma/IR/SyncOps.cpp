@@ -17,7 +17,7 @@ static LogicalResult verifyBarrier(Operation *op, SyncScope scope) {
         "thread of the ");
     diag << (scope == SyncScope::Threadgroup ? "threadgroup" : "simdgroup")
          << " must reach it";
-    diag.attachNote(owner->getLoc()) << "divergent control flow is here";
+    attachDivergenceNotes(diag, owner, scope);
     return diag;
   }
   return success();

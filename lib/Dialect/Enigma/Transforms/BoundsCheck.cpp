@@ -42,14 +42,17 @@ public:
 
   void run() {
     SmallVector<std::pair<Operation *, MemoryAccess>> accesses;
+    SmallVector<IndexCheckOp> indexChecks;
     kernel.walk([&](Operation *op) {
-      if (std::optional<MemoryAccess> access = describeMemoryAccess(op))
+      if (auto check = dyn_cast<IndexCheckOp>(op))
+        indexChecks.push_back(check);
+      else if (std::optional<MemoryAccess> access = describeMemoryAccess(op))
         if (sizeSource(access->memref))
           accesses.push_back({op, *access});
     });
     SmallVector<PipelineOp> pipelines;
     kernel.walk([&](PipelineOp op) { pipelines.push_back(op); });
-    if (accesses.empty() && pipelines.empty())
+    if (accesses.empty() && pipelines.empty() && indexChecks.empty())
       return;
     for (auto &[op, access] : accesses)
       if (SizeSource source = *sizeSource(access.memref); source.param >= 0)
@@ -63,6 +66,8 @@ public:
       instrument(op, access);
     for (PipelineOp pipeline : pipelines)
       addWaitSites(pipeline);
+    for (IndexCheckOp check : indexChecks)
+      instrumentIndex(check);
     kernel->setAttr("enigma.bounds_sites", builder.getArrayAttr(sites));
   }
 
@@ -144,8 +149,10 @@ private:
   }
 
   /// Records a violation at `site` (the builder sits in the failing branch):
-  /// the first violating thread claims the record and fills it in.
-  void recordViolation(Location loc, unsigned site, Value index) {
+  /// the first violating thread claims the record and fills it in (with
+  /// the extent the index broke, for an index check).
+  void recordViolation(Location loc, unsigned site, Value index,
+                       Value extent = nullptr) {
     auto relaxed = MemoryOrderAttr::get(kernel.getContext(),
                                         MemoryOrder::Relaxed);
     auto rmw = [&](AtomicKind kind, unsigned word) {
@@ -174,6 +181,15 @@ private:
           rec::kIndexLow);
     store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(), high),
           rec::kIndexHigh);
+    if (extent) {
+      Value shifted = builder.create<arith::ShRUIOp>(
+          loc, extent, builder.create<arith::ConstantIntOp>(loc, 32, 64));
+      store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(), extent),
+            rec::kExtentLow);
+      store(builder.create<arith::TruncIOp>(loc, builder.getI32Type(),
+                                            shifted),
+            rec::kExtentHigh);
+    }
     const unsigned words[3] = {rec::kThreadX, rec::kThreadY, rec::kThreadZ};
     for (unsigned d = 0; d < 3; ++d) {
       Value position = builder.create<ThreadPositionInGridOp>(
@@ -264,6 +280,41 @@ private:
       builder.setInsertionPoint(elseBlock->getTerminator());
     }
     recordViolation(loc, site, access.index);
+  }
+
+  /// `index < extent` (unsigned, as 64-bit numbers) in place of the
+  /// enigma.index_check, recording a violation otherwise.
+  void instrumentIndex(IndexCheckOp check) {
+    Location loc = check.getLoc();
+    unsigned site = unsigned(sites.size());
+    sites.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("access", builder.getStringAttr("index")),
+         builder.getNamedAttr("buffer", check.getBufferAttr()),
+         builder.getNamedAttr("location",
+                              builder.getStringAttr(describeLocation(loc))),
+         builder.getNamedAttr("extent", builder.getI32IntegerAttr(1)),
+         builder.getNamedAttr("param", builder.getI32IntegerAttr(-1)),
+         builder.getNamedAttr("size", builder.getI64IntegerAttr(0)),
+         builder.getNamedAttr("dim", check.getDimAttr()),
+         builder.getNamedAttr("shape", check.getShapeAttr()),
+         builder.getNamedAttr("extent_name", check.getExtentNameAttr())}));
+    builder.setInsertionPoint(check);
+    auto wide = [&](Value v) -> Value {
+      if (v.getType().getIntOrFloatBitWidth() == 64)
+        return v;
+      return builder.create<arith::ExtUIOp>(loc, builder.getI64Type(), v);
+    };
+    Value index = wide(check.getIndex());
+    Value extent = wide(check.getExtent());
+    Value bad = builder.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge,
+                                              index, extent);
+    auto guard = builder.create<scf::IfOp>(loc, bad, /*withElse=*/false);
+    builder.setInsertionPoint(guard.thenBlock()->getTerminator());
+    recordViolation(loc, site,
+                    builder.create<arith::IndexCastUIOp>(
+                        loc, builder.getIndexType(), index),
+                    extent);
+    check->erase();
   }
 
   KernelOp kernel;

@@ -16,8 +16,9 @@
 //    queries, arith / math on those and on parameters and group-level loop
 //    counters) stay at group level, between the loops, when there is more
 //    than one loop.
-// 3. scf.for / scf.if holding a cut point run once per group (the dialect's
-//    verifiers make their bounds and conditions uniform). Their carried
+// 3. scf.for / scf.if / scf.while holding a cut point run once per group
+//    (the dialect's verifiers make their bounds and conditions uniform; a
+//    while loop's condition is read from the first thread). Their carried
 //    values and results are per thread, so they move into per-thread
 //    arrays: the loop before writes the initial values, the last loop of
 //    the body writes what it yields. A construct whose condition or bounds
@@ -91,6 +92,9 @@ bool variesBetweenSimdgroups(Operation *op) {
          {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()})
       if (isThreadVarying(bound, SyncScope::Threadgroup))
         return true;
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op))
+    return isThreadVarying(whileOp.getConditionOp().getCondition(),
+                           SyncScope::Threadgroup);
   return false;
 }
 
@@ -118,6 +122,8 @@ private:
   LogicalResult handleFor(scf::ForOp op, Operation *outer, Value outerSg,
                           Value sg);
   LogicalResult handleIf(scf::IfOp op, Operation *outer, Value sg);
+  LogicalResult handleWhile(scf::WhileOp op, Operation *outer,
+                            Value outerSg, Value sg);
   ThreadLoopOp loopBefore(Operation *pos, Value sg);
   Value placeholder(Value array, OpBuilder::InsertPoint at);
 
@@ -376,12 +382,10 @@ LogicalResult Serializer::handleGroupLevel(Operation *op, Value sg) {
     }
     return success();
   }
-  if (!isa<scf::ForOp, scf::IfOp>(op))
+  if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp>(op))
     return op->emitOpError(
         "contains a barrier; the CPU backend runs barriers only at the top "
-        "level of a kernel or inside enigma.range / for_range loops and "
-        "enigma.if_ blocks with uniform bounds and conditions (not in "
-        "enigma.while_)");
+        "level of a kernel or inside loops and if_ blocks");
   Operation *outer = op;
   Value inner = sg;
   if (!sg && perSimdgroup.contains(op)) {
@@ -399,6 +403,8 @@ LogicalResult Serializer::handleGroupLevel(Operation *op, Value sg) {
   }
   if (auto forOp = dyn_cast<scf::ForOp>(op))
     return handleFor(forOp, outer, sg, inner);
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op))
+    return handleWhile(whileOp, outer, sg, inner);
   return handleIf(cast<scf::IfOp>(op), outer, inner);
 }
 
@@ -497,6 +503,61 @@ LogicalResult Serializer::handleIf(scf::IfOp op, Operation *outer, Value sg) {
   if (hasElse)
     moveArm(op.getElseRegion().front(), plain.getElseRegion().front());
   replaceResults(op.getResults(), arrays, outer);
+  op.erase();
+  return success();
+}
+
+/// A while loop holding a barrier: the values its condition region and its
+/// body receive live in per-thread arrays (one set for each region), and
+/// the condition, computed by every thread, is read from the first thread
+/// at group level (spillAcrossLoops routes it).
+LogicalResult Serializer::handleWhile(scf::WhileOp op, Operation *outer,
+                                      Value outerSg, Value sg) {
+  Block *before = op.getBeforeBody();
+  Block *after = op.getAfterBody();
+  SmallVector<Value> beforeArrays, afterArrays;
+  if (failed(perThreadArrays(op, before->getArguments(), beforeArrays)) ||
+      failed(perThreadArrays(op, after->getArguments(), afterArrays)))
+    return failure();
+  for (Value result : op.getResults())
+    perThread.insert(result);
+  if (!beforeArrays.empty())
+    storeAtEnd(loopBefore(outer, outerSg), op.getInits(), beforeArrays,
+               op.getLoc());
+  if (failed(structure(*before, sg)) || failed(structure(*after, sg)))
+    return failure();
+  scf::ConditionOp condition = op.getConditionOp();
+  Operation *yield = after->getTerminator();
+  if (!afterArrays.empty())
+    storeAtEnd(loopBefore(condition, sg), condition.getArgs(), afterArrays,
+               op.getLoc());
+  if (!beforeArrays.empty())
+    storeAtEnd(loopBefore(yield, sg), yield->getOperands(), beforeArrays,
+               op.getLoc());
+  // The same loop without carried values.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  auto plain = b.create<scf::WhileOp>(op.getLoc(), TypeRange{}, ValueRange{});
+  Block *plainBefore = b.createBlock(&plain.getBefore());
+  Block *plainAfter = b.createBlock(&plain.getAfter());
+  plainBefore->getOperations().splice(plainBefore->begin(),
+                                      before->getOperations(), before->begin(),
+                                      condition->getIterator());
+  plainAfter->getOperations().splice(plainAfter->begin(),
+                                     after->getOperations(), after->begin(),
+                                     yield->getIterator());
+  b.setInsertionPointToEnd(plainBefore);
+  b.create<scf::ConditionOp>(condition.getLoc(), condition.getCondition(),
+                             ValueRange{});
+  b.setInsertionPointToEnd(plainAfter);
+  b.create<scf::YieldOp>(yield->getLoc());
+  for (auto [arg, array] : llvm::zip(before->getArguments(), beforeArrays))
+    arg.replaceAllUsesWith(placeholder(
+        array, OpBuilder::InsertPoint(plainBefore, plainBefore->begin())));
+  for (auto [arg, array] : llvm::zip(after->getArguments(), afterArrays))
+    arg.replaceAllUsesWith(placeholder(
+        array, OpBuilder::InsertPoint(plainAfter, plainAfter->begin())));
+  replaceResults(op.getResults(), afterArrays, outer);
   op.erase();
   return success();
 }
@@ -724,7 +785,7 @@ LogicalResult Serializer::lowerCollective(Operation *op, Value sg) {
 LogicalResult Serializer::run() {
   hasCutPoints = holdsCutPoint(kernel);
   kernel.walk([&](Operation *op) {
-    if (isa<scf::ForOp, scf::IfOp>(op) && holdsCutPoint(op) &&
+    if (isa<scf::ForOp, scf::IfOp, scf::WhileOp>(op) && holdsCutPoint(op) &&
         variesBetweenSimdgroups(op))
       perSimdgroup.insert(op);
   });

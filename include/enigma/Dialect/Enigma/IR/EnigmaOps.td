@@ -7,5 +7,6 @@ include "enigma/Dialect/Enigma/IR/EnigmaAttributes.td"
 include "enigma/Dialect/Enigma/IR/EnigmaKernelOps.td"
 include "enigma/Dialect/Enigma/IR/EnigmaThreadOps.td"
 include "enigma/Dialect/Enigma/IR/EnigmaSyncOps.td"
+include "enigma/Dialect/Enigma/IR/EnigmaCheckOps.td"
 
 #endif
