@@ -418,6 +418,8 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
 /// here the count of the loaded code decides, before anything runs.
 void checkRoleRegisters(const CudaBackend::State &state,
                         const KernelArtifact &kernel, CUfunction function) {
+  if (!kernel.cudaProducerRegisters || !kernel.cudaConsumerRegisters)
+    return; // no roles recorded: nothing to judge
   int used = 0;
   if (state.api.cuFuncGetAttribute(&used, kFuncAttrNumRegs, function) !=
           kCudaSuccess ||
