@@ -893,6 +893,39 @@ def bench_quantized(timeout_s=300):
                          "not finished", note))
 
 
+def bench_gemm_shapes(timeout=600):
+    """bench/check_gemm_ws.py --heuristic in its own process (a time limit
+    per shape, each result checked against torch before it is timed): the
+    built-in configuration (enigma.gemm_config_for) against cuBLAS on
+    4096^3, 8192^3 and the 24 Llama-3-8B / 70B projection shapes."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "check_gemm_ws.py")
+    try:
+        done = subprocess.run([sys.executable, script, "--heuristic"],
+                              capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        not_run("gemm shapes bf16", "enigma (built-in configuration)",
+                f"bench/check_gemm_ws.py --heuristic ran past {timeout} s")
+        return
+    print(done.stdout, flush=True)
+    for line in done.stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| bf16 ") and len(cells) == 4:
+            shape, config, _, ratio = cells
+            rows.append((f"gemm {shape.split()[1]} bf16",
+                         "enigma built-in config / cuBLAS (throughput)",
+                         ratio, config))
+        elif "geometric mean" in line or line.startswith("llama: worst"):
+            rows.append(("gemm shapes bf16", "enigma built-in config",
+                         line.strip(), ""))
+    if done.returncode != 0:
+        rows.append(("gemm shapes bf16", "", "",
+                     (done.stdout.strip().splitlines() or ["?"])[-1][:120]))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=".")
@@ -916,6 +949,7 @@ def main():
         "gemm_bf16": lambda: bench_mma_gemm(rt, args.repeat, "bf16", (4096, 8192)),
         "gemm_f32": lambda: bench_mma_gemm(rt, args.repeat, "f32", (4096,),
                                            tf32_too=True),
+        "gemm_shapes": bench_gemm_shapes,
         "attention": lambda: bench_attention(rt, args.repeat),
         "attention_lib": bench_attention_library,
         "fp8": lambda: bench_fp8(quick=not args.fp8_all_shapes),

@@ -5,6 +5,7 @@ so that a pipeline that hangs becomes a reported failure, not a hung run.
     python3 bench/check_gemm_ws.py                 # checks, then timings
     python3 bench/check_gemm_ws.py --check-only    # correctness only
     python3 bench/check_gemm_ws.py --only 1,2      # configurations 1 and 2
+    python3 bench/check_gemm_ws.py --heuristic     # the built-in choice
 
 1. Checks (all configurations in parallel processes, each limited to
    --check-timeout seconds): every configuration of
@@ -27,6 +28,18 @@ so that a pipeline that hangs becomes a reported failure, not a hung run.
 
 The whole run should take 3-4 minutes on an H100 (about half of it NVRTC
 compiling the kernels once; a second run uses the artifact cache).
+
+With --heuristic: the configuration enigma.gemm_config_for picks (no
+tuning; split K where the blocks do not fill the GPU) for each of
+4096^3, 8192^3 and the 24 Llama-3-8B and -70B projection shapes, checked
+against torch and then timed against cuBLAS, shapes of one configuration
+in one process with a time limit per shape (--shape-timeout; a shape
+that runs out is reported and the rest go on in a new process). Prints
+per shape the configuration and the ratio (median and range over
+rounds), then the geometric mean and the worst over the 24 shapes. About
+2-3 minutes on an H100 (most of it NVRTC compiling each configuration
+once; a second run uses the artifact cache). --check-only checks the
+heuristic's configurations on the check shapes too.
 
 To profile one configuration with Nsight Compute (the 10th launch of the
 128 x 256 persistent kernel at 4096^3; `--list` prints the numbers):
@@ -53,6 +66,10 @@ SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 LLAMA_NK = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
             (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)]
 LLAMA = [(m, n, k) for (n, k) in LLAMA_NK for m in (16, 128, 4096)]
+# Shapes where enigma.gemm_config_for splits K (2 and 4 ways) or picks
+# 64-row persistent blocks.
+HEURISTIC_CHECK_SHAPES = [(16, 4096, 14336), (128, 4096, 4096),
+                          (16, 6144, 4096), (7, 28672, 300)]
 
 
 def configs():
@@ -91,7 +108,8 @@ def _example(name):
 
 
 class Gemm:
-    """One configuration's compiled kernels and launches on torch tensors."""
+    """One configuration's compiled kernels and launches on torch tensors
+    (with split_k: the partials' kernel and their reduction)."""
 
     def __init__(self, rt, dtype, tf32, config, bounds_check=False):
         import enigma
@@ -100,14 +118,51 @@ class Gemm:
         kernel = ex.make_kernel(config) if dtype == "bf16" else \
             ex.make_kernel(config, tf32)
         self.compiled = enigma.compile(kernel, bounds_check=bounds_check)
+        self.reduce = ex.compiled_reduce(config.split_k) \
+            if config.split_k > 1 else None
 
     def prepare(self, a, b, c):
         m, k = a.shape
         n = b.shape[1]
         grid, threads = self.config.launch(m, n, self.rt.multiprocessors)
-        prepared = self.rt.prepare(self.compiled, [a, b], outputs=[c],
-                                   scalars=[m, n, k])
-        return prepared, grid, threads
+        if self.reduce is None:
+            prepared = self.rt.prepare(self.compiled, [a, b], outputs=[c],
+                                       scalars=[m, n, k])
+            return prepared, grid, threads
+        return _SplitK(self, a, b, c, grid, threads), grid, threads
+
+
+class _SplitK:
+    """The two launches of a split-K product as one prepared launch (both
+    queue on the runtime's stream, in order)."""
+
+    def __init__(self, gemm, a, b, c, grid, threads):
+        import enigma
+        import torch
+        m, k = a.shape
+        n = b.shape[1]
+        self.w = torch.full((gemm.config.split_k * m * n,), float("nan"),
+                            device="cuda", dtype=torch.float32)
+        self.partials = gemm.rt.prepare(gemm.compiled, [a, b],
+                                        outputs=[self.w], scalars=[m, n, k])
+        self.sum = gemm.rt.prepare(gemm.reduce, [self.w], outputs=[c],
+                                   scalars=[m, n])
+        self.launches = ((grid, threads), enigma.split_k_reduce_launch(m, n))
+
+    def dispatch(self, grid=None, threads=None):
+        self.partials.dispatch(*self.launches[0])
+        self.sum.dispatch(*self.launches[1])
+
+    def dispatch_async(self, grid=None, threads=None):
+        self.partials.dispatch_async(*self.launches[0])
+        self.sum.dispatch_async(*self.launches[1])
+
+    def synchronize(self):
+        self.sum.synchronize()
+
+    def release(self):
+        self.partials.release()
+        self.sum.release()
 
 
 def _tensors(m, n, k, dtype, gen):
@@ -189,29 +244,68 @@ def worker_time(index, shapes, rounds, classic=False):
     rt = enigma.CudaRuntime()
     gen = torch.Generator(device="cuda").manual_seed(2000 + index)
     g = Gemm(rt, dtype, tf32, config)
-    sync = torch.cuda.synchronize
     for m, n, k in shapes:
-        a, b = _tensors(m, n, k, dtype, gen)
-        c = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-        ct = torch.empty_like(c)
-        prepared, grid, threads = g.prepare(a, b, c)
-        prepared.dispatch(grid, threads)
-        sync()
-        _check(c, a, b, tf32, f"{m}x{n}x{k}")
-        flops = 2.0 * m * n * k
-        batch = max(2, min(20, int(2e12 / flops)))
-        ours, theirs = [], []
-        for _ in range(rounds):
-            ours.append(_batched_us(
-                lambda: prepared.dispatch_async(grid, threads),
-                prepared.synchronize, batch, 3))
-            theirs.append(_batched_us(lambda: torch.matmul(a, b, out=ct),
-                                      sync, batch, 3))
-        prepared.release()
-        print(json.dumps({"shape": [m, n, k], "enigma": ours,
-                          "cublas": theirs}), flush=True)
-        del a, b, c, ct
-        torch.cuda.empty_cache()
+        print(json.dumps(_time_shape(g, m, n, k, rounds, gen)), flush=True)
+
+
+def _time_shape(g, m, n, k, rounds, gen):
+    """{shape, enigma [us], cublas [us]} of one shape, checked first."""
+    import torch
+    sync = torch.cuda.synchronize
+    a, b = _tensors(m, n, k, g.dtype, gen)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+    ct = torch.empty_like(c)
+    prepared, grid, threads = g.prepare(a, b, c)
+    prepared.dispatch(grid, threads)
+    sync()
+    _check(c, a, b, g.tf32, f"{m}x{n}x{k}")
+    flops = 2.0 * m * n * k
+    batch = max(2, min(20, int(2e12 / flops)))
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(_batched_us(
+            lambda: prepared.dispatch_async(grid, threads),
+            prepared.synchronize, batch, 3))
+        theirs.append(_batched_us(lambda: torch.matmul(a, b, out=ct),
+                                  sync, batch, 3))
+    prepared.release()
+    a = b = c = ct = prepared = None   # free the operands for the next
+    torch.cuda.empty_cache()
+    return {"shape": [m, n, k], "enigma": ours, "cublas": theirs}
+
+
+def worker_heuristic(shapes, rounds, check_only=False):
+    """Per shape the built-in configuration: checked (bounds-checked,
+    then as compiled for speed) and, unless check_only, timed; JSON lines
+    {shape, config, enigma, cublas}."""
+    import torch
+    import enigma
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(4000)
+    for m, n, k in shapes:
+        config = enigma.gemm_config_for(m, n, k, "bf16", rt.multiprocessors)
+        print(json.dumps({"shape": [m, n, k], "config": repr(config)}),
+              flush=True)
+        if check_only:
+            for checked in (True, False):
+                g = Gemm(rt, "bf16", False, config, bounds_check=checked)
+                a, b = _tensors(m, n, k, "bf16", gen)
+                c = torch.full((m, n), float("nan"), device="cuda",
+                               dtype=a.dtype)
+                prepared, grid, threads = g.prepare(a, b, c)
+                for _ in range(2):
+                    c.fill_(float("nan"))
+                    prepared.dispatch(grid, threads)
+                    torch.cuda.synchronize()
+                    _check(c, a, b, False, f"{m}x{n}x{k} {config}"
+                           f"{' bounds-checked' if checked else ''}")
+                prepared.release()
+            print(json.dumps({"shape": [m, n, k], "ok": True}), flush=True)
+            continue
+        result = _time_shape(Gemm(rt, "bf16", False, config), m, n, k,
+                             rounds, gen)
+        result["config"] = repr(config)
+        print(json.dumps(result), flush=True)
 
 
 def worker_profile(index, shape):
@@ -247,6 +341,130 @@ def spawn(args, timeout):
         proc.kill()
         out, err = proc.communicate()
         return None, out, err
+
+
+def spawn_per_shape(args, shapes, timeout):
+    """Runs the worker `args + --shapes` over `shapes` with `timeout`
+    seconds per shape: a shape that runs out is killed and reported, and
+    the remaining shapes go on in a new process. Returns ({shape: [JSON
+    lines]}, {shape: error})."""
+    import queue
+    import threading
+    lines, errors = {}, {}
+    todo = list(shapes)
+    while todo:
+        cmd = [sys.executable, os.path.abspath(__file__)] + args + \
+            ["--shapes", json.dumps(todo)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        out = queue.Queue()
+        threading.Thread(target=lambda: [out.put(ln) for ln in proc.stdout]
+                         + [out.put(None)], daemon=True).start()
+        err = []
+        threading.Thread(target=lambda: err.extend(proc.stderr),
+                         daemon=True).start()
+        current, finished, began = tuple(todo[0]), set(), False
+        deadline = time.time() + timeout
+        while True:
+            try:
+                line = out.get(timeout=max(0.1, deadline - time.time()))
+            except queue.Empty:
+                proc.kill()
+                proc.wait()
+                errors[current] = f"ran out of {timeout} s (hung?)"
+                finished.add(current)
+                break
+            if line is None:
+                proc.wait()
+                if proc.returncode != 0 and not began:
+                    # It died before its first shape (no GPU, no torch):
+                    # the same for every shape, so no new process.
+                    time.sleep(0.2)
+                    for s in todo:
+                        errors[tuple(s)] = last_error("".join(err))
+                    return lines, errors
+                if proc.returncode != 0:
+                    if current in finished:   # died between two shapes
+                        current = next(tuple(s) for s in todo
+                                       if tuple(s) not in finished)
+                    time.sleep(0.2)   # let the stderr reader finish
+                    errors[current] = last_error("".join(err))
+                    finished.add(current)
+                break
+            if not line.startswith("{"):
+                continue
+            r = json.loads(line)
+            shape = tuple(r["shape"])
+            lines.setdefault(shape, []).append(r)
+            if "config" in r and len(r) == 2:      # a shape begins
+                current, began = shape, True
+                deadline = time.time() + timeout
+            else:                                   # a shape is done
+                finished.add(shape)
+        todo = [s for s in todo if tuple(s) not in finished]
+        if proc.returncode == 0:
+            for s in todo:
+                errors[tuple(s)] = "no result"
+            break
+    return lines, errors
+
+
+def run_heuristic(args):
+    """The --heuristic mode (module docstring)."""
+    import math
+    import statistics
+    shapes = SQUARE + LLAMA
+    started = time.time()
+    mode = "checks" if args.check_only else "checks and timings"
+    print(f"== the built-in configuration per shape: {mode}, {len(shapes)} "
+          f"shapes, {args.shape_timeout} s per shape at most", flush=True)
+    lines, errors = spawn_per_shape(
+        ["--worker-heuristic", "--rounds", str(args.rounds)] +
+        (["--check-only"] if args.check_only else []), shapes,
+        args.shape_timeout)
+    print()
+    print("| shape | configuration | cuBLAS TFLOP/s | cuBLAS / Enigma "
+          "time, median (range) |")
+    print("|---|---|---|---|")
+    geo = {"square": [], "llama": []}
+    worst = None
+    for m, n, k in shapes:
+        got = lines.get((m, n, k), [])
+        config = next((r["config"] for r in got if "config" in r), "-")
+        config = config.replace("MmaConfig(", "(").replace(
+            "warp_specialized=True", "ws")
+        timed = next((r for r in got if "enigma" in r), None)
+        if (m, n, k) in errors:
+            cell, tflops = "FAILED: " + errors[(m, n, k)], "-"
+        elif args.check_only:
+            cell, tflops = "checked", "-"
+        elif timed:
+            r = sorted(t / o for o, t in zip(timed["enigma"],
+                                             timed["cublas"]))
+            med = statistics.median(r)
+            cell = f"{med:.3f} ({r[0]:.3f}-{r[-1]:.3f})"
+            tflops = (f"{2.0 * m * n * k / statistics.median(timed['cublas']) / 1e6:.0f}")
+            group = "square" if (m, n, k) in SQUARE else "llama"
+            geo[group].append(med)
+            if group == "llama":
+                worst = min(worst, (med, (m, n, k))) if worst else \
+                    (med, (m, n, k))
+        else:
+            cell, tflops = "no result", "-"
+        print(f"| bf16 {m}x{n}x{k} | {config} | {tflops} | {cell} |")
+    print()
+    for group, values in geo.items():
+        if values:
+            mean = math.exp(sum(map(math.log, values)) / len(values))
+            print(f"{group}: geometric mean {mean:.3f}x cuBLAS over "
+                  f"{len(values)} shapes")
+    if worst:
+        print(f"llama: worst {worst[0]:.3f}x at {worst[1]}")
+    print(f"Finished in {time.time() - started:.0f} s; {len(errors)} "
+          "shapes failed")
+    for shape, why in errors.items():
+        print(f"FAILED {shape}: {why}")
+    return 1 if errors else 0
 
 
 def last_error(err):
@@ -295,6 +513,10 @@ def main():
     p.add_argument("--worker-check", type=int)
     p.add_argument("--worker-time", type=int)
     p.add_argument("--classic", action="store_true")
+    p.add_argument("--heuristic", action="store_true",
+                   help="the built-in configuration per shape (see above)")
+    p.add_argument("--shape-timeout", type=int, default=60)
+    p.add_argument("--worker-heuristic", action="store_true")
     p.add_argument("--profile", type=int)
     p.add_argument("--shape", default="4096,4096,4096")
     p.add_argument("--shapes", default="[]")
@@ -309,6 +531,11 @@ def main():
         return worker_time(args.worker_time,
                            [tuple(s) for s in json.loads(args.shapes)],
                            args.rounds, args.classic)
+    if args.worker_heuristic:
+        return worker_heuristic([tuple(s) for s in json.loads(args.shapes)],
+                                args.rounds, args.check_only)
+    if args.heuristic:
+        return run_heuristic(args)
     if args.profile is not None:
         return worker_profile(args.profile,
                               tuple(int(v) for v in args.shape.split(",")))
@@ -331,8 +558,17 @@ def main():
               flush=True)
     failed = [i for i in chosen if checks[i] is not None]
     if args.check_only:
+        # The built-in choices too (split K among them), one shape at a
+        # time with a limit each.
+        _, bad_shapes = spawn_per_shape(
+            ["--worker-heuristic", "--check-only"],
+            CHECK_SHAPES + HEURISTIC_CHECK_SHAPES, args.shape_timeout)
+        print(f"built-in configurations on {len(CHECK_SHAPES) + len(HEURISTIC_CHECK_SHAPES)} "
+              f"shapes: {len(bad_shapes)} failed", flush=True)
+        for shape, why in bad_shapes.items():
+            print(f"FAILED built-in configuration at {shape}: {why}")
         print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed")
-        return 1 if failed else 0
+        return 1 if failed or bad_shapes else 0
 
     print("== timings (one process per configuration)", flush=True)
     bf16_shapes = SQUARE + [s for s in LLAMA

@@ -36,7 +36,17 @@ def from_bf16(bits):
 
 
 def make_kernel(config):
-    """The kernel for one tile configuration."""
+    """The kernel for one tile configuration (with ``split_k``: the
+    kernel of the float partial products, summed by ``reduce_kernel``)."""
+    if config.split_k > 1:
+        @enigma.kernel
+        def gemm_bf16_partials(A: enigma.bf16, B: enigma.bf16,
+                               M: enigma.Scalar(enigma.u32),
+                               N: enigma.Scalar(enigma.u32),
+                               K: enigma.Scalar(enigma.u32), W: enigma.f32):
+            enigma.gemm_block(A, B, W, m=M, n=N, k=K, config=config)
+        return gemm_bf16_partials
+
     @enigma.kernel
     def gemm_bf16(A: enigma.bf16, B: enigma.bf16, M: enigma.Scalar(enigma.u32),
                   N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
@@ -50,6 +60,17 @@ def compiled(config):
     return enigma.compile(make_kernel(config))
 
 
+@functools.lru_cache(maxsize=None)
+def compiled_reduce(splits):
+    """The kernel summing ``splits`` float partials into bfloat16, in a
+    fixed order (deterministic)."""
+    @enigma.kernel
+    def gemm_bf16_reduce(W: enigma.f32, M: enigma.Scalar(enigma.u32),
+                         N: enigma.Scalar(enigma.u32), C: enigma.bf16):
+        enigma.gemm_split_k_reduce(W, C, m=M, n=N, splits=splits)
+    return enigma.compile(gemm_bf16_reduce)
+
+
 def processors_of(rt):
     """The multiprocessors of a CUDA runtime (persistent launches), else
     None (one threadgroup per block)."""
@@ -60,8 +81,13 @@ def target_of(rt):
     return {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
 
 
-def config_for(rt):
-    return enigma.default_gemm_config(target_of(rt), "bf16")
+def config_for(rt, m=None, n=None, k=None):
+    """The built-in choice for an m x n x k product on ``rt``
+    (``enigma.gemm_config_for``), or the default without a shape."""
+    if m is None:
+        return enigma.default_gemm_config(target_of(rt), "bf16")
+    return enigma.gemm_config_for(m, n, k, "bf16", processors_of(rt),
+                                  target_of(rt))
 
 
 @enigma.autotune(configs=enigma.gemm_configs("cuda", "bf16"),
@@ -88,10 +114,20 @@ def run(rt, a, b, config=None, processors=None):
     a persistent configuration (default: the GPU's multiprocessors)."""
     a, b = np.ascontiguousarray(a, np.uint16), np.ascontiguousarray(b, np.uint16)
     m, n, k = _shapes(a, b)
-    config = config or config_for(rt)
+    config = config or config_for(rt, m, n, k)
     grid, threads = config.launch(m, n, processors or processors_of(rt))
-    raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
-                     grid=grid, threads=threads, scalars=[m, n, k])
+    if config.split_k > 1:   # float partials, then their fixed-order sum
+        partials = rt.execute(compiled(config), [a, b],
+                              output_size=config.split_k * m * n * 4,
+                              grid=grid, threads=threads, scalars=[m, n, k])
+        w = np.frombuffer(partials, np.float32)
+        grid, threads = enigma.split_k_reduce_launch(m, n)
+        raw = rt.execute(compiled_reduce(config.split_k), [w],
+                         output_size=m * n * 2, grid=grid, threads=threads,
+                         scalars=[m, n])
+    else:
+        raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
+                         grid=grid, threads=threads, scalars=[m, n, k])
     return np.frombuffer(raw, np.uint16).reshape(m, n).copy()
 
 
@@ -135,7 +171,7 @@ def main(m: int = 200, n: int = 136, k: int = 96) -> int:
     a = to_bf16(rng.standard_normal((m, k)))
     b = to_bf16(rng.standard_normal((k, n)))
     rt = enigma.best_runtime()
-    print(f"runtime: {type(rt).__name__}, {config_for(rt)}")
+    print(f"runtime: {type(rt).__name__}, {config_for(rt, m, n, k)}")
     check_output(run(rt, a, b), a, b)
     print("pass")
     return 0

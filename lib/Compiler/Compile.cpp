@@ -277,6 +277,8 @@ KernelArtifact compileKernel(ModuleOp module, KernelOp kernel,
     for (PipelineRingOp ring : pipelineRings(cudaKernel)) {
       artifact.cudaProducerThreads = kProducerThreads;
       artifact.cudaClusterSize = unsigned(ring.getCluster());
+      artifact.cudaProducerRegisters = unsigned(ring.getProducerRegisters());
+      artifact.cudaConsumerRegisters = unsigned(ring.getConsumerRegisters());
     }
     llvm::raw_string_ostream os(artifact.cudaSource);
     if (failed(emitKernel(cudaKernel, Target::CUDA, os)))

@@ -23,6 +23,7 @@ each returning the accumulator of one block), and the epilogue
 
 from __future__ import annotations
 
+from . import _core
 from ._control import for_range, if_, range_constexpr
 from ._dtypes import as_dtype
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
@@ -35,7 +36,8 @@ from ._threads import (barrier, simdgroup_index_in_threadgroup,
 from ._tile import pipeline
 
 __all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
-           "warpgroup_shape"]
+           "warpgroup_shape", "gemm_split_k_reduce", "split_k_reduce_launch",
+           "gemm_config_for"]
 
 _U32 = as_dtype("uint")
 
@@ -70,19 +72,26 @@ class MmaConfig:
     them); then ``persistent=True`` makes each threadgroup walk output
     blocks in grouped order (launch ``processors`` threadgroups, one per
     multiprocessor) and ``cluster`` (1, 2, 4) threadgroups of consecutive
-    block columns share their A tiles (TMA multicast)."""
+    block columns share their A tiles (TMA multicast).
+
+    ``split_k > 1`` (warp-specialised, not persistent, no cluster) splits
+    K into ``split_k`` equal ranges of whole ``bk`` tiles, one per
+    threadgroup row of the launch (grid y): :func:`gemm_block` then
+    writes float partial products, which :func:`gemm_split_k_reduce` sums
+    in a fixed order (deterministic, no atomics)."""
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
-                 "warp_specialized", "persistent", "cluster")
+                 "warp_specialized", "persistent", "cluster", "split_k")
 
     def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
                  group_m=8, *, warp_specialized=False, persistent=False,
-                 cluster=1):
+                 cluster=1, split_k=1):
         self.bm, self.bn, self.bk = bm, bn, bk
         self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
         self.warp_specialized = warp_specialized
         self.persistent = persistent
         self.cluster = cluster
+        self.split_k = split_k
 
     @property
     def threads(self) -> int:
@@ -99,11 +108,14 @@ class MmaConfig:
 
     @property
     def consumer_registers(self) -> int:
-        """Registers per thread of the consumers: what 64K registers leave
-        after the producer, at most 256 (CUDA; fp32 products on 128 x 128
-        spilled at 240)."""
-        free = (65536 - 128 * self.producer_registers) // self.threads
-        return min(256, free - free % 8)
+        """Registers per thread of the consumers (CUDA): what the block
+        holds from launch on (``threads + 128`` threads, each with the
+        registers ``__launch_bounds__`` leaves it) less the producer's, at
+        most 256; 224 beside 256 consumers, 112 beside 512 (fp32 products
+        on 128 x 128 spilled at 240). ``setmaxnreg`` cannot give more:
+        the consumers would wait for registers forever."""
+        return _core.fitting_consumer_registers(self.threads, 128,
+                                                self.producer_registers)
 
     def smem_bytes(self, dtype) -> int:
         return self.stages * (self.bm + self.bn) * self.bk * \
@@ -128,8 +140,14 @@ class MmaConfig:
         """(grid, threads) of a launch over an m x n C; a persistent
         configuration takes the GPU's multiprocessors (``rt.multiprocessors``
         of a CudaRuntime; without them one threadgroup per block)."""
-        return ((self.blocks(m, n, processors) * self.threads, 1, 1),
-                (self.threads, 1, 1))
+        return ((self.blocks(m, n, processors) * self.threads, self.split_k,
+                 1), (self.threads, 1, 1))
+
+    def k_tiles_per_split(self, k: int) -> int:
+        """The ``bk`` tiles of K each of the ``split_k`` ranges covers (the
+        last may cover fewer, or none)."""
+        tiles = -(-k // self.bk)
+        return -(-tiles // self.split_k)
 
     def as_dict(self) -> dict:
         return {s: getattr(self, s) for s in self.__slots__}
@@ -143,7 +161,7 @@ class MmaConfig:
 
     def __repr__(self) -> str:
         defaults = {"warp_specialized": False, "persistent": False,
-                    "cluster": 1}
+                    "cluster": 1, "split_k": 1}
         return ("MmaConfig(" + ", ".join(
             f"{k}={v}" for k, v in self.as_dict().items()
             if defaults.get(k, object()) != v) + ")")
@@ -273,6 +291,55 @@ def default_gemm_config(target: str = "cuda", dtype="bf16",
     return gemm_configs(target, dtype, allow_tf32, warp_specialized)[0]
 
 
+# The built-in choice (docs/design/gemm-heuristic.md): H100's 132
+# multiprocessors when the caller does not say.
+_DEFAULT_PROCESSORS = 132
+# Each split of K keeps at least this many bk tiles (the pipeline's ramp
+# and the partial's store are paid once per split).
+_MIN_TILES_PER_SPLIT = 4
+_MAX_SPLIT_K = 16
+
+
+def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
+                    sm_count: int | None = None, target: str = "cuda",
+                    allow_tf32: bool = False) -> MmaConfig:
+    """The configuration :func:`gemm_block` runs an ``m x n x k`` product
+    with when none is given: a rule on the shape, the dtype and the GPU's
+    multiprocessors (``sm_count``, default 132, an H100), no timing run
+    (docs/design/gemm-heuristic.md). On CUDA with 16-bit operands:
+    128 x 256 persistent tiles when they fill every multiprocessor, else
+    64-row warpgroup tiles for ``m <= 64`` or 128 x 128 tiles, persistent
+    when they fill the GPU and otherwise with K split (``split_k``) so
+    that about ``sm_count`` threadgroups run, each on at least 4 K tiles.
+    Float operands and other targets: :func:`default_gemm_config`."""
+    what = "gemm_config_for"
+    for name, v in (("m", m), ("n", n), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            fail(f"{what}: {name} must be a positive int, got {v!r}")
+    if sm_count is None:
+        sm_count = _DEFAULT_PROCESSORS
+    if not isinstance(sm_count, int) or isinstance(sm_count, bool) or \
+            sm_count < 1:
+        fail(f"{what}: sm_count must be a positive int, got {sm_count!r}")
+    dtype = _gemm_dtype(as_dtype(dtype), f"{what}: dtype")
+    if target != "cuda" or dtype.itemsize != 2:
+        return default_gemm_config(target, dtype, allow_tf32)
+
+    def ws(*shape, **options):
+        return MmaConfig(*shape, warp_specialized=True, **options)
+    big = ws(128, 256, 64, 8, 1, 4, persistent=True)
+    if m > 64 and big.tiles(m, n) >= sm_count:
+        return big
+    shape = (64, 128, 64, 4, 1, 8) if m <= 64 else (128, 128, 64, 8, 1, 6)
+    tiles = ws(*shape).tiles(m, n)
+    if tiles >= sm_count:
+        return ws(*shape, persistent=True)
+    k_tiles = -(-k // shape[2])
+    split = min(sm_count // tiles, k_tiles // _MIN_TILES_PER_SPLIT,
+                _MAX_SPLIT_K)
+    return ws(*shape, split_k=split) if split > 1 else ws(*shape)
+
+
 def _check_config(config, dtype, what):
     if not isinstance(config, MmaConfig):
         fail(f"{what}: config must be an enigma.MmaConfig, got "
@@ -286,6 +353,12 @@ def _check_config(config, dtype, what):
         static_int(getattr(c, name), f"{what}: config.{name}")
     if c.cluster not in (1, 2, 4):
         fail(f"{what}: {c}: cluster must be 1, 2 or 4 threadgroups")
+    if c.split_k < 1 or c.split_k > 64:
+        fail(f"{what}: {c}: split_k must be 1 to 64")
+    if c.split_k > 1 and (not c.warp_specialized or c.persistent or
+                          c.cluster > 1):
+        fail(f"{what}: {c}: split_k > 1 runs the warp-specialised mainloop "
+             "(warp_specialized=True) without persistent or cluster")
     if (c.persistent or c.cluster > 1) and not c.warp_specialized:
         fail(f"{what}: {c}: persistent launches and clusters are part of the "
              "warp-specialised mainloop (warp_specialized=True)")
@@ -395,7 +468,15 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     ahead). ``epilogue(acc, row, col)`` may return a new fragment
     (``row``/``col``: this simdgroup's first row and column of C) before
     it is stored. ``origin=(row0, col0)`` overrides the grouped launch
-    order. Returns nothing."""
+    order.
+
+    With ``config.split_k = S > 1`` the threadgroups of grid row ``s``
+    (``config.launch`` gives S rows) multiply K tiles ``[s P, (s + 1) P)``
+    (``P = config.k_tiles_per_split(k)``) and ``C`` is a float buffer of
+    the S partial products, ``S x m`` rows of pitch ``ldc`` (partial
+    ``s`` from row ``s m``); :func:`gemm_split_k_reduce` sums them into
+    the result in a second kernel. No ``epilogue`` or ``origin`` then.
+    Returns nothing."""
     what = "gemm_block"
     for name, buf in (("A", A), ("B", B), ("C", C)):
         if not isinstance(buf, BufferProxy):
@@ -411,6 +492,13 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     # in threadgroups of exactly config.threads (the runtime refuses other
     # launches; the copies unroll for that count).
     _call("require_threadgroup_size", c.threads)
+    if c.split_k > 1:
+        if C.dtype.name != "f32":
+            fail(f"{what}: {c}: with split_k C holds the float partial "
+                 f"products, got a {C.dtype.name} buffer")
+        if epilogue is not None or origin is not None:
+            fail(f"{what}: {c}: split_k partials take no epilogue or "
+                 "origin (apply it after gemm_split_k_reduce)")
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
     ldc = n if ldc is None else ldc
@@ -420,7 +508,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                              (B, "reads B", (n, k) if b_transposed else
                               (k, n), "n x k" if b_transposed else "k x n",
                               ldb, "ldb"),
-                             (C, "writes C", (m, n), "m x n", ldc, "ldc")))
+                             (C, "writes C", (m * c.split_k, n) if
+                              c.split_k > 1 else (m, n),
+                              "(split_k m) x n" if c.split_k > 1 else
+                              "m x n", ldc, "ldc")))
     shape = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
                        b_transposed, allow_tf32, c, dtype)
     if not c.warp_specialized:
@@ -429,6 +520,17 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                   epilogue)
         return
     ring = _operand_ring(shape)
+    if c.split_k > 1:
+        # This threadgroup row's K tiles; the partial goes to rows s m...
+        split = threadgroup_position_in_grid("y")
+        per = (shape.ktiles + (c.split_k - 1)) // c.split_k
+        k_begin = imin(split * per, shape.ktiles)
+        k_end = imin(k_begin + per, shape.ktiles)
+        _persistent_tiles(c, m, n, lambda row0, col0: _epilogue(
+            shape, _mainloop_pipelined(shape, ring, row0, col0, k_begin,
+                                       k_end), row0, col0, None,
+            base=split * m * ldc))
+        return
     if origin is None:
         # Always the loop over blocks: a launch of one threadgroup per block
         # runs it once. (ptxas also keeps the products of this form in
@@ -632,15 +734,70 @@ def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
     return mma_wait(acc) if asynchronous else acc
 
 
-def _epilogue(s, acc, row0, col0, epilogue):
+def _epilogue(s, acc, row0, col0, epilogue, base=0):
     """The user's epilogue, then this simdgroup's part of the block stored
-    with bounds."""
+    with bounds (``base``: the element of C where the m x n result
+    begins)."""
     out_row, out_col = row0 + s.wrow, col0 + s.wcol
     if epilogue is not None:
         result = epilogue(acc, out_row, out_col)
         if result is not None:
             acc = result
     m, n = s.m, s.n
-    mma_store(acc, s.C, ld=s.ldc, offset=out_row * s.ldc + out_col,
+    mma_store(acc, s.C, ld=s.ldc, offset=base + out_row * s.ldc + out_col,
               bounds=(where(0, m - out_row, out_row < m),
                       where(0, n - out_col, out_col < n)))
+
+
+# --------------------------------------------------------------------------
+# Split-K: the fixed-order sum of the partial products
+# --------------------------------------------------------------------------
+
+_REDUCE_THREADS = 256
+
+
+def split_k_reduce_launch(m: int, n: int):
+    """(grid, threads) of a :func:`gemm_split_k_reduce` kernel over an
+    m x n result: one thread per element."""
+    total = m * n
+    return ((-(-total // _REDUCE_THREADS) * _REDUCE_THREADS, 1, 1),
+            (_REDUCE_THREADS, 1, 1))
+
+
+def gemm_split_k_reduce(W, C, *, m, n, splits, ldc=None, ldw=None,
+                        epilogue=None):
+    """``C = W[0] + W[1] + ... + W[splits - 1]`` for the float partial
+    products ``W`` of a split-K :func:`gemm_block` (``splits x m`` rows of
+    pitch ``ldw``, default ``n``): each thread sums its element of the
+    partials in order 0, 1, ... in float, so the result does not depend on
+    which threadgroup finished first (no atomics), applies
+    ``epilogue(value, row, col)`` if given, and stores it to ``C`` (pitch
+    ``ldc``, default ``n``; C's dtype). ``splits`` is a Python int. Launch
+    :func:`split_k_reduce_launch` ``(m, n)``."""
+    from ._threads import thread_position_in_grid_xyz
+    what = "gemm_split_k_reduce"
+    for name, buf in (("W", W), ("C", C)):
+        if not isinstance(buf, BufferProxy):
+            fail(f"{what}: {name} must be a buffer parameter, got "
+                 f"{type(buf).__name__}")
+    if W.dtype.name != "f32":
+        fail(f"{what}: W holds the float partials, got {W.dtype.name}")
+    splits = static_int(splits, f"{what}: splits")
+    if splits < 1:
+        fail(f"{what}: splits must be at least 1, got {splits}")
+    ldc = n if ldc is None else ldc
+    ldw = n if ldw is None else ldw
+    _require_matrices(what, ((W, "reads W", (m * splits, n),
+                              "(splits m) x n", ldw, "ldw"),
+                             (C, "writes C", (m, n), "m x n", ldc, "ldc")))
+    i = thread_position_in_grid_xyz("x")
+    row, col = i // n, i % n
+    with if_(i < m * n):
+        total = W[row * ldw + col]
+        for s in range_constexpr(1, splits):
+            total = total + W[(s * m + row) * ldw + col]
+        if epilogue is not None:
+            result = epilogue(total, row, col)
+            if result is not None:
+                total = result
+        C[row * ldc + col] = total.cast(C.dtype)

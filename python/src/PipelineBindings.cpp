@@ -7,6 +7,7 @@
 #include "Bindings.h"
 
 #include "enigma/Builder/Pipeline.h"
+#include "enigma/Support/RoleRegisters.h"
 
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
@@ -52,5 +53,12 @@ void bindPipeline(nb::module_ &m) {
       "box_cols"_a, "block_cols"_a, "block_stride"_a, "swizzle"_a,
       "multicast"_a, "src"_a, "row"_a, "col"_a, "rows"_a, "cols"_a, "ld"_a,
       "A box of a device matrix into one stage of a ring buffer");
+  m.def("launch_register_limit", &launchRegisterLimit, "threads"_a,
+        "Registers per thread of a CUDA block of `threads` threads with "
+        "pipeline roles, from launch on");
+  m.def("fitting_consumer_registers", &fittingConsumerRegisters,
+        "consumer_threads"_a, "producer_threads"_a, "producer_registers"_a,
+        "The most registers the consumers can take (setmaxnreg) beside a "
+        "producer warpgroup of `producer_registers`");
 }
 } // namespace enigma::python

@@ -194,6 +194,124 @@ def test_gemm_f32_warp_specialized(runtime, rng, m, n, k, tf32):
         ex.check_output(c, a, b, tf32)
 
 
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (1, 77, 300), (65, 63, 130),
+                                   (70, 129, 257)])
+@pytest.mark.parametrize("split", [2, 3, 5])
+def test_gemm_split_k(runtime, rng, m, n, k, split):
+    """K in `split` ranges of whole tiles (some empty when K has fewer
+    tiles), float partials, then their fixed-order sum."""
+    ex = _example("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    for config in (enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                                    split_k=split),
+                   enigma.MmaConfig(64, 64, 32, 2, 2, 3, warp_specialized=True,
+                                    split_k=split)):
+        c = ex.run(runtime, a, b, config)
+        ex.check_output(c, a, b)
+
+
+def test_split_k_partials_and_their_sum(runtime, rng):
+    """The partials are each range's product (float64 reference per
+    range), poisoned first; the sum adds them in order 0, 1, ... so it
+    equals numpy's float32 left-to-right sum bit for bit."""
+    m, n, k, split = 37, 45, 200, 3
+    config = enigma.MmaConfig(64, 64, 32, 2, 2, 2, warp_specialized=True,
+                              split_k=split)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+
+    @enigma.kernel
+    def partials(A: enigma.f32, B: enigma.f32, M: enigma.Scalar(enigma.u32),
+                 N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
+                 W: enigma.f32):
+        enigma.gemm_block(A, B, W, m=M, n=N, k=K, config=config)
+
+    grid, threads = config.launch(m, n)
+    assert grid[1] == split
+    raw = runtime.execute(enigma.compile(partials), [a, b],
+                          output_size=split * m * n * 4, scalars=[m, n, k],
+                          grid=grid, threads=threads)
+    w = np.frombuffer(raw, np.float32).reshape(split, m, n)
+    per = config.k_tiles_per_split(k) * config.bk
+    assert per == 96      # 7 tiles of 32: 3, 3 and 1
+    for s in range(split):
+        ks = slice(s * per, min(k, (s + 1) * per))
+        want = a[:, ks].astype(np.float64) @ b[ks].astype(np.float64)
+        bound = 2 * k * 2.0**-24 * (np.abs(a[:, ks]) @ np.abs(b[ks])) + 1e-30
+        assert np.all(np.abs(w[s] - want) <= bound), s
+
+    @enigma.kernel
+    def reduce(W: enigma.f32, M: enigma.Scalar(enigma.u32),
+               N: enigma.Scalar(enigma.u32), C: enigma.f32):
+        enigma.gemm_split_k_reduce(W, C, m=M, n=N, splits=split)
+
+    grid, threads = enigma.split_k_reduce_launch(m, n)
+    out = runtime.execute(enigma.compile(reduce), [w.copy()],
+                          output_size=m * n * 4, scalars=[m, n], grid=grid,
+                          threads=threads)
+    want = (w[0] + w[1]) + w[2]
+    assert np.array_equal(np.frombuffer(out, np.float32).reshape(m, n), want)
+
+
+def test_split_k_mistakes_are_refused():
+    ex = _example("gemm_bf16")
+    for config, words in (
+            (enigma.MmaConfig(64, 64, 64, 4, 1, 2, split_k=2),
+             "warp_specialized=True"),
+            (enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                              persistent=True, split_k=2), "persistent"),
+            (enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                              split_k=0), "split_k must be at least 1")):
+        with pytest.raises(enigma.EnigmaError, match=words):
+            enigma.compile(ex.make_kernel(config))
+
+    @enigma.kernel
+    def bf16_partials(A: enigma.bf16, B: enigma.bf16, C: enigma.bf16):
+        enigma.gemm_block(A, B, C, m=8, n=8, k=8,
+                          config=enigma.MmaConfig(64, 64, 64, 4, 1, 2,
+                                                  warp_specialized=True,
+                                                  split_k=2))
+
+    with pytest.raises(enigma.EnigmaError, match="float partial products"):
+        enigma.compile(bf16_partials)
+
+
+def test_gemm_config_for_follows_its_rule():
+    """docs/design/gemm-heuristic.md on H100 shapes (132 processors)."""
+    cfg = enigma.gemm_config_for
+    big = cfg(4096, 4096, 4096)
+    assert (big.bm, big.bn, big.persistent, big.split_k) == (128, 256, True, 1)
+    decode = cfg(16, 4096, 14336)       # 32 blocks of 64 x 128: K in 4
+    assert (decode.bm, decode.bn, decode.split_k) == (64, 128, 4)
+    assert decode.tiles(16, 4096) * decode.split_k <= 132
+    wide = cfg(16, 28672, 4096)         # 224 blocks fill the GPU
+    assert (wide.bm, wide.split_k, wide.persistent) == (64, 1, True)
+    small = cfg(128, 4096, 4096)        # 32 blocks of 128 x 128: K in 4
+    assert (small.bm, small.bn, small.split_k) == (128, 128, 4)
+    short = cfg(16, 4096, 128)          # 2 K tiles: no split
+    assert short.split_k == 1
+    assert cfg(16, 4096, 14336, sm_count=64).split_k == 2
+    assert cfg(64, 64, 64, "f32") == enigma.default_gemm_config("cuda", "f32")
+    assert cfg(64, 64, 64, target="cpu") == \
+        enigma.default_gemm_config("cpu", "bf16")
+    with pytest.raises(enigma.EnigmaError, match="m must be a positive int"):
+        cfg(0, 1, 1)
+    # Every choice is a configuration gemm_block accepts.
+    for m in (1, 16, 128, 4096):
+        for n, k in ((6144, 4096), (4096, 14336), (57344, 8192)):
+            c = cfg(m, n, k)
+            assert c.warp_specialized and c.smem_bytes("bf16") <= 227 * 1024
+
+
+def test_gemm_runs_the_built_in_choice_by_default(runtime, rng):
+    ex = _example("gemm_bf16")
+    m, n, k = 3, 70, 90
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    ex.check_output(ex.run(runtime, a, b), a, b)
+
+
 @pytest.mark.parametrize("cluster", [2, 4])
 def test_gemm_clusters_share_rows_of_a(runtime, rng, cluster):
     """Clustered threadgroups take consecutive block columns of one block
@@ -297,7 +415,37 @@ def test_role_registers_that_do_not_fit_are_refused():
                              consumer_registers=248)
 
     msg = _compile_error(bad)
-    assert "128 x 40 + 256 x 248 = 68608" in msg and "65536" in msg, msg
+    assert "128 x 40 + 256 x 248 = 68608" in msg and "384 x 168 = 64512" \
+        in msg, msg
+
+
+def test_roles_that_fit_64k_but_not_the_launch_are_refused():
+    # 512 consumers at 120 and the producer at 24 fit 64K registers, but a
+    # block of 640 threads holds 640 x 96 = 61440 (65536 / 640 in units of
+    # 8): setmaxnreg.inc hung on an H100 with these numbers.
+    @enigma.kernel
+    def bad(X: enigma.f32):
+        enigma.pipeline_ring(2, [("float", 512)], threads=512,
+                             producer_registers=24, consumer_registers=120)
+
+    msg = _compile_error(bad)
+    assert "128 x 24 + 512 x 120 = 64512" in msg and \
+        "640 x 96 = 61440" in msg and "test_pipelines.py" in msg, msg
+
+
+def test_gemm_configs_give_roles_that_fit_the_launch():
+    for dtype in ("bf16", "f32"):
+        for tf32 in ((False, True) if dtype == "f32" else (False,)):
+            for c in enigma.gemm_configs("cuda", dtype, tf32,
+                                         warp_specialized=True):
+                total = c.threads + 128
+                each = min(255, 65536 // total // 8 * 8)
+                held = -(-each // 8) * 8
+                assert (128 * c.producer_registers +
+                        c.threads * c.consumer_registers <= total * held), c
+    wide = enigma.MmaConfig(256, 128, 64, 16, 1, 4, warp_specialized=True,
+                            persistent=True)
+    assert wide.producer_registers == 24 and wide.consumer_registers == 112
 
 
 def test_a_threadgroup_that_is_not_warpgroups_is_refused():
@@ -377,6 +525,13 @@ def _cuda_sources():
                                      warp_specialized=True):
             sources[f"f32 tf32={tf32} {c}"] = \
                 f32.compiled(c, tf32).cuda_source
+    # The built-in choices for the Llama-3 projection shapes (split K).
+    for m in (16, 128):
+        for n, k in ((6144, 4096), (4096, 4096), (28672, 4096),
+                     (10240, 8192)):
+            c = enigma.gemm_config_for(m, n, k)
+            sources.setdefault(f"bf16 {c}", bf16.compiled(c).cuda_source)
+    sources["split-K sum"] = bf16.compiled_reduce(4).cuda_source
     sources["box sums"] = enigma.compile(_weighted_box_sums(3)).cuda_source
     return sources
 
@@ -388,7 +543,7 @@ def test_cuda_text_has_roles_rings_and_tma():
     assert "__launch_bounds__(384, 1)" in src
     assert "__cluster_dims__(2, 1, 1)" in src
     assert "enigma_producer_registers<56>()" in src
-    assert "enigma_consumer_registers<224>()" in src
+    assert "enigma_consumer_registers<224, 168>()" in src
     assert "enigma_ring_acquire(" in src and "enigma_ring_wait(" in src
     assert "enigma_ring_release<2>(" in src and "enigma_ring_commit(" in src
     assert "__grid_constant__ EnigmaTensorMap enigma_tmap0" in src

@@ -125,6 +125,11 @@ struct KernelArtifact {
   /// threadgroups of x positions that form one thread-block cluster.
   unsigned cudaProducerThreads = 0;
   unsigned cudaClusterSize = 1;
+  /// The registers per thread of the producer warpgroup and of the
+  /// consumers (setmaxnreg), which the runtime checks against the count of
+  /// the loaded code (enigma/Support/RoleRegisters.h).
+  unsigned cudaProducerRegisters = 0;
+  unsigned cudaConsumerRegisters = 0;
 };
 
 /// The launch argument that carries the dynamic threadgroup memory's bytes

@@ -1,6 +1,7 @@
 //===- CudaBackend.cpp - Backend over the CUDA driver API -----------------===//
 #include "enigma/Runtime/CudaBackend.h"
 #include "enigma/Cache/ArtifactCache.h"
+#include "enigma/Support/RoleRegisters.h"
 
 #include "CudaDriver.h"
 #include "CudaProgram.h"
@@ -439,6 +440,28 @@ void chooseArchitecture(CudaBackend::State &state, const Nvrtc &nvrtc) {
                    " predates sm_" + std::to_string(cc);
 }
 
+/// A kernel with pipeline roles hangs in setmaxnreg.inc when the roles
+/// need more registers than its block holds from launch on, and no
+/// bounds-checked wait can report that (the warps wait inside the
+/// instruction). The verifier judged the count ptxas was expected to use;
+/// here the count of the loaded code decides, before anything runs.
+void checkRoleRegisters(const CudaBackend::State &state,
+                        const KernelArtifact &kernel, CUfunction function) {
+  if (!kernel.cudaProducerRegisters || !kernel.cudaConsumerRegisters)
+    return; // no roles recorded: nothing to judge
+  int used = 0;
+  if (state.api.cuFuncGetAttribute(&used, kFuncAttrNumRegs, function) !=
+          kCudaSuccess ||
+      used <= 0)
+    return; // not reported: the verifier's judgement stands
+  uint64_t consumers = kernel.threadgroupSize;
+  std::string problem = roleRegisterProblem(
+      int64_t(consumers), kernel.cudaProducerThreads,
+      kernel.cudaProducerRegisters, kernel.cudaConsumerRegisters, used);
+  if (!problem.empty())
+    throw DispatchError("kernel " + kernel.kernelName + ": " + problem);
+}
+
 /// The process's artifact cache, shared with the other backends.
 ArtifactCache &cubinCache() {
   static const std::shared_ptr<ArtifactCache> cache =
@@ -713,6 +736,8 @@ CudaBackend::load(const KernelArtifact &kernel,
     code = loadOrCompileCubin(nvrtc, program, fromCache);
     loaded = loadModule();
   }
+  if (kernel.cudaProducerThreads)
+    checkRoleRegisters(*state, kernel, loaded->entry());
 
   std::string description =
       (code.isCubin ? "cubin " : "PTX ") + state->arch + " (" +

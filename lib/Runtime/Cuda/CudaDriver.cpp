@@ -33,6 +33,7 @@ std::string bindDriver(const SharedLibrary &lib, DriverApi &api) {
   bindSymbol(lib, api.cuModuleUnload, "cuModuleUnload", missing);
   bindSymbol(lib, api.cuModuleGetFunction, "cuModuleGetFunction", missing);
   bindSymbol(lib, api.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
+  bindSymbol(lib, api.cuFuncGetAttribute, "cuFuncGetAttribute", missing);
   bindSymbol(lib, api.cuMemAlloc, "cuMemAlloc_v2", missing);
   bindSymbol(lib, api.cuMemFree, "cuMemFree_v2", missing);
   bindSymbol(lib, api.cuMemsetD8, "cuMemsetD8_v2", missing);

@@ -45,6 +45,7 @@ inline constexpr int kAttrComputeCapabilityMajor = 75;
 inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 inline constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
+inline constexpr int kFuncAttrNumRegs = 4; // CU_FUNC_ATTRIBUTE_NUM_REGS
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
 inline constexpr unsigned kEventDisableTiming = 0x2;
@@ -78,6 +79,8 @@ struct DriverApi {
                                   const char *name);
   CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute,
                                  int value);
+  CUresult (*cuFuncGetAttribute)(int *value, int attribute,
+                                 CUfunction function);
   CUresult (*cuMemAlloc)(CUdeviceptr *pointer, size_t bytes);
   CUresult (*cuMemFree)(CUdeviceptr pointer);
   CUresult (*cuMemsetD8)(CUdeviceptr pointer, unsigned char value,

@@ -3,6 +3,7 @@
 
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
+#include "enigma/Support/RoleRegisters.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -108,7 +109,12 @@ public:
     e.indentLess();
     e.line() << "} else { // the consumers: the threadgroup's threads\n";
     e.indentMore();
+    // The block holds launchRegisterLimit registers per thread from launch
+    // on; the consumers raise theirs to their count, or lower it.
     e.line() << "enigma_consumer_registers<" << ring.getConsumerRegisters()
+             << ", "
+             << launchRegisterLimit(int64_t(c.consumerThreads) +
+                                    kProducerThreads)
              << ">();\n";
     if (failed(e.emitBlock(roles.getConsumer().front())))
       return failure();

@@ -48,7 +48,7 @@
 // CHECK: enigma_stage_copy<64, 64, 64, 4096, 3, 3, 3, false, 2>([[R]], {{.*}}, &enigma_tmap1,
 // CHECK: enigma_ring_commit([[R]], {{.*}}, 16384u, (enigma_linear & 31u));
 // CHECK: } else { // the consumers: the threadgroup's threads
-// CHECK-NEXT: enigma_consumer_registers<232>();
+// CHECK-NEXT: enigma_consumer_registers<232, 255>();
 // CHECK: enigma_ring_wait([[R]])
 // CHECK: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 0, false, true, true>(
 // CHECK: enigma_ring_release<2>([[R]], (enigma_linear & 31u));

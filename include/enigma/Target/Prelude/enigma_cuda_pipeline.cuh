@@ -364,17 +364,25 @@ __device__ __forceinline__ void enigma_ring_release(EnigmaRing<S> &ring,
 }
 
 /* The registers of a role (setmaxnreg; the kernel has
- * __launch_bounds__(threads, 1), so ptxas knows the count at entry). */
+ * __launch_bounds__(threads, 1), so ptxas knows the count at entry,
+ * `Launch` per thread). The producer warpgroup returns registers to the
+ * block's pool; the consumers take their count from it (or return some,
+ * when it is below the count at launch). `setmaxnreg.inc` waits until the
+ * pool has the registers, so the verifier and the runtime make sure the
+ * roles fit what the block holds (enigma/Support/RoleRegisters.h). */
 template <int Registers>
 __device__ __forceinline__ void enigma_producer_registers() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
 #endif
 }
-template <int Registers>
+template <int Registers, int Launch>
 __device__ __forceinline__ void enigma_consumer_registers() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+  if (Registers >= Launch)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Registers));
+  else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Registers));
 #endif
 }
 

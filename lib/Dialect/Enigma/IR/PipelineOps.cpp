@@ -14,6 +14,7 @@
 #include "enigma/Dialect/Enigma/IR/Divergence.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaCooperationOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Support/RoleRegisters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -54,8 +55,6 @@ int64_t fragmentRegisters(Type type) {
 
 namespace {
 
-/// Registers a thread may have on sm_90: 64K per multiprocessor.
-constexpr int64_t kRegisterFile = 65536;
 /// Left to a consumer beyond its carried fragments (addresses, counters,
 /// loop state): fewer and ptxas spills or serialises the products.
 constexpr int64_t kConsumerRegisterMargin = 24;
@@ -87,14 +86,6 @@ std::optional<int64_t> constantOf(Value v) {
 // Rings
 //===----------------------------------------------------------------------===//
 
-LogicalResult checkRegister(Operation *op, const char *what, int64_t regs) {
-  if (regs < 24 || regs > 256 || regs % 8)
-    return op->emitOpError() << what << " = " << regs
-                             << ": setmaxnreg takes a multiple of 8 from 24 "
-                                "to 256";
-  return success();
-}
-
 LogicalResult verifyRing(PipelineRingOp ring) {
   auto kernel = dyn_cast<KernelOp>(ring->getParentOp());
   if (!kernel)
@@ -114,11 +105,6 @@ LogicalResult verifyRing(PipelineRingOp ring) {
              << " elements, which " << stages
              << " stages cannot share equally";
   }
-  if (failed(checkRegister(ring, "producer_registers",
-                           ring.getProducerRegisters())) ||
-      failed(checkRegister(ring, "consumer_registers",
-                           ring.getConsumerRegisters())))
-    return failure();
   int64_t cluster = ring.getCluster();
   if (cluster != 1 && cluster != 2 && cluster != 4 && cluster != 8)
     return ring.emitOpError()
@@ -140,14 +126,14 @@ LogicalResult verifyRing(PipelineRingOp ring) {
            << " to leave room for the producer warpgroup) fixed by "
               "enigma.threadgroup_size"
            << (threads ? ", got " + std::to_string(*threads) : std::string());
-  int64_t needed = int64_t(kProducerThreads) * ring.getProducerRegisters() +
-                   int64_t(*threads) * ring.getConsumerRegisters();
-  if (needed > kRegisterFile)
-    return ring.emitOpError()
-           << "the roles need " << kProducerThreads << " x "
-           << ring.getProducerRegisters() << " + " << *threads << " x "
-           << ring.getConsumerRegisters() << " = " << needed
-           << " registers; a multiprocessor has " << kRegisterFile;
+  // setmaxnreg redistributes what the block holds from launch on (the
+  // registers ptxas gives each of its threads); more would deadlock.
+  const int64_t launchThreads = int64_t(*threads) + kProducerThreads;
+  std::string problem = roleRegisterProblem(
+      int64_t(*threads), kProducerThreads, ring.getProducerRegisters(),
+      ring.getConsumerRegisters(), launchRegisterLimit(launchThreads));
+  if (!problem.empty())
+    return ring.emitOpError() << problem;
   int64_t shared = int64_t(ThreadgroupAllocOp::totalBytes(kernel));
   for (PipelineRingOp other : pipelineRings(kernel))
     shared += other.getBarrierBytes();
