@@ -401,6 +401,8 @@ def spawn_per_shape(args, shapes, timeout):
                 deadline = time.time() + timeout
             else:                                   # a shape is done
                 finished.add(shape)
+                # as it comes, so that a run stopped early still shows it
+                print("   " + line.strip(), flush=True)
         todo = [s for s in todo if tuple(s) not in finished]
         if proc.returncode == 0:
             for s in todo:
