@@ -42,6 +42,16 @@ def rng():
     return np.random.default_rng(seed)
 
 
+def tagged_line(path, tag):
+    """The line of the file ``path`` that ends with the comment ``# <tag>``
+    (tests that expect an error to name their own line find it this way)."""
+    with open(path) as f:
+        for number, text in enumerate(f, start=1):
+            if text.rstrip().endswith(f"# {tag}"):
+                return number
+    raise AssertionError(f"no line tagged {tag!r} in {path}")
+
+
 def run_kernel(runtime, compiled, inputs, out_dtype, out_count, grid, threads,
                **kwargs):
     """Executes and returns the single output as a numpy array."""

@@ -15,18 +15,14 @@ import numpy as np
 import pytest
 
 import enigma
-from conftest import run_kernel
+from conftest import run_kernel, tagged_line
 
 THIS_FILE = os.path.basename(__file__)
 BINS = 16
 
 
 def _line(tag):
-    with open(__file__) as f:
-        for number, text in enumerate(f, start=1):
-            if text.rstrip().endswith(f"# {tag}"):
-                return number
-    raise AssertionError(f"no line tagged {tag!r}")
+    return tagged_line(__file__, tag)
 
 
 def _runs_metal(runtime):
