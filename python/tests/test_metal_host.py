@@ -655,8 +655,8 @@ kernel void mixed(device float *out [[buffer(0)]],
 @pytest.mark.parametrize("construct,declaration,words", [
     ("texture", "texture2d<float> image [[texture(0)]],", "textures are not supported"),
     ("sampler", "sampler s [[sampler(0)]],", "samplers are not supported"),
-    ("threadgroup parameter", "threadgroup float *t [[threadgroup(0)]],",
-     "threadgroup memory parameters"),
+    ("threadgroup parameter", "threadgroup float *t [[threadgroup(1)]],",
+     "threadgroup memory at index 0 only"),
     ("stage_in", "float4 v [[stage_in]],", "the attribute [[stage_in]] is not supported"),
 ])
 def test_unsupported_constructs_name_the_line(msl, construct, declaration,

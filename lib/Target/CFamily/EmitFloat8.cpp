@@ -76,9 +76,14 @@ std::string floatConversionExpr(CFamilyEmitter &e, Type from, Type to,
   }
   if (!toName.empty()) {
     // half and bfloat widen to float exactly; one rounding, to 8 bits.
-    std::string wide = getElementTypeOrSelf(from).isF32()
-                           ? x
+    // (CUDA's half -> float loses a NaN's sign; enigma_fp8_widen keeps it
+    // for scalars. Vector lanes still widen with the cast.)
+    std::string wide = from.isF32() ? x
+                       : from.isF16()
+                           ? "enigma_fp8_widen(" + x + ")"
                            : "(" + floatOfLanes(from) + ")" + x;
+    if (getElementTypeOrSelf(from).isF32())
+      wide = x;
     return "enigma_float_to_" + toName.str() + (saturate ? "_sat(" : "(") +
            wide + ")";
   }

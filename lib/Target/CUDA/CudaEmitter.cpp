@@ -196,7 +196,17 @@ protected:
     context.threadIndex = "enigma_linear";
     for (unsigned i = 0; i < k.getNumArguments(); ++i)
       if (k.getArgAttr(i, "enigma.bounds_record"))
-        context.boundsRecord = const_cast<CudaEmitter *>(this)->paramName(i);
+        context.boundsRecordIndex = int(i);
+    return context;
+  }
+
+  /// The context with the record parameter's name as this printing pass
+  /// spells it (the first pass prints placeholders, the second the names
+  /// chosen after them).
+  CudaPipelineContext pipelinesNow() {
+    CudaPipelineContext context = pipelines;
+    if (context.boundsRecordIndex >= 0)
+      context.boundsRecord = paramName(unsigned(context.boundsRecordIndex));
     return context;
   }
 
@@ -273,7 +283,7 @@ protected:
 
   LogicalResult emitTargetOp(Operation *op, bool &handled) override {
     LogicalResult pipelineOp =
-        emitCudaPipelineOp(*this, op, pipelines, handled);
+        emitCudaPipelineOp(*this, op, pipelinesNow(), handled);
     if (failed(pipelineOp) || handled)
       return pipelineOp;
     handled = true;

@@ -27,7 +27,9 @@ struct CudaPipelineContext {
   int64_t cluster = 1;
   /// Expression of the thread's index in its block.
   std::string threadIndex;
-  /// Bounds-checked mode: the record parameter's expression, or empty.
+  /// Bounds-checked mode: the record parameter's index (-1: none) and its
+  /// name as the current printing pass spells it (empty: none).
+  int boundsRecordIndex = -1;
   std::string boundsRecord;
 };
 

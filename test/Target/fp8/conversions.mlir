@@ -15,7 +15,7 @@
 // CHECK-LABEL: enigma_kernel_scalars(
 // CHECK: uchar [[P:v[0-9]+]] = enigma_float_to_f8e4m3(x);
 // CHECK-NEXT: uchar [[S:v[0-9]+]] = enigma_float_to_f8e5m2_sat(x);
-// CHECK-NEXT: uchar [[H:v[0-9]+]] = enigma_float_to_f8e4m3((float)h);
+// CHECK-NEXT: uchar [[H:v[0-9]+]] = enigma_float_to_f8e4m3(enigma_fp8_widen(h));
 // CHECK-NEXT: uchar [[B:v[0-9]+]] = enigma_float_to_f8e5m2_sat((float)b);
 // CHECK-NEXT: float {{v[0-9]+}} = enigma_f8e4m3_to_float([[P]]);
 // CHECK-NEXT: half {{v[0-9]+}} = (half)(enigma_f8e5m2_to_float([[S]]));

@@ -235,6 +235,19 @@ ENIGMA_FP8_VECTOR_FORMS(enigma_float_to_f8e5m2, float, uchar)
 ENIGMA_FP8_VECTOR_FORMS(enigma_float_to_f8e5m2_sat, float, uchar)
 #undef ENIGMA_FP8_VECTOR_FORMS
 
+// half -> float for the encoders (a template: the targets declare half
+// after this file). CUDA's conversion (cvt.f32.f16) makes every NaN
+// positive; the encodings keep a NaN's sign, as the other targets do.
+template <class Half> METAL_FUNC float enigma_fp8_widen(Half h) {
+  const float f = float(h);
+#if ENIGMA_FP8_CVT
+  if (isnan(f))
+    return as_type<float>(0x7fc00000u |
+                          (uint(as_type<ushort>(h) & 0x8000u) << 16));
+#endif
+  return f;
+}
+
 // By format code (0: e4m3, 1: e5m2), for templates (the mma helpers).
 template <int Fmt> METAL_FUNC float enigma_fp8_to_float(uchar b) {
   return Fmt == 0 ? enigma_f8e4m3_to_float(b) : enigma_f8e5m2_to_float(b);
