@@ -262,6 +262,29 @@ def bench_forward(b, shapes):
     return kept
 
 
+def _float32_grads(torch, q, k, v, do, causal, gqa):
+    """dQ, dK, dV of SDPA's math backend in float32 from the same 16-bit
+    inputs: the reference both 16-bit backward passes are measured against."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q32, k32, v32 = (x.detach().float().requires_grad_() for x in (q, k, v))
+    with sdpa_kernel(SDPBackend.MATH):
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q32, k32, v32, is_causal=causal, enable_gqa=gqa)
+    return torch.autograd.grad(out, (q32, k32, v32), do.float())
+
+
+def _close_as_sdpa(got, sdpa, exact, what):
+    """Enigma's 16-bit gradient is within twice the largest error of SDPA's
+    own 16-bit backward (both against float32), plus 2^-10 of the largest
+    gradient: both round P, dS and the sums to 16 bits in their own order,
+    while a wrong mask, block or head is off by the size of the values."""
+    err = (got.float() - exact).abs().max().item()
+    theirs = (sdpa.float() - exact).abs().max().item()
+    bound = 2.0 * theirs + 2.0**-10 * exact.abs().max().item()
+    assert err <= bound, (f"{what}: largest error {err:.4g} against float32, "
+                          f"SDPA's {theirs:.4g} (bound {bound:.4g})")
+
+
 def bench_backward(b, kept, causal_of):
     torch = b.torch
     import enigma.torch  # noqa: F401  (registers torch.ops.enigma)
@@ -295,6 +318,7 @@ def bench_backward(b, kept, causal_of):
         if ref is None:
             b.not_run(name, "enigma", "no SDPA backward ran")
             continue
+        exact = _float32_grads(torch, q, k, v, do, causal, hq != k.shape[1])
         for det in (False, True):
             label = f"enigma backward{' deterministic' if det else ''}"
             fn = (lambda det=det: torch.ops.enigma.attention_backward(
@@ -302,8 +326,8 @@ def bench_backward(b, kept, causal_of):
             try:
                 got = fn()
                 b.sync()
-                for g, r, what in zip(got, ref, ("dq", "dk", "dv")):
-                    b.bc._close(g, r, f"{name} {what}", rel=2.0**-5)
+                for g, r, e, what in zip(got, ref, exact, ("dq", "dk", "dv")):
+                    _close_as_sdpa(g, r, e, f"{name} {what}")
             except Exception as e:  # noqa: BLE001
                 b.not_run(name, label, repr(e))
                 continue

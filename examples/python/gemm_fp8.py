@@ -224,7 +224,9 @@ def main(argv=None) -> int:
     if amax is not None:
         want = float(np.abs(A @ B.T).max())
         print(f"amax {amax:.6g} (numpy {want:.6g})")
-        assert abs(amax - want) <= 1e-5 * want + 1e-30
+        # tensor cores accumulate 8-bit products with fewer bits than f32
+        rel = 2.0 ** -10 if rt.name == "cuda" else 1e-5
+        assert abs(amax - want) <= rel * want + 1e-30
     return 0
 
 

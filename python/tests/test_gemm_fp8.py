@@ -177,7 +177,10 @@ def test_fp8_output_with_amax(runtime, rng, out):
     A, B, amax = run(runtime, rng, 21, 35, 140, "tensor", out,
                      scale_out=0.25, amax=True)
     want = float(np.abs(A @ B.T).max())
-    assert abs(amax - want) <= 1e-5 * want
+    # Hopper's 8-bit products accumulate with fewer bits than f32 (the
+    # products' tolerance, 2^-10 relative, bounds max |C| too).
+    rel = 2.0 ** -10 if runtime.name == "cuda" else 1e-5
+    assert abs(amax - want) <= rel * want
 
 
 def test_fp8_output_saturates(runtime, rng):
