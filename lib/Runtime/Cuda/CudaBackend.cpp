@@ -348,6 +348,21 @@ public:
     if (launchBytes == 0)
       return unsigned(dynamicShared);
     uint64_t total = (dynamicShared + 15) / 16 * 16 + (launchBytes + 15) / 16 * 16;
+    // The static arrays come first, and the dynamic area starts at a 1 KiB
+    // boundary after them: what they cost is what ptxas reserved.
+    int staticBytes = 0;
+    if (state->api.cuFuncGetAttribute(&staticBytes, kFuncAttrSharedSizeBytes,
+                                      function) == kCudaSuccess &&
+        staticBytes > 0 && staticBytes + total > state->maxSharedBytes)
+      throw DispatchError(
+          name + ": threadgroup_memory=" + std::to_string(launchBytes) +
+          " does not fit: the kernel's fixed threadgroup arrays take " +
+          std::to_string(staticBytes) +
+          " bytes of shared memory (with the padding to the 1 KiB boundary "
+          "where the dynamic area starts), so " + std::to_string(total) +
+          " dynamic bytes make " + std::to_string(staticBytes + total) +
+          ", past the " + std::to_string(state->maxSharedBytes) + " bytes " +
+          state->deviceName + " gives a threadgroup");
     if (total > 48 * 1024 &&
         (allowedGeneration != generation || allowed < total)) {
       CUresult result = state->api.cuFuncSetAttribute(

@@ -46,6 +46,8 @@ inline constexpr int kAttrComputeCapabilityMinor = 76;
 inline constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 inline constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 inline constexpr int kFuncAttrNumRegs = 4; // CU_FUNC_ATTRIBUTE_NUM_REGS
+/// CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: the function's static shared memory.
+inline constexpr int kFuncAttrSharedSizeBytes = 1;
 inline constexpr unsigned kStreamNonBlocking = 0x1;
 inline constexpr unsigned kEventDefault = 0x0;
 inline constexpr unsigned kEventDisableTiming = 0x2;
