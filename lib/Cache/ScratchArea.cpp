@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace enigma::cache {
@@ -97,10 +98,9 @@ void sweepAbandoned(int parent, const std::string &prefix,
                            O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     bool abandoned = false;
     if (lock) {
-      struct flock probe {};
-      probe.l_type = F_WRLCK;
-      probe.l_whence = SEEK_SET;
-      abandoned = ::fcntl(lock.get(), F_SETLK, &probe) == 0;
+      // flock, not fcntl: an fcntl lock belongs to the whole process, so
+      // another thread's probe would take it (and its close drop it).
+      abandoned = ::flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
     } else if (errno == ENOENT) {
       auto age = std::chrono::system_clock::now() -
                  std::chrono::system_clock::from_time_t(st.st_mtime);
@@ -130,14 +130,16 @@ std::shared_ptr<ScratchArea> ScratchArea::create(int parent,
   area->generation = forkGeneration();
   if (!area->areaFd)
     throwErrno("cannot open " + area->areaPath);
-  area->lockFd = UniqueFd(::openat(area->areaFd.get(), "lock",
+  // The lock file is locked under another name and then renamed: a sweep
+  // that finds "lock" always finds it held (one that finds none waits for
+  // the area to age).
+  area->lockFd = UniqueFd(::openat(area->areaFd.get(), "lock.new",
                                    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
                                        O_CLOEXEC,
                                    0600));
-  struct flock hold {};
-  hold.l_type = F_WRLCK;
-  hold.l_whence = SEEK_SET;
-  if (!area->lockFd || ::fcntl(area->lockFd.get(), F_SETLK, &hold) != 0)
+  if (!area->lockFd || ::flock(area->lockFd.get(), LOCK_EX | LOCK_NB) != 0 ||
+      ::renameat(area->areaFd.get(), "lock.new", area->areaFd.get(),
+                 "lock") != 0)
     throwErrno("cannot lock " + area->areaPath);
   static std::once_flag atExit;
   std::call_once(atExit, [] { std::atexit(&removeAreasAtExit); });
