@@ -14,7 +14,7 @@ registers, and its epilogue stores the block with bounds. Two mainloops:
   share A tiles.
 
 The structure is: the tile scheduler (which output blocks a threadgroup
-computes, :func:`_block_origin` / :func:`_persistent_tiles`), the mainloop
+computes, :func:`grouped_block_origin` / :func:`_persistent_tiles`), the mainloop
 over a K range (:func:`_mainloop_classic` / :func:`_mainloop_pipelined`,
 each returning the accumulator of one block), and the epilogue
 (:func:`_epilogue`). Tile shapes per target are :class:`MmaConfig` and
@@ -393,7 +393,7 @@ def warpgroup_shape(config, dtype, a_transposed=False) -> bool:
             c.bm == 16 * c.wm and c.bn % 64 == 0)
 
 
-def _block_origin(config, m, n, pid=None):
+def grouped_block_origin(config, m, n, pid=None):
     """(row0, col0) of output block ``pid`` (default: this threadgroup's
     position) of C in grouped order: ``group_m`` block rows at a time, so
     that threadgroups running together share rows of A and columns of B
@@ -428,7 +428,7 @@ def _persistent_tiles(config, m, n, body):
              ((n + (c.bn * c.cluster - 1)) // (c.bn * c.cluster)) * c.cluster)
     with for_range(threadgroup_position_in_grid("x"), tiles,
                    threadgroups_per_grid("x"), dtype="uint") as t:
-        body(*_block_origin(c, m, n, t))
+        body(*grouped_block_origin(c, m, n, t))
 
 
 def _require_matrices(what, matrices):
@@ -515,7 +515,7 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     shape = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
                        b_transposed, allow_tf32, c, dtype)
     if not c.warp_specialized:
-        row0, col0 = _block_origin(c, m, n) if origin is None else origin
+        row0, col0 = grouped_block_origin(c, m, n) if origin is None else origin
         _epilogue(shape, _mainloop_classic(shape, row0, col0), row0, col0,
                   epilogue)
         return

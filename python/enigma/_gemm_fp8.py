@@ -17,15 +17,14 @@ from ._cooperation import atomic_fetch_max, threadgroup_alloc
 from ._dtypes import as_dtype
 from ._fp8 import saturating_cast
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
-from ._math import as_type, imax, imin, where
-from ._gemm import MmaConfig
+from ._math import as_type, imax, where
+from ._gemm import MmaConfig, grouped_block_origin
 from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
                    mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros)
 from ._simd import simd_max
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_simdgroup,
-                       thread_index_in_threadgroup,
-                       threadgroup_position_in_grid)
+                       thread_index_in_threadgroup)
 from ._tile import pipeline
 
 __all__ = ["gemm_fp8_block", "gemm_fp8_configs", "fp8_warpgroup_shape",
@@ -142,22 +141,6 @@ def _buffer(x, name, what, dtypes):
              "buffer")
 
 
-def _block_origin(config, m, n):
-    """(row0, col0) of this threadgroup's block of C, launched in groups
-    of ``group_m`` block rows (gemm_block's order)."""
-    c = config
-    pid = threadgroup_position_in_grid("x")
-    blocks_m = (m + (c.bm - 1)) // c.bm
-    blocks_n = (n + (c.bn - 1)) // c.bn
-    per_group = c.group_m * blocks_n
-    group = pid // per_group
-    first_m = group * c.group_m
-    size_m = imin(blocks_m - first_m, c.group_m)
-    in_group = pid % per_group
-    return ((first_m + in_group % size_m) * c.bm,
-            (in_group // size_m) * c.bn)
-
-
 def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
                    scaling: str = "tensor", scale_out=None, amax=None,
                    lda=None, ldb=None, ldc=None):
@@ -231,7 +214,7 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
     if amax is not None:   # each simdgroup's row maxima, 16 copies
         reduce = threadgroup_alloc("float", c.wm * c.wn * wtm * 16)
 
-    row0, col0 = _block_origin(c, m, n)
+    row0, col0 = grouped_block_origin(c, m, n)
     warp = simdgroup_index_in_threadgroup()
     wrow = (warp // c.wn) * wtm
     wcol = (warp % c.wn) * wtn

@@ -29,7 +29,7 @@ from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import Scalar, as_dtype
 from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
-from ._gemm import MmaConfig, warpgroup_shape
+from ._gemm import MmaConfig, grouped_block_origin, warpgroup_shape
 from ._kernel import kernel
 from ._math import as_type, copysign, fma, fmax, fmin, imin, where
 from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_operand,
@@ -371,6 +371,10 @@ class QmmConfig:
     by ``group_m`` block rows, and ``splits`` threadgroups along K (None:
     chosen per launch so that the GPU has enough threadgroups; 1: none)."""
 
+    # Never clustered: gemm's grouped block order (_gemm.grouped_block_origin)
+    # reads this.
+    cluster = 1
+
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
                  "splits")
 
@@ -436,22 +440,6 @@ class QmmConfig:
     def __repr__(self) -> str:
         return ("QmmConfig(" + ", ".join(
             f"{k}={v}" for k, v in self.as_dict().items()) + ")")
-
-
-def _block_origin(c: QmmConfig, m, n):
-    """(row0, col0) of this threadgroup's block of Y, blocks taken in
-    groups of ``group_m`` block rows (the same weight tiles are read by
-    neighbouring threadgroups while they are in L2)."""
-    pid = threadgroup_position_in_grid("x")
-    blocks_m = (m + (c.bm - 1)) // c.bm
-    blocks_n = (n + (c.bn - 1)) // c.bn
-    per_group = c.group_m * blocks_n
-    group = pid // per_group
-    first_m = group * c.group_m
-    size_m = imin(blocks_m - first_m, c.group_m)
-    in_group = pid % per_group
-    return ((first_m + in_group % size_m) * c.bm,
-            (in_group // size_m) * c.bn)
 
 
 class _WeightTiles:
@@ -646,7 +634,7 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
         a_tiles = pipeline(T, c.bm * c.bk, c.stages)
         b_tiles = pipeline(T, c.bn * c.bk, c.stages)
         w_tiles = pipeline(_U32, c.bn * c.bk // VALUES_PER_WORD, c.stages)
-        row0, col0 = _block_origin(c, M, N)
+        row0, col0 = grouped_block_origin(c, M, N)
         ktiles = (K + (c.bk - 1)) // c.bk
         if split:
             split_index = threadgroup_position_in_grid("y")
