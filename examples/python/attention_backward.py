@@ -4,11 +4,11 @@ mask, checked against the gradients worked out in numpy (float64).
 
     python examples/python/attention_backward.py [--batch 2] [--heads 4] \
         [--kv-heads 2] [--seq 100] [--dim 64] [--no-causal] \
-        [--deterministic]
+        [--atomic-dq]
 
-With ``--deterministic`` dQ comes from a kernel of its own (the same bits
-on every run, no float atomics); without, from atomics in the dK/dV
-kernel.
+dQ comes from a kernel of its own (the same bits on every run, no float
+atomics); with ``--atomic-dq``, from atomics in the dK/dV kernel.
+``--deterministic`` is accepted and is the default.
 """
 
 import argparse
@@ -57,7 +57,7 @@ def reference_grads(q, k, v, do, causal):
 
 
 def main(batch=2, heads=4, kv_heads=2, seq=100, dim=64, causal=True,
-         deterministic=False):
+         deterministic=True):
     rng = np.random.default_rng()
     q = to_bf16(rng.standard_normal((batch, heads, seq, dim)))
     k = to_bf16(rng.standard_normal((batch, kv_heads, seq, dim)))
@@ -92,11 +92,14 @@ def parse_args(argv):
     parser.add_argument("--seq", type=int, default=100)
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--no-causal", dest="causal", action="store_false")
-    parser.add_argument("--deterministic", action="store_true")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="the default: dQ by a kernel of its own")
+    parser.add_argument("--atomic-dq", dest="atomic", action="store_true",
+                        help="dQ added up with float atomics")
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     a = parse_args(sys.argv[1:])
     sys.exit(main(a.batch, a.heads, a.kv_heads, a.seq, a.dim, a.causal,
-                  a.deterministic))
+                  not a.atomic))

@@ -186,16 +186,17 @@ def _backward_numpy(c, p, arrays, runtime, deterministic, config):
 
 
 def attention_backward(do, q, k, v, o, lse, *, causal: bool = False,
-                       scale=None, deterministic: bool = False,
+                       scale=None, deterministic: bool = True,
                        runtime=None, config=None):
     """The gradients ``(dq, dk, dv)`` of :func:`attention` for the output
     gradient ``do``, from the forward's output ``o`` and log-sum-exp
     ``lse`` (``return_lse=True``), the scores recomputed. Shapes and
     arguments as the forward's; grouped heads sum their query heads' dK
-    and dV. ``deterministic``: dQ by a kernel of its own, so that the
-    result is the same bit for bit on every run (no float atomics);
-    otherwise dQ is added up with atomics from the dK/dV kernel (less
-    recomputation, the order of the additions free). ``config``: a
+    and dV. ``deterministic`` (the default): dQ by a kernel of its own,
+    so that the result is the same bit for bit on every run (no float
+    atomics); ``False``: dQ is added up with atomics from the dK/dV
+    kernel (less recomputation, the order of the additions free; slower
+    on an H100, docs/benchmarks.md). ``config``: a
     ``BackwardConfig`` instead of the runtime's default tile shapes."""
     if is_torch(q):
         from ._attention import torch_ops
@@ -215,7 +216,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal: bool = False,
 def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
                               cu_seqlens_k, *, max_seqlen_q=None,
                               max_seqlen_k=None, causal: bool = False,
-                              scale=None, deterministic: bool = False,
+                              scale=None, deterministic: bool = True,
                               runtime=None, config=None):
     """The gradients ``(dq, dk, dv)`` of :func:`attention_varlen`, as
     :func:`attention_backward` (``lse`` of shape (Hq, total_q))."""

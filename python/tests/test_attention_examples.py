@@ -33,7 +33,7 @@ def _load(name):
     ("attention_backward", dict(batch=1, heads=2, kv_heads=1, seq=40,
                                 dim=64, deterministic=True)),
     ("attention_backward", dict(batch=1, heads=2, kv_heads=2, seq=33,
-                                dim=64, causal=False)),
+                                dim=64, causal=False, deterministic=False)),
 ])
 def test_example_main(name, kwargs, capsys):
     assert _load(name).main(**kwargs) == 0
@@ -44,6 +44,7 @@ def test_example_main(name, kwargs, capsys):
     ("attention_gqa", ["--lengths", "3,4", "--no-causal", "--dtype", "f16"]),
     ("attention_decode", ["--splits", "2", "--page-size", "16"]),
     ("attention_backward", ["--deterministic", "--no-causal"]),
+    ("attention_backward", ["--atomic-dq"]),
 ])
 def test_example_arguments(name, argv):
     args = _load(name).parse_args(argv)

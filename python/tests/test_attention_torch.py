@@ -180,21 +180,29 @@ def test_compile_fullgraph_varlen(device, rng):
 
 @pytest.mark.parametrize("device", devices())
 def test_deterministic_backward(device, rng):
+    """Autograd runs the deterministic backward whether or not PyTorch's
+    deterministic algorithms are on; the atomic form, asked for by name,
+    agrees to its roundings."""
     q, k, v = inputs([(1, 2, 70, 64), (1, 2, 90, 64), (1, 2, 90, 64)],
                      torch.bfloat16, device, int(rng.integers(1 << 30)))
     do = torch.randn(1, 2, 70, 64, dtype=torch.bfloat16, device=device)
-    torch.use_deterministic_algorithms(True)
-    try:
-        runs = []
-        for _ in range(2):
+    runs = []
+    for flag in (True, False, False):
+        torch.use_deterministic_algorithms(flag)
+        try:
             o = et.attention(q, k, v, causal=True)
             runs.append(torch.autograd.grad(o, (q, k, v), do))
-    finally:
-        torch.use_deterministic_algorithms(False)
-    for a, b in zip(*runs):
+        finally:
+            torch.use_deterministic_algorithms(False)
+    for run in runs[1:]:
+        for a, b in zip(runs[0], run):
+            assert torch.equal(a, b)
+    o, lse = et.attention(q, k, v, causal=True, return_lse=True)
+    explicit = et.attention_backward(do, q, k, v, o, lse, causal=True)
+    for a, b in zip(runs[0], explicit):
         assert torch.equal(a, b)
-    atomic = torch.autograd.grad(et.attention(q, k, v, causal=True),
-                                 (q, k, v), do)
+    atomic = et.attention_backward(do, q, k, v, o, lse, causal=True,
+                                   deterministic=False)
     # Two roundings of their own each (dQ: 16-bit P in the atomic path's
     # dS, float P in the dQ kernel's; summation orders).
     for a, b, name in zip(runs[0], atomic, ("dq", "dk", "dv")):

@@ -138,8 +138,7 @@ def _setup_bhsd(ctx, inputs, output):
 def _grad_bhsd(ctx, grad_o, grad_lse):
     q, k, v, o, lse = ctx.saved_tensors
     dq, dk, dv = torch.ops.enigma.attention_backward(
-        grad_o.contiguous(), q, k, v, o, lse, ctx.causal, ctx.scale,
-        torch.are_deterministic_algorithms_enabled())
+        grad_o.contiguous(), q, k, v, o, lse, ctx.causal, ctx.scale, True)
     return dq, dk, dv, None, None, None
 
 
@@ -201,8 +200,7 @@ def _grad_varlen(ctx, grad_o, grad_lse):
     q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
     dq, dk, dv = torch.ops.enigma.attention_varlen_backward(
         grad_o.contiguous(), q, k, v, o, lse, cu_q, cu_k, ctx.max_q,
-        ctx.max_k, ctx.causal, ctx.scale,
-        torch.are_deterministic_algorithms_enabled())
+        ctx.max_k, ctx.causal, ctx.scale, True)
     return dq, dk, dv, None, None, None, None, None, None, None
 
 
@@ -295,7 +293,7 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
 
 
 def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None,
-                       deterministic=False):
+                       deterministic=True):
     """``torch.ops.enigma.attention_backward``: ``(dq, dk, dv)``."""
     return torch.ops.enigma.attention_backward(
         do, q, k, v, o, lse, bool(causal), _scale(scale, q.shape[-1]),
@@ -305,7 +303,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None,
 def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
                               cu_seqlens_k, *, max_seqlen_q=None,
                               max_seqlen_k=None, causal=False, scale=None,
-                              deterministic=False):
+                              deterministic=True):
     """``torch.ops.enigma.attention_varlen_backward``: ``(dq, dk, dv)``."""
     if max_seqlen_q is None:
         max_seqlen_q = _longest(cu_seqlens_q)
