@@ -23,14 +23,20 @@ def _query(name: str, dim: int = 0) -> IRValue:
 
 class QueryValue(IRValue):
     """A thread query read as an attribute (``enigma.thread_position_in_grid``):
-    a value, so calling it is a mistake with a message of its own."""
+    the x position. Called with a dimension (``("y")``, ``dim="y"``) it
+    gives that dimension's position, as the other thread queries do;
+    called with nothing it is a mistake with a message of its own (the
+    value itself is meant)."""
 
     __slots__ = ("_query",)
 
     def __call__(self, *args, **kwargs):
+        if len(args) + len(kwargs) == 1 and set(kwargs) <= {"dim"}:
+            dim = args[0] if args else kwargs["dim"]
+            return _query(self._query, _dim(dim))
         fail(f"enigma.{self._query} is a value, not a function: write it "
-             f"without parentheses (i = enigma.{self._query}), or call "
-             f"{self._query}_xyz('x') for one dimension")
+             f"without parentheses (i = enigma.{self._query}), or name the "
+             f"dimension ({self._query}('y') or {self._query}_xyz('y'))")
 
 
 def thread_position_value() -> IRValue:

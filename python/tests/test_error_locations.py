@@ -129,7 +129,7 @@ def where_in_numpys_order():
 
 @mistake("thread_position_in_grid called like a function",
          r"enigma\.thread_position_in_grid is a value, not a function: "
-         r"write it without parentheses")
+         r"write it without parentheses.*or name the dimension")
 def thread_position_called():
     @enigma.kernel
     def k(A: enigma.f32):

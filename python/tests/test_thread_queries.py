@@ -33,6 +33,7 @@ QUERY_NAMES = (
        "simdgroups_per_threadgroup"]
     + ["arch.thread_idx", "arch.block_idx", "arch.block_dim",
        "thread_position_in_grid"]
+    + [f"thread_position_in_grid('{d}')" for d in "xyz"]
 )
 Q = len(QUERY_NAMES)
 traced_dtypes = []
@@ -62,6 +63,9 @@ def all_queries(gx: enigma.Scalar(enigma.u32), gy: enigma.Scalar(enigma.u32),
         assert (y, z) == (0, 0)
         values.append(x)
     values.append(enigma.thread_position_in_grid)
+    values.append(enigma.thread_position_in_grid("x"))
+    values.append(enigma.thread_position_in_grid(dim="y"))
+    values.append(enigma.thread_position_in_grid("z"))
     traced_dtypes[:] = [v.dtype for v in values]
     x = enigma.thread_position_in_grid_xyz("x")
     y = enigma.thread_position_in_grid_xyz("y")
@@ -93,7 +97,7 @@ def reference(grid, threads):
             + [np.full_like(x, G[d]) for d in range(3)] + groups + groups
             + [linear, linear % 32, linear // 32, np.full_like(x, 32),
                (per_group + 31) // 32]
-            + [local[0], group[0], size[0], pos[0]])
+            + [local[0], group[0], size[0], pos[0]] + pos)
     return np.stack(cols, axis=-1)
 
 
