@@ -52,6 +52,35 @@ def tagged_line(path, tag):
     raise AssertionError(f"no line tagged {tag!r} in {path}")
 
 
+# How every error of bounds-checked mode ends: the thread that made it.
+BY_THREAD = r"by thread \((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)"
+
+
+def checked_error(pattern, excinfo):
+    """The fields of a bounds-checked mode error that ``pattern`` (a
+    compiled regular expression with named groups, most ending in
+    BY_THREAD) finds in the raised exception's message: the groups as
+    strings, ``thread`` as (x, y, z) ints when the pattern has BY_THREAD,
+    and ``message``, the whole text."""
+    message = str(excinfo.value)
+    match = pattern.search(message)
+    assert match, message
+    fields = match.groupdict()
+    if {"x", "y", "z"} <= fields.keys():
+        fields["thread"] = (int(fields["x"]), int(fields["y"]),
+                            int(fields["z"]))
+    fields["message"] = message
+    return fields
+
+
+def assert_reported_at(path, fields, tag):
+    """The error's ``where`` field (``file:line``, from checked_error)
+    names the line of the test file ``path`` tagged ``# <tag>``."""
+    file, line = fields["where"].rsplit(":", 1)
+    assert os.path.basename(file) == os.path.basename(path), fields["message"]
+    assert int(line) == tagged_line(path, tag), fields["message"]
+
+
 def run_kernel(runtime, compiled, inputs, out_dtype, out_count, grid, threads,
                **kwargs):
     """Executes and returns the single output as a numpy array."""
