@@ -872,7 +872,7 @@ void PreparedKernel::checkUsable() const {
                          " was released; prepare it again to use it");
 }
 
-void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
+void PreparedKernel::beforeLaunch(Dim3 grid, Dim3 threads) {
   checkUsable();
   checkLaunchShape(grid, threads,
                    std::min(kMaxThreadsPerThreadgroup,
@@ -881,20 +881,17 @@ void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
   checkLaunchBounds(*artifact, buffers, grid, args);
   if (boundsCheck)
     boundsCheck->launching(grid, threads, threadgroupMemory);
+}
+
+void PreparedKernel::dispatch(Dim3 grid, Dim3 threads) {
+  beforeLaunch(grid, threads);
   backend->launch(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);
 }
 
 void PreparedKernel::dispatchAsync(Dim3 grid, Dim3 threads) {
-  checkUsable();
-  checkLaunchShape(grid, threads,
-                   std::min(kMaxThreadsPerThreadgroup,
-                            backend->maxThreadsPerThreadgroup()));
-  checkThreadgroupShape(*artifact, grid, threads);
-  checkLaunchBounds(*artifact, buffers, grid, args);
-  if (boundsCheck)
-    boundsCheck->launching(grid, threads, threadgroupMemory);
+  beforeLaunch(grid, threads);
   backend->launchAsync(*kernel, *artifact, args, grid, threads);
 }
 
@@ -906,14 +903,7 @@ void PreparedKernel::synchronize() {
 }
 
 double PreparedKernel::dispatchTimed(Dim3 grid, Dim3 threads) {
-  checkUsable();
-  checkLaunchShape(grid, threads,
-                   std::min(kMaxThreadsPerThreadgroup,
-                            backend->maxThreadsPerThreadgroup()));
-  checkThreadgroupShape(*artifact, grid, threads);
-  checkLaunchBounds(*artifact, buffers, grid, args);
-  if (boundsCheck)
-    boundsCheck->launching(grid, threads, threadgroupMemory);
+  beforeLaunch(grid, threads);
   double micros = backend->launchTimed(*kernel, *artifact, args, grid, threads);
   if (boundsCheck)
     boundsCheck->check(*backend);
