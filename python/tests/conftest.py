@@ -2,8 +2,11 @@
 named in ENIGMA_TEST_BACKENDS (default "cpu"; the GPU script adds "cuda";
 "metal-host" runs the Metal source itself on the host)."""
 
+import importlib.util
 import os
+import pathlib
 import secrets
+import sys
 
 import numpy as np
 import pytest
@@ -50,6 +53,26 @@ def tagged_line(path, tag):
             if text.rstrip().endswith(f"# {tag}"):
                 return number
     raise AssertionError(f"no line tagged {tag!r} in {path}")
+
+
+_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+def load_example(name):
+    """Imports examples/python/<name>.py as module ``enigma_example_<name>``
+    (once per process)."""
+    key = f"enigma_example_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
 
 
 # How every error of bounds-checked mode ends: the thread that made it.
