@@ -37,7 +37,6 @@
 #include <stdexcept>
 #include <system_error>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -133,31 +132,13 @@ std::optional<EntryRecord> parseEntryRecord(const std::string &text) {
   return EntryRecord{hash, std::stoull(size), suffix};
 }
 
-std::vector<std::string> folderEntries(int folder) {
-  std::vector<std::string> names;
-  int listed = ::openat(folder, ".", kDirectoryFlags);
-  if (listed < 0)
-    return names;
-  DIR *dir = ::fdopendir(listed);
-  if (!dir) {
-    ::close(listed);
-    return names;
-  }
-  while (struct dirent *entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..")
-      names.push_back(std::move(name));
-  }
-  ::closedir(dir);
-  return names;
-}
-
 /// Removes what crashed or killed processes left in tmp/: entries not
 /// modified for a day. Never follows a link; scratch areas are left to
 /// their locks (a process may run for more than a day).
 void removeStaleTemporaries(int tmp) {
   const auto cutoff = std::chrono::system_clock::now() - kStaleAge;
-  for (const std::string &name : folderEntries(tmp)) {
+  for (const std::string &name :
+       folderEntries(tmp).value_or(std::vector<std::string>())) {
     if (name.rfind(std::string(kAreaPrefix) + "-", 0) == 0)
       continue;
     struct stat st;
@@ -181,7 +162,8 @@ bool setHoldsExactly(int parent, const std::string &name,
   UniqueFd folder = openCacheFolderAt(parent, name, policy, problem);
   if (!folder)
     return false;
-  std::vector<std::string> present = folderEntries(folder.get());
+  std::vector<std::string> present =
+      folderEntries(folder.get()).value_or(std::vector<std::string>());
   if (present.size() != files.size())
     return false;
   for (const auto &file : files) {

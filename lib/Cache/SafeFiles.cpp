@@ -219,32 +219,39 @@ std::string TrustPolicy::checkAncestor(const struct stat &st) const {
   return "";
 }
 
-std::string TrustPolicy::checkCacheFolder(const struct stat &st) const {
-  if (!S_ISDIR(st.st_mode))
-    return "is not a folder";
-  if (!trustsOwner(st.st_uid))
+namespace {
+/// What makes a cache folder or file untrusted besides its type: an owner
+/// the policy does not trust, or others who may write it ("" when none).
+/// `groupAdvice`: say how to share the cache with the writing group.
+std::string cacheEntryProblem(const TrustPolicy &policy,
+                              const struct stat &st, bool groupAdvice) {
+  if (!policy.trustsOwner(st.st_uid))
     return "is owned by " + describeOwner(st.st_uid);
   if (st.st_mode & S_IWOTH)
     return "can be written by every user";
-  if ((st.st_mode & S_IWGRP) && !(shared && st.st_gid == group) &&
-      !isPrivateGroupOf(st.st_gid, user))
-    return "can be written by the group " + groupName(st.st_gid) +
-           " (to share a cache with a group, set ENIGMA_CACHE_GROUP=" +
-           groupName(st.st_gid) + ")";
+  if ((st.st_mode & S_IWGRP) &&
+      !(policy.shared && st.st_gid == policy.group) &&
+      !isPrivateGroupOf(st.st_gid, policy.user)) {
+    std::string group = groupName(st.st_gid);
+    return "can be written by the group " + group +
+           (groupAdvice ? " (to share a cache with a group, set "
+                          "ENIGMA_CACHE_GROUP=" + group + ")"
+                        : "");
+  }
   return "";
+}
+} // namespace
+
+std::string TrustPolicy::checkCacheFolder(const struct stat &st) const {
+  if (!S_ISDIR(st.st_mode))
+    return "is not a folder";
+  return cacheEntryProblem(*this, st, true);
 }
 
 std::string TrustPolicy::checkCacheFile(const struct stat &st) const {
   if (!S_ISREG(st.st_mode))
     return "is not a regular file";
-  if (!trustsOwner(st.st_uid))
-    return "is owned by " + describeOwner(st.st_uid);
-  if (st.st_mode & S_IWOTH)
-    return "can be written by every user";
-  if ((st.st_mode & S_IWGRP) && !(shared && st.st_gid == group) &&
-      !isPrivateGroupOf(st.st_gid, user))
-    return "can be written by the group " + groupName(st.st_gid);
-  return "";
+  return cacheEntryProblem(*this, st, false);
 }
 
 bool TrustPolicy::applyMode(int fd, bool folder) const {
@@ -521,6 +528,25 @@ std::string makeUniqueFolderAt(int parent, std::string_view prefix,
   throwErrno("cannot create a folder");
 }
 
+std::optional<std::vector<std::string>> folderEntries(int folder) {
+  int listed = ::openat(folder, ".", kDirectoryFlags);
+  if (listed < 0)
+    return std::nullopt;
+  DIR *dir = ::fdopendir(listed);
+  if (!dir) {
+    ::close(listed);
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  while (struct dirent *entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..")
+      names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  return names;
+}
+
 namespace {
 bool removeTree(int parent, const std::string &name, int depth) {
   struct stat st;
@@ -530,30 +556,22 @@ bool removeTree(int parent, const std::string &name, int depth) {
     return ::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT;
   if (depth > kMaxRemovalDepth)
     return false;
-  int fd = ::openat(parent, name.c_str(), kDirectoryFlags);
-  if (fd < 0) {
+  UniqueFd fd(::openat(parent, name.c_str(), kDirectoryFlags));
+  if (!fd) {
     if (errno == ELOOP || errno == ENOTDIR) // replaced by a link or file
       return ::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT;
     return errno == ENOENT;
   }
-  if (::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() &&
+  if (::fstat(fd.get(), &st) == 0 && st.st_uid == ::geteuid() &&
       (st.st_mode & S_IRWXU) != S_IRWXU)
-    ::fchmod(fd, st.st_mode | S_IRWXU); // entries of a read-only folder
-  DIR *dir = ::fdopendir(fd);
-  if (!dir) {
-    ::close(fd);
+    ::fchmod(fd.get(), st.st_mode | S_IRWXU); // entries of a read-only folder
+  std::optional<std::vector<std::string>> names = folderEntries(fd.get());
+  if (!names)
     return false;
-  }
-  std::vector<std::string> names;
-  while (struct dirent *entry = ::readdir(dir)) {
-    std::string child = entry->d_name;
-    if (child != "." && child != "..")
-      names.push_back(std::move(child));
-  }
   bool removed = true;
-  for (const std::string &child : names)
-    removed &= removeTree(::dirfd(dir), child, depth + 1);
-  ::closedir(dir);
+  for (const std::string &child : *names)
+    removed &= removeTree(fd.get(), child, depth + 1);
+  fd = UniqueFd();
   if (::unlinkat(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
     return false;
   return removed;

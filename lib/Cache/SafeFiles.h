@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -116,6 +117,12 @@ std::string writeNewFileAt(int folder, std::string_view prefix,
 /// std::system_error.
 std::string makeUniqueFolderAt(int parent, std::string_view prefix,
                                const TrustPolicy &policy);
+
+/// The names in the folder `folder` but "." and "..", read through a
+/// descriptor of their own (`folder` stays as it was); nothing when it
+/// cannot be read. Callers act on the names after the listing: changing a
+/// folder while it is read may skip or repeat entries.
+std::optional<std::vector<std::string>> folderEntries(int folder);
 
 /// Removes `name` in `parent`: a file or link itself (never what a link
 /// points to), a folder with everything in it, reached only through

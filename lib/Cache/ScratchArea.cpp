@@ -11,7 +11,6 @@
 #include <system_error>
 #include <vector>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -70,24 +69,13 @@ bool isOwnArea(int parentFd, const std::string &name) {
 /// gone (their lock can be taken).
 void sweepAbandoned(int parent, const std::string &prefix,
                     const TrustPolicy &policy) {
-  int listed = ::openat(parent, ".", kDirectoryFlags);
-  if (listed < 0)
+  std::optional<std::vector<std::string>> names = folderEntries(parent);
+  if (!names)
     return;
-  DIR *dir = ::fdopendir(listed);
-  if (!dir) {
-    ::close(listed);
-    return;
-  }
-  std::vector<std::string> candidates;
-  while (struct dirent *entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name.rfind(prefix + "-", 0) == 0)
-      candidates.push_back(std::move(name));
-  }
-  ::closedir(dir);
-  for (const std::string &name : candidates) {
+  for (const std::string &name : *names) {
     struct stat st;
-    if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+    if (name.rfind(prefix + "-", 0) != 0 ||
+        ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISDIR(st.st_mode) || st.st_uid != policy.user ||
         isOwnArea(parent, name))
       continue;

@@ -8,7 +8,7 @@ keyword. The runtime follows from the arrays (host memory: the shared
 CpuRuntime; CUDA device d: one CudaRuntime per device), or is given with
 ``runtime=`` / ``with enigma.use_runtime(rt):`` (MetalHostRuntime too).
 The kernel is compiled on first use and kept per signature; the launch itself is C++
-(python/src/LaunchBindings.cpp), queued on the current stream of the
+(python/src/LaunchCall.cpp), queued on the current stream of the
 arrays' framework. docs/reference/launch.md is the reference,
 docs/design/launch-form.md says why.
 

@@ -44,7 +44,7 @@ void bindMetalHostRuntime(nanobind::module_ &m);
 nanobind::object makeRuntime(std::shared_ptr<enigma::Backend> backend);
 /// The backend of a Python Runtime object (`enigma._core.Runtime`).
 std::shared_ptr<enigma::Backend> backendOf(nanobind::handle runtime);
-/// The function-call form (LaunchBindings.cpp).
+/// The function-call form (LaunchBindings.cpp; the call in LaunchCall.cpp).
 void bindLaunch(nanobind::module_ &m);
 /// `value` as a launch argument number (Python bool / int / float, numpy
 /// bool_ / integer / floating scalar); nothing for any other object;

@@ -2,8 +2,11 @@
 named in ENIGMA_TEST_BACKENDS (default "cpu"; the GPU script adds "cuda";
 "metal-host" runs the Metal source itself on the host)."""
 
+import importlib.util
 import os
+import pathlib
 import secrets
+import sys
 
 import numpy as np
 import pytest
@@ -50,6 +53,55 @@ def tagged_line(path, tag):
             if text.rstrip().endswith(f"# {tag}"):
                 return number
     raise AssertionError(f"no line tagged {tag!r} in {path}")
+
+
+_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+def load_example(name):
+    """Imports examples/python/<name>.py as module ``enigma_example_<name>``
+    (once per process)."""
+    key = f"enigma_example_{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
+
+
+# How every error of bounds-checked mode ends: the thread that made it.
+BY_THREAD = r"by thread \((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)"
+
+
+def checked_error(pattern, excinfo):
+    """The fields of a bounds-checked mode error that ``pattern`` (a
+    compiled regular expression with named groups, most ending in
+    BY_THREAD) finds in the raised exception's message: the groups as
+    strings, ``thread`` as (x, y, z) ints when the pattern has BY_THREAD,
+    and ``message``, the whole text."""
+    message = str(excinfo.value)
+    match = pattern.search(message)
+    assert match, message
+    fields = match.groupdict()
+    if {"x", "y", "z"} <= fields.keys():
+        fields["thread"] = (int(fields["x"]), int(fields["y"]),
+                            int(fields["z"]))
+    fields["message"] = message
+    return fields
+
+
+def assert_reported_at(path, fields, tag):
+    """The error's ``where`` field (``file:line``, from checked_error)
+    names the line of the test file ``path`` tagged ``# <tag>``."""
+    file, line = fields["where"].rsplit(":", 1)
+    assert os.path.basename(file) == os.path.basename(path), fields["message"]
+    assert int(line) == tagged_line(path, tag), fields["message"]
 
 
 def run_kernel(runtime, compiled, inputs, out_dtype, out_count, grid, threads,

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import enigma
-from conftest import run_kernel, tagged_line
+from conftest import (BY_THREAD, assert_reported_at, checked_error, run_kernel,
+                      tagged_line)
 
 THIS_FILE = os.path.basename(__file__)
 
@@ -27,28 +28,17 @@ def _line(tag):
 _VIOLATION = re.compile(
     r"out-of-bounds (?P<access>\w+) at (?P<where>\S+): "
     r"(?:index (?P<index>-?\d+)|elements \[(?P<first>-?\d+), \d+\)) of "
-    r"(?P<buffer>.+?), which has (?P<size>\d+) elements, by thread "
-    r"\((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)")
+    r"(?P<buffer>.+?), which has (?P<size>\d+) elements, " + BY_THREAD)
 
 
 def _violation(excinfo):
     """The fields of a bounds-check error message, as a dict."""
-    message = str(excinfo.value)
-    match = _VIOLATION.search(message)
-    assert match, message
-    fields = match.groupdict()
+    fields = checked_error(_VIOLATION, excinfo)
     index = fields["index"] if fields["index"] is not None else fields["first"]
     return {"access": fields["access"], "where": fields["where"],
             "index": int(index), "buffer": fields["buffer"],
-            "size": int(fields["size"]),
-            "thread": (int(fields["x"]), int(fields["y"]), int(fields["z"])),
-            "message": message}
-
-
-def _assert_at(v, tag):
-    file, line = v["where"].rsplit(":", 1)
-    assert os.path.basename(file) == THIS_FILE, v["message"]
-    assert int(line) == _line(tag), v["message"]
+            "size": int(fields["size"]), "thread": fields["thread"],
+            "message": fields["message"]}
 
 
 # ---------------------------------------------------------------------------
@@ -141,7 +131,7 @@ def test_input_read_past_the_end(runtime, rng):
     assert n - shift <= v["thread"][0] < n and v["thread"][1:] == (0, 0)
     assert v["index"] == v["thread"][0] + shift
     assert "the first of 7 out-of-bounds accesses" in v["message"]
-    _assert_at(v, "read-shifted")
+    assert_reported_at(__file__, v, "read-shifted")
     # The reads that failed gave zero; the others are untouched.
     out = np.frombuffer(prepared.read_output(), np.float32)
     want = np.ones(n, np.float64)
@@ -160,7 +150,7 @@ def test_output_write_past_the_end_is_skipped(runtime, rng):
     v = _violation(excinfo)
     assert v["access"] == "store" and v["buffer"] == "C" and v["size"] == n
     assert v["index"] == v["thread"][0] + shift >= n
-    _assert_at(v, "write-shifted")
+    assert_reported_at(__file__, v, "write-shifted")
     out = np.frombuffer(prepared.read_output(), np.float32)
     want = np.zeros(n, np.float32)
     want[shift:] = a[:n - shift]
@@ -182,7 +172,7 @@ def test_off_by_one_at_the_edge_threadgroup(runtime, rng, n, group):
         ("store", "C", n, n)
     assert v["thread"] == (n - 1, 0, 0)
     assert "the first of" not in v["message"]  # exactly one violation
-    _assert_at(v, "write-next")
+    assert_reported_at(__file__, v, "write-next")
 
 
 def test_threadgroup_array_overrun(runtime, rng):
@@ -198,7 +188,7 @@ def test_threadgroup_array_overrun(runtime, rng):
     assert f"{THIS_FILE}:{_line('tg-alloc')}" in v["buffer"]
     assert v["thread"][0] % 32 == 31 and v["thread"][1:] == (0, 0)
     assert f"the first of {groups} out-of-bounds" in v["message"]
-    _assert_at(v, "tg-write")
+    assert_reported_at(__file__, v, "tg-write")
 
 
 def test_atomic_past_the_end(runtime):
@@ -210,7 +200,7 @@ def test_atomic_past_the_end(runtime):
     v = _violation(excinfo)
     assert v["access"] == "atomic_rmw" and v["buffer"] == "counts"
     assert (v["index"], v["size"], v["thread"]) == (n - 1, n - 1, (n - 1, 0, 0))
-    _assert_at(v, "atomic-add")
+    assert_reported_at(__file__, v, "atomic-add")
     out = np.frombuffer(prepared.read_output(), np.uint32)
     np.testing.assert_array_equal(out, np.ones(n - 1, np.uint32))
     prepared.release()
@@ -227,7 +217,7 @@ def test_negative_index_through_a_signed_int(runtime, rng):
     assert (v["access"], v["buffer"], v["index"], v["size"]) == \
         ("load", "A", -1, n)
     assert v["thread"] == (0, 0, 0)
-    _assert_at(v, "read-previous")
+    assert_reported_at(__file__, v, "read-previous")
 
 
 def test_2d_thread_position_is_reported(runtime):
@@ -246,7 +236,7 @@ def test_2d_thread_position_is_reported(runtime):
     x, y, z = v["thread"]
     assert y == 3 and z == 0 and v["index"] == y * 8 + x and v["size"] == 24
     assert "the first of 8 out-of-bounds" in v["message"]
-    _assert_at(v, "rows-store")
+    assert_reported_at(__file__, v, "rows-store")
 
 
 def test_env_var_turns_the_mode_on(runtime, monkeypatch):

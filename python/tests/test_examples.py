@@ -16,30 +16,10 @@ Tolerances live next to each reference, in the example's ``check_output``
 * histogram: exact.
 """
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
-_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
-
-
-def _load(name):
-    """Imports examples/python/<name>.py as module ``enigma_example_<name>``."""
-    key = f"enigma_example_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[key]
-        raise
-    return module
+from conftest import load_example
 
 
 def _prepared_roundtrip(runtime, module, x, dtype, shape):
@@ -59,13 +39,13 @@ def _prepared_roundtrip(runtime, module, x, dtype, shape):
 
 @pytest.mark.parametrize("n", [1, 2, 3, 255, 256, 257, 4097])
 def test_stencil(runtime, rng, n):
-    ex = _load("stencil")
+    ex = load_example("stencil")
     x = rng.standard_normal(n).astype(np.float32)
     ex.check_output(ex.run(runtime, x), x)
 
 
 def test_stencil_edges_copy_input(runtime):
-    ex = _load("stencil")
+    ex = load_example("stencil")
     x = np.arange(10, dtype=np.float32) ** 2
     y = ex.run(runtime, x)
     assert y[0] == x[0] and y[-1] == x[-1]
@@ -74,7 +54,7 @@ def test_stencil_edges_copy_input(runtime):
 
 
 def test_stencil_prepared(runtime, rng):
-    ex = _load("stencil")
+    ex = load_example("stencil")
     x = rng.standard_normal(10_001).astype(np.float32)
     _prepared_roundtrip(runtime, ex, x, np.float32, x.shape)
 
@@ -89,7 +69,7 @@ ROW_SHAPES = [(1, 1), (3, 1), (2, 31), (4, 255), (3, 256), (2, 257),
 
 @pytest.mark.parametrize("shape", ROW_SHAPES)
 def test_rmsnorm(runtime, rng, shape):
-    ex = _load("rmsnorm")
+    ex = load_example("rmsnorm")
     x = rng.standard_normal(shape).astype(np.float32)
     ex.check_output(ex.run(runtime, x), x)
 
@@ -99,34 +79,34 @@ def test_rmsnorm(runtime, rng, shape):
 def test_row_kernels_both_load_widths(runtime, rng, name, vec):
     # Rows divisible by 4 use float4 loads (vec_width=4) by default; both
     # compilations must agree with the reference.
-    ex = _load(name)
+    ex = load_example(name)
     x = rng.standard_normal((5, 1028)).astype(np.float32)
     ex.check_output(ex.run(runtime, x, vec=vec), x)
 
 
 def test_rmsnorm_scaled_rows(runtime, rng):
-    ex = _load("rmsnorm")
+    ex = load_example("rmsnorm")
     x = rng.standard_normal((6, 300)).astype(np.float32)
     x *= np.array([1e-3, 1e-1, 1, 10, 1e3, 1e4], np.float32)[:, None]
     ex.check_output(ex.run(runtime, x), x)
 
 
 def test_rmsnorm_prepared(runtime, rng):
-    ex = _load("rmsnorm")
+    ex = load_example("rmsnorm")
     x = rng.standard_normal((33, 513)).astype(np.float32)
     _prepared_roundtrip(runtime, ex, x, np.float32, x.shape)
 
 
 @pytest.mark.parametrize("shape", ROW_SHAPES)
 def test_softmax(runtime, rng, shape):
-    ex = _load("softmax")
+    ex = load_example("softmax")
     x = (3 * rng.standard_normal(shape)).astype(np.float32)
     ex.check_output(ex.run(runtime, x), x)
 
 
 def test_softmax_is_stable_for_large_values(runtime, rng):
     # exp(1000) overflows f32: only a max-subtracting softmax survives.
-    ex = _load("softmax")
+    ex = load_example("softmax")
     x = (rng.standard_normal((4, 300)) * 50 + 1000).astype(np.float32)
     x[1] -= 2000  # a row of large negative values
     y = ex.run(runtime, x)
@@ -139,7 +119,7 @@ def test_softmax_is_stable_for_large_values(runtime, rng):
 def test_softmax_with_negative_infinity(runtime, rng, vec):
     """Masked entries (-inf) give 0; a thread that sees only -inf must not
     turn the row's sum into NaN (the online rescaling's exp(-inf - -inf))."""
-    ex = _load("softmax")
+    ex = load_example("softmax")
     x = (3 * rng.standard_normal((6, 1000))).astype(np.float32)
     x[0, :] = -np.inf
     x[0, 517] = 1.5            # one live entry: softmax 1 there
@@ -151,7 +131,7 @@ def test_softmax_with_negative_infinity(runtime, rng, vec):
 
 
 def test_softmax_prepared(runtime, rng):
-    ex = _load("softmax")
+    ex = load_example("softmax")
     x = rng.standard_normal((33, 513)).astype(np.float32)
     _prepared_roundtrip(runtime, ex, x, np.float32, x.shape)
 
@@ -162,14 +142,14 @@ def test_softmax_prepared(runtime, rng):
 
 @pytest.mark.parametrize("n", [1, 2, 255, 256, 257, 4097, 65536, 100_003])
 def test_reduction(runtime, rng, n):
-    ex = _load("reduction")
+    ex = load_example("reduction")
     x = rng.standard_normal(n).astype(np.float32)
     ex.check_sum(ex.reduce_sum(runtime, x), x)
 
 
 def test_reduction_partials(runtime, rng):
     # One pass gives one partial per group of 256, the last group partial.
-    ex = _load("reduction")
+    ex = load_example("reduction")
     x = rng.standard_normal(1000).astype(np.float32)
     partials = ex.one_pass(runtime, x)
     assert partials.shape == (4,)
@@ -178,13 +158,13 @@ def test_reduction_partials(runtime, rng):
 
 
 def test_reduction_exact_for_integers(runtime):
-    ex = _load("reduction")
+    ex = load_example("reduction")
     x = np.ones(70_001, np.float32)
     assert ex.reduce_sum(runtime, x) == 70_001.0
 
 
 def test_reduction_prepared(runtime, rng):
-    ex = _load("reduction")
+    ex = load_example("reduction")
     x = rng.standard_normal(50_000).astype(np.float32)
     groups = -(-x.size // ex.THREADS)
     _prepared_roundtrip(runtime, ex, x, np.float32, (groups,))
@@ -197,7 +177,7 @@ def test_reduction_prepared(runtime, rng):
 @pytest.mark.parametrize("variant", ["global", "shared"])
 @pytest.mark.parametrize("n", [1, 255, 256, 4097, 100_003])
 def test_histogram(runtime, rng, variant, n):
-    ex = _load("histogram")
+    ex = load_example("histogram")
     values = rng.integers(0, 2**32, size=n, dtype=np.uint32)
     ex.check_output(ex.run(runtime, values, variant), values, repeats=1)
 
@@ -205,14 +185,14 @@ def test_histogram(runtime, rng, variant, n):
 @pytest.mark.parametrize("variant", ["global", "shared"])
 def test_histogram_one_hot_bin(runtime, variant):
     # Every thread hits the same counter: the worst contention.
-    ex = _load("histogram")
+    ex = load_example("histogram")
     values = np.full(50_000, 0xABCD_EF07, np.uint32)
     counts = ex.run(runtime, values, variant)
     assert counts[7] == 50_000 and counts.sum() == 50_000
 
 
 def test_histogram_prepared(runtime, rng):
-    ex = _load("histogram")
+    ex = load_example("histogram")
     values = rng.integers(0, 2**32, size=30_000, dtype=np.uint32)
     _prepared_roundtrip(runtime, ex, values, np.uint32, (ex.BINS,))
 
@@ -225,7 +205,7 @@ def test_histogram_prepared(runtime, rng):
                                  (1, 100, 3), (65, 1, 33), (48, 80, 64),
                                  (5, 7, 300)])
 def test_matmul(runtime, rng, mnk):
-    ex = _load("matmul")
+    ex = load_example("matmul")
     m, n, k = mnk
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -233,7 +213,7 @@ def test_matmul(runtime, rng, mnk):
 
 
 def test_matmul_prepared(runtime, rng):
-    ex = _load("matmul")
+    ex = load_example("matmul")
     a = rng.standard_normal((40, 50)).astype(np.float32)
     b = rng.standard_normal((50, 30)).astype(np.float32)
     _prepared_roundtrip(runtime, ex, (a, b), np.float32, (40, 30))
@@ -247,7 +227,7 @@ def test_matmul_prepared(runtime, rng):
 @pytest.mark.parametrize("queries,keys", [(1, 1), (1, 100), (4, 1),
                                           (37, 129), (5, 1000)])
 def test_attention(runtime, rng, d, queries, keys):
-    ex = _load("attention")
+    ex = load_example("attention")
     q = rng.standard_normal((queries, d)).astype(np.float32)
     k = rng.standard_normal((keys, d)).astype(np.float32)
     v = rng.standard_normal((keys, d)).astype(np.float32)
@@ -256,7 +236,7 @@ def test_attention(runtime, rng, d, queries, keys):
 
 def test_attention_register_tensor(runtime, rng):
     # The same kernel with the query slice in an enigma.register_tensor.
-    ex = _load("attention")
+    ex = load_example("attention")
     q, k, v = (rng.standard_normal(s).astype(np.float32)
                for s in ((7, 64), (50, 64), (50, 64)))
     ex.check_output(ex.run(runtime, q, k, v, registers=True), q, k, v)
@@ -266,7 +246,7 @@ def test_attention_large_scores(runtime, rng):
     # Scores of hundreds: exp would overflow without the running maximum.
     # Small integer Q and K make every score exact in f32 (|q.k| < 2**24,
     # and 1/sqrt(64) is a power of two), so only the softmax is tested.
-    ex = _load("attention")
+    ex = load_example("attention")
     q = rng.integers(-16, 17, size=(8, 64)).astype(np.float32)
     k = rng.integers(-16, 17, size=(200, 64)).astype(np.float32)
     v = rng.standard_normal((200, 64)).astype(np.float32)
@@ -276,14 +256,14 @@ def test_attention_large_scores(runtime, rng):
 
 
 def test_attention_prepared(runtime, rng):
-    ex = _load("attention")
+    ex = load_example("attention")
     q, k, v = (rng.standard_normal(s).astype(np.float32)
                for s in ((9, 32), (70, 32), (70, 32)))
     _prepared_roundtrip(runtime, ex, (q, k, v), np.float32, q.shape)
 
 
 def test_attention_rejects_bad_head_size():
-    ex = _load("attention")
+    ex = load_example("attention")
     with pytest.raises(ValueError):
         ex.make_kernel(48)
 
@@ -298,6 +278,6 @@ def test_attention_rejects_bad_head_size():
     ("attention", (6, 50, 32)),
 ])
 def test_example_main(name, args, capsys):
-    ex = _load(name)
+    ex = load_example(name)
     assert ex.main(*args) == 0
     assert capsys.readouterr().out.rstrip().endswith("pass")

@@ -11,44 +11,24 @@ Arithmetic whose result ``enigma.where`` throws away is not reported; the
 ``wrapping_*`` functions say that wrapping is meant.
 """
 
-import os
 import re
 
 import numpy as np
 import pytest
 
 import enigma
-from conftest import run_kernel, tagged_line
-
-THIS_FILE = os.path.basename(__file__)
-
-
-def _line(tag):
-    return tagged_line(__file__, tag)
-
+from conftest import BY_THREAD, assert_reported_at, checked_error, run_kernel
 
 _OVERFLOW = re.compile(
     r"integer overflow at (?P<where>\S+): (?P<expr>.+?) in (?P<dtype>\w+) "
     r"(?P<how>exceeds -?\d+|is below -?\d+|is below zero) \(Metal wraps the "
-    r"result to (?P<wrapped>-?\d+)\), by thread \((?P<x>\d+), (?P<y>\d+), "
-    r"(?P<z>\d+)\)")
+    r"result to (?P<wrapped>-?\d+)\), " + BY_THREAD)
 
 
 def _overflow(excinfo):
-    message = str(excinfo.value)
-    match = _OVERFLOW.search(message)
-    assert match, message
-    fields = match.groupdict()
-    fields["thread"] = (int(fields["x"]), int(fields["y"]), int(fields["z"]))
+    fields = checked_error(_OVERFLOW, excinfo)
     fields["wrapped"] = int(fields["wrapped"])
-    fields["message"] = message
     return fields
-
-
-def _assert_at(v, tag):
-    file, line = v["where"].rsplit(":", 1)
-    assert os.path.basename(file) == THIS_FILE, v["message"]
-    assert int(line) == _line(tag), v["message"]
 
 
 # ---------------------------------------------------------------------------
@@ -89,7 +69,7 @@ def test_unsigned_subtraction_below_zero_is_reported(runtime, rng):
     assert v["expr"] == f"{x} - 2"
     assert v["wrapped"] == 2**32 - 2 + x
     assert "the first of 2 integer overflows" in v["message"]
-    _assert_at(v, "x-minus-2")
+    assert_reported_at(__file__, v, "x-minus-2")
 
 
 # ---------------------------------------------------------------------------
@@ -163,7 +143,8 @@ def test_each_operation_is_checked_in_its_type(runtime, name, op, fits,
         ("is below zero" if low == 0 else f"is below {low}")
     assert v["how"] == want, v["message"]
     assert "the first of" not in v["message"]
-    _assert_at(v, {"+": "binary-add", "-": "binary-sub", "*": "binary-mul"}[op])
+    assert_reported_at(__file__, v, {"+": "binary-add", "-": "binary-sub",
+                                     "*": "binary-mul"}[op])
     # The operands that fit run through without a report, and give the
     # exact result.
     a[1], b[1] = fits
@@ -195,7 +176,7 @@ def test_negation(runtime):
     v = _overflow(excinfo)
     assert (v["expr"], v["dtype"], v["how"], v["wrapped"]) == \
         ("-(-2147483648)", "i32", "exceeds 2147483647", -2**31), v["message"]
-    _assert_at(v, "negate-int")
+    assert_reported_at(__file__, v, "negate-int")
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [ok_a, np.array([0, 3], np.uint32)],
                         output_sizes=[8, 8], grid=(2, 1, 1),
@@ -204,7 +185,7 @@ def test_negation(runtime):
     assert (v["expr"], v["dtype"], v["how"], v["wrapped"]) == \
         ("-(3)", "u32", "is below zero", 2**32 - 3), v["message"]
     assert v["thread"] == (1, 0, 0)
-    _assert_at(v, "negate-uint")
+    assert_reported_at(__file__, v, "negate-uint")
 
 
 # ---------------------------------------------------------------------------
@@ -235,7 +216,7 @@ def test_index_arithmetic_overflow_names_the_values(runtime, rng):
     assert v["how"] == "exceeds 4294967295"
     assert v["wrapped"] == (x * stride) % 2**32
     assert "the first of 32 integer overflows" in v["message"]
-    _assert_at(v, "index-product")
+    assert_reported_at(__file__, v, "index-product")
 
 
 def test_two_dimensional_index_overflow(runtime):
@@ -254,7 +235,7 @@ def test_two_dimensional_index_overflow(runtime):
     x, y, _ = v["thread"]
     # y = 1: 2**31 + x fits; y = 2: the product overflows
     assert y == 2 and v["expr"] == f"2 * {width}", v["message"]
-    _assert_at(v, "rows-index")
+    assert_reported_at(__file__, v, "rows-index")
 
 
 # ---------------------------------------------------------------------------

@@ -12,37 +12,17 @@ Tolerances live in each example's ``check_output``, with the reasoning:
 The check functions are tested too: a wrong result must fail them.
 """
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
 import enigma
-
-_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
-
-
-def _load(name):
-    key = f"enigma_example_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[key]
-        raise
-    return module
+from conftest import load_example
 
 
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 32), (100, 70, 45),
                                    (129, 200, 96)])
 def test_gemm_bf16(runtime, rng, m, n, k):
-    ex = _load("gemm_bf16")
+    ex = load_example("gemm_bf16")
     a = ex.to_bf16(rng.standard_normal((m, k)))
     b = ex.to_bf16(rng.standard_normal((k, n)))
     c = ex.run(runtime, a, b)
@@ -54,7 +34,7 @@ def test_gemm_bf16(runtime, rng, m, n, k):
 
 
 def test_gemm_bf16_prepared_and_other_configs(runtime, rng):
-    ex = _load("gemm_bf16")
+    ex = load_example("gemm_bf16")
     a = ex.to_bf16(rng.standard_normal((96, 80)))
     b = ex.to_bf16(rng.standard_normal((80, 112)))
     prepared, grid, threads, check = ex.run_prepared(runtime, (a, b))
@@ -75,7 +55,7 @@ def test_gemm_bf16_prepared_and_other_configs(runtime, rng):
 @pytest.mark.parametrize("tf32", [False, True])
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (64, 64, 64), (77, 130, 50)])
 def test_gemm_f32(runtime, rng, m, n, k, tf32):
-    ex = _load("gemm_f32")
+    ex = load_example("gemm_f32")
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = ex.run(runtime, a, b, allow_tf32=tf32)
@@ -91,7 +71,7 @@ def test_gemm_f32_tf32_tiles(runtime, rng):
     # The TF32 tiles of CUDA at an edge size (every tile masked): all of
     # them on CUDA, where they run on tensor cores; two elsewhere, which
     # compute fp32 (within the TF32 bound all the same).
-    ex = _load("gemm_f32")
+    ex = load_example("gemm_f32")
     a = rng.standard_normal((131, 72)).astype(np.float32)
     b = rng.standard_normal((72, 150)).astype(np.float32)
     limit = 32 * 1024 if runtime.name == "metal-host" else 227 * 1024
@@ -116,7 +96,7 @@ def test_flash_attention(runtime, rng, d, causal, bh, s, q_shared):
     """Both kernels (Q in registers, Q in threadgroup memory), edge and
     multi-block sequences: 130 keys take three blocks, so the products
     after the first (where Q is reused) are checked too."""
-    ex = _load("flash_attention")
+    ex = load_example("flash_attention")
     if q_shared and d == 128 and runtime.name == "metal-host":
         pytest.skip("Q, K and V blocks need 48 KiB: beyond Metal's 32 KiB")
     q, k, v = (ex.to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
@@ -130,7 +110,7 @@ def test_flash_attention(runtime, rng, d, causal, bh, s, q_shared):
 
 
 def test_flash_attention_prepared(runtime, rng):
-    ex = _load("flash_attention")
+    ex = load_example("flash_attention")
     q, k, v = (ex.to_bf16(rng.standard_normal((2, 80, 64))) for _ in range(3))
     prepared, grid, threads, check = ex.run_prepared(runtime, (q, k, v),
                                                      causal=True)
@@ -142,7 +122,7 @@ def test_flash_attention_prepared(runtime, rng):
 
 
 def test_attention_shape_mistakes():
-    ex = _load("flash_attention")
+    ex = load_example("flash_attention")
     q = np.zeros((2, 8, 32), np.uint16)
     with pytest.raises(ValueError, match="64 or 128"):
         ex.run(enigma.CpuRuntime(), q, q, q)
@@ -151,7 +131,7 @@ def test_attention_shape_mistakes():
 
 
 def test_gemm_output_of_the_wrong_size_is_a_dispatch_error(rng):
-    ex = _load("gemm_bf16")
+    ex = load_example("gemm_bf16")
     a = ex.to_bf16(rng.standard_normal((32, 16)))
     b = ex.to_bf16(rng.standard_normal((16, 32)))
     config = enigma.gemm_configs("cpu", "bf16")[0]
@@ -164,7 +144,7 @@ def test_gemm_output_of_the_wrong_size_is_a_dispatch_error(rng):
 
 
 def test_tuned_launch_refuses_a_small_output(rng):
-    ex = _load("gemm_bf16")
+    ex = load_example("gemm_bf16")
     config = enigma.gemm_configs("cpu", "bf16")[0]
     launch = ex.tuned(config, m=40, n=24, k=16)
     a = ex.to_bf16(rng.standard_normal((40, 16)))
@@ -182,7 +162,7 @@ def test_flash_attention_autotune_over_keys_per_block(runtime, rng, tmp_path,
     than Metal's 32 KiB of threadgroup memory: skipped where the runtime
     keeps Metal's limit, run where it allows more."""
     monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
-    ex = _load("flash_attention")
+    ex = load_example("flash_attention")
     bh, s, d = 2, 96, 128
     q, k, v = (ex.to_bf16(rng.standard_normal((bh, s, d))) for _ in range(3))
 
@@ -224,7 +204,7 @@ def test_tensor_core_loops_keep_their_products_in_flight(monkeypatch):
     warpgroup products (remark C7514: short of registers, it waits for each
     wgmma, which cost the 128 x 256 GEMM a quarter of its speed)."""
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
-    gemm, fa = _load("gemm_bf16"), _load("flash_attention")
+    gemm, fa = load_example("gemm_bf16"), load_example("flash_attention")
     sources = {str(c): gemm.compiled(c).cuda_source
                for c in enigma.gemm_configs("cuda", "bf16")
                if enigma.warpgroup_shape(c, "bf16")}

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import enigma
-from conftest import run_kernel, tagged_line
+from conftest import (BY_THREAD, assert_reported_at, checked_error, run_kernel,
+                      tagged_line)
 
 THIS_FILE = os.path.basename(__file__)
 
@@ -27,33 +28,19 @@ def _line(tag):
     return tagged_line(__file__, tag)
 
 
-def _assert_at(where, tag, message):
-    file, line = where.rsplit(":", 1)
-    assert os.path.basename(file) == THIS_FILE, message
-    assert int(line) == _line(tag), message
-
-
 _UNINITIALISED = re.compile(
     r"read of uninitialised threadgroup memory at (?P<where>\S+): element "
     r"(?P<index>\d+) of (?P<array>.+?) was not written in threadgroup "
     r"\((?P<gx>\d+), (?P<gy>\d+), (?P<gz>\d+)\) before this (?P<access>\w+), "
-    r"by thread \((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)")
+    + BY_THREAD)
 _PARTIAL = re.compile(r"the threadgroup is partial: (?P<have>\d+) of its "
                       r"(?P<full>\d+) threads exist")
 _MISSING_LANE = re.compile(
     r"(?P<fn>\w+) at (?P<where>\S+) reads lane (?P<lane>\d+) of its "
-    r"(?P<group>simdgroup|quad), which does not exist, by thread "
-    r"\((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)")
+    r"(?P<group>simdgroup|quad), which does not exist, " + BY_THREAD)
 _SHORT_SIMDGROUP = re.compile(
     r"(?P<fn>\w+) at (?P<where>\S+) runs in a simdgroup of (?P<lanes>\d+) "
-    r"lanes, by thread \((?P<x>\d+), (?P<y>\d+), (?P<z>\d+)\)")
-
-
-def _match(pattern, excinfo):
-    message = str(excinfo.value)
-    match = pattern.search(message)
-    assert match, message
-    return match.groupdict(), message
+    r"lanes, " + BY_THREAD)
 
 
 # ---------------------------------------------------------------------------
@@ -104,7 +91,8 @@ def test_block_total_of_a_partial_group_is_reported(runtime, rng):
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [a], output_sizes=[4 * n, 4 * (groups + 1)],
                         grid=(n, 1, 1), threads=(GROUP, 1, 1))
-    v, message = _match(_UNINITIALISED, excinfo)
+    v = checked_error(_UNINITIALISED, excinfo)
+    message = v["message"]
     assert int(v["index"]) == GROUP - 1 and v["access"] == "load", message
     assert (v["gx"], v["gy"], v["gz"]) == (str(groups), "0", "0"), message
     assert (int(v["x"]), v["y"], v["z"]) == (groups * GROUP, "0", "0")
@@ -114,7 +102,7 @@ def test_block_total_of_a_partial_group_is_reported(runtime, rng):
     partial = _PARTIAL.search(message)
     assert partial and partial.group("have", "full") == (str(tail),
                                                          str(GROUP)), message
-    _assert_at(v["where"], "block-total", message)
+    assert_reported_at(__file__, v, "block-total")
 
 
 @pytest.mark.parametrize("n", [GROUP * 3, GROUP * 3 + 20, 1, GROUP + 1])
@@ -168,11 +156,12 @@ def test_histogram_bin_never_zeroed_is_reported(runtime, rng):
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [data], output_size=4 * BINS,
                         grid=(n, 1, 1), threads=(64, 1, 1))
-    v, message = _match(_UNINITIALISED, excinfo)
+    v = checked_error(_UNINITIALISED, excinfo)
+    message = v["message"]
     assert v["access"] == "atomic_rmw" and int(v["index"]) >= 10, message
     assert v["gx"] == "2" and int(v["x"]) >= 128, message
     assert _PARTIAL.search(message).group("have", "full") == ("10", "64")
-    _assert_at(v["where"], "hist-add", message)
+    assert_reported_at(__file__, v, "hist-add")
 
 
 # ---------------------------------------------------------------------------
@@ -220,13 +209,14 @@ def test_shuffle_from_a_missing_lane_is_reported(runtime, rng):
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [a], output_size=4 * n, grid=(n, 1, 1),
                         threads=(32, 1, 1))
-    v, message = _match(_MISSING_LANE, excinfo)
+    v = checked_error(_MISSING_LANE, excinfo)
+    message = v["message"]
     assert v["fn"] == "simd_shuffle_down" and v["group"] == "simdgroup"
     x = int(v["x"])
     assert 32 + 6 <= x < n and int(v["lane"]) == x - 32 + 4, message
     assert "the first of 4 " in message, message
     assert _PARTIAL.search(message).group("have", "full") == ("10", "32")
-    _assert_at(v["where"], "shuffle-down", message)
+    assert_reported_at(__file__, v, "shuffle-down")
 
 
 def test_butterfly_in_a_partial_simdgroup_is_reported(runtime, rng):
@@ -236,9 +226,10 @@ def test_butterfly_in_a_partial_simdgroup_is_reported(runtime, rng):
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [a], output_size=4 * n, grid=(n, 1, 1),
                         threads=(32, 1, 1))
-    v, message = _match(_MISSING_LANE, excinfo)
+    v = checked_error(_MISSING_LANE, excinfo)
+    message = v["message"]
     assert v["fn"] == "simd_shuffle_xor" and int(v["lane"]) >= 24, message
-    _assert_at(v["where"], "butterfly", message)
+    assert_reported_at(__file__, v, "butterfly")
     # Whole simdgroups: the butterfly is right and nothing is reported.
     a = rng.standard_normal(64).astype(np.float32)
     out = run_kernel(runtime, compiled, [a], np.float32, 64, (64, 1, 1),
@@ -282,9 +273,10 @@ def test_simdgroup_matrix_in_a_short_simdgroup_is_reported(runtime, rng):
     with pytest.raises(enigma.BoundsCheckError) as excinfo:
         runtime.execute(compiled, [a, b, c], output_size=256, grid=(16, 1, 1),
                         threads=(16, 1, 1))
-    v, message = _match(_SHORT_SIMDGROUP, excinfo)
+    v = checked_error(_SHORT_SIMDGROUP, excinfo)
+    message = v["message"]
     assert v["fn"] == "simdgroup_matrix_load" and v["lanes"] == "16", message
-    _assert_at(v["where"], "matrix-load", message)
+    assert_reported_at(__file__, v, "matrix-load")
 
 
 # ---------------------------------------------------------------------------

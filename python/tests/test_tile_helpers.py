@@ -10,15 +10,13 @@ written does not.
 """
 
 import functools
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
 
 import enigma
 
-from conftest import run_kernel
+from conftest import load_example, run_kernel
 
 
 def _nonzero(rng, n, dtype=np.float32):
@@ -571,20 +569,10 @@ def test_pipeline_feeds_gemm(runtime, rng):
 # --------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def _tiled_gemm_example():
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / \
-        "python" / "tiled_gemm.py"
-    spec = importlib.util.spec_from_file_location("enigma_example_tiled_gemm",
-                                                  path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("mnk", [(32, 32, 32), (64, 96, 32), (96, 32, 160),
                                  (256, 192, 320)])
 def test_tiled_gemm_example(runtime, rng, mnk):
-    ex = _tiled_gemm_example()
+    ex = load_example("tiled_gemm")
     m, n, k = mnk
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -593,7 +581,7 @@ def test_tiled_gemm_example(runtime, rng, mnk):
 
 
 def test_tiled_gemm_example_prepared(runtime, rng):
-    ex = _tiled_gemm_example()
+    ex = load_example("tiled_gemm")
     a = rng.standard_normal((64, 64)).astype(np.float32)
     b = rng.standard_normal((64, 32)).astype(np.float32)
     prepared, grid, threads, check = ex.run_prepared(runtime, (a, b))
@@ -605,7 +593,7 @@ def test_tiled_gemm_example_prepared(runtime, rng):
 
 
 def test_tiled_gemm_example_rejects_ragged_sizes(runtime):
-    ex = _tiled_gemm_example()
+    ex = load_example("tiled_gemm")
     with pytest.raises(ValueError, match="multiples of 32"):
         ex.run(runtime, np.zeros((32, 40), np.float32),
                np.zeros((40, 32), np.float32))

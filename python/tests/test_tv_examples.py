@@ -5,41 +5,22 @@ fresh random inputs; plus a check that they really use vector accesses.
 Tolerances are in each example's check_output: tv_add is exact (one f32
 addition per element), tv_rmsnorm rtol 2e-5 (a reordered positive sum)."""
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
-_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
-
-
-def _load(name):
-    key = f"enigma_example_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[key]
-        raise
-    return module
+from conftest import load_example
 
 
 @pytest.mark.parametrize("shape", [(4, 256), (256, 512), (44, 768)])
 def test_tv_add(runtime, rng, shape):
-    ex = _load("tv_add")
+    ex = load_example("tv_add")
     a = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal(shape).astype(np.float32)
     ex.check_output(ex.run(runtime, a, b), a, b)
 
 
 def test_tv_add_launch_and_vector_loads():
-    ex = _load("tv_add")
+    ex = load_example("tv_add")
     compiled = ex.compile_for(256, 512)
     # 256 x 512 in 4 x 256 tiles: 128 threadgroups of 256 threads (the
     # grid counts threads).
@@ -53,27 +34,27 @@ def test_tv_add_launch_and_vector_loads():
 
 
 def test_tv_add_rejects_partial_tiles():
-    ex = _load("tv_add")
+    ex = load_example("tv_add")
     with pytest.raises(ValueError, match="rows % 4"):
         ex.compile_for(6, 256)
 
 
 @pytest.mark.parametrize("shape", [(1, 512), (7, 1024), (3, 2048)])
 def test_tv_rmsnorm(runtime, rng, shape):
-    ex = _load("tv_rmsnorm")
+    ex = load_example("tv_rmsnorm")
     x = rng.standard_normal(shape).astype(np.float32)
     ex.check_output(ex.run(runtime, x), x)
 
 
 def test_tv_rmsnorm_scaled_rows(runtime, rng):
-    ex = _load("tv_rmsnorm")
+    ex = load_example("tv_rmsnorm")
     x = rng.standard_normal((4, 512)).astype(np.float32)
     x *= np.array([1e-3, 1, 1e2, 1e4], np.float32)[:, None]
     ex.check_output(ex.run(runtime, x), x)
 
 
 def test_tv_rmsnorm_uses_float4():
-    ex = _load("tv_rmsnorm")
+    ex = load_example("tv_rmsnorm")
     compiled = ex.compile_for(4, 1024)
     assert compiled.grid == (4 * 128, 1, 1) and compiled.block == (128, 1, 1)
     # One float4 load in pass 1; one load and one store in pass 2.
@@ -83,5 +64,5 @@ def test_tv_rmsnorm_uses_float4():
 @pytest.mark.parametrize("name,args", [("tv_add", (32, 256)),
                                        ("tv_rmsnorm", (5, 512))])
 def test_example_main(name, args, capsys):
-    assert _load(name).main(*args) == 0
+    assert load_example(name).main(*args) == 0
     assert capsys.readouterr().out.rstrip().endswith("pass")

@@ -110,8 +110,9 @@ public:
                                      const ConstantValues &constants = {},
                                      std::string *log = nullptr);
 
-  /// Device, context, stream; defined in CudaBackend.cpp. Shared with the
-  /// buffers and kernels it makes, so the context outlives them.
+  /// Device, context, stream; defined in CudaContext.h beside the
+  /// backend's sources. Shared with the buffers and kernels it makes, so
+  /// the context outlives them.
   struct State;
 
 private:

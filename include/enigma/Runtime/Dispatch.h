@@ -161,6 +161,9 @@ private:
   friend class Dispatcher;
   PreparedKernel() = default;
   void checkUsable() const;
+  /// The checks before each launch (usable, shape, bounds), then the
+  /// bounds-check record made ready for it.
+  void beforeLaunch(Dim3 grid, Dim3 threads);
 
   std::shared_ptr<Backend> backend;
   std::shared_ptr<const KernelArtifact> artifact;

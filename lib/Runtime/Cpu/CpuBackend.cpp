@@ -3,6 +3,7 @@
 
 #include "FaultGuard.h"
 #include "GuardedMemory.h"
+#include "HostMemory.h"
 #include "HostCompiler.h"
 #include "SharedObject.h"
 #include "ThreadPool.h"
@@ -45,25 +46,7 @@ namespace {
 // Buffers and loaded kernels
 //===----------------------------------------------------------------------===//
 
-class CpuBuffer final : public DeviceBuffer {
-public:
-  /// Memory of its own, with guard pages (GuardedMemory.h).
-  explicit CpuBuffer(size_t bytes)
-      : owned(std::make_unique<cpu::GuardedMemory>(bytes)),
-        memory(owned->data()), bytes(bytes) {}
-  /// The caller's host memory, used in place and never freed here.
-  CpuBuffer(uint8_t *external, size_t bytes) : memory(external), bytes(bytes) {}
-  CpuBuffer(const CpuBuffer &) = delete;
-  CpuBuffer &operator=(const CpuBuffer &) = delete;
-
-  size_t size() const override { return bytes; }
-  uint8_t *data() const { return memory; }
-
-private:
-  std::unique_ptr<cpu::GuardedMemory> owned;
-  uint8_t *memory = nullptr;
-  size_t bytes;
-};
+using CpuBuffer = cpu::HostBuffer<CpuBackend>;
 
 class CpuKernel final : public LoadedKernel {
 public:
@@ -497,32 +480,15 @@ std::shared_ptr<DeviceBuffer> CpuBackend::allocate(size_t bytes) {
 
 std::shared_ptr<DeviceBuffer> CpuBackend::wrapDeviceMemory(uint64_t address,
                                                          size_t bytes) {
-  // The CPU's device memory is host memory: the caller's array, in place.
-  if (address == 0 && bytes > 0)
-    throw DispatchError("an array of " + std::to_string(bytes) +
-                        " bytes has a null address");
-  return std::make_shared<CpuBuffer>(
-      reinterpret_cast<uint8_t *>(uintptr_t(address)), bytes);
+  return CpuBuffer::wrap(address, bytes);
 }
 
 void CpuBackend::upload(DeviceBuffer &dst, const void *src, size_t bytes) {
-  const CpuBuffer &buffer = asCpuBuffer(dst);
-  if (bytes > buffer.size())
-    throw RuntimeFailure("upload of " + std::to_string(bytes) +
-                         " bytes into a " + std::to_string(buffer.size()) +
-                         "-byte buffer");
-  if (bytes > 0)
-    std::memcpy(buffer.data(), src, bytes);
+  asCpuBuffer(dst).upload(src, bytes);
 }
 
 void CpuBackend::download(const DeviceBuffer &src, void *dst, size_t bytes) {
-  const CpuBuffer &buffer = asCpuBuffer(src);
-  if (bytes > buffer.size())
-    throw RuntimeFailure("download of " + std::to_string(bytes) +
-                         " bytes from a " + std::to_string(buffer.size()) +
-                         "-byte buffer");
-  if (bytes > 0)
-    std::memcpy(dst, buffer.data(), bytes);
+  asCpuBuffer(src).download(dst, bytes);
 }
 
 void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
@@ -531,50 +497,16 @@ void CpuBackend::launch(LoadedKernel &kernel, const KernelArtifact &artifact,
   auto *cpuKernel = dynamic_cast<CpuKernel *>(&kernel);
   if (!cpuKernel)
     throw RuntimeFailure("the CPU backend was given a kernel of another backend");
-  if (args.size() != artifact.params.size())
-    throw RuntimeFailure("kernel " + artifact.kernelName + " has " +
-                         std::to_string(artifact.params.size()) +
-                         " parameters but was launched with " +
-                         std::to_string(args.size()) + " arguments");
-  if (grid.volume() == 0 || threads.volume() == 0)
-    throw RuntimeFailure("kernel " + artifact.kernelName +
-                         " launched with an empty grid or threadgroup");
-
-  // args[i]: a buffer's base, or a pointer to an 8-byte aligned copy of a
-  // scalar's bits.
-  std::vector<void *> pointers(args.size());
-  std::vector<uint64_t> scalarBits(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (artifact.params[i].kind == ParamKind::Scalar) {
-      scalarBits[i] = args[i].scalar.bits;
-      pointers[i] = &scalarBits[i];
-    } else if (!args[i].buffer) {
-      throw RuntimeFailure("kernel " + artifact.kernelName + ": parameter " +
-                           artifact.params[i].name + " has no buffer");
-    } else {
-      pointers[i] = asCpuBuffer(*args[i].buffer).data();
-    }
-  }
-
+  cpu::checkHostLaunch(artifact, args, grid, threads);
+  cpu::HostArguments arguments(artifact, args, &asCpuBuffer);
   EnigmaCpuLaunch shape;
-  const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
-  const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
-  unsigned __int128 totalGroups = 1;
-  for (int d = 0; d < 3; ++d) {
-    shape.grid[d] = gridDims[d];
-    shape.threads[d] = groupDims[d];
-    shape.groups[d] = uint32_t((uint64_t(gridDims[d]) + groupDims[d] - 1) /
-                               groupDims[d]);
-    totalGroups *= shape.groups[d];
-  }
-  if (totalGroups >> 64)
-    throw RuntimeFailure("kernel " + artifact.kernelName +
-                         ": the dispatch has more than 2^64 threadgroups");
+  uint64_t totalGroups =
+      cpu::fillLaunchShape(shape, grid, threads, artifact.kernelName);
 
   GuardedLaunch run;
   run.entry = cpuKernel->entryPoint();
   run.code = &cpuKernel->code();
-  run.args = pointers.data();
+  run.args = arguments.pointers.data();
   run.shape = &shape;
   // Groups per kernel call: about 16384 threads, so that the calls cost
   // nothing next to the work (an empty kernel split into calls of 1024

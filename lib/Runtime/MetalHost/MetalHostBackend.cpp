@@ -9,6 +9,7 @@
 
 #include "../Cpu/FaultGuard.h"
 #include "../Cpu/GuardedMemory.h"
+#include "../Cpu/HostMemory.h"
 #include "../Cpu/SharedObject.h"
 #include "../Cpu/ThreadPool.h"
 
@@ -42,26 +43,7 @@ using namespace metalhost;
 // Buffers and loaded kernels
 //===----------------------------------------------------------------------===//
 
-class HostBuffer final : public DeviceBuffer {
-public:
-  /// Memory of its own, with guard pages (../Cpu/GuardedMemory.h).
-  explicit HostBuffer(size_t bytes)
-      : owned(std::make_unique<cpu::GuardedMemory>(bytes)),
-        memory(owned->data()), bytes(bytes) {}
-  /// The caller's host memory, used in place and never freed here.
-  HostBuffer(uint8_t *external, size_t bytes)
-      : memory(external), bytes(bytes) {}
-  HostBuffer(const HostBuffer &) = delete;
-  HostBuffer &operator=(const HostBuffer &) = delete;
-
-  size_t size() const override { return bytes; }
-  uint8_t *data() const { return memory; }
-
-private:
-  std::unique_ptr<cpu::GuardedMemory> owned;
-  uint8_t *memory = nullptr;
-  size_t bytes;
-};
+using HostBuffer = cpu::HostBuffer<MetalHostBackend>;
 
 const HostBuffer &asHostBuffer(const DeviceBuffer &buffer) {
   const auto *host = dynamic_cast<const HostBuffer *>(&buffer);
@@ -279,35 +261,17 @@ std::shared_ptr<DeviceBuffer> MetalHostBackend::allocate(size_t bytes) {
 
 std::shared_ptr<DeviceBuffer>
 MetalHostBackend::wrapDeviceMemory(uint64_t address, size_t bytes) {
-  // Host memory is this backend's device memory: the caller's array, in
-  // place.
-  if (address == 0 && bytes > 0)
-    throw DispatchError("an array of " + std::to_string(bytes) +
-                        " bytes has a null address");
-  return std::make_shared<HostBuffer>(
-      reinterpret_cast<uint8_t *>(uintptr_t(address)), bytes);
+  return HostBuffer::wrap(address, bytes);
 }
 
 void MetalHostBackend::upload(DeviceBuffer &dst, const void *src,
                               size_t bytes) {
-  const HostBuffer &buffer = asHostBuffer(dst);
-  if (bytes > buffer.size())
-    throw RuntimeFailure("upload of " + std::to_string(bytes) +
-                         " bytes into a " + std::to_string(buffer.size()) +
-                         "-byte buffer");
-  if (bytes > 0)
-    std::memcpy(buffer.data(), src, bytes);
+  asHostBuffer(dst).upload(src, bytes);
 }
 
 void MetalHostBackend::download(const DeviceBuffer &src, void *dst,
                                 size_t bytes) {
-  const HostBuffer &buffer = asHostBuffer(src);
-  if (bytes > buffer.size())
-    throw RuntimeFailure("download of " + std::to_string(bytes) +
-                         " bytes from a " + std::to_string(buffer.size()) +
-                         "-byte buffer");
-  if (bytes > 0)
-    std::memcpy(dst, buffer.data(), bytes);
+  asHostBuffer(src).download(dst, bytes);
 }
 
 void MetalHostBackend::launch(LoadedKernel &kernel,
@@ -318,54 +282,22 @@ void MetalHostBackend::launch(LoadedKernel &kernel,
   if (!object)
     throw RuntimeFailure(
         "the MSL host backend was given a kernel of another backend");
-  if (args.size() != artifact.params.size())
-    throw RuntimeFailure("kernel " + artifact.kernelName + " has " +
-                         std::to_string(artifact.params.size()) +
-                         " parameters but was launched with " +
-                         std::to_string(args.size()) + " arguments");
-  if (grid.volume() == 0 || threads.volume() == 0)
-    throw RuntimeFailure("kernel " + artifact.kernelName +
-                         " launched with an empty grid or threadgroup");
+  cpu::checkHostLaunch(artifact, args, grid, threads);
   if (threads.volume() > GroupRunner::kMaxThreads)
     throw RuntimeFailure("kernel " + artifact.kernelName +
                          ": more than 1024 threads in a threadgroup");
 
-  // args[i]: a buffer's base, or a pointer to an 8-byte copy of a scalar.
-  std::vector<void *> pointers(args.size());
-  std::vector<uint64_t> scalarBits(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (artifact.params[i].kind == ParamKind::Scalar) {
-      scalarBits[i] = args[i].scalar.bits;
-      pointers[i] = &scalarBits[i];
-    } else if (!args[i].buffer) {
-      throw RuntimeFailure("kernel " + artifact.kernelName + ": parameter " +
-                           artifact.params[i].name + " has no buffer");
-    } else {
-      pointers[i] = asHostBuffer(*args[i].buffer).data();
-    }
-  }
-
+  cpu::HostArguments arguments(artifact, args, &asHostBuffer);
   Launch launch;
   launch.main = object->threadMain();
   launch.code = &object->code();
-  launch.args = pointers.data();
+  launch.args = arguments.pointers.data();
   launch.artifact = &artifact;
   if (artifact.dynamicThreadgroupMemory)
     launch.shape.threadgroupMemory =
         (args[dynamicThreadgroupArg(artifact)].scalar.bits + 15) / 16 * 16;
-  const uint32_t gridDims[3] = {grid.x, grid.y, grid.z};
-  const uint32_t groupDims[3] = {threads.x, threads.y, threads.z};
-  unsigned __int128 totalGroups = 1;
-  for (int d = 0; d < 3; ++d) {
-    launch.shape.grid[d] = gridDims[d];
-    launch.shape.threads[d] = groupDims[d];
-    launch.shape.groups[d] = uint32_t(
-        (uint64_t(gridDims[d]) + groupDims[d] - 1) / groupDims[d]);
-    totalGroups *= launch.shape.groups[d];
-  }
-  if (totalGroups >> 64)
-    throw RuntimeFailure("kernel " + artifact.kernelName +
-                         ": the dispatch has more than 2^64 threadgroups");
+  uint64_t totalGroups =
+      cpu::fillLaunchShape(launch.shape, grid, threads, artifact.kernelName);
 
   cpu::installFaultHandlers();
   installDivisionTrapHandler(); // in front of the fault guard
