@@ -1,12 +1,16 @@
 // RUN: enigma-opt %s | FileCheck %s
 // RUN: enigma-opt %s --enigma-lower-pipelines | FileCheck %s --check-prefix=SOFT
 // RUN: enigma-opt %s --enigma-split-warp-roles | FileCheck %s --check-prefix=ROLES
+// RUN: enigma-opt %s --enigma-bounds-check | FileCheck %s --check-prefix=CHECKED
+// RUN: enigma-opt %s --enigma-bounds-check --enigma-split-warp-roles | FileCheck %s --check-prefix=CHECKED-ROLES
 
 // A producer that reads buffers the kernel never writes: a sequence's
 // first row from cumulative offsets (read before the pipeline) and a
 // block table (read in the producer region), as attention's copies do.
 // The verifier accepts it; the software pipeline keeps the read with the
-// copy; the producer region of the explicit form reads both itself.
+// copy; the producer region of the explicit form reads both itself. In
+// bounds-checked mode the reads are guarded and a violation is written to
+// the record (atomics and stores on it), which a producer may do too.
 
 // CHECK-LABEL: enigma.kernel @paged_rows
 // CHECK: enigma.pipeline
@@ -29,6 +33,26 @@
 // ROLES: } consumer {
 // ROLES: enigma.ring_wait
 // ROLES: enigma.ring_release
+
+// CHECKED-LABEL: enigma.kernel @paged_rows
+// CHECKED: scf.if
+// CHECKED: memref.load %{{.*}}[%{{.*}}] : memref<?xi32, #enigma.address_space<device>>
+// CHECKED: enigma.atomic_rmw
+// CHECKED: enigma.pipeline
+// CHECKED: producer {
+// CHECKED: scf.if
+// CHECKED: memref.load %{{.*}}[%{{.*}}] : memref<?xi32, #enigma.address_space<device>>
+// CHECKED: enigma.atomic_rmw
+// CHECKED: enigma.stage_copy
+
+// CHECKED-ROLES-LABEL: enigma.kernel @paged_rows
+// CHECKED-ROLES: enigma.warp_roles producer {
+// CHECKED-ROLES: memref.load %{{.*}}[%{{.*}}] : memref<?xi32, #enigma.address_space<device>>
+// CHECKED-ROLES: enigma.ring_acquire
+// CHECKED-ROLES: memref.load %{{.*}}[%{{.*}}] : memref<?xi32, #enigma.address_space<device>>
+// CHECKED-ROLES: enigma.atomic_rmw
+// CHECKED-ROLES: enigma.stage_copy
+// CHECKED-ROLES: } consumer {
 
 enigma.kernel @paged_rows(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}, %CU: memref<?xi32, #enigma.address_space<device>> {enigma.name = "CU"}, %T: memref<?xi32, #enigma.address_space<device>> {enigma.name = "T"}, %Out: memref<?xf32, #enigma.address_space<device>> {enigma.name = "Out"}) attributes {enigma.threadgroup_size = 128 : i64} {
   %c0 = arith.constant 0 : index

@@ -599,9 +599,26 @@ bool producerMayRun(Operation *op) {
     return false;
   if (isMemoryEffectFree(op))
     return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
   auto kernel = op->getParentOfType<KernelOp>();
-  if (!effects || !kernel)
+  if (!kernel)
+    return false;
+  auto isRecord = [&](Value v) {
+    auto arg = llvm::dyn_cast_or_null<BlockArgument>(v);
+    return arg && arg.getOwner()->getParentOp() == kernel.getOperation() &&
+           kernel.getArgAttr(arg.getArgNumber(), "enigma.bounds_record");
+  };
+  // Bounds-checked mode's diagnostics (stores and atomics on its record,
+  // whatever effects they declare) may run in any role.
+  bool touches = false, onlyRecord = true;
+  for (Value operand : op->getOperands())
+    if (isa<MemRefType>(operand.getType())) {
+      touches = true;
+      onlyRecord = onlyRecord && isRecord(operand);
+    }
+  if (touches && onlyRecord)
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
     return false;
   SmallVector<MemoryEffects::EffectInstance> list;
   effects.getEffects(list);
@@ -609,14 +626,13 @@ bool producerMayRun(Operation *op) {
     auto arg = llvm::dyn_cast_or_null<BlockArgument>(e.getValue());
     if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation())
       return false;
-    if (kernel.getArgAttr(arg.getArgNumber(), "enigma.bounds_record"))
-      continue; // bounds-checked mode's diagnostics, from any role
+    if (isRecord(arg))
+      continue;
     if (!isa<MemoryEffects::Read>(e.getEffect()) || !neverWritten(kernel, arg))
       return false;
   }
   return true;
 }
-
 
 LogicalResult verifyPipelineOp(Operation *op) {
   if (!op->getParentOfType<KernelOp>())
