@@ -3,7 +3,9 @@ one run: the rows of the attention targets (docs/benchmarks.md).
 
 * forward, bf16, B x H = 8 x 16, S = 4096, D 64 and 128, causal and not:
   against SDPA's cuDNN and flash backends (the forward tile shapes of
-  enigma.attention.forward_configs swept first, each checked);
+  enigma.attention.forward_configs swept first, each checked: the classic
+  kernel's, the pipelined kernel's or both, ``--kernel``; with both, the
+  fastest of each kernel is compared with the other's in the same rounds);
 * forward with grouped heads as Llama 3 8B (Hq 32, Hkv 8, D 128, batch 4,
   S 4096 and 8192, causal): against every SDPA backend that runs it
   (enable_gqa), the best one the reference;
@@ -22,7 +24,7 @@ kernels through the function-call form, the checks of the arguments done
 once (a row per problem gives the whole op's time too).
 
     python bench/bench_attention.py [--only forward,gqa,backward,decode]
-        [--rounds 3] [--timeout 900]
+        [--kernel classic|ws|both] [--rounds 3] [--timeout 900]
 
 bench/bench_cuda.py runs it as its step ``attention_lib``. A watchdog ends
 the process after ``--timeout`` seconds whatever it is waiting for.
@@ -179,9 +181,20 @@ def _forward_plan(p_args, config=None, num_splits=0):
     return (lambda: launch.run(steps, arrays)), arrays["o"], arrays["lse"]
 
 
-def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa):
+def _config_label(config):
+    """A forward tile shape in a row: its kernel and shape."""
+    if config.pipelined:
+        return (f"enigma ws bc={config.bc} rows={config.rows} "
+                f"stages={config.stages}")
+    return (f"enigma classic bc={config.bc} rows={config.rows} "
+            f"q_shared={config.q_shared}")
+
+
+def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
+                     kernel="both"):
     """Rows of one forward problem; returns (q, k, v, o, lse) of the best
-    configuration for the backward."""
+    configuration for the backward. ``kernel``: the tile shapes of the
+    classic forward, the pipelined one ("ws") or both."""
     torch = b.torch
     import enigma.attention as ea
     import enigma.torch as et
@@ -208,9 +221,9 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa):
     if ref is None:
         b.not_run(name, "enigma", "no SDPA backend ran, nothing to check")
         return None
-    # The tile shapes, each checked, then the fastest.
-    best = None
-    for config in ea.forward_configs(d):
+    # The tile shapes, each checked, then the fastest (of each kernel).
+    best, best_of = None, {}
+    for config in ea.forward_configs(d, kernel):
         try:
             run, o, lse = _forward_plan((q, k, v, causal), config)
             run()
@@ -218,13 +231,15 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa):
             _close_attention(o, ref, v, f"{name} {config}")
             us = b.time(run)
         except Exception as e:  # noqa: BLE001 - report and go on
-            b.not_run(name, f"enigma {config}", repr(e))
+            b.not_run(name, _config_label(config), repr(e))
             continue
-        b.row(name, f"enigma bc={config.bc} rows={config.rows} "
-                    f"q_shared={config.q_shared}", f"{us:.1f} us",
+        b.row(name, _config_label(config), f"{us:.1f} us",
               f"{flops / us / 1e6:.1f} TFLOP/s")
         if best is None or us < best[0]:
             best = (us, run, o, lse, config)
+        which = "ws" if config.pipelined else "classic"
+        if which not in best_of or us < best_of[which][0]:
+            best_of[which] = (us, run, config)
     if best is None:
         return None
     _, run, o, lse, config = best
@@ -232,6 +247,9 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa):
           str(ea.forward_config(launch.Target(b.device), d)),
           f"fastest here: {config}")
     impls = {"enigma attention": run, **impls}
+    if len(best_of) == 2:   # the two kernels' best in the same rounds
+        for which in ("classic", "ws"):
+            impls[f"enigma {which} best"] = best_of[which][1]
     targets = {"SDPA cuDNN": "target >= 1.0"} if hq == hkv else {}
     times = b.compare(name, impls, flops, "TFLOP/s", targets)
     sdpa_times = {k_: float(np.median(t)) for k_, t in times.items()
@@ -241,13 +259,20 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa):
     b.row(name, f"enigma attention / best SDPA ({best_sdpa}) (throughput)",
           f"{np.median(r):.3f} (rounds {r.min():.3f}-{r.max():.3f})",
           "target >= 1.0")
+    if len(best_of) == 2:
+        r = np.array(times["enigma classic best"]) / \
+            np.array(times["enigma ws best"])
+        b.row(name, "enigma ws / classic (throughput, each its fastest "
+                    "shape)",
+              f"{np.median(r):.3f} (rounds {r.min():.3f}-{r.max():.3f})",
+              f"ws {best_of['ws'][2]}, classic {best_of['classic'][2]}")
     op_us = b.time(lambda: et.attention(q, k, v, causal=causal))
     b.row(name, "enigma.torch.attention (whole op)", f"{op_us:.1f} us",
           f"{flops / op_us / 1e6:.1f} TFLOP/s")
     return q, k, v, o.clone(), lse.clone()
 
 
-def bench_forward(b, shapes):
+def bench_forward(b, shapes, kernel="both"):
     kept = {}
     for key, (batch, hq, hkv, s, d, causal) in shapes.items():
         name = (f"attn fwd {batch}x{hq}"
@@ -255,7 +280,7 @@ def bench_forward(b, shapes):
                 f"{' causal' if causal else ''}")
         try:
             kept[key] = (name, _forward_problem(b, name, batch, hq, hkv, s, d,
-                                                causal, hq != hkv))
+                                                causal, hq != hkv, kernel))
         except Exception as e:  # noqa: BLE001
             b.not_run(name, "enigma", repr(e))
         b.empty_cache()
@@ -431,11 +456,13 @@ def bench_decode(b, keys_list=(4096, 32768), batch=64, hq=32, hkv=8, d=128,
         b.empty_cache()
 
 
-def run_all(rows, only=(), rounds=3, device="cuda", small=False):
+def run_all(rows, only=(), rounds=3, device="cuda", small=False,
+            kernel="both"):
     """Appends the rows of the steps in ``only`` (all when empty) to
     ``rows``: (benchmark, implementation, time or ratio, note).
     ``small``: every problem cut down (a smoke test of this script, e.g.
-    on the CPU, where only SDPA's math backend runs)."""
+    on the CPU, where only SDPA's math backend runs). ``kernel``: the
+    forward kernels swept ("classic", "ws", "both")."""
     b = Bench(rows, rounds, device)
     wanted = set(only) or {"forward", "gqa", "backward", "decode"}
     shapes = {}
@@ -450,7 +477,7 @@ def run_all(rows, only=(), rounds=3, device="cuda", small=False):
             shapes[("gqa", s)] = ((1, 4, 1, s, 128, True) if small else
                                   (4, 32, 8, s, 128, True))
     causal_of = {k: v[5] for k, v in shapes.items()}
-    kept = bench_forward(b, shapes) if shapes else {}
+    kept = bench_forward(b, shapes, kernel) if shapes else {}
     if "backward" in wanted:
         longest = max((k for k in kept if k[0] == "gqa"), default=None)
         bench_backward(b, {k: v for k, v in kept.items() if k != longest},
@@ -469,6 +496,10 @@ def main():
     parser.add_argument("--only", default="",
                         help="comma-separated: forward, gqa, backward, "
                              "decode (default: all)")
+    parser.add_argument("--kernel", default="both",
+                        choices=("classic", "ws", "both"),
+                        help="forward kernels to time: the classic one, the "
+                             "pipelined one (sm_90) or both side by side")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds before the watchdog ends the run")
@@ -481,7 +512,7 @@ def main():
     start = time.time()
     rows = []
     run_all(rows, [x for x in args.only.split(",") if x], args.rounds,
-            args.device, args.small)
+            args.device, args.small, args.kernel)
     import torch
     where = torch.cuda.get_device_name() if args.device == "cuda" else \
         args.device

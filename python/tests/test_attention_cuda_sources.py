@@ -16,11 +16,13 @@ def _kernels():
     cuda = Target("cuda")
     found = {}
     for d in (64, 128):
-        config = plans.forward_config(cuda, d)
+        # The classic kernel's shapes (forward_config gives the pipelined
+        # kernel's on an sm_90 device; test_attention_ws.py compiles those).
+        config = plans._CUDA_FORWARD[d]
         found[f"forward d={d}"] = forward.forward_kernel("bf16", d, True, 0,
                                                          config)
     found["forward paged d=128"] = forward.forward_kernel(
-        "f16", 128, False, 64, plans.forward_config(cuda, 128))
+        "f16", 128, False, 64, plans.forward_config(cuda, 128, paged=True))
     found["decode d=128"] = decode.decode_kernel(
         "bf16", 128, True, 64, plans.decode_config(cuda, 128), False)
     config = plans.backward_config(cuda, 128)

@@ -14,7 +14,7 @@ enigma.kernel @producer_stores(%A: memref<?xf32, #enigma.address_space<device>> 
   %ring = enigma.pipeline_ring %a {stages = 2} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
   enigma.pipeline %ring[%c0, %c4) producer {
   ^bb0(%i: index, %s: index):
-    // expected-error @+1 {{cannot be in a producer region: it holds only enigma.stage_copy and arithmetic}}
+    // expected-error @+1 {{cannot be in a producer region: it holds only enigma.stage_copy, arithmetic and reads of buffers the kernel never writes}}
     memref.store %f, %A[%i] : memref<?xf32, #enigma.address_space<device>>
     enigma.pipeline_yield
   } consumer {
@@ -252,5 +252,58 @@ enigma.kernel @commit_of_other_bytes(%A: memref<?xf32, #enigma.address_space<dev
     }
     enigma.pipeline_yield
   }
+  enigma.return
+}
+
+// -----
+
+// A producer may read a buffer only if no op of the kernel writes it: the
+// consumers store into %T here, so a producer warpgroup running ahead
+// could read a value before its store.
+enigma.kernel @producer_reads_a_written_buffer(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}, %T: memref<?xi32, #enigma.address_space<device>> {enigma.name = "T"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1 : i32
+  %a = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{cannot be in a producer region: it holds only enigma.stage_copy, arithmetic and reads of buffers the kernel never writes}}
+    %row = memref.load %T[%i] : memref<?xi32, #enigma.address_space<device>>
+    %r = arith.index_castui %row : i32 to index
+    enigma.stage_copy %A[%r, %c0] of(%c16, %c16, %c16) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 16 : i64, box_cols = 16 : i64} : memref<?xf32, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    memref.store %one, %T[%i] : memref<?xi32, #enigma.address_space<device>>
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+// The same read computed before the pipeline (an operand of the copy):
+// rejected where the producer would need it.
+enigma.kernel @producer_needs_a_read_of_a_written_buffer(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}, %T: memref<?xi32, #enigma.address_space<device>> {enigma.name = "T"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1 : i32
+  %a = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  %row = memref.load %T[%c0] : memref<?xi32, #enigma.address_space<device>>
+  %r = arith.index_castui %row : i32 to index
+  memref.store %one, %T[%c4] : memref<?xi32, #enigma.address_space<device>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{uses memref.load (the producer runs only pure arithmetic and reads of buffers the kernel never writes), which a producer warpgroup cannot compute}}
+    enigma.stage_copy %A[%r, %c0] of(%c16, %c16, %c16) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 16 : i64, box_cols = 16 : i64} : memref<?xf32, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
   enigma.return
 }

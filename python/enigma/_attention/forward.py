@@ -31,17 +31,30 @@ from .tiles import (LN2, NEG_INF, ContiguousKeys, PagedKeys, TileLayout, i32,
 class ForwardConfig:
     """Tile shape of the forward kernel: ``bc`` keys per block, ``rows``
     query rows per threadgroup (``rows // 16`` simdgroups, two threads per
-    row), Q in threadgroup memory (``q_shared``) or registers."""
+    row), Q in threadgroup memory (``q_shared``) or registers.
+
+    ``pipelined=True`` selects the pipelined kernel
+    (:mod:`.forward_ws`: a ring of ``stages`` key/value blocks filled by
+    a producer, one consumer warpgroup per 64 rows; Q always in
+    threadgroup memory); otherwise the classic kernel, whose K and V are
+    single-buffered and ``stages`` is unused."""
     bc: int = 64
     rows: int = 64
     q_shared: bool = True
+    pipelined: bool = False
+    stages: int = 2
 
     @property
     def threads(self) -> int:
         return 2 * self.rows
 
     def smem_bytes(self, d: int, itemsize: int = 2) -> int:
-        """Threadgroup memory: one K and one V block, and Q's rows."""
+        """Threadgroup memory: one K and one V block, and Q's rows; the
+        pipelined kernel: ``stages`` K and V blocks, Q's rows and the K
+        and V blocks of a sequence's partial last block."""
+        if self.pipelined:
+            return ((self.stages + 1) * 2 * self.bc * d + self.rows * d) \
+                * itemsize
         return (2 * self.bc * d + (self.rows * d if self.q_shared else 0)) \
             * itemsize
 

@@ -12,6 +12,7 @@ from .backward import (BackwardConfig, dkdv_kernel, dq_convert_kernel,
 from .decode import (MERGE_THREADS, DecodeConfig, decode_kernel,
                      merge_kernel)
 from .forward import ForwardConfig, forward_kernel
+from .forward_ws import forward_ws_kernel
 from .launch import Step, runtime_name, threadgroup_memory_limit
 from .tiles import LOG2E
 
@@ -67,23 +68,84 @@ _CUDA_FORWARD = {64: ForwardConfig(128, 64, True),
 _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
                  128: ForwardConfig(64, 64, False),
                  256: ForwardConfig(32, 64, False)}
+# The pipelined kernel on sm_90 (contiguous keys, D 64 and 128): two
+# consumer warpgroups of 64 rows and blocks of 128 keys, as many stages as
+# leave room (D 64: 16 KiB of Q, 32 KiB per stage; D 128: twice that).
+_HOPPER_FORWARD = {64: ForwardConfig(128, 128, True, pipelined=True,
+                                     stages=3),
+                   128: ForwardConfig(128, 128, True, pipelined=True,
+                                      stages=2)}
 
 
-def forward_config(runtime, d: int) -> ForwardConfig:
-    """The forward tile shape for ``runtime`` and head dimension ``d``."""
-    table = _CUDA_FORWARD if runtime_name(runtime) == "cuda" else \
-        _HOST_FORWARD
-    return table[d]
+def hopper(runtime) -> bool:
+    """Whether ``runtime`` is a CUDA runtime (or PyTorch's CUDA device) on
+    an sm_90 GPU or newer, where the pipelined forward runs (rings need
+    one)."""
+    if runtime_name(runtime) != "cuda":
+        return False
+    arch = getattr(getattr(runtime, "_core", None), "architecture", None)
+    if arch:
+        digits = "".join(ch for ch in arch if ch.isdigit())
+        return bool(digits) and int(digits) >= 90
+    try:
+        import torch
+        return torch.cuda.get_device_capability(
+            getattr(runtime, "device", None) or 0)[0] >= 9
+    except Exception:   # noqa: BLE001 - no torch or no device: classic
+        return False
 
 
-def forward_configs(d: int):
+def forward_config(runtime, d: int, paged: bool = False) -> ForwardConfig:
+    """The forward tile shape for ``runtime`` and head dimension ``d``:
+    the pipelined kernel on sm_90 GPUs for contiguous keys with D 64 or
+    128, the classic one elsewhere (``paged``: keys in a paged cache)."""
+    if runtime_name(runtime) != "cuda":
+        return _HOST_FORWARD[d]
+    if not paged and d in _HOPPER_FORWARD and hopper(runtime):
+        return _HOPPER_FORWARD[d]
+    return _CUDA_FORWARD[d]
+
+
+def forward_configs(d: int, kernel: str = "both"):
     """Every forward tile shape worth timing on CUDA for head dimension
-    ``d`` (the benchmark's sweep)."""
+    ``d`` (the benchmark's sweep): ``kernel`` "classic", "ws" (the
+    pipelined kernel, sm_90 only; none for D 256) or "both"."""
+    if kernel not in ("classic", "ws", "both"):
+        raise ValueError(f"forward_configs: kernel must be 'classic', 'ws' "
+                         f"or 'both', got {kernel!r}")
+    classic, ws = [], []
     if d == 256:   # Q in registers would spill
-        return [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
-    shapes = [(64, 64), (128, 64), (64, 128), (128, 128)]
-    return [ForwardConfig(bc, rows, True) for bc, rows in shapes] + \
-        [ForwardConfig(bc, rows, False) for bc, rows in shapes[:2]]
+        classic = [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
+    else:
+        shapes = [(64, 64), (128, 64), (64, 128), (128, 128)]
+        classic = [ForwardConfig(bc, rows, True) for bc, rows in shapes] + \
+            [ForwardConfig(bc, rows, False) for bc, rows in shapes[:2]]
+        ws = [ForwardConfig(bc, 128, True, pipelined=True, stages=stages)
+              for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
+              if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
+              <= threadgroup_memory_limit(None)]
+    return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
+
+
+def check_forward_config(checker, p: Problem, config: ForwardConfig):
+    """What the pipelined kernel covers: contiguous keys, D 64 or 128,
+    whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
+    if not config.pipelined:
+        return
+    what = f"the pipelined forward ({config})"
+    if p.page_size:
+        checker.fail(f"{what} takes contiguous keys; a paged cache runs "
+                     "the classic forward (pipelined=False)")
+    if p.d not in (64, 128):
+        checker.fail(f"{what} takes head dimensions 64 and 128, got {p.d}")
+    if config.rows % 64 or not 64 <= config.rows <= 192:
+        checker.fail(f"{what}: rows must be 64, 128 or 192 (one consumer "
+                     f"warpgroup per 64 rows), got {config.rows}")
+    if config.bc % 16 or not 16 <= config.bc <= 256:
+        checker.fail(f"{what}: bc must be a multiple of 16 from 16 to 256, "
+                     f"got {config.bc}")
+    if not 2 <= config.stages <= 8:
+        checker.fail(f"{what}: stages must be 2 to 8, got {config.stages}")
 
 
 def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
@@ -91,12 +153,17 @@ def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
                   lengths="lengths", o="o", lse="lse"):
     """The forward launch: one threadgroup per ``config.rows`` query rows
     of each (sequence, query head)."""
-    kernel = forward_kernel(p.dtype, p.d, p.causal, p.page_size, config)
     args = dict(Q=q, K=k, V=v, CU_Q=cu_q, CU_K=cu_k, TABLE=table,
                 LENGTHS=lengths, n_heads=p.hq, group=p.group,
                 total_q=p.total_q, total_k=p.total_k, pages=p.pages,
                 table_stride=p.table_stride, scale2=p.scale * LOG2E,
                 O=o, LSE=lse, **p.strides())
+    if config.pipelined:
+        kernel = forward_ws_kernel(p.dtype, p.d, p.causal, config)
+        # K and V as one matrix of k_ss columns (the tensor map's extent).
+        args["kv_rows"] = p.total_k * p.hkv * p.d // args["k_ss"]
+    else:
+        kernel = forward_kernel(p.dtype, p.d, p.causal, p.page_size, config)
     threads = config.threads
     grid = (threads, max(1, math.ceil(p.max_sq / config.rows)),
             p.batch * p.hq)
@@ -104,12 +171,13 @@ def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
 
 
 def check_forward_memory(checker, runtime, p: Problem, config):
+    stages = f", {config.stages} stages" if config.pipelined else ""
     checker.threadgroup_memory(config.smem_bytes(p.d),
                                threadgroup_memory_limit(runtime),
                                runtime_name(runtime),
                                f"the forward kernel with head dimension "
                                f"{p.d} ({config.bc} keys per block, "
-                               f"{config.rows} query rows)")
+                               f"{config.rows} query rows{stages})")
 
 
 # Decode: four simdgroups of 16 keys each per step; three blocks in
@@ -154,7 +222,8 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
                          f"queries per sequence; the longest has {p.max_sq}")
         check_decode_memory(checker, runtime, p, decode)
         return decode_steps(p, decode, num_splits)
-    config = config or forward_config(runtime, p.d)
+    config = config or forward_config(runtime, p.d, bool(p.page_size))
+    check_forward_config(checker, p, config)
     check_forward_memory(checker, runtime, p, config)
     return forward_steps(p, config), {}
 

@@ -149,9 +149,36 @@ LogicalResult verifyRing(PipelineRingOp ring) {
 // Pipelines
 //===----------------------------------------------------------------------===//
 
+/// Whether `op` writes `buffer` (an op with unknown effects that takes it
+/// counts as a writer).
+bool writes(Operation *op, Value buffer) {
+  if (!llvm::is_contained(op->getOperands(), buffer))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (const MemoryEffects::EffectInstance &e : list)
+    if (isa<MemoryEffects::Write>(e.getEffect()) &&
+        (!e.getValue() || e.getValue() == buffer))
+      return true;
+  return false;
+}
+
+/// Whether no op of `kernel` writes `buffer`.
+bool neverWritten(KernelOp kernel, Value buffer) {
+  WalkResult walk = kernel.walk([&](Operation *op) {
+    return writes(op, buffer) ? WalkResult::interrupt()
+                              : WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
 /// Whether a producer (a warpgroup of its own on CUDA) can compute `root`:
-/// kernel parameters, enclosing loops' counters and pure arithmetic and
-/// uniform queries on those. Returns the offending op or value otherwise.
+/// kernel parameters, enclosing loops' counters, pure arithmetic and
+/// uniform queries on those, and reads of buffers the kernel never writes
+/// (producerMayRun). Returns the offending op or value otherwise.
 std::optional<std::string> producerComputable(Value root, Operation *pipeline) {
   llvm::DenseSet<Value> seen;
   SmallVector<Value> work{root};
@@ -178,33 +205,27 @@ std::optional<std::string> producerComputable(Value root, Operation *pipeline) {
              owner->getName().getStringRef().str();
     }
     Operation *def = v.getDefiningOp();
-    if (def->getNumRegions() || !isMemoryEffectFree(def))
+    if (!producerMayRun(def))
       return def->getName().getStringRef().str() +
-             " (only pure arithmetic is run by the producer)";
+             " (the producer runs only pure arithmetic and reads of buffers "
+             "the kernel never writes)";
     if (isThreadVarying(v, SyncScope::Threadgroup))
       return def->getName().getStringRef().str() +
              " (a value that differs between threads)";
+    if (auto branch = dyn_cast<scf::IfOp>(def)) {
+      // A guarded read (bounds-checked mode): what the branch decides on
+      // and what it yields; its diagnostics stay inside.
+      unsigned k = llvm::cast<OpResult>(v).getResultNumber();
+      work.push_back(branch.getCondition());
+      work.push_back(branch.thenYield().getOperand(k));
+      if (!branch.getElseRegion().empty())
+        work.push_back(branch.elseYield().getOperand(k));
+      continue;
+    }
     for (Value operand : def->getOperands())
       work.push_back(operand);
   }
   return std::nullopt;
-}
-
-/// Whether `op` writes `buffer` (an op with unknown effects that takes it
-/// counts as a writer).
-bool writes(Operation *op, Value buffer) {
-  if (!llvm::is_contained(op->getOperands(), buffer))
-    return false;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  for (const MemoryEffects::EffectInstance &e : list)
-    if (isa<MemoryEffects::Write>(e.getEffect()) &&
-        (!e.getValue() || e.getValue() == buffer))
-      return true;
-  return false;
 }
 
 LogicalResult verifyPipeline(PipelineOp op) {
@@ -270,10 +291,11 @@ LogicalResult verifyPipeline(PipelineOp op) {
                                 "region, on the pipeline's ring");
       continue;
     }
-    if (inner.getNumRegions() || !isMemoryEffectFree(&inner))
+    if (!producerMayRun(&inner))
       return inner.emitOpError(
-          "cannot be in a producer region: it holds only enigma.stage_copy "
-          "and arithmetic (a producer warpgroup runs it on CUDA)");
+          "cannot be in a producer region: it holds only enigma.stage_copy, "
+          "arithmetic and reads of buffers the kernel never writes (a "
+          "producer warpgroup runs it on CUDA)");
     for (Value operand : inner.getOperands())
       if (auto why = producerComputable(operand, op))
         return inner.emitOpError() << "in a producer region uses " << *why
@@ -564,6 +586,53 @@ LogicalResult checkRole(OpT op, bool producer) {
 }
 
 } // namespace
+
+bool producerMayRun(Operation *op) {
+  if (isa<scf::IfOp, scf::YieldOp>(op)) {
+    for (Region &region : op->getRegions())
+      for (Operation &inner : region.getOps())
+        if (!producerMayRun(&inner))
+          return false;
+    return true;
+  }
+  if (op->getNumRegions())
+    return false;
+  if (isMemoryEffectFree(op))
+    return true;
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (!kernel)
+    return false;
+  auto isRecord = [&](Value v) {
+    auto arg = llvm::dyn_cast_or_null<BlockArgument>(v);
+    return arg && arg.getOwner()->getParentOp() == kernel.getOperation() &&
+           kernel.getArgAttr(arg.getArgNumber(), "enigma.bounds_record");
+  };
+  // Bounds-checked mode's diagnostics (stores and atomics on its record,
+  // whatever effects they declare) may run in any role.
+  bool touches = false, onlyRecord = true;
+  for (Value operand : op->getOperands())
+    if (isa<MemRefType>(operand.getType())) {
+      touches = true;
+      onlyRecord = onlyRecord && isRecord(operand);
+    }
+  if (touches && onlyRecord)
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (const MemoryEffects::EffectInstance &e : list) {
+    auto arg = llvm::dyn_cast_or_null<BlockArgument>(e.getValue());
+    if (!arg || arg.getOwner()->getParentOp() != kernel.getOperation())
+      return false;
+    if (isRecord(arg))
+      continue;
+    if (!isa<MemoryEffects::Read>(e.getEffect()) || !neverWritten(kernel, arg))
+      return false;
+  }
+  return true;
+}
 
 LogicalResult verifyPipelineOp(Operation *op) {
   if (!op->getParentOfType<KernelOp>())

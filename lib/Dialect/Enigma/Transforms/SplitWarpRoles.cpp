@@ -225,19 +225,21 @@ private:
   }
 
   /// The producer runs what it needs: it must be free of side effects
-  /// outside the copies (the verifier of enigma.pipeline sees to the
-  /// pipelines' own operands; this catches enclosing loop bounds and
+  /// outside the copies and read only buffers the kernel never writes
+  /// (producerMayRun; the verifier of enigma.pipeline sees to the
+  /// pipelines' own operands, this catches enclosing loop bounds and
   /// branch conditions).
   LogicalResult checkNeeded() {
     for (Operation *op : needed) {
       if (isa<scf::ForOp, scf::IfOp, scf::YieldOp, RingAcquireOp,
               RingCommitOp, StageCopyOp>(op) ||
-          isMemoryEffectFree(op))
+          producerMayRun(op))
         continue;
       return op->emitOpError(
           "is needed by a pipeline's producer (a loop bound, branch "
           "condition or copy operand depends on it), but only the "
-          "consumers may run it: it reads or writes memory");
+          "consumers may run it: it writes memory, or reads memory the "
+          "kernel writes");
     }
     return success();
   }

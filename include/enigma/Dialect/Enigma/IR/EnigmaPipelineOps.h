@@ -24,6 +24,13 @@ llvm::SmallVector<PipelineRingOp> pipelineRings(KernelOp kernel);
 /// producer warpgroup (0 without rings).
 inline constexpr unsigned kProducerThreads = 128;
 
+/// Whether a producer warpgroup may run `op` besides its copies: pure
+/// arithmetic and queries; reads of kernel buffer parameters that no op of
+/// the kernel writes (sequence offsets, block tables: every thread reads
+/// the same value whenever it reads); bounds-checked mode's writes of its
+/// record; and branches holding only such ops.
+bool producerMayRun(mlir::Operation *op);
+
 /// Registers of a fragment type per thread on CUDA (one per element of
 /// the lane's share), 0 for other types.
 int64_t fragmentRegisters(mlir::Type type);

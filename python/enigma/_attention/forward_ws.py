@@ -1,0 +1,196 @@
+"""The pipelined forward (prefill) kernel: the online softmax of
+:mod:`.forward` on a ring of key/value stages (docs/reference/pipelines.md).
+
+A threadgroup owns ``rows`` query rows of one (sequence, query head): one
+warpgroup of 128 threads per 64 rows, the consumers. Each iteration of an
+:func:`enigma.pipeline_loop` has a producer that copies one block of
+``bc`` keys and its values into a stage of the ring (on Hopper a producer
+warpgroup issuing Tensor Memory Accelerator copies, ``stages`` blocks
+ahead) and a consumer that runs ``S = Q K^T`` (both operands in
+threadgroup memory), the online softmax in registers and ``O += P V``
+(``P`` from registers). Q is copied once before the loops.
+
+The whole key blocks are walked by two pipelines on the one ring: the
+blocks no row masks, then the blocks with the causal diagonal, so that
+the unmasked consumer has no branch.
+
+Rows past a sequence's end: the copies read the K/V tensor as one matrix
+(a host-encoded tensor map cannot end at a sequence), so a stage holding
+a partial block would hold rows of the next sequence or head. Their
+scores could be masked, but ``0 * inf`` in ``P V`` is NaN, so a partial
+last block does not go through the ring: the consumers copy it after the
+pipelines with the rows past the end zero-filled
+(:class:`~.tiles.ContiguousKeys`, as the classic kernel does).
+docs/design/attention.md explains the choices.
+"""
+
+import functools
+
+from .._core import fitting_consumer_registers
+from .._control import if_
+from .._dtypes import f32, i32 as I32, u32 as U32, Scalar
+from .._kernel import kernel
+from .._math import exp2, fmax, imin, where
+from .._mma import (copy_commit, copy_wait, mma, mma_fill, mma_iota,
+                    mma_zeros)
+from .._pipeline import pipeline_loop, pipeline_ring, stage_copy
+from .._threads import (barrier, simdgroup_index_in_threadgroup,
+                        threadgroup_position_in_grid, threadgroups_per_grid)
+from .._cooperation import threadgroup_alloc
+from .forward import block_counts, element_type, finish, store_rows
+from .tiles import NEG_INF, ContiguousKeys, TileLayout, i32, sequence
+
+# Registers per thread of the producer warpgroup on CUDA: its copies and
+# the sequence offsets it reads (56 as GEMM's producer; fewer spilled
+# there in clusters). The consumers get what the block's pool leaves.
+PRODUCER_REGISTERS = 56
+
+
+def consumer_registers(threads: int) -> int:
+    """Registers per consumer thread beside the producer warpgroup: the
+    most ``setmaxnreg`` can give (docs/reference/pipelines.md)."""
+    return fitting_consumer_registers(threads, 128, PRODUCER_REGISTERS)
+
+
+@functools.lru_cache(maxsize=None)
+def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
+    """The pipelined forward kernel (an ``@enigma.kernel``) for ``dtype``
+    ("bf16" or "f16") and head dimension ``d`` (64 or 128) over
+    contiguous keys; ``config`` a pipelined :class:`~.forward.ForwardConfig`
+    (``rows`` a multiple of 64). Its parameters are the classic kernel's
+    (``TABLE``, ``LENGTHS``, ``pages`` and ``table_stride`` unread) and
+    ``kv_rows``: the rows of K and V seen as one matrix of ``k_ss``
+    columns (the tensor map's extent)."""
+    el = element_type(dtype)
+    bc, rows, stages = config.bc, config.rows, config.stages
+    layout = TileLayout(el, bc, d)
+    q_layout = TileLayout(el, rows, d)
+    threads = config.threads
+    wide = d > 64     # K and V stored in blocks of 64 columns
+
+    @kernel
+    def attention_forward_ws(Q: el, K: el, V: el, CU_Q: I32, CU_K: I32,
+                             TABLE: I32, LENGTHS: I32, n_heads: Scalar(U32),
+                             group: Scalar(U32), q_sh: Scalar(U32),
+                             q_ss: Scalar(U32), k_sh: Scalar(U32),
+                             k_ss: Scalar(U32), l_bm: Scalar(U32),
+                             l_sh: Scalar(U32), total_q: Scalar(U32),
+                             total_k: Scalar(U32), pages: Scalar(U32),
+                             table_stride: Scalar(U32),
+                             kv_rows: Scalar(U32), scale2: Scalar(f32),
+                             O: el, LSE: f32):
+        ring = pipeline_ring(stages, [(el, bc * d), (el, bc * d)],
+                             threads=threads,
+                             producer_registers=PRODUCER_REGISTERS,
+                             consumer_registers=consumer_registers(threads))
+        q_s = threadgroup_alloc(el, rows * d)
+        k_tail = threadgroup_alloc(el, bc * d)
+        v_tail = threadgroup_alloc(el, bc * d)
+        z = threadgroup_position_in_grid("z")
+        b = z // n_heads
+        h = z - b * n_heads
+        y = threadgroup_position_in_grid("y")
+        if causal:   # the longest rows first: fewer idle cores at the end
+            y = threadgroups_per_grid("y") - 1 - y
+        q0 = y * rows
+        q_start, sq = sequence(CU_Q, b, total_q)
+        kv_heads = n_heads // group
+        keys = ContiguousKeys(K, V, CU_K, b, h // group, total=total_k,
+                              batch_rows=kv_heads * d, head_stride=k_sh,
+                              row_stride=k_ss)
+        skv = keys.length
+        # The sequence's first key as (row, column) of K seen as a matrix
+        # of k_ss columns: (B, H, S, D) rows of d; (total, H, D) rows of
+        # H * d, the head a column offset.
+        kv_row0 = keys.base // k_ss
+        kv_col0 = keys.base - kv_row0 * k_ss
+        sg = simdgroup_index_in_threadgroup()
+        row0 = q0 + sg * 16
+        q_base = q_start * (n_heads * d) + h * q_sh
+        rows_left = where(0, sq - row0, row0 < sq)
+        q_layout.copy(q_s, Q, rows, src_ld=q_ss,
+                      src_offset=q_base + q0 * q_ss,
+                      valid_rows=where(0, sq - q0, q0 < sq))
+        copy_commit()
+        copy_wait(0)
+        barrier()
+        q = q_layout.operand(q_s, transpose=False, row0=(sg // 4) * 64)
+        off = i32(skv) - i32(sq)
+
+        def producer(j, slot):
+            at = (kv_row0 + j * bc, kv_col0)
+            for buffer, src in ((0, K), (1, V)):
+                stage_copy(ring, slot, buffer, src, at=at,
+                           shape=(kv_rows, k_ss), ld=k_ss, box=(bc, d),
+                           swizzle=layout.swizzle,
+                           block_cols=64 if wide else None,
+                           block_stride=layout.block if wide else None)
+
+        def scores(k_tile):
+            s = mma(mma_zeros(16, bc), q,
+                    layout.operand(k_tile, transpose=True), k=d,
+                    warpgroup=True)
+            return s * scale2              # scale * log2(e): exp2 below
+
+        def mask(s, k0):
+            cols = mma_iota(1, 16, bc) + i32(k0)
+            masked = cols >= i32(skv)
+            if causal:
+                masked = masked | (cols > mma_iota(0, 16, bc) +
+                                   (i32(row0) + off))
+            return where(s, NEG_INF, masked)
+
+        def softmax(s, o, m, l):
+            """The online softmax step: (P, O and l rescaled, m)."""
+            m_new = fmax(m, s.row_max())
+            # A row with no key yet keeps m = -inf; its exponents use 0, so
+            # that P and the rescale are 0 rather than NaN.
+            m_use = where(m_new, 0.0, m_new == NEG_INF)
+            p = exp2(s - m_use)
+            alpha = exp2(m - m_use)
+            return p.cast(el), o * alpha, m_new, l * alpha + p.row_sum()
+
+        def products(s, v_tile, carry):
+            p, o, carry[1], carry[2] = softmax(s, carry[0], carry[1],
+                                               carry[2])
+            carry[0] = mma(o, p, layout.operand(v_tile, transpose=False),
+                           warpgroup=True)
+
+        def unmasked(j, slot, carry):
+            products(scores(ring.stage(0, slot)), ring.stage(1, slot), carry)
+
+        def masked(j, slot, carry):
+            products(mask(scores(ring.stage(0, slot)), j * bc),
+                     ring.stage(1, slot), carry)
+
+        # Whole blocks through the ring: those no row masks, then those
+        # with the causal diagonal; a partial last block after them.
+        blocks, full = block_counts(causal=causal, bc=bc, q0=q0, rows=rows,
+                                    sq=sq, skv=skv)
+        whole = imin(blocks, skv // bc)
+        full = imin(full, whole)
+        state = [mma_zeros(16, d), mma_fill(NEG_INF, 16), mma_zeros(16)]
+        state = pipeline_loop(ring, 0, full, producer=producer,
+                              consumer=unmasked, init=state)
+        o, m, l = pipeline_loop(ring, full, whole, producer=producer,
+                                consumer=masked, init=state)
+        with if_(blocks > whole):
+            # The rows past the end in a stage would belong to the next
+            # sequence or head (0 x inf is NaN): this block is copied by
+            # the consumers with those rows zero.
+            k0 = whole * bc
+            keys.copy(layout, k_tail, "k", k0, bc)
+            keys.copy(layout, v_tail, "v", k0, bc)
+            copy_commit()
+            copy_wait(0)
+            barrier()
+            p, o, m, l = softmax(mask(scores(k_tail), k0), o, m, l)
+            o = mma(o, p, layout.operand(v_tail, transpose=False),
+                    warpgroup=True)
+        o, lse = finish(o, m, l)
+        store_rows(o, lse, O=O, LSE=LSE, d=d, out_base=q_base + row0 * q_ss,
+                   out_stride=q_ss,
+                   lse_base=q_start * l_bm + h * l_sh + row0,
+                   rows_left=rows_left)
+
+    return attention_forward_ws
