@@ -564,6 +564,9 @@ class _GemmShape:
         # a warp-specialised float B comes in blocks of 32 columns (128
         # bytes, what the TMA's swizzle writes).
         self.group = warpgroup_shape(c, dtype, a_transposed)
+        if dtype.name == "f32" and allow_tf32:   # TF32 wgmma (_gemm_f32)
+            from ._gemm_f32 import tf32_warpgroup_shape
+            self.group = tf32_warpgroup_shape(c, a_transposed, b_transposed)
         block = 128 // dtype.itemsize
         self.b_block = 0
         if not b_transposed and (self.group or (

@@ -362,11 +362,8 @@ inline unsigned movmatrix_trans(unsigned x) {
   emu::collective(emu::Movm);
   return emu::g_warp->out[emu::g_warp->current][0];
 }
-inline unsigned to_tf32(float x) { // cvt.rna: nearest, ties away from zero
-  uint32_t u = emu::floatToBits(x);
-  if ((u & 0x7f800000u) != 0x7f800000u)
-    u += 0x1000u;
-  return u & 0xffffe000u;
+inline unsigned to_tf32(float x) { // the 13 low mantissa bits cleared
+  return emu::floatToBits(x) & 0xffffe000u;
 }
 inline float as_float(unsigned x) { return emu::bitsToFloat(x); }
 inline float shfl_xor(float x, int mask) {
