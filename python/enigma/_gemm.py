@@ -191,7 +191,8 @@ def gemm_configs(target: str = "cuda", dtype="bf16",
     16-bit CUDA list starts with warpgroup shapes (:func:`warpgroup_shape`:
     wgmma on Hopper). ``allow_tf32`` picks, for float operands on CUDA, the
     tiles of TF32 tensor-core products instead of those of FMA (other
-    targets compute fp32 either way). ``warp_specialized=True`` lists the
+    targets have one list; :func:`enigma.tf32_gemm_configs` lists TF32
+    warpgroup tiles for a B stored n x k). ``warp_specialized=True`` lists the
     configurations of the pipelined mainloop instead (a producer
     warpgroup on Hopper; persistent and clustered variants)."""
     dtype = _gemm_dtype(as_dtype(dtype), "gemm_configs: dtype")
