@@ -572,6 +572,23 @@ TEST(MmaEmulation, Fp32FmaPaths) {
                                                                      3);
 }
 
+// A K x N float B in 32-column blocks 1024 elements apart under the
+// 128-byte swizzle (the warp-specialised gemm_block's float stages), read
+// at per-lane offsets block by block: FMA and TF32, a warp's columns
+// spanning two blocks, one block, or half of one.
+TEST(MmaEmulation, FloatBInColumnBlocks) {
+  checkMma<float, 64, 64, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 0);
+  checkMma<float, 32, 32, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 1024);
+  checkMma<float, 32, 16, 16, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 1040);
+  checkMma<float, 64, 64, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, true,
+           1024>(0, 0, 0, 0, 2e-3);
+  checkMma<float, 32, 16, 16, 32, false, 3, 2, 3, 32, false, 3, 2, 3, true,
+           1024>(0, 0, 0, 1040, 2e-3);
+}
+
 TEST(MmaEmulation, RegisterOperandA) {
   // P (16 x 32, bfloat, from memory in the accumulator layout) times V.
   Arena arena;

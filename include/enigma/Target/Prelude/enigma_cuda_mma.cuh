@@ -307,14 +307,26 @@ template <class TA> struct simt_a_rows {
       !TA::kTrans && TA::kBs == 0 && TA::kS2 >= 0 &&
       (TA::kS0 == 0 || (kSpan != 0 && (8ull * TA::kLd) % kSpan == 0));
 };
+/* B's columns split for reads at `row start + constant`: an N-contiguous
+ * B, swizzled so that a row's mask depends on the row alone. A B stored in
+ * column blocks (Bs > 0, blocks of Ld columns) is read block by block: W
+ * columns per block (N, or Ld when N spans whole blocks), the blocks Bs
+ * apart, Bs a multiple of the swizzle's period so that every block has
+ * the first one's masks. */
 template <class TB, int N> struct simt_b_cols {
   enum : int {
     P = TB::kS1 + TB::kS2,
-    Nb = N <= 8 ? 8 : N <= 16 ? 16 : N <= 32 ? 32 : N <= 64 ? 64 : 128
+    W = TB::kBs > 0 && N > TB::kLd ? TB::kLd : N,
+    Nb = W <= 8 ? 8 : W <= 16 ? 16 : W <= 32 ? 32 : W <= 64 ? 64 : 128
   };
   static constexpr u64 kRowSpan = pow2_or_zero(P); /* 2^P */
+  static constexpr u64 kPeriod = pow2_or_zero(TB::kS0 + P);
+  static constexpr bool kBlocksFit =
+      TB::kBs == 0 ||
+      (N % W == 0 && W % 8 == 0 && TB::kBs % TB::kLd == 0 &&
+       (TB::kS0 == 0 || (kPeriod != 0 && u64(TB::kBs) % kPeriod == 0)));
   static constexpr bool value =
-      !TB::kTrans && TB::kBs == 0 && TB::kS2 >= 0 && N <= 128 &&
+      !TB::kTrans && kBlocksFit && TB::kS2 >= 0 && N <= 128 &&
       (TB::kS0 == 0 ||
        (kRowSpan != 0 && u64(TB::kLd) % kRowSpan == 0 &&
         TB::kS0 <= TB::kS2 && u64(Nb) <= kRowSpan));
@@ -346,6 +358,12 @@ template <class TB, int N> struct simt_b_cols {
                                                     unsigned s, unsigned c) {
     return (lo ^ (m & ~unsigned(Nb - 1))) +
            ((8u * s) ^ (m & unsigned(Nb - 1) & ~7u)) + (c ^ (m & 7u));
+  }
+  /* Column 8 s + c of the whole tile: column() in block s / (W / 8). */
+  static __device__ __forceinline__ unsigned at(unsigned lo, unsigned m,
+                                                unsigned s, unsigned c) {
+    return column(lo, m, s % unsigned(W / 8), c) +
+           unsigned(TB::kBs) * (s / unsigned(W / 8));
   }
 };
 
@@ -385,7 +403,7 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
         for (int s = 0; s < N / 8; ++s)
           bv[s] = FastB
                       ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
-                                              BCols::column(lo, m, s, 2u * t)]
+                                              BCols::at(lo, m, s, 2u * t)]
                       : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
         for (int i = 0; i < M * N / 32; ++i) {
@@ -426,7 +444,7 @@ template <class TB, int N> struct tf32_b_rows {
 #pragma unroll
         for (int s = 0; s < N / 8; ++s)
           off[e][s] = row * unsigned(TB::kLd) +
-                      BCols::column(lo, m, unsigned(s), g);
+                      BCols::at(lo, m, unsigned(s), g);
       }
     }
   }
