@@ -19,32 +19,15 @@ from __future__ import annotations
 from ._dtypes import as_dtype
 from ._gemm import MmaConfig
 
-__all__ = ["tf32_warpgroup_shape", "tf32_gemm_configs"]
-
-# A K-major stage row of floats: 128 bytes, what wgmma's 128-byte swizzle
-# reads (and the TMA's writes).
-_TF32_BK = 32
-
-
-def tf32_warpgroup_shape(config, a_transposed: bool = False,
-                         b_transposed: bool = False) -> bool:
-    """Whether :func:`gemm_block` with float operands and
-    ``allow_tf32=True`` runs ``config`` as warpgroup products (TF32 wgmma
-    on Hopper, the same result elsewhere): A not transposed, B transposed
-    (stored ``n x k``: both K-major), ``bk == 32``, one column of
-    simdgroups (``wn == 1``) of 16 rows each in groups of four, ``bn`` of
-    64, 128 or 256."""
-    c = config
-    return (not a_transposed and bool(b_transposed) and
-            c.bk == _TF32_BK and c.wn == 1 and c.wm % 4 == 0 and
-            c.bm == 16 * c.wm and c.bn in (64, 128, 256))
+__all__ = ["tf32_gemm_configs"]
 
 
 def tf32_gemm_configs(warp_specialized: bool = True) -> list:
     """CUDA configurations of :func:`gemm_block` for float operands with
     ``allow_tf32=True`` and ``b_transposed=True``, all of
-    :func:`tf32_warpgroup_shape`, the expected winners first (two consumer
-    warpgroups on 128 x 256, then smaller blocks for smaller products);
+    :func:`enigma.tf32_warpgroup_shape` (the rule, beside the 16-bit one in
+    _gemm), the expected winners first (two consumer warpgroups on 128 x
+    256, then smaller blocks for smaller products);
     each fits 227 KiB of threadgroup memory. ``warp_specialized`` (the
     default) lists those of the pipelined mainloop (a producer warpgroup
     with the TMA), else those of the classic one."""
