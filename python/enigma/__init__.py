@@ -28,6 +28,7 @@ from ._gemm_fp8_launch import *  # noqa: F401,F403  (enigma.gemm_fp8)
 from ._async_copy import *  # noqa: F401,F403  (simdgroup async copies)
 from ._pipeline import *  # noqa: F401,F403  (pipelines with roles)
 from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
+from ._gemm_f32 import *  # noqa: F401,F403  (TF32 warpgroup GEMM tiles)
 from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
 from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)

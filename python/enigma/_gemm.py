@@ -36,7 +36,8 @@ from ._threads import (barrier, simdgroup_index_in_threadgroup,
 from ._tile import pipeline
 
 __all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
-           "warpgroup_shape", "gemm_split_k_reduce", "split_k_reduce_launch",
+           "warpgroup_shape", "tf32_warpgroup_shape", "gemm_split_k_reduce",
+           "split_k_reduce_launch",
            "gemm_config_for"]
 
 _U32 = as_dtype("uint")
@@ -191,7 +192,8 @@ def gemm_configs(target: str = "cuda", dtype="bf16",
     16-bit CUDA list starts with warpgroup shapes (:func:`warpgroup_shape`:
     wgmma on Hopper). ``allow_tf32`` picks, for float operands on CUDA, the
     tiles of TF32 tensor-core products instead of those of FMA (other
-    targets compute fp32 either way). ``warp_specialized=True`` lists the
+    targets have one list; :func:`enigma.tf32_gemm_configs` lists TF32
+    warpgroup tiles for a B stored n x k). ``warp_specialized=True`` lists the
     configurations of the pipelined mainloop instead (a producer
     warpgroup on Hopper; persistent and clustered variants)."""
     dtype = _gemm_dtype(as_dtype(dtype), "gemm_configs: dtype")
@@ -393,6 +395,25 @@ def warpgroup_shape(config, dtype, a_transposed=False) -> bool:
             c.bm == 16 * c.wm and c.bn % 64 == 0)
 
 
+# A K-major stage row of floats for TF32 wgmma: 128 bytes, what its
+# 128-byte swizzle reads (and the TMA's writes); docs/design/tf32.md.
+_TF32_BK = 32
+
+
+def tf32_warpgroup_shape(config, a_transposed: bool = False,
+                         b_transposed: bool = False) -> bool:
+    """Whether :func:`gemm_block` with float operands and
+    ``allow_tf32=True`` runs ``config`` as warpgroup products (TF32 wgmma
+    on Hopper, the same result elsewhere): A not transposed, B transposed
+    (stored ``n x k``: both K-major), ``bk == 32``, one column of
+    simdgroups (``wn == 1``) of 16 rows each in groups of four, ``bn`` of
+    64, 128 or 256."""
+    c = config
+    return (not a_transposed and bool(b_transposed) and
+            c.bk == _TF32_BK and c.wn == 1 and c.wm % 4 == 0 and
+            c.bm == 16 * c.wm and c.bn in (64, 128, 256))
+
+
 def grouped_block_origin(config, m, n, pid=None):
     """(row0, col0) of output block ``pid`` (default: this threadgroup's
     position) of C in grouped order: ``group_m`` block rows at a time, so
@@ -564,6 +585,8 @@ class _GemmShape:
         # a warp-specialised float B comes in blocks of 32 columns (128
         # bytes, what the TMA's swizzle writes).
         self.group = warpgroup_shape(c, dtype, a_transposed)
+        if dtype.name == "f32" and allow_tf32:   # TF32 wgmma
+            self.group = tf32_warpgroup_shape(c, a_transposed, b_transposed)
         block = 128 // dtype.itemsize
         self.b_block = 0
         if not b_transposed and (self.group or (

@@ -3,7 +3,8 @@
     python3 tools/sass/pipeline_sass.py [--dump DIR]
 
 Compiles every configuration of enigma.gemm_configs("cuda", dtype,
-warp_specialized=True) (bf16, TF32, fp32) to an sm_90a cubin with NVRTC,
+warp_specialized=True) (bf16, TF32, fp32) and of enigma.tf32_gemm_configs()
+(TF32 wgmma, B stored n x k) to an sm_90a cubin with NVRTC,
 exactly as the CUDA runtime would, disassembles it with cuobjdump and
 prints one Markdown row per kernel: registers (the count at entry, which
 setmaxnreg then lowers for the producer and raises for the consumers),
@@ -66,6 +67,9 @@ def kernels():
                                      warp_specialized=True):
             out.append((f"{'tf32' if tf32 else 'f32'} {describe(c)}",
                         f32.compiled(c, tf32).cuda_source))
+    for c in enigma.tf32_gemm_configs():   # TF32 wgmma, B stored n x k
+        out.append((f"tf32-Bnk {describe(c)}",
+                    f32.compiled(c, True, True).cuda_source))
     return out
 
 

@@ -362,11 +362,8 @@ inline unsigned movmatrix_trans(unsigned x) {
   emu::collective(emu::Movm);
   return emu::g_warp->out[emu::g_warp->current][0];
 }
-inline unsigned to_tf32(float x) { // cvt.rna: nearest, ties away from zero
-  uint32_t u = emu::floatToBits(x);
-  if ((u & 0x7f800000u) != 0x7f800000u)
-    u += 0x1000u;
-  return u & 0xffffe000u;
+inline unsigned to_tf32(float x) { // the 13 low mantissa bits cleared
+  return emu::floatToBits(x) & 0xffffe000u;
 }
 inline float as_float(unsigned x) { return emu::bitsToFloat(x); }
 inline float shfl_xor(float x, int mask) {
@@ -573,6 +570,23 @@ TEST(MmaEmulation, Fp32FmaPaths) {
   checkMma<float, 16, 32, 8, 16, true, 0, 0, 0, 8, true, 0, 0, 0>(0, 0, 0, 0);
   checkMma<float, 16, 16, 8, 8, false, 0, 0, 0, 16, false, 0, 0, 0>(0, 1, 0,
                                                                      3);
+}
+
+// A K x N float B in 32-column blocks 1024 elements apart under the
+// 128-byte swizzle (the warp-specialised gemm_block's float stages), read
+// at per-lane offsets block by block: FMA and TF32, a warp's columns
+// spanning two blocks, one block, or half of one.
+TEST(MmaEmulation, FloatBInColumnBlocks) {
+  checkMma<float, 64, 64, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 0);
+  checkMma<float, 32, 32, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 1024);
+  checkMma<float, 32, 16, 16, 32, false, 3, 2, 3, 32, false, 3, 2, 3, false,
+           1024>(0, 0, 0, 1040);
+  checkMma<float, 64, 64, 32, 32, false, 3, 2, 3, 32, false, 3, 2, 3, true,
+           1024>(0, 0, 0, 0, 2e-3);
+  checkMma<float, 32, 16, 16, 32, false, 3, 2, 3, 32, false, 3, 2, 3, true,
+           1024>(0, 0, 0, 1040, 2e-3);
 }
 
 TEST(MmaEmulation, RegisterOperandA) {

@@ -3,7 +3,7 @@
 // Kernels written with the C++ builder's mma family (enigma/Builder/Mma.h),
 // compiled by NVRTC to PTX for compute_90 (no GPU needed; skipped without
 // NVRTC): half / bfloat products are ldmatrix + mma.sync m16n8k16, float
-// products with TF32 allowed are mma.sync m16n8k8 on cvt.rna.tf32 values,
+// products with TF32 allowed are mma.sync m16n8k8 on truncated tf32 values,
 // float products without it are FMA only, and tile copies are cp.async
 // groups.
 //
@@ -47,6 +47,34 @@ KernelArtifact productKernel(DType dtype, bool tf32) {
   Value rowMax = mmaReduceRows(acc, RowReduce::Max);
   acc = mmaBinary(BinaryOp::Div, acc, mmaBroadcastRows(rowMax, 64));
   mmaStore(acc, C, u32(0), u32(64));
+  return k.compile();
+}
+
+/// C (64 x 128 f32) = A (64 x 32) * B (32 x 128) for one warpgroup of
+/// float tiles with TF32 allowed, both K-major (B stored 128 x 32) in rows
+/// of 32 floats under the 128-byte swizzle: wgmma's tf32 shape.
+KernelArtifact warpgroupTf32Kernel(bool tf32) {
+  KernelBuilder k("wgmma_float_product");
+  k.requireThreadgroupSize(128);
+  Buffer A = k.addBuffer("A", DType::F32);
+  Buffer B = k.addBuffer("B", DType::F32);
+  Buffer C = k.addBuffer("C", DType::F32);
+  auto u32 = [&](int64_t v) { return k.constantInt(v, DType::U32); };
+  ThreadgroupArray as = threadgroupAlloc(k, DType::F32, 64 * 32);
+  ThreadgroupArray bs = threadgroupAlloc(k, DType::F32, 128 * 32);
+  MmaSwizzle sw{3, 2, 3};
+  copyTileAsync(as, u32(0), A, u32(0), u32(32), u32(64), u32(32), 64, 32, 32,
+                sw);
+  copyTileAsync(bs, u32(0), B, u32(0), u32(32), u32(128), u32(32), 128, 32,
+                32, sw);
+  copyAsyncCommit(k);
+  copyAsyncWait(k, 0);
+  k.barrier();
+  Value acc = mmaFill(k, k.constant(0.0, DType::F32), DType::F32, 16, 128);
+  acc = mma(acc, {as, u32(0), u32(0), 32, false, sw},
+            {bs, u32(0), u32(0), 32, true, sw}, 32, tf32,
+            /*warpgroup=*/true);
+  mmaStore(acc, C, u32(0), u32(128));
   return k.compile();
 }
 
@@ -105,7 +133,9 @@ TEST(MmaPtx, FloatProductsUseTf32OnlyWhenAllowed) {
   // 64 x 64 x 32: 4 x 8 blocks, four K steps of 8.
   EXPECT_EQ(count(tf32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
             128u);
-  EXPECT_NE(tf32.find("cvt.rna.tf32.f32"), std::string::npos);
+  // Operands rounded to TF32 by clearing their 13 low mantissa bits.
+  EXPECT_NE(tf32.find("-8192;"), std::string::npos);
+  EXPECT_EQ(tf32.find("cvt.rna.tf32.f32"), std::string::npos);
   EXPECT_EQ(fp32.find("mma.sync"), std::string::npos);
   EXPECT_EQ(fp32.find("tf32"), std::string::npos);
   // 128 accumulators per lane, each an fma per k (the k loop may stay
@@ -137,3 +167,23 @@ TEST(MmaPtx, BuilderMistakesAreEnigmaErrors) {
 }
 
 } // namespace
+
+TEST(MmaPtx, WarpgroupFloatProductsAreTf32Wgmma) {
+  std::string tf32, fp32;
+  try {
+    tf32 = CudaBackend::compileForCheck(warpgroupTf32Kernel(true).cudaSource,
+                                        "compute_90a");
+    fp32 = CudaBackend::compileForCheck(warpgroupTf32Kernel(false).cudaSource,
+                                        "compute_90a");
+  } catch (const BackendUnavailable &e) {
+    GTEST_SKIP() << "no NVRTC here: " << e.what();
+  }
+  // K = 32: four instructions of K 8 on the 64 x 128 group product.
+  EXPECT_EQ(count(tf32, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
+            4u)
+      << tf32;
+  EXPECT_NE(tf32.find("wgmma.commit_group"), std::string::npos);
+  // Without TF32 the product is fp32 FMA: no tensor-core instruction.
+  EXPECT_EQ(fp32.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(fp32.find("tf32"), std::string::npos);
+}

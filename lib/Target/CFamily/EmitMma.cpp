@@ -135,6 +135,11 @@ inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   c[1] = d.y;
 }
 template <typename F> inline F enigma_mma_wait(F acc) { return acc; }
+// A pair of TF32 operands (docs/design/tf32.md): the 13 low mantissa bits cleared.
+inline float2 enigma_mma_tf32(float2 x) {
+  return float2(as_type<float>(as_type<uint>(x.x) & 0xffffe000u),
+                as_type<float>(as_type<uint>(x.y) & 0xffffe000u));
+}
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs, int BLd, bool BTr, int BS0,
           int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, typename PA, typename PB, int M,
           int N>
@@ -149,6 +154,10 @@ inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA
     for (int bj = 0; bj < N / 8; ++bj)
       bm[bj] = float2(enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn),
                       enigma_mma_at<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, 8 * kb + fm, 8 * bj + fn + 1));
+    if (Tf32) {
+      for (int bi = 0; bi < M / 8; ++bi) am[bi] = enigma_mma_tf32(am[bi]);
+      for (int bj = 0; bj < N / 8; ++bj) bm[bj] = enigma_mma_tf32(bm[bj]);
+    }
     for (int bi = 0; bi < M / 8; ++bi)
       for (int bj = 0; bj < N / 8; ++bj)
         enigma_mma_88(&acc.v[2 * (bi * (N / 8) + bj)], am[bi], bm[bj], lane);

@@ -13,6 +13,7 @@
 #define ENIGMA_CPU_MMA_H
 
 #include <stdint.h>
+#include <string.h>
 
 template <class T, int M, int N> struct enigma_frag {
   typedef T value_type;
@@ -52,6 +53,20 @@ inline float tile(const T *p, u64 base, u64 off, u64 r, u64 c) {
   return float(p[base + swz<S0, S1, S2>(off + (Trans ? stored<Ld, Bs>(c, r)
                                                      : stored<Ld, Bs>(r, c)))]);
 }
+
+// A TF32 operand (docs/design/tf32.md): the float with its 13 low mantissa
+// bits cleared, as wgmma reads f32 data as tf32 (truncation; a NaN whose
+// payload lies only in those bits becomes an infinity, as there).
+inline float tf32(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  u &= 0xffffe000u;
+  memcpy(&x, &u, sizeof u);
+  return x;
+}
+
+// A product's operand: rounded to TF32 when the product allows it.
+template <bool Tf32> inline float operand(float x) { return Tf32 ? tf32(x) : x; }
 
 } // namespace enigma_mma
 
@@ -127,7 +142,7 @@ inline F enigma_mma_broadcast_rows(const enigma_row<T, M> &r) {
 }
 
 // acc + A * B: each element of the lane's rows is a float fma chain in k
-// order (TF32, when allowed, is not used: the result is full float).
+// order; with Tf32 (f32 tiles only) of the operands rounded to TF32.
 // Products are complete at once here.
 template <class F> inline F enigma_mma_wait(F acc) { return acc; }
 
@@ -146,8 +161,11 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
     for (int c = 0; c < N; ++c) {
       float s = acc.v[j * N + c];
       for (int k = 0; k < K; ++k)
-        s = fma(tile<ALd, ATr, AS0, AS1, AS2, ABs>(a, a_base, a_off, r, k),
-                tile<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, k, c), s);
+        s = fma(operand<Tf32>(
+                    tile<ALd, ATr, AS0, AS1, AS2, ABs>(a, a_base, a_off, r, k)),
+                operand<Tf32>(
+                    tile<BLd, BTr, BS0, BS1, BS2, BBs>(b, b_base, b_off, k, c)),
+                s);
       acc.v[j * N + c] = s;
     }
   }

@@ -142,10 +142,11 @@ __device__ __forceinline__ unsigned movmatrix_trans(unsigned x) {
   return r;
 }
 
+/* x as a TF32 operand: its 13 low mantissa bits cleared (truncation, as
+ * wgmma reads f32 data as tf32; docs/design/tf32.md), so that both CUDA
+ * paths and the CPU and Metal semantics multiply the same values. */
 __device__ __forceinline__ unsigned to_tf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
+  return __float_as_uint(x) & 0xffffe000u;
 }
 
 __device__ __forceinline__ float as_float(unsigned x) {
@@ -306,14 +307,26 @@ template <class TA> struct simt_a_rows {
       !TA::kTrans && TA::kBs == 0 && TA::kS2 >= 0 &&
       (TA::kS0 == 0 || (kSpan != 0 && (8ull * TA::kLd) % kSpan == 0));
 };
+/* B's columns split for reads at `row start + constant`: an N-contiguous
+ * B, swizzled so that a row's mask depends on the row alone. A B stored in
+ * column blocks (Bs > 0, blocks of Ld columns) is read block by block: W
+ * columns per block (N, or Ld when N spans whole blocks), the blocks Bs
+ * apart, Bs a multiple of the swizzle's period so that every block has
+ * the first one's masks. */
 template <class TB, int N> struct simt_b_cols {
   enum : int {
     P = TB::kS1 + TB::kS2,
-    Nb = N <= 8 ? 8 : N <= 16 ? 16 : N <= 32 ? 32 : N <= 64 ? 64 : 128
+    W = TB::kBs > 0 && N > TB::kLd ? TB::kLd : N,
+    Nb = W <= 8 ? 8 : W <= 16 ? 16 : W <= 32 ? 32 : W <= 64 ? 64 : 128
   };
   static constexpr u64 kRowSpan = pow2_or_zero(P); /* 2^P */
+  static constexpr u64 kPeriod = pow2_or_zero(TB::kS0 + P);
+  static constexpr bool kBlocksFit =
+      TB::kBs == 0 ||
+      (N % W == 0 && W % 8 == 0 && TB::kBs % TB::kLd == 0 &&
+       (TB::kS0 == 0 || (kPeriod != 0 && u64(TB::kBs) % kPeriod == 0)));
   static constexpr bool value =
-      !TB::kTrans && TB::kBs == 0 && TB::kS2 >= 0 && N <= 128 &&
+      !TB::kTrans && kBlocksFit && TB::kS2 >= 0 && N <= 128 &&
       (TB::kS0 == 0 ||
        (kRowSpan != 0 && u64(TB::kLd) % kRowSpan == 0 &&
         TB::kS0 <= TB::kS2 && u64(Nb) <= kRowSpan));
@@ -345,6 +358,12 @@ template <class TB, int N> struct simt_b_cols {
                                                     unsigned s, unsigned c) {
     return (lo ^ (m & ~unsigned(Nb - 1))) +
            ((8u * s) ^ (m & unsigned(Nb - 1) & ~7u)) + (c ^ (m & 7u));
+  }
+  /* Column 8 s + c of the whole tile: column() in block s / (W / 8). */
+  static __device__ __forceinline__ unsigned at(unsigned lo, unsigned m,
+                                                unsigned s, unsigned c) {
+    return column(lo, m, s % unsigned(W / 8), c) +
+           unsigned(TB::kBs) * (s / unsigned(W / 8));
   }
 };
 
@@ -384,7 +403,7 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
         for (int s = 0; s < N / 8; ++s)
           bv[s] = FastB
                       ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
-                                              BCols::column(lo, m, s, 2u * t)]
+                                              BCols::at(lo, m, s, 2u * t)]
                       : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
         for (int i = 0; i < M * N / 32; ++i) {
@@ -425,7 +444,7 @@ template <class TB, int N> struct tf32_b_rows {
 #pragma unroll
         for (int s = 0; s < N / 8; ++s)
           off[e][s] = row * unsigned(TB::kLd) +
-                      BCols::column(lo, m, unsigned(s), g);
+                      BCols::at(lo, m, unsigned(s), g);
       }
     }
   }
@@ -711,16 +730,26 @@ template <class F> __device__ __forceinline__ F enigma_mma_wait(F acc) {
 }
 
 namespace enigma_mma {
-/* Whether a stored tile is one wgmma reads through a descriptor
- * (enigma_cuda_wgmma.cuh): rows of 64 16-bit elements under
- * Swizzle<3, 3, 3>, more than 64 stored columns in blocks of a 1024-byte
- * multiple. */
+/* Whether a stored tile of `Bytes`-byte elements is one wgmma reads
+ * through a descriptor (enigma_cuda_wgmma.cuh): rows of 128 bytes under
+ * the 128-byte swizzle in 16-byte chunks (Swizzle<3, 4 - log2 Bytes, 3>),
+ * more stored columns than a row holds in blocks of a 1024-byte multiple. */
+template <int Bytes, int StoredCols, int Ld, int S0, int S1, int S2, int Bs>
+struct wgmma_row_tile {
+  enum : bool {
+    value = Ld * Bytes == 128 && S0 == 3 &&
+            S1 == (Bytes == 1 ? 4 : Bytes == 2 ? 3 : 2) && S2 == 3 &&
+            (StoredCols <= Ld ? Bs == 0 || Bs * Bytes % 1024 == 0
+                              : Bs > 0 && Bs * Bytes % 1024 == 0)
+  };
+};
+
+/* The 16-bit tiles: rows of 64 elements under Swizzle<3, 3, 3>. */
 template <class T, int StoredCols, int Ld, int S0, int S1, int S2, int Bs>
 struct wgmma_tile {
   enum : bool {
-    value = sizeof(T) == 2 && Ld == 64 && S0 == 3 && S1 == 3 && S2 == 3 &&
-            (StoredCols <= 64 ? Bs == 0 || Bs % 512 == 0
-                              : Bs > 0 && Bs % 512 == 0)
+    value = sizeof(T) == 2 &&
+            wgmma_row_tile<2, StoredCols, Ld, S0, S1, S2, Bs>::value
   };
 };
 
@@ -732,6 +761,22 @@ struct wgmma_b_shape {
   enum : bool {
     value = M == 16 && (N == 64 || N == 128 || N == 256) && K % 16 == 0 &&
             wgmma_tile<T, BTr ? K : N, BLd, BS0, BS1, BS2, BBs>::value
+  };
+};
+
+/* Whether a warpgroup product of `Bytes`-byte tiles the instruction reads
+ * only K-major (tf32: 4, e4m3 / e5m2: 1) runs as wgmma: 16 rows per warp,
+ * N of 64, 128 or 256, K a multiple of one instruction's 32 bytes, and
+ * both operands K-major wgmma_row_tiles (A stored M x K, B stored N x K). */
+template <int Bytes, int M, int N, int K, int ALd, bool ATr, int AS0,
+          int AS1, int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1,
+          int BS2, int BBs>
+struct wgmma_k_major_shape {
+  enum : bool {
+    value = M == 16 && (N == 64 || N == 128 || N == 256) &&
+            K % (32 / Bytes) == 0 && !ATr && BTr &&
+            wgmma_row_tile<Bytes, K, ALd, AS0, AS1, AS2, ABs>::value &&
+            wgmma_row_tile<Bytes, K, BLd, BS0, BS1, BS2, BBs>::value
   };
 };
 
@@ -781,6 +826,23 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
       enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async>(
           acc.v, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
           b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
+      return acc;
+    }
+  }
+  if constexpr (Wg && Tf32 && sizeof(T) == 4 &&
+                wgmma_k_major_shape<4, M, N, K, ALd, ATr, AS0, AS1, AS2, ABs,
+                                    BLd, BTr, BS0, BS1, BS2, BBs>::value) {
+    /* As above, with 4-byte elements: 256 of them make 1024 bytes. */
+    const u64 slab = a_off - u64(16 * ALd) * ((threadIdx.x >> 5) & 3u);
+    const unsigned a0 = smem(a) + unsigned(4 * a_base);
+    const unsigned b0 = smem(b) + unsigned(4 * b_base);
+    if (((a0 | b0) & 1023u) == 0 && (slab % 256u) == 0 &&
+        (b_off % 256u) == 0) {
+      /* One instruction per 8 floats of K (32 bytes, as 16 halves). */
+      enigma_wgmma::product_k_major<enigma_wgmma::tf32_tag,
+                                    enigma_wgmma::tf32_tag, N, 2 * K, Async>(
+          acc.v, a0 + unsigned(4 * slab), unsigned(4 * ABs),
+          b0 + unsigned(4 * b_off), unsigned(4 * BBs));
       return acc;
     }
   }

@@ -15,8 +15,6 @@
 #ifndef ENIGMA_CUDA_MMA_FP8_CUH
 #define ENIGMA_CUDA_MMA_FP8_CUH
 
-#include "enigma_cuda_wgmma_fp8_ops.cuh"
-
 namespace enigma_mma {
 
 /* The half (binary16) bits of an 8-bit float of format Fmt (0 e4m3, 1
@@ -52,29 +50,6 @@ template <int Fmt, class T> struct Fp8Halves {
   }
 };
 
-/* Whether an 8-bit tile is one wgmma reads through a descriptor: K-major
- * (not stored transposed for A; stored N x K, i.e. transposed, for B),
- * rows of 128 elements under Swizzle<3, 4, 3> (the 128-byte swizzle in
- * 16-element chunks), more than 128 stored columns in blocks of a
- * 1024-byte multiple. */
-template <int StoredCols, int Ld, int S0, int S1, int S2, int Bs>
-struct wgmma_tile8 {
-  enum : bool {
-    value = Ld == 128 && S0 == 3 && S1 == 4 && S2 == 3 &&
-            (StoredCols <= 128 ? Bs == 0 || Bs % 1024 == 0
-                               : Bs > 0 && Bs % 1024 == 0)
-  };
-};
-
-template <int M, int N, int K, int ALd, bool ATr, int AS0, int AS1, int AS2,
-          int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs>
-struct wgmma_fp8_shape {
-  enum : bool {
-    value = M == 16 && (N == 64 || N == 128 || N == 256) && K % 32 == 0 &&
-            !ATr && BTr && wgmma_tile8<K, ALd, AS0, AS1, AS2, ABs>::value &&
-            wgmma_tile8<K, BLd, BS0, BS1, BS2, BBs>::value
-  };
-};
 } // namespace enigma_mma
 
 #if ENIGMA_HAS_WGMMA
@@ -82,19 +57,15 @@ namespace enigma_wgmma {
 /* d += A * B for this warp's 16 x N rows of the warpgroup's 64 x N
  * product of 8-bit tiles: `a` / `b` are the shared addresses of the
  * K-major tiles (64-row A slab, N-row B), 128-element blocks of K
- * `a_block` / `b_block` bytes apart. A K step of 32 elements is 32 bytes,
- * as a 16-bit step of 16 is, so the descriptors advance as for 16-bit
- * K-major tiles; group() counts steps of 16 elements of a 16-bit K, hence
- * K / 2. */
+ * `a_block` / `b_block` bytes apart (product_k_major counts K in 16-bit
+ * elements, hence K / 2). */
 template <int AFmt, int BFmt, int N, int K, bool Async>
 __device__ __forceinline__ void product_fp8(float *d, unsigned a,
                                             unsigned a_block, unsigned b,
                                             unsigned b_block) {
-  const u64 a0 = k_major(warp_uniform(a)), b0 = k_major(warp_uniform(b));
-  group<N, K / 2, Async>(d, [&](int kk) {
-    op_fp8<AFmt, BFmt, N>::run(d, advanced(a0, k_step(kk, a_block)),
-                               advanced(b0, k_step(kk, b_block)));
-  });
+  typedef typename pick<AFmt == 0, e4m3_tag, e5m2_tag>::type ATag;
+  typedef typename pick<BFmt == 0, e4m3_tag, e5m2_tag>::type BTag;
+  product_k_major<ATag, BTag, N, K / 2, Async>(d, a, a_block, b, b_block);
 }
 } // namespace enigma_wgmma
 #endif
@@ -115,8 +86,9 @@ enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
   typedef Tile<T, ALd, ATr, AS0, AS1, AS2, ABs> TA;
   typedef Tile<T, BLd, BTr, BS0, BS1, BS2, BBs> TB;
 #if ENIGMA_HAS_WGMMA
-  if constexpr (Wg && wgmma_fp8_shape<M, N, K, ALd, ATr, AS0, AS1, AS2, ABs,
-                                      BLd, BTr, BS0, BS1, BS2, BBs>::value) {
+  if constexpr (Wg && wgmma_k_major_shape<1, M, N, K, ALd, ATr, AS0, AS1,
+                                          AS2, ABs, BLd, BTr, BS0, BS1, BS2,
+                                          BBs>::value) {
     /* The warpgroup's A tile starts 16 rows per warp before this warp's;
      * the same run-time alignment test as the 16-bit products
      * (enigma_mma_sync), folded away for gemm tiles. */

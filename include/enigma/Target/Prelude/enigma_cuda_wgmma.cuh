@@ -4,10 +4,11 @@
  * four warps of a warpgroup each hold a 16 x N accumulator, together the
  * 64 x N product of one 64 x K tile of A and a K x N tile of B that
  * wgmma.mma_async reads straight from shared memory. Tiles must be stored
- * the way the instruction's 128-byte swizzle expects: rows of 64 16-bit
- * elements (128 bytes) under Swizzle<3, 3, 3>, the pattern anchored at a
- * 1024-byte boundary; more than 64 columns in blocks of 64 columns. A may
- * also come from registers. The callers check those facts
+ * the way the instruction's 128-byte swizzle expects: rows of 128 bytes
+ * (64 16-bit elements under Swizzle<3, 3, 3>, 32 floats read as tf32
+ * under Swizzle<3, 2, 3>, 128 8-bit floats under Swizzle<3, 4, 3>), the
+ * pattern anchored at a 1024-byte boundary; more than one row's worth of
+ * columns in blocks. A may also come from registers (16-bit types). The callers check those facts
  * (enigma_mma_sync, enigma_mma_reg) and fall back to mma.sync.
  *===----------------------------------------------------------------------===*/
 #ifndef ENIGMA_CUDA_WGMMA_CUH
@@ -133,9 +134,25 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
   const u64 a0 = k_major(warp_uniform(a)),
             b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
   group<N, K, Async>(d, [&](int kk) {
-    op<Tag, N, TransB ? 1 : 0>::run(
+    op<Tag, Tag, N, TransB ? 1 : 0>::run(
         d, advanced(a0, k_step(kk, a_block)),
         advanced(b0, b_step<TransB>(kk, b_block)));
+  });
+}
+
+/* d += A * B for operand types the instruction reads only K-major (tf32,
+ * e4m3, e5m2): both tiles K-major with 128-byte rows, blocks of 128 bytes
+ * of K `a_block` / `b_block` bytes apart. One instruction reads 32 bytes
+ * of K whatever the type, so K16 counts K in 16-bit elements (the tiles'
+ * bytes / 2) and the descriptors advance as for 16-bit K-major tiles. */
+template <class ATag, class BTag, int N, int K16, bool Async>
+__device__ __forceinline__ void product_k_major(float *d, unsigned a,
+                                                unsigned a_block, unsigned b,
+                                                unsigned b_block) {
+  const u64 a0 = k_major(warp_uniform(a)), b0 = k_major(warp_uniform(b));
+  group<N, K16, Async>(d, [&](int kk) {
+    op<ATag, BTag, N, 0>::run(d, advanced(a0, k_step(kk, a_block)),
+                              advanced(b0, k_step(kk, b_block)));
   });
 }
 
@@ -151,7 +168,7 @@ __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
   const u64 b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
   group<N, K, false>(d, [&](int kk) {
-    op_rs<Tag, N, TransB ? 1 : 0>::run(
+    op_rs<Tag, Tag, N, TransB ? 1 : 0>::run(
         d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)));
   });
 #pragma unroll

@@ -1,0 +1,169 @@
+"""Float products with TF32 allowed (docs/design/tf32.md): every target
+multiplies the operands with their 13 low mantissa bits cleared (what
+Hopper's wgmma does reading f32 data as tf32), exactly and summed in f32;
+and gemm_block runs float tiles of tf32_warpgroup_shape as warpgroup
+products (TF32 wgmma on sm_90a, through the same pipelines as bf16).
+
+References are numpy float64 products of the truncated operands; the bound
+is the f32 accumulation's, 2 K 2^-24 (|A'| @ |B'|), tight enough that the
+full-precision product fails it (checked too, so the tests can fail)."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import enigma
+from conftest import run_kernel
+
+U32 = enigma.Scalar(enigma.u32)
+
+
+def _tf32(x):
+    """x as a TF32 operand: the float's 13 low mantissa bits cleared."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    return (bits & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def _gemm(config, b_transposed, allow_tf32=True):
+    @enigma.kernel
+    def gemm_tf32(A: enigma.f32, B: enigma.f32, M: U32, N: U32, K: U32,
+                  C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                          b_transposed=b_transposed, allow_tf32=allow_tf32)
+    return enigma.compile(gemm_tf32)
+
+
+def _check(c, a, b, what, accumulation=2.0):
+    """c against the float64 product of the truncated operands, within the
+    f32 accumulation bound (times `accumulation` / 2); and that bound is
+    tight enough to tell the product of the full operands apart."""
+    at, bt = _tf32(a).astype(np.float64), _tf32(b).astype(np.float64)
+    want = at @ bt
+    scale = np.abs(at) @ np.abs(bt)
+    bound = accumulation * a.shape[1] * 2.0**-24 * scale + 1e-30
+    c = np.asarray(c, np.float64).reshape(want.shape)
+    err = np.abs(c - want)
+    bad = ~(err <= bound)       # NaN (an element never written) is bad
+    assert not bad.any(), (f"{what}: {int(bad.sum())} of {bad.size} "
+                           f"elements out of tolerance, worst "
+                           f"{float(np.nanmax(err))}")
+    full = a.astype(np.float64) @ b.astype(np.float64)
+    assert (np.abs(full - want) > bound).any(), \
+        f"{what}: the bound does not tell TF32 from fp32"
+
+
+def _run(runtime, config, a, b, b_transposed):
+    m, k = a.shape
+    n = b.shape[1]
+    stored_b = np.ascontiguousarray(b.T if b_transposed else b)
+    return run_kernel(runtime, _gemm(config, b_transposed),
+                      [np.ascontiguousarray(a), stored_b], np.float32,
+                      m * n, *config.launch(m, n), scalars=[m, n, k])
+
+
+def _fits(runtime, config):
+    limit = 32 * 1024 if runtime.name == "metal-host" else 227 * 1024
+    return config.smem_bytes("f32") <= limit
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (1, 37, 45), (33, 67, 70)])
+def test_tf32_products_truncate_their_operands(runtime, rng, m, n, k):
+    """The simdgroup products (mma.sync m16n8k8 on CUDA; the CPU's and
+    MSL's loops) with TF32 allowed: M = 1, N odd, K not a multiple of the
+    tile's 32."""
+    config = enigma.MmaConfig(32, 32, 32, 1, 1, 2)
+    assert not enigma.tf32_warpgroup_shape(config)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for b_t in (False, True):
+        c = _run(runtime, config, a, b, b_t)
+        _check(c, a, b, f"{m}x{n}x{k} b_transposed={b_t}",
+               8.0 if runtime.name == "cuda" else 2.0)
+
+
+def _warpgroup_configs(runtime):
+    """The CUDA list on CUDA; elsewhere the largest and a 32 KiB shape (of
+    both mainloops) that Metal's threadgroup memory holds."""
+    if runtime.name == "cuda":
+        return enigma.tf32_gemm_configs() + enigma.tf32_gemm_configs(False)
+    small = [enigma.MmaConfig(64, 64, 32, 4, 1, 2, group_m=2),
+             enigma.MmaConfig(64, 64, 32, 4, 1, 2, group_m=2,
+                              warp_specialized=True)]
+    large = [enigma.tf32_gemm_configs()[0]]
+    return [c for c in small + large if _fits(runtime, c)]
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 67, 45), (70, 131, 45),
+                                   (129, 200, 96)])
+def test_gemm_block_tf32_warpgroup(runtime, rng, m, n, k):
+    """gemm_block's TF32 warpgroup shapes (B stored n x k), classic and
+    warp-specialised: M = 1, N odd, K not a multiple of bk."""
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for config in _warpgroup_configs(runtime):
+        assert enigma.tf32_warpgroup_shape(config, b_transposed=True)
+        c = _run(runtime, config, a, b, True)
+        _check(c, a, b, f"{config} {m}x{n}x{k}",
+               8.0 if runtime.name == "cuda" else 2.0)
+
+
+def test_tf32_warpgroup_shape_rules():
+    ok = enigma.MmaConfig(128, 256, 32, 8, 1, 4)
+    assert enigma.tf32_warpgroup_shape(ok, b_transposed=True)
+    # Both operands K-major: B stored n x k, A not transposed.
+    assert not enigma.tf32_warpgroup_shape(ok)
+    assert not enigma.tf32_warpgroup_shape(ok, a_transposed=True,
+                                           b_transposed=True)
+    for bad in (enigma.MmaConfig(128, 256, 64, 8, 1, 3),   # rows of 64
+                enigma.MmaConfig(128, 256, 32, 4, 2, 3),   # wn = 2
+                enigma.MmaConfig(128, 192, 32, 8, 1, 3),   # N = 192
+                enigma.MmaConfig(128, 512, 16, 8, 1, 2)):
+        assert not enigma.tf32_warpgroup_shape(bad, b_transposed=True), bad
+    for c in enigma.tf32_gemm_configs() + enigma.tf32_gemm_configs(False):
+        assert enigma.tf32_warpgroup_shape(c, b_transposed=True)
+        assert c.smem_bytes("f32") <= 227 * 1024
+    assert all(c.warp_specialized for c in enigma.tf32_gemm_configs())
+    with pytest.raises(enigma.EnigmaError, match="must be a bool"):
+        enigma.tf32_gemm_configs("yes")
+
+
+def _pipeline_sass():
+    """tools/sass/pipeline_sass.py (NVRTC to a cubin, cuobjdump's SASS)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                        "sass", "pipeline_sass.py")
+    spec = importlib.util.spec_from_file_location("pipeline_sass", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tf32_warpgroup_kernels_compile_to_hgmma(monkeypatch):
+    """Every TF32 warpgroup configuration compiles for sm_90a to TF32
+    HGMMA (when cuobjdump is here to read the SASS), without spills and
+    without ptxas serialising the products (remark C7514)."""
+    sass_tool = _pipeline_sass()
+    tool = sass_tool.cuobjdump()
+    for config in enigma.tf32_gemm_configs() + \
+            enigma.tf32_gemm_configs(False):
+        source = _gemm(config, True).cuda_source
+        assert re.search(r"enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, "
+                         r"true, 3, 2, 3, 0, true, true, true>", source), \
+            config
+        monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+        try:
+            if tool is None:
+                sass = ""
+                _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a",
+                                                          [], log=True)
+            else:
+                sass, _, log = sass_tool.sass_of(source, tool)
+        except enigma.BackendUnavailableError:
+            pytest.skip("NVRTC is not installed here")
+        assert "Used " in log, f"{config}: no ptxas remarks\n{log}"
+        assert "C7514" not in log, f"{config}\n{log}"
+        assert "0 bytes spill stores" in log, f"{config}\n{log}"
+        if tool is not None:
+            assert f"HGMMA.64x{config.bn}x8.F32.TF32" in sass, config
