@@ -689,16 +689,13 @@ def _operand_ring(s):
                          cluster=c.cluster)
 
 
-def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
-    """The accumulator of the block at (row0, col0) over K tiles
-    ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
-    whose producer copies the iteration's A and B tiles into the ring
-    (the TMA on Hopper, edges zero-filled by it) and whose consumer
-    multiplies them; warpgroup products stay in flight from one K step to
-    the next."""
+def _operand_copies(s, ring, row0, col0):
+    """The producer of the pipelined mainloop for the block at (row0,
+    col0): ``producer(kt, slot)`` copies K tile ``kt`` of A into ring
+    buffer 0 and of B into buffer 1 (the TMA on Hopper, edges zero-filled
+    by it). Other mainloops on the same ring layout (the 8-bit GEMM) add
+    their own copies around it."""
     c = s.config
-    if k_end is None:
-        k_end = s.ktiles
     # The threadgroups of a cluster compute blocks of one block row: they
     # share the A tile, which each loads a share of (multicast).
     shared_a = c.cluster > 1 and not s.a_transposed
@@ -720,7 +717,19 @@ def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
                        block_cols=s.b_block or None,
                        block_stride=s.b_stride or None)
+    return producer
 
+
+def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
+    """The accumulator of the block at (row0, col0) over K tiles
+    ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
+    whose producer copies the iteration's A and B tiles into the ring
+    (:func:`_operand_copies`) and whose consumer multiplies them;
+    warpgroup products stay in flight from one K step to the next."""
+    c = s.config
+    if k_end is None:
+        k_end = s.ktiles
+    producer = _operand_copies(s, ring, row0, col0)
     asynchronous = s.group
 
     def consumer(kt, slot, carry):
