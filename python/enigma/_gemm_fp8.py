@@ -113,8 +113,16 @@ def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
                  MmaConfig(32, 64, 128, 1, 2, 2),
                  MmaConfig(64, 64, 64, 2, 2, 2)]
     out = []
+    promoted = not fast_accum or scaling == "block"
     for c in cands:
         if scaling == "block" and (c.bk != FP8_BLOCK or FP8_BLOCK % c.bn):
+            continue
+        # Promotion (and block scales) hold a second accumulator, the K
+        # tile's product: in the classic kernel 16 x 256 fragments (two of
+        # 128 registers a thread) spilled, and so did 512 threads (128
+        # registers each) with 16 x 128 ones.
+        if promoted and ((c.bm // c.wm) * (c.bn // c.wn) > 16 * 128 or
+                         c.threads > 256):
             continue
         smem = c.smem_bytes("u8") + (_amax_bytes(c) if amax else 0)
         if smem <= _TG_LIMITS[target]:
