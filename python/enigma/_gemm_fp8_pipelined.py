@@ -58,7 +58,7 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
     # transposed, rows of bk = 128 bytes under the 128-byte swizzle.
     s = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, False, True, False, c,
                    A.dtype)
-    s.group = group
+    s.group = group   # gemm_block's rule (warpgroup_shape) is for 16 bits
     blockwise = scaling == "block"
     ring = pipeline_ring(c.stages, [(A.dtype, c.bm * c.bk),
                                     (B.dtype, c.bn * c.bk)],
