@@ -689,7 +689,7 @@ def _operand_ring(s):
                          cluster=c.cluster)
 
 
-def _operand_copies(s, ring, row0, col0):
+def operand_copies(s, ring, row0, col0):
     """The producer of the pipelined mainloop for the block at (row0,
     col0): ``producer(kt, slot)`` copies K tile ``kt`` of A into ring
     buffer 0 and of B into buffer 1 (the TMA on Hopper, edges zero-filled
@@ -724,12 +724,12 @@ def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
     """The accumulator of the block at (row0, col0) over K tiles
     ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
     whose producer copies the iteration's A and B tiles into the ring
-    (:func:`_operand_copies`) and whose consumer multiplies them;
+    (:func:`operand_copies`) and whose consumer multiplies them;
     warpgroup products stay in flight from one K step to the next."""
     c = s.config
     if k_end is None:
         k_end = s.ktiles
-    producer = _operand_copies(s, ring, row0, col0)
+    producer = operand_copies(s, ring, row0, col0)
     asynchronous = s.group
 
     def consumer(kt, slot, carry):
@@ -757,6 +757,12 @@ def _epilogue(s, acc, row0, col0, epilogue, base=0):
               bounds=(where(0, m - out_row, out_row < m),
                       where(0, n - out_col, out_col < n)))
 
+
+
+# The pieces the 8-bit GEMM's pipelined kernel (_gemm_fp8_pipelined) builds
+# on: the operand layout, the tile scheduler and the bounded store.
+GemmShape, persistent_tiles, block_epilogue = (_GemmShape, _persistent_tiles,
+                                               _epilogue)
 
 # --------------------------------------------------------------------------
 # Split-K: the fixed-order sum of the partial products

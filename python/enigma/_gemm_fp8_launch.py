@@ -168,29 +168,33 @@ def _zero_u32(like):
     return np.zeros(1, np.uint32)
 
 
-def _cuda_runtime(runtime, like):
-    """The CudaRuntime the launch runs on, or None off CUDA."""
+def _cuda_device(runtime, like):
+    """(architecture number, multiprocessors) of the CUDA device the launch
+    runs on (a CudaRuntime given, else the CUDA tensors'), or None off
+    CUDA."""
     if runtime is not None:
-        return runtime if runtime.name == "cuda" else None
+        if runtime.name != "cuda":
+            return None
+        arch = re.search(r"(\d+)", runtime._core.architecture or "")
+        return (int(arch.group(1)) if arch else 0), runtime.multiprocessors
     if _is_torch(like) and like.device.type == "cuda":
-        from ._launch import cuda_runtime
-        return cuda_runtime(like.device.index if like.device.index
-                            is not None else 0)
+        import torch
+        major, minor = torch.cuda.get_device_capability(like.device)
+        return (10 * major + minor, torch.cuda.get_device_properties(
+            like.device).multi_processor_count)
     return None
 
 
 def _target(runtime, like):
     """("cuda", "metal" or "cpu", the CUDA architecture number or 0)."""
-    cuda = _cuda_runtime(runtime, like)
+    cuda = _cuda_device(runtime, like)
     if cuda is not None:
-        arch = re.search(r"(\d+)", cuda._core.architecture or "")
-        number = int(arch.group(1)) if arch else 0
-        if arch and number < 80:
-            _error(f"the CUDA device is {cuda._core.architecture}; "
+        if 0 < cuda[0] < 80:
+            _error(f"the CUDA device is sm_{cuda[0]}; "
                    "8-bit float products need sm_80 or newer (tensor "
                    "cores with half products; wgmma with 8-bit "
                    "operands on sm_90)")
-        return "cuda", number
+        return "cuda", cuda[0]
     if runtime is not None:
         return {"metal": "metal", "metal-host": "metal"}.get(
             runtime.name, "cpu"), 0
@@ -274,10 +278,9 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     amax_bits = _zero_u32(a)
     compiled = gemm_fp8_kernel(config, scaling, fa, fb, out_name,
                                scale_out is not None, bool(amax), fast_accum)
-    cuda = _cuda_runtime(runtime, a)
+    cuda = _cuda_device(runtime, a)
     grid, threads = config.launch(
-        m, n, cuda.multiprocessors if cuda is not None and
-        config.persistent else None)
+        m, n, cuda[1] if cuda is not None and config.persistent else None)
     launch = compiled.launch(grid=grid, threads=threads)
     extra = {} if runtime is None else {"runtime": runtime}
     launch(_bits(a), _bits(b), sa, sb, so, m, n, k, out, amax_bits, **extra)

@@ -4,11 +4,11 @@
 warp_specialized=True)``.
 
 It is ``gemm_block``'s pipelined structure with 8-bit operands, built from
-its pieces (``_gemm``): the tile scheduler (``_persistent_tiles``, grouped
+its pieces (``_gemm``): the tile scheduler (``persistent_tiles``, grouped
 order, persistent and clustered launches), the producer copying A and B
-tiles into a ring (``_operand_copies``: TMA boxes of 128-byte rows on
-Hopper), the operand layout of each simdgroup (``_GemmShape``) and the
-bounded store (``_epilogue``). What is its own: the ring of two 8-bit
+tiles into a ring (``operand_copies``: TMA boxes of 128-byte rows on
+Hopper), the operand layout of each simdgroup (``GemmShape``) and the
+bounded store (``block_epilogue``). What is its own: the ring of two 8-bit
 operand dtypes, the consumer (wgmma with e4m3/e5m2 operands, promotion
 into a separate f32 accumulator once per K tile unless ``fast_accum``,
 block scales) and the epilogue's scales, amax and 8-bit output.
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from . import _core
 from ._fp8 import saturating_cast
-from ._gemm import (_GemmShape, _epilogue, _operand_copies,
-                    _persistent_tiles)
+from ._gemm import (GemmShape, block_epilogue, operand_copies,
+                    persistent_tiles)
 from ._math import where
 from ._mma import mma, mma_load, mma_wait, mma_zeros
 from ._pipeline import pipeline_loop, pipeline_ring
@@ -56,7 +56,7 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
     c = config
     # A is m x k and B is n x k, both K-major: gemm_block's layout with B
     # transposed, rows of bk = 128 bytes under the 128-byte swizzle.
-    s = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, False, True, False, c,
+    s = GemmShape(A, B, C, m, n, k, lda, ldb, ldc, False, True, False, c,
                    A.dtype)
     s.group = group   # gemm_block's rule (warpgroup_shape) is for 16 bits
     blockwise = scaling == "block"
@@ -70,12 +70,12 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
     def block(row0, col0):
         acc = _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise,
                         fast_accum, kblocks)
-        _epilogue(s, acc, row0, col0, lambda acc, out_row, out_col:
+        block_epilogue(s, acc, row0, col0, lambda acc, out_row, out_col:
                   _scale_and_convert(s, acc, out_row, out_col, scale_a,
                                      scale_b, scaling, scale_out, amax,
                                      amax_reduce, reduce_amax))
 
-    _persistent_tiles(c, m, n, block)
+    persistent_tiles(c, m, n, block)
 
 
 def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
@@ -121,7 +121,7 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
             carry[0] = carry[0] + part
 
     acc, = pipeline_loop(ring, 0, s.ktiles,
-                         producer=_operand_copies(s, ring, row0, col0),
+                         producer=operand_copies(s, ring, row0, col0),
                          consumer=consumer,
                          init=[mma_zeros(s.wtm, s.wtn)])
     return mma_wait(acc) if asynchronous else acc
