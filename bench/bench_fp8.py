@@ -1,28 +1,32 @@
-"""FP8 e4m3 GEMM on one CUDA GPU: enigma.gemm_fp8_block (wgmma on sm_90,
-autotuned over the first configurations of enigma.gemm_fp8_configs)
-against torch._scaled_mm (cuBLASLt), bf16 out, with per-tensor scales and
-with row-wise scales (one per row of A, one per column of C), at 4096^3,
+"""FP8 e4m3 GEMM on one CUDA GPU: enigma.gemm_fp8_block against
+torch._scaled_mm (cuBLASLt), bf16 out, with per-tensor scales and with
+row-wise scales (one per row of A, one per column of C), at 4096^3,
 8192^3 and the Llama-3-8B prefill shapes (M 4096; (N, K) = (6144, 4096),
 (4096, 4096), (28672, 4096), (4096, 14336)).
+
+Two kernels side by side (``--kernels``): the warp-specialised pipeline
+(a TMA producer warpgroup and wgmma consumer warpgroups, persistent; the
+default on sm_90) and the classic one (every thread copies with cp.async),
+each autotuned over the first ``--configs`` configurations of
+enigma.gemm_fp8_configs. Two accumulations (``--accum``): "promoted"
+(enigma's fast_accum=False, each 128 of K added into f32, against
+torch._scaled_mm's default use_fast_accum=False) and "fast" (the tensor
+cores' own sums through all of K, against use_fast_accum=True).
 
 Every implementation's result is checked against the float32 product of
 the dequantised operands before anything is timed; the timed launches
 alternate between implementations for ``--rounds`` rounds (batches of
 launches queued back to back, as bench_cuda.py times GEMMs) and the ratio
 is the median of the per-round throughput ratios with their range.
-torch._scaled_mm runs with use_fast_accum off (its default: cuBLASLt adds
-the tensor cores' partial sums into f32 every few K steps) and on (the
-tensor cores' own sums, as wgmma's accumulators in Enigma's kernel).
 
     python bench/bench_fp8.py            # all shapes, both scalings
     python bench/bench_fp8.py --quick    # 4096^3 and one Llama shape
+    python bench/bench_fp8.py --kernels pipelined --accum fast
 
 bench_cuda.py runs it as the step ``fp8`` (``--only fp8``).
 """
 
 import argparse
-import importlib.util
-import os
 import sys
 import time
 
@@ -30,8 +34,6 @@ import numpy as np
 
 import enigma
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 
 SHAPES = [  # (label, M, N, K)
     ("4096^3", 4096, 4096, 4096),
@@ -42,15 +44,8 @@ SHAPES = [  # (label, M, N, K)
     ("llama3-8b down", 4096, 4096, 14336),
 ]
 QUICK = ("4096^3", "llama3-8b gate+up")
-
-
-def load_example():
-    path = os.path.join(REPO, "examples", "python", "gemm_fp8.py")
-    spec = importlib.util.spec_from_file_location("enigma_example_gemm_fp8",
-                                                  path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+KINDS = ("pipelined", "classic")
+ACCUMS = ("promoted", "fast")
 
 
 def batched_us(launch, sync, batch=10, samples=6):
@@ -117,7 +112,40 @@ def operands(torch, m, n, k, scaling, gen):
     return a, b, sa.contiguous(), sb.contiguous(), torch_scales, ref
 
 
-def bench_shape(rt, ex, rows, label, m, n, k, scaling, rounds):
+_COMPILED = {}
+
+
+def compiled(config, scaling, fast_accum):
+    key = (config, scaling, fast_accum)
+    if key not in _COMPILED:
+        _COMPILED[key] = enigma.compile(enigma.gemm_fp8_kernel(
+            config, scaling, "f8e4m3", "f8e4m3", "bf16", False, False,
+            fast_accum))
+    return _COMPILED[key]
+
+
+def tuner(rt, kind, scaling, fast_accum, count):
+    """An enigma.autotune over the first ``count`` configurations of the
+    pipelined (warp-specialised) or classic kernel's list."""
+    configs = enigma.gemm_fp8_configs(
+        "cuda", scaling, warp_specialized=kind == "pipelined",
+        fast_accum=fast_accum)[:count]
+
+    @enigma.autotune(configs=configs, key=["m", "n", "k"])
+    def tuned(config, m, n, k):
+        grid, threads = config.launch(m, n, rt.multiprocessors)
+        return enigma.Launch(compiled(config, scaling, fast_accum), grid,
+                             threads, scalars=[m, n, k],
+                             output_bytes=m * n * 2)
+    return tuned
+
+
+def bench_shape(rt, rows, label, m, n, k, scaling, rounds, kinds=KINDS,
+                accums=ACCUMS, configs=4):
+    """One shape and scaling: for each accumulation (promoted: enigma's
+    fast_accum=False against torch's use_fast_accum=False, their defaults;
+    fast: both True), each kernel kind autotuned and timed against
+    torch._scaled_mm in the same rounds."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device="cuda").manual_seed(29)
@@ -127,15 +155,9 @@ def bench_shape(rt, ex, rows, label, m, n, k, scaling, rounds):
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     so = torch.ones(1, device="cuda", dtype=torch.float32)
     amax = torch.zeros(1, device="cuda", dtype=torch.uint32)
-    # Enigma: the call form for the reference check of the default
-    # configuration, then the autotuned configuration prepared once.
     acc = fast_accumulation_error(torch, a, b, tsa, tsb, ref)
     rows.append((name, "largest error of cuBLASLt fast accumulation",
                  f"{acc:.4g}", "admitted in every check below"))
-    enigma.gemm_fp8(a, b, sa, sb, out=c, runtime=rt)
-    torch.cuda.synchronize()
-    close(c, ref, name + " enigma.gemm_fp8", accumulation=acc)
-    tuner = ex.tuned_tensor if scaling == "tensor" else ex.tuned_row
     inputs = [a, b, sa, sb, so]
 
     def check(_prepared=None):
@@ -143,66 +165,73 @@ def bench_shape(rt, ex, rows, label, m, n, k, scaling, rounds):
         close(c, ref, name, accumulation=acc)
         c.fill_(float("nan"))
 
-    c.fill_(float("nan"))
-    launch = tuner.best(rt, inputs, outputs=[c, amax], check=check, m=m, n=n,
-                        k=k)
-    prepared = launch.prepare(rt, inputs, outputs=[c, amax])
-    c.fill_(float("nan"))
-    prepared.dispatch(launch.grid, launch.threads)
-    prepared.synchronize()
-    close(c, ref, name + " " + repr(launch), accumulation=acc)
-
-    variants = {}
-    for fast in (False, True):
+    sync = torch.cuda.synchronize
+    for accum in accums:
+        fast = accum == "fast"
+        where = f"{name}, {accum} accumulation"
+        # The call form's default configuration (pipelined on sm_90).
+        c.fill_(float("nan"))
+        enigma.gemm_fp8(a, b, sa, sb, out=c, runtime=rt, fast_accum=fast)
+        check()
+        results, prepared = {}, []
+        for kind in kinds:
+            t = tuner(rt, kind, scaling, fast, configs)
+            launch = t.best(rt, inputs, outputs=[c, amax], check=check,
+                            m=m, n=n, k=k)
+            for config, us in t.timings.get((m, n, k), []):
+                rows.append((where, f"enigma {kind} config {config!r}",
+                             us[:100] if isinstance(us, str) else
+                             f"{us:.1f} us", "failed" if isinstance(us, str)
+                             else f"{flops / us / 1e6:.0f} TFLOP/s"))
+            p = launch.prepare(rt, inputs, outputs=[c, amax])
+            c.fill_(float("nan"))
+            p.dispatch(launch.grid, launch.threads)
+            p.synchronize()
+            check()
+            prepared.append(p)
+            results[f"enigma {kind} (tuned)"] = (
+                lambda p=p, launch=launch: p.dispatch_async(
+                    launch.grid, launch.threads), p.synchronize)
         ct = torch.empty_like(c)
 
-        def run(fast=fast, ct=ct):
+        def run(ct=ct, fast=fast):
             return torch._scaled_mm(a, b.t(), scale_a=tsa, scale_b=tsb,
                                     out_dtype=torch.bfloat16,
                                     use_fast_accum=fast, out=ct)
+        theirs = f"torch._scaled_mm (cuBLASLt, use_fast_accum={fast})"
         try:
             run()
-            torch.cuda.synchronize()
-            close(ct, ref, f"{name} torch._scaled_mm fast_accum={fast}",
-                  accumulation=acc)
-            variants[f"torch._scaled_mm (cuBLASLt, fast_accum={fast})"] = run
+            sync()
+            close(ct, ref, f"{where} {theirs}", accumulation=acc)
+            results[theirs] = (run, sync)
         except (RuntimeError, AssertionError) as e:
-            rows.append((name, f"torch._scaled_mm fast_accum={fast}",
-                         "not run", str(e).splitlines()[0][:100]))
-
-    for config, t in tuner.timings.get((m, n, k), []):
-        rows.append((name, "enigma config " + ", ".join(
-            f"{key}={v}" for key, v in config.as_dict().items()),
-            t[:100] if isinstance(t, str) else f"{t:.1f} us",
-            "failed" if isinstance(t, str) else
-            f"{flops / t / 1e6:.0f} TFLOP/s"))
-    ours = "enigma.gemm_fp8_block (tuned)"
-    results = {ours: []}
-    results.update({label_: [] for label_ in variants})
-    sync = torch.cuda.synchronize
-    for _ in range(rounds):
-        results[ours].append(batched_us(
-            lambda: prepared.dispatch_async(launch.grid, launch.threads),
-            prepared.synchronize))
-        for label_, fn in variants.items():
-            results[label_].append(batched_us(fn, sync))
-    prepared.release()
-    for impl, times in results.items():
-        us = float(np.median(times))
-        rows.append((name, impl, f"{us:.1f} us",
-                     f"{flops / us / 1e6:.0f} TFLOP/s"))
-    for label_ in variants:
-        r = np.array(results[label_]) / np.array(results[ours])
-        rows.append((name, f"enigma / {label_} (throughput)",
-                     f"{np.median(r):.3f} (rounds {r.min():.3f}-"
-                     f"{r.max():.3f})", "target >= 0.95"))
-    for row in rows[-(2 * len(variants) + 1):]:
-        print(" | ".join(str(x) for x in row), flush=True)
-    del a, b, c, ref
+            rows.append((where, theirs, "not run",
+                         str(e).splitlines()[0][:100]))
+        times = {impl: [] for impl in results}
+        for _ in range(rounds):
+            for impl, (fn, wait) in results.items():
+                times[impl].append(batched_us(fn, wait))
+        for p in prepared:
+            p.release()
+        for impl, ts in times.items():
+            us = float(np.median(ts))
+            rows.append((where, impl, f"{us:.1f} us",
+                         f"{flops / us / 1e6:.0f} TFLOP/s"))
+        if theirs in times:
+            for impl in times:
+                if impl == theirs:
+                    continue
+                r = np.array(times[theirs]) / np.array(times[impl])
+                rows.append((where, f"{impl} / {theirs} (throughput)",
+                             f"{np.median(r):.3f} (rounds {r.min():.3f}-"
+                             f"{r.max():.3f})", "target >= 0.95"))
+        for row in rows[-(2 * len(times) - 1):]:
+            print(" | ".join(str(x) for x in row), flush=True)
     torch.cuda.empty_cache()
 
 
-def run_all(rows, quick=False, rounds=5, scalings=("tensor", "row")):
+def run_all(rows, quick=False, rounds=5, scalings=("tensor", "row"),
+            kinds=KINDS, accums=ACCUMS, configs=4):
     """Every shape and scaling's rows appended to ``rows`` (bench_cuda.py
     passes its own)."""
     import torch
@@ -216,13 +245,13 @@ def run_all(rows, quick=False, rounds=5, scalings=("tensor", "row")):
                      "sm_90"))
         return
     rt = enigma.CudaRuntime()
-    ex = load_example()
     for label, m, n, k in SHAPES:
         if quick and label not in QUICK:
             continue
         for scaling in scalings:
             try:
-                bench_shape(rt, ex, rows, label, m, n, k, scaling, rounds)
+                bench_shape(rt, rows, label, m, n, k, scaling, rounds,
+                            kinds, accums, configs)
             except Exception as e:  # noqa: BLE001 - keep going, report it
                 import traceback
                 traceback.print_exc()
@@ -237,12 +266,25 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--scaling", choices=["tensor", "row", "both"],
                         default="both")
+    parser.add_argument("--kernels", choices=["pipelined", "classic", "both"],
+                        default="both",
+                        help="the warp-specialised kernel, the classic one, "
+                        "or both side by side")
+    parser.add_argument("--accum", choices=["promoted", "fast", "both"],
+                        default="both",
+                        help="promotion into f32 per 128 of K (torch's "
+                        "default), the tensor cores' sums, or both")
+    parser.add_argument("--configs", type=int, default=4,
+                        help="configurations autotuned per kernel")
     args = parser.parse_args(argv)
     scalings = ("tensor", "row") if args.scaling == "both" else \
         (args.scaling,)
+    kinds = KINDS if args.kernels == "both" else (args.kernels,)
+    accums = ACCUMS if args.accum == "both" else (args.accum,)
     rows = []
     start = time.time()
-    run_all(rows, args.quick, args.rounds, scalings)
+    run_all(rows, args.quick, args.rounds, scalings, kinds, accums,
+            args.configs)
     print(f"\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{time.time() - start:.0f} s\n")
     print("| benchmark | implementation | time | throughput / note |\n"

@@ -712,16 +712,13 @@ def _operand_ring(s):
                          cluster=c.cluster)
 
 
-def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
-    """The accumulator of the block at (row0, col0) over K tiles
-    ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
-    whose producer copies the iteration's A and B tiles into the ring
-    (the TMA on Hopper, edges zero-filled by it) and whose consumer
-    multiplies them; warpgroup products stay in flight from one K step to
-    the next."""
+def operand_copies(s, ring, row0, col0):
+    """The producer of the pipelined mainloop for the block at (row0,
+    col0): ``producer(kt, slot)`` copies K tile ``kt`` of A into ring
+    buffer 0 and of B into buffer 1 (the TMA on Hopper, edges zero-filled
+    by it). Other mainloops on the same ring layout (the 8-bit GEMM) add
+    their own copies around it."""
     c = s.config
-    if k_end is None:
-        k_end = s.ktiles
     # The threadgroups of a cluster compute blocks of one block row: they
     # share the A tile, which each loads a share of (multicast).
     shared_a = c.cluster > 1 and not s.a_transposed
@@ -743,7 +740,19 @@ def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
                        block_cols=s.b_block or None,
                        block_stride=s.b_stride or None)
+    return producer
 
+
+def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
+    """The accumulator of the block at (row0, col0) over K tiles
+    ``[k_begin, k_end)`` (default: all): an :func:`enigma.pipeline_loop`
+    whose producer copies the iteration's A and B tiles into the ring
+    (:func:`operand_copies`) and whose consumer multiplies them;
+    warpgroup products stay in flight from one K step to the next."""
+    c = s.config
+    if k_end is None:
+        k_end = s.ktiles
+    producer = operand_copies(s, ring, row0, col0)
     asynchronous = s.group
 
     def consumer(kt, slot, carry):
@@ -771,6 +780,12 @@ def _epilogue(s, acc, row0, col0, epilogue, base=0):
               bounds=(where(0, m - out_row, out_row < m),
                       where(0, n - out_col, out_col < n)))
 
+
+
+# The pieces the 8-bit GEMM's pipelined kernel (_gemm_fp8_pipelined) builds
+# on: the operand layout, the tile scheduler and the bounded store.
+GemmShape, persistent_tiles, block_epilogue = (_GemmShape, _persistent_tiles,
+                                               _epilogue)
 
 # --------------------------------------------------------------------------
 # Split-K: the fixed-order sum of the partial products

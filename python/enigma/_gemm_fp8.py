@@ -19,6 +19,7 @@ from ._fp8 import saturating_cast
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
 from ._math import as_type, imax, where
 from ._gemm import MmaConfig, grouped_block_origin
+from ._gemm_fp8_pipelined import gemm_fp8_pipelined
 from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
                    mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros)
 from ._simd import simd_max
@@ -62,19 +63,38 @@ def _amax_bytes(config) -> int:
 
 
 def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
-                     amax: bool = False) -> list:
+                     amax: bool = False, *, warp_specialized=None,
+                     fast_accum: bool = False) -> list:
     """Tile configurations (``enigma.MmaConfig``) worth trying for
     :func:`gemm_fp8_block` on ``target`` ("cuda", "metal", "cpu"), the
     expected fastest first. ``scaling="block"`` needs ``bk == 128`` and
     ``bn`` dividing 128 (one B scale per tile and K step). Each fits the
-    target's threadgroup memory with the amax reduction's when ``amax``."""
+    target's threadgroup memory with the amax reduction's when ``amax``.
+
+    ``warp_specialized``: the configurations of the pipelined kernel
+    (``MmaConfig(..., warp_specialized=True)``: a producer warpgroup with
+    TMA copies and consumer warpgroups on Hopper) or of the classic one;
+    default: pipelined on "cuda" (sm_90; ``gemm_fp8`` takes the classic
+    list on older GPUs), classic elsewhere. ``fast_accum``: the products
+    are not promoted (see :func:`gemm_fp8_block`), which leaves the
+    registers for wider pipelined blocks (128 x 256)."""
+    what = "gemm_fp8_configs"
     if target not in _TG_LIMITS:
-        fail(f"gemm_fp8_configs: target must be one of "
+        fail(f"{what}: target must be one of "
              f"{sorted(_TG_LIMITS)}, got {target!r}")
     if scaling not in FP8_SCALINGS:
-        fail(f"gemm_fp8_configs: scaling must be one of {FP8_SCALINGS}, "
+        fail(f"{what}: scaling must be one of {FP8_SCALINGS}, "
              f"got {scaling!r}")
-    if target == "cuda":
+    for name, v in (("fast_accum", fast_accum),
+                    ("warp_specialized", warp_specialized)):
+        if not isinstance(v, bool) and not (v is None and
+                                            name == "warp_specialized"):
+            fail(f"{what}: {name} must be a bool, got {v!r}")
+    if warp_specialized is None:
+        warp_specialized = target == "cuda"
+    if warp_specialized:
+        cands = _pipelined_configs(target, scaling, fast_accum)
+    elif target == "cuda":
         cands = [MmaConfig(128, 256, 128, 8, 1, 4),
                  MmaConfig(128, 256, 128, 8, 1, 3),
                  MmaConfig(256, 128, 128, 16, 1, 4),
@@ -93,8 +113,16 @@ def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
                  MmaConfig(32, 64, 128, 1, 2, 2),
                  MmaConfig(64, 64, 64, 2, 2, 2)]
     out = []
+    promoted = not fast_accum or scaling == "block"
     for c in cands:
         if scaling == "block" and (c.bk != FP8_BLOCK or FP8_BLOCK % c.bn):
+            continue
+        # Promotion (and block scales) hold a second accumulator, the K
+        # tile's product: in the classic kernel 16 x 256 fragments (two of
+        # 128 registers a thread) spilled, and so did 512 threads (128
+        # registers each) with 16 x 128 ones.
+        if promoted and ((c.bm // c.wm) * (c.bn // c.wn) > 16 * 128 or
+                         c.threads > 256):
             continue
         smem = c.smem_bytes("u8") + (_amax_bytes(c) if amax else 0)
         if smem <= _TG_LIMITS[target]:
@@ -102,17 +130,59 @@ def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
     return out
 
 
+def _pipelined_configs(target, scaling, fast_accum):
+    """The warp-specialised configurations of :func:`gemm_fp8_configs`."""
+    def ws(*shape, **options):
+        return MmaConfig(*shape, warp_specialized=True, **options)
+    if target == "cpu":
+        return [ws(64, 64, 128, 4, 1, 2), ws(64, 64, 128, 4, 1, 3,
+                                             persistent=True),
+                ws(64, 64, 64, 2, 2, 2)]
+    if target == "metal":
+        return [ws(64, 64, 128, 4, 1, 2), ws(64, 32, 128, 4, 1, 2)]
+    if fast_accum and scaling != "block":
+        # Two consumer warpgroups of 64 x 256 (128 accumulators a
+        # thread), as gemm_block's 16-bit pipeline.
+        # (In clusters the producer spilled a few registers; 256 x 128
+        # leaves 512 consumers 96 registers.)
+        return [ws(128, 256, 128, 8, 1, 4, persistent=True),
+                ws(128, 256, 128, 8, 1, 4),
+                ws(128, 128, 128, 8, 1, 6, persistent=True),
+                ws(128, 128, 128, 8, 1, 6, persistent=True, cluster=2),
+                ws(64, 256, 128, 4, 1, 5, persistent=True)]
+    # Promotion and block scales hold a second accumulator of the block
+    # (the K tile's product): 64 x 128 per consumer warpgroup, 128
+    # registers a thread for both, where 64 x 256 would spill.
+    return [ws(128, 128, 128, 8, 1, 6, persistent=True),
+            ws(128, 128, 128, 8, 1, 6),
+            ws(128, 128, 128, 8, 1, 6, persistent=True, cluster=2),
+            ws(64, 128, 128, 4, 1, 8, persistent=True),
+            ws(128, 64, 128, 8, 1, 8, persistent=True)]
+
+
 def _check(config, scaling, what):
     if not isinstance(config, MmaConfig):
         fail(f"{what}: config must be an enigma.MmaConfig, got "
              f"{type(config).__name__}")
     c = config
-    if c.warp_specialized or c.persistent or c.cluster != 1:
-        fail(f"{what}: {c}: warp-specialised, persistent and clustered "
-             "configurations are gemm_block's; the 8-bit GEMM takes the "
-             "plain ones")
-    for name in ("bm", "bn", "bk", "wm", "wn", "stages", "group_m"):
+    for name in ("warp_specialized", "persistent"):
+        if not isinstance(getattr(c, name), bool):
+            fail(f"{what}: config.{name} must be a bool")
+    for name in ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
+                 "cluster", "split_k"):
         static_int(getattr(c, name), f"{what}: config.{name}")
+    if c.split_k != 1:
+        fail(f"{what}: {c}: split_k is gemm_block's; the 8-bit GEMM "
+             "computes each block over all of K")
+    if (c.persistent or c.cluster != 1) and not c.warp_specialized:
+        fail(f"{what}: {c}: persistent launches and clusters are part of "
+             "the warp-specialised kernel (warp_specialized=True)")
+    if c.cluster not in (1, 2, 4):
+        fail(f"{what}: {c}: cluster must be 1, 2 or 4 threadgroups")
+    if c.warp_specialized and c.threads % 128:
+        fail(f"{what}: {c}: a warp-specialised configuration runs whole "
+             f"warpgroups of consumers ({c.threads} threads is not a "
+             "multiple of 128)")
     if c.bm % (16 * c.wm) or c.bn % (16 * c.wn):
         fail(f"{what}: {c}: each simdgroup's tile ({c.bm}/{c.wm} x "
              f"{c.bn}/{c.wn}) must have sides that are multiples of 16")
@@ -143,7 +213,7 @@ def _buffer(x, name, what, dtypes):
 
 def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
                    scaling: str = "tensor", scale_out=None, amax=None,
-                   lda=None, ldb=None, ldc=None):
+                   lda=None, ldb=None, ldc=None, fast_accum: bool = False):
     """This threadgroup's ``bm x bn`` block of ``C = (A sa) @ (B sb)^T``:
     ``A`` is ``m x k`` and ``B`` is ``n x k`` (both row-major, pitches
     ``lda``, ``ldb`` default ``k``), of ``f8e4m3`` or ``f8e5m2`` (either
@@ -172,11 +242,28 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
     of ``max |result|`` over the whole C (result before ``scale_out``; a
     NaN result gives a NaN) by an atomic max; read it as a float.
 
+    Accumulation: with ``fast_accum=False`` (the default, as
+    ``torch._scaled_mm``'s) each K tile's product (``bk`` of K) is summed
+    from zero and then added into a separate f32 accumulator ("promotion":
+    on Hopper the tensor cores' reduced-precision sums never span more
+    than one K tile, 128 in every listed configuration); with
+    ``fast_accum=True`` one accumulator runs through all of K (on Hopper
+    the tensor cores' own sums, faster; the CPU, MSL host and Metal sum in
+    f32 in K order either way, so there the two differ only in rounding).
+    Block scaling always adds each K tile's scaled product in f32 and
+    ignores ``fast_accum``.
+
     Call it at the top level of the kernel body; launch ``config.launch(m,
-    n)`` (whole threadgroups of ``config.threads``, as gemm_block). Any m,
-    n, k is correct: edges are zero-filled and masked. Configurations of
+    n)`` (whole threadgroups of ``config.threads``, as gemm_block; with
+    ``persistent``, ``config.launch(m, n, processors)``). Any m, n, k is
+    correct: edges are zero-filled and masked. Configurations of
     :func:`fp8_warpgroup_shape` run as warpgroup products (wgmma on
-    Hopper)."""
+    Hopper). ``MmaConfig(..., warp_specialized=True)`` runs the pipeline
+    with roles (``enigma.pipeline_loop``: on Hopper a producer warpgroup
+    copying A, B and block scale tiles with the TMA into a ring, the
+    simdgroups consuming them), also ``persistent`` (the threadgroup
+    walks blocks in grouped order) and in clusters of 2 or 4 sharing A
+    tiles; it computes the same values as the classic kernel."""
     what = "gemm_fp8_block"
     f8 = ("f8e4m3", "f8e5m2")
     _buffer(A, "A", what, f8)
@@ -191,6 +278,8 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
                  f"{C.dtype.name}")
     if amax is not None:
         _buffer(amax, "amax", what, ("u32",))
+    if not isinstance(fast_accum, bool):
+        fail(f"{what}: fast_accum must be a bool, got {fast_accum!r}")
     _check(config, scaling, what)
     c = config
     _call("require_threadgroup_size", c.threads)
@@ -207,6 +296,16 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
 
     group = fp8_warpgroup_shape(c)
     wtm, wtn = c.bm // c.wm, c.bn // c.wn
+    if c.warp_specialized:
+        reduce = None
+        if amax is not None:   # each simdgroup's row maxima, 16 copies
+            reduce = threadgroup_alloc("float", c.wm * c.wn * wtm * 16)
+        gemm_fp8_pipelined(A, B, C, m=m, n=n, k=k, config=c,
+                           scale_a=scale_a, scale_b=scale_b, scaling=scaling,
+                           scale_out=scale_out, amax=amax, lda=lda, ldb=ldb,
+                           ldc=ldc, fast_accum=fast_accum, group=group,
+                           amax_reduce=reduce, reduce_amax=_amax)
+        return
     sw = mma_swizzle(c.bk, "u8")
     a_tiles = pipeline(A.dtype, c.bm * c.bk, c.stages)
     b_tiles = pipeline(B.dtype, c.bn * c.bk, c.stages)
@@ -258,11 +357,13 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
                                swizzle=sw)
         return a_op, b_op
 
-    # Tensor and row scaling apply after the K loop and keep a product in
-    # flight across the barrier (asynchronous, from 3 stages on); block
-    # scaling scales each K tile's product as it adds it.
+    # Tensor and row scaling apply after the K loop and, with fast_accum,
+    # keep a product in flight across the barrier (asynchronous, from 3
+    # stages on); block scaling scales each K tile's product as it adds
+    # it, promotion adds it unscaled.
     blockwise = scaling == "block"
-    asynchronous = group and c.stages >= 3 and not blockwise
+    promoted = not fast_accum and not blockwise
+    asynchronous = group and c.stages >= 3 and not blockwise and fast_accum
     ahead = c.stages - 2 if asynchronous else c.stages - 1
     for s in range_constexpr(ahead):
         load((a_tiles.stage(s), b_tiles.stage(s)), s)
@@ -284,6 +385,9 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
                           offset=kt * m + out_row, bounds=(my_rows, wtn))
             sb = scale_b[b_scale_row + kt]
             carry[0] = carry[0] + part * (sa * sb)
+        elif promoted:
+            carry[0] = carry[0] + mma(mma_zeros(wtm, wtn), a_op, b_op,
+                                      k=c.bk, warpgroup=group)
         else:
             carry[0] = mma(carry[0], a_op, b_op, k=c.bk, warpgroup=group,
                            asynchronous=asynchronous)

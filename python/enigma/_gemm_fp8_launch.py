@@ -31,11 +31,13 @@ def _error(message):
 @functools.lru_cache(maxsize=None)
 def gemm_fp8_kernel(config: MmaConfig, scaling: str, a_dtype: str,
                     b_dtype: str, out_dtype: str, scale_out: bool,
-                    amax: bool):
+                    amax: bool, fast_accum: bool = False):
     """The ``@enigma.kernel`` of one configuration: parameters ``(A, B,
     SA, SB, SO, M, N, K, C, AMAX)`` (SO and AMAX are read only with
     ``scale_out`` / ``amax``; give 1-element arrays otherwise), launched
-    with ``config.launch(M, N)``."""
+    with ``config.launch(M, N)`` (persistent configurations:
+    ``config.launch(M, N, processors)``); ``fast_accum`` as
+    ``gemm_fp8_block``'s."""
     A_, B_, C_ = as_dtype(a_dtype), as_dtype(b_dtype), as_dtype(out_dtype)
 
     @kernel
@@ -44,7 +46,7 @@ def gemm_fp8_kernel(config: MmaConfig, scaling: str, a_dtype: str,
         gemm_fp8_block(A, B, C, m=M, n=N, k=K, config=config, scale_a=SA,
                        scale_b=SB, scaling=scaling,
                        scale_out=SO if scale_out else None,
-                       amax=AMAX if amax else None)
+                       amax=AMAX if amax else None, fast_accum=fast_accum)
     return gemm_fp8
 
 
@@ -166,26 +168,43 @@ def _zero_u32(like):
     return np.zeros(1, np.uint32)
 
 
-def _target(runtime, like):
+def _cuda_device(runtime, like):
+    """(architecture number, multiprocessors) of the CUDA device the launch
+    runs on (a CudaRuntime given, else the CUDA tensors'), or None off
+    CUDA."""
     if runtime is not None:
-        name = runtime.name
-        if name == "cuda":
-            arch = re.search(r"(\d+)", runtime._core.architecture or "")
-            if arch and int(arch.group(1)) < 80:
-                _error(f"the CUDA device is {runtime._core.architecture}; "
-                       "8-bit float products need sm_80 or newer (tensor "
-                       "cores with half products; wgmma with 8-bit "
-                       "operands on sm_90)")
-        return {"cuda": "cuda", "metal": "metal",
-                "metal-host": "metal"}.get(name, "cpu")
+        if runtime.name != "cuda":
+            return None
+        arch = re.search(r"(\d+)", runtime._core.architecture or "")
+        return (int(arch.group(1)) if arch else 0), runtime.multiprocessors
     if _is_torch(like) and like.device.type == "cuda":
-        return "cuda"
-    return "cpu"
+        import torch
+        major, minor = torch.cuda.get_device_capability(like.device)
+        return (10 * major + minor, torch.cuda.get_device_properties(
+            like.device).multi_processor_count)
+    return None
+
+
+def _target(runtime, like):
+    """("cuda", "metal" or "cpu", the CUDA architecture number or 0)."""
+    cuda = _cuda_device(runtime, like)
+    if cuda is not None:
+        if 0 < cuda[0] < 80:
+            _error(f"the CUDA device is sm_{cuda[0]}; "
+                   "8-bit float products need sm_80 or newer (tensor "
+                   "cores with half products; wgmma with 8-bit "
+                   "operands on sm_90)")
+        return "cuda", cuda[0]
+    if runtime is not None:
+        return {"metal": "metal", "metal-host": "metal"}.get(
+            runtime.name, "cpu"), 0
+    return "cpu", 0
 
 
 def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
              amax: bool = False, a_dtype=None, b_dtype=None, out=None,
-             config: MmaConfig | None = None, runtime=None):
+             config: MmaConfig | None = None, runtime=None,
+             fast_accum: bool = False):
     """``C = (A * scale_a) @ (B * scale_b)^T`` for 8-bit float matrices
     ``a`` (M x K) and ``b`` (N x K), both row-major (K-major, "TN"), the
     products summed in f32; returns C (M x N) of ``out_dtype`` (bf16, f16,
@@ -206,7 +225,15 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     operands. ``config`` overrides the tile configuration (the first of
     ``gemm_fp8_configs`` for the target otherwise); ``runtime`` the
     runtime (else the arrays': a shared CpuRuntime for host arrays, a
-    CudaRuntime for CUDA tensors)."""
+    CudaRuntime for CUDA tensors). On an sm_90 GPU the default
+    configuration is the warp-specialised kernel's (a pipeline with a TMA
+    producer warpgroup), elsewhere the classic one's.
+
+    ``fast_accum=False`` (the default, as ``torch._scaled_mm``'s
+    ``use_fast_accum``) promotes each 128 of K into a separate f32
+    accumulator; ``True`` keeps one accumulator through K (on Hopper the
+    tensor cores' own reduced-precision sums: faster, less exact). Block
+    scaling always adds each 128 of K in f32."""
     m, k = _shape(a, "a")
     n, k2 = _shape(b, "b")
     if k != k2:
@@ -231,10 +258,18 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
                       "scale_out").reshape(-1)
     if tuple(so.shape) != (1,):
         _error(f"scale_out must be one value, got shape {tuple(so.shape)}")
-    target = _target(runtime, a)
+    if not isinstance(fast_accum, bool):
+        _error(f"fast_accum must be a bool, got {fast_accum!r}")
+    target, arch = _target(runtime, a)
     if config is None:
-        configs = gemm_fp8_configs(target, scaling, amax)
+        # The pipeline with roles needs sm_90 (TMA, mbarriers, setmaxnreg).
+        configs = gemm_fp8_configs(target, scaling, amax,
+                                   warp_specialized=arch >= 90,
+                                   fast_accum=fast_accum)
         config = configs[0]
+    elif config.warp_specialized and target == "cuda" and arch < 90:
+        _error(f"{config} runs the warp-specialised pipeline, which needs "
+               f"sm_90; the device is sm_{arch}")
     if out is None:
         out = _empty(a, (m, n), out_name)
     elif tuple(getattr(out, "shape", ())) != (m, n):
@@ -242,8 +277,10 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
                f"{tuple(getattr(out, 'shape', ()))}")
     amax_bits = _zero_u32(a)
     compiled = gemm_fp8_kernel(config, scaling, fa, fb, out_name,
-                               scale_out is not None, bool(amax))
-    grid, threads = config.launch(m, n)
+                               scale_out is not None, bool(amax), fast_accum)
+    cuda = _cuda_device(runtime, a)
+    grid, threads = config.launch(
+        m, n, cuda[1] if cuda is not None and config.persistent else None)
     launch = compiled.launch(grid=grid, threads=threads)
     extra = {} if runtime is None else {"runtime": runtime}
     launch(_bits(a), _bits(b), sa, sb, so, m, n, k, out, amax_bits, **extra)

@@ -160,3 +160,59 @@ def test_reference_backend_nans_match_any_nan(runtime, rng):
     outcome = harness.check(program, runtime, _exact_arith(runtime),
                             reference=_Altered(runtime, nan_output=k))
     assert outcome.status == "ok", outcome
+
+
+# --- 8-bit floats -------------------------------------------------------------
+
+FP8_PROGRAMS = 6
+
+
+def _fp8_programs(first, count):
+    """The first ``count`` programs from seed ``first`` on (categories in
+    turn) that hold 8-bit floats: buffers, conversions (plain, saturating,
+    vector lanes), comparisons and f32 arithmetic of them."""
+    seed = first
+    while count:
+        category = ("arith", "math", "control")[seed % 3]
+        program = kernelgen.generate(seed, category)
+        if any(kernelgen.is_fp8(b["dtype"]) for b in
+               program["inputs"] + program["outputs"]) or \
+                "f8e" in kernelgen.to_source(program):
+            yield seed, category, program
+            count -= 1
+        seed += 1
+
+
+def test_fresh_random_fp8_programs(runtime):
+    first = int(os.environ.get("ENIGMA_TEST_SEED", secrets.randbits(31)))
+    print(f"fp8 fuzz seeds from {first}")
+    failures = []
+    for seed, category, program in _fp8_programs(first, FP8_PROGRAMS):
+        outcome = harness.check(program, runtime, _exact_arith(runtime))
+        if outcome.status != "ok":
+            failures.append(f"seed {seed} ({category}): {outcome}")
+    assert not failures, "\n".join(failures)
+
+
+def test_fp8_output_difference_is_reported(runtime, rng):
+    """One flipped bit in a determined element of an 8-bit output is a
+    backend_mismatch naming that element (the fp8 outputs are compared,
+    not skipped)."""
+    first = int(rng.integers(2**31))
+    for _, _, program in _fp8_programs(first, 200):
+        expected = interpret.expected_outputs(program, _exact_arith(runtime))
+        for k, b in enumerate(program["outputs"]):
+            if not kernelgen.is_fp8(b["dtype"]):
+                continue
+            e = expected[b["name"]]
+            hits = [i for i in range(b["size"] - 3) if np.isfinite(e.e[i])]
+            if hits:
+                element = int(rng.choice(hits))
+                outcome = harness.check(
+                    program, runtime, _exact_arith(runtime),
+                    reference=_Altered(runtime, k, element))
+                assert outcome.status == "backend_mismatch", outcome
+                out = outcome.details["outputs"][b["name"]]
+                assert out["elements"][0]["index"] == element
+                return
+    raise AssertionError("no program with a determined 8-bit output")

@@ -145,3 +145,76 @@ def test_half_sum_whose_partial_sums_may_overflow_is_undetermined():
     res, err = m._reduce("sum", "f32", [60000.0, 10000.0, -30000.0],
                          [0.0, 0.0, 0.0])
     assert all(np.isfinite(err))
+
+
+# --- 8-bit floats ------------------------------------------------------------
+
+def test_fp8_patterns_decode_by_their_fields():
+    """Hand-derived values of the OCP formats (docs/reference/fp8.md)."""
+    e4m3 = {0x00: 0.0, 0x38: 1.0, 0x7E: 448.0, 0x01: 2.0**-9,
+            0x08: 2.0**-6, 0xC0: -2.0, 0x77: 240.0}
+    e5m2 = {0x00: 0.0, 0x3C: 1.0, 0x7B: 57344.0, 0x01: 2.0**-16,
+            0x7C: np.inf, 0xFC: -np.inf, 0xC2: -3.0}
+    for fmt, table in (("f8e4m3", e4m3), ("f8e5m2", e5m2)):
+        for bits, value in table.items():
+            assert interpret.fp8_value(fmt, bits) == value, (fmt, hex(bits))
+    assert np.isnan(interpret.fp8_value("f8e4m3", 0x7F))
+    assert np.isnan(interpret.fp8_value("f8e4m3", 0xFF))
+    assert not np.isnan(interpret.fp8_value("f8e4m3", 0x7C))   # 256
+    for bits in (0x7D, 0x7E, 0x7F, 0xFD):
+        assert np.isnan(interpret.fp8_value("f8e5m2", bits))
+
+
+@pytest.mark.parametrize("saturate", [False, True])
+def test_fp8_rounding_ties_overflow_and_subnormals(saturate):
+    """Ties to even at the top (464 between 448 and the NaN pattern of
+    e4m3; 61440 between 57344 and e5m2's infinity), among subnormals, and
+    the overflow of each mode."""
+    nan, inf = np.nan, np.inf
+    cases = {
+        "f8e4m3": [(464.0, 448.0, 448.0), (464.01, nan, 448.0),
+                   (2.0**-10, 0.0, 0.0), (3 * 2.0**-10, 2.0**-8, 2.0**-8),
+                   (-inf, nan, -448.0), (1.0625, 1.0, 1.0),
+                   (1.1875, 1.25, 1.25), (-17.0, -16.0, -16.0)],
+        "f8e5m2": [(61439.0, 57344.0, 57344.0), (61440.0, inf, 57344.0),
+                   (-1e9, -inf, -57344.0), (inf, inf, 57344.0),
+                   (2.0**-17, 0.0, 0.0), (3 * 2.0**-17, 2.0**-15, 2.0**-15),
+                   (1.125, 1.0, 1.0), (1.375, 1.5, 1.5)],
+    }
+    for fmt, rows in cases.items():
+        x = np.array([r[0] for r in rows])
+        want = np.array([r[2] if saturate else r[1] for r in rows])
+        got = interpret.round_fp8(fmt, x, saturate)
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), (fmt, x[~same], got[~same], want[~same])
+    assert np.isnan(interpret.round_fp8("f8e5m2", np.array([np.nan]),
+                                        saturate))[0]
+
+
+def test_fp8_rounding_matches_enigmas_encoder(rng):
+    """The interpreter's rounding against enigma.fp8_encode (the kernels'
+    conversion on the host) over random float32 values of every size."""
+    import enigma
+    x = (rng.standard_normal(4000) *
+         np.exp2(rng.integers(-20, 20, 4000))).astype(np.float32)
+    x[:6] = [464.0, 61440.0, -np.inf, np.nan, 2.0**-10, 0.0]
+    for fmt in ("f8e4m3", "f8e5m2"):
+        for saturate in (False, True):
+            bits = enigma.fp8_encode(x, fmt, saturate=saturate)
+            want = np.array([interpret.fp8_value(fmt, int(b)) for b in bits])
+            got = interpret.round_fp8(fmt, x.astype(np.float64), saturate)
+            same = (got == want) | (np.isnan(got) & np.isnan(want))
+            assert same.all(), (fmt, saturate, x[~same][:5])
+
+
+def test_fp8_conversion_of_an_uncertain_value_is_bounded_by_its_ends():
+    """3.0 +- 0.2 rounds to 3.0 in e4m3 but may reach 3.25 (spacing 0.25):
+    the bound is the distance to the far end's rounding; 448 +- 20 may be
+    NaN (plain e4m3): undetermined; saturating: at most 448."""
+    x = interpret.Val("f32", np.array([3.0, 448.0, 448.0]),
+                      np.array([0.2, 20.0, 20.0]))
+    r = interpret.to_fp8(x, "f8e4m3")
+    assert r.v[0] == 3.0 and r.e[0] == 0.25
+    assert np.isinf(r.e[1])
+    s = interpret.to_fp8(x, "f8e4m3", saturate=True)
+    assert s.v[2] == 448.0 and s.e[2] == 32.0   # 416 .. 448

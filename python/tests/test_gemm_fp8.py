@@ -278,9 +278,11 @@ def test_bad_operands_are_refused(rng):
                         config=enigma.MmaConfig(32, 32, 64, 1, 1, 2),
                         runtime=rt)
 
-    with pytest.raises(enigma.EnigmaError, match="plain ones"):
+    # (Warp-specialised configurations run: test_gemm_fp8_pipelined.py.)
+    with pytest.raises(enigma.EnigmaError, match="split_k"):
         enigma.gemm_fp8(a, b, 1.0, 1.0, config=enigma.MmaConfig(
-            128, 128, 128, 8, 1, 4, warp_specialized=True), runtime=rt)
+            128, 128, 128, 8, 1, 4, warp_specialized=True, split_k=2),
+            runtime=rt)
 
 
 # --- the example ------------------------------------------------------------

@@ -31,7 +31,7 @@ LAYERS = [
                      "enigma._pipeline", "enigma._gemm",
                      "enigma._quantized", "enigma._fp8",
                      "enigma._gemm_fp8", "enigma._gemm_fp8_launch",
-                     "enigma._gemm_f32"}),
+                      "enigma._gemm_f32", "enigma._gemm_fp8_pipelined"}),
     ("host", {"enigma._compile", "enigma._interop", "enigma._runtime",
               "enigma._metal_host", "enigma._launch"}),
     ("public", {"enigma", "enigma._tracing", "enigma.benchmark",

@@ -70,7 +70,7 @@ def _differing_elements(expected, raw, ref_raw):
     if t == "b1":
         a, b = a.view(np.uint8), b.view(np.uint8)
     differ = (a != b) & np.isfinite(expected.e.astype(np.float64))
-    if kernelgen.is_float(t):
+    if kernelgen.is_floatlike(t):
         x, y = interpret.observed_values(t, raw), interpret.observed_values(t, ref_raw)
         differ &= ~(np.isnan(x) & np.isnan(y)) & (x != y)
     return [int(k) for k in np.flatnonzero(differ)]

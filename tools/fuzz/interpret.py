@@ -29,8 +29,9 @@ import math
 
 import numpy as np
 
-from kernelgen import (FLOATS, INTS, WIDTH, int_range, is_float, is_int,
-                       is_signed, numpy_dtype, promote, unsigned_of)
+from kernelgen import (FLOATS, FP8_FORMAT, INTS, WIDTH, fp8_value, int_range,
+                       is_float, is_floatlike, is_fp8, is_int, is_signed,
+                       numpy_dtype, promote, unsigned_of)
 
 INF = float("inf")
 
@@ -112,11 +113,56 @@ def as_unsigned(t, x):
     return np.array([int(v) & ((1 << WIDTH[t]) - 1) for v in x], dtype=object)
 
 
+def round_fp8(fmt, x, saturate=False):
+    """float64 values rounded to the 8-bit float ``fmt`` (nearest, ties to
+    even, subnormals), then beyond the largest finite value (infinities
+    included): ``saturate`` clamps to it, else NaN (e4m3, which has no
+    infinity) or infinity of the sign (e5m2); NaN stays NaN."""
+    p, emin, top, has_inf = FP8_FORMAT[fmt]
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(x)
+        ax = np.abs(np.where(finite, x, 0.0))
+        _, ex = np.frexp(np.where(ax > 0, ax, 1.0))
+        step = np.ldexp(1.0, np.maximum(ex - 1, emin) - (p - 1))
+        # x / step is exact (a power of two) and np.round ties to even.
+        r = np.round(np.where(finite, x, 0.0) / step) * step
+        over = (~finite & ~np.isnan(x)) | (np.abs(r) > top)
+        if saturate:
+            big = np.copysign(top, x)
+        else:
+            big = np.copysign(INF, x) if has_inf else np.full(len(x), np.nan)
+        out = np.where(over, big, r)
+    return np.where(np.isnan(x), np.nan, out)
+
+
+def to_fp8(val: Val, fmt: str, saturate=False) -> Val:
+    """``val`` converted to an 8-bit float as Enigma does (float values
+    exactly through f32, integers and bools rounded to f32 first). The
+    rounding is monotonic, so the ends of the input's interval bound the
+    result."""
+    if not is_float(val.t):
+        val = convert(val, "f32")
+    out = round_fp8(fmt, val.v, saturate)
+    e = np.zeros(len(out))
+    risky = val.e > 0
+    if risky.any():
+        for sign in (-1.0, 1.0):
+            with np.errstate(all="ignore"):
+                moved = round_fp8(fmt, val.v + sign * val.e, saturate)
+            e = np.maximum(e, np.where(risky, _diff(moved, out), 0.0))
+    return Val(fmt, out, np.where(np.isinf(val.e), INF, e))
+
+
 def convert(val: Val, to: str) -> Val:
     """C / Metal value conversion of ``val`` to type ``to``."""
     t, v = val.t, val.v
     if t == to:
         return val
+    if is_fp8(t):   # exactly to f32, then as a float
+        return convert(Val("f32", v, val.e), to)
+    if is_fp8(to):
+        return to_fp8(val, to)
     e = val.e.copy()
     if to == "b1":
         if is_float(t):
@@ -549,7 +595,7 @@ class Machine:
         self.inputs = {b["name"]: load_input(b) for b in program["inputs"]}
         self.outputs = {}
         for b in program["outputs"]:
-            zeros = (np.zeros(b["size"]) if is_float(b["dtype"]) else
+            zeros = (np.zeros(b["size"]) if is_floatlike(b["dtype"]) else
                      np.zeros(b["size"], bool) if b["dtype"] == "b1" else
                      np.array([0] * b["size"], dtype=object))
             self.outputs[b["name"]] = Val(b["dtype"], zeros)
@@ -616,6 +662,14 @@ class Machine:
         if kind == "cast":
             (a,) = self.operands([e[2]], mask)
             return convert(a, e[1])
+        if kind == "satcast":
+            (a,) = self.operands([e[2]], mask)
+            return to_fp8(convert(a, "f32") if is_fp8(a.t) else a, e[1],
+                          saturate=True)
+        if kind == "vec8":   # only the lane read matters
+            _, fmt, saturate, lane, args = e
+            a = convert(self.eval(args[lane], mask), "f32")
+            return to_fp8(a, fmt, saturate=saturate)
         if kind == "un":
             return self.unary(e[1], self.eval(e[2], mask))
         if kind == "bin":
@@ -626,6 +680,8 @@ class Machine:
         raise InterpretError(f"unknown expression {e!r}")
 
     def unary(self, op, a):
+        if is_fp8(a.t):
+            a = convert(a, "f32")
         if a.t == "b1":
             return Val("b1", ~a.v.astype(bool), a.e)
         if is_float(a.t):
@@ -984,6 +1040,8 @@ def _assigned(body) -> set:
 
 def load_input(b) -> Val:
     t, data = b["dtype"], b["data"]
+    if is_fp8(t):
+        return Val(t, np.array([fp8_value(t, int(x)) for x in data]))
     if t == "bf16":
         bits = np.array(data, dtype=np.uint32) << 16
         return Val(t, bits.view(np.float32).astype(np.float64))
@@ -1012,6 +1070,8 @@ def input_arrays(program):
 def observed_values(t, raw: bytes):
     """Output bytes as comparable values (float64 for floats, ints, bools)."""
     arr = np.frombuffer(raw, dtype=numpy_dtype(t))
+    if is_fp8(t):
+        return np.array([fp8_value(t, int(x)) for x in arr])
     if t == "bf16":
         return (arr.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     if is_float(t):
@@ -1029,7 +1089,7 @@ def compare(expected: Val, observed) -> list:
         if math.isinf(e):
             continue
         x, y = expected.v[k], observed[k]
-        if is_float(expected.t):
+        if is_floatlike(expected.t):
             if math.isnan(x) and math.isnan(y):
                 continue
             if x == y:

@@ -23,6 +23,18 @@ Statements (lists, first element the kind):
 Expressions:
   ["var", name]  ["lit", number]  ["query", name]  ["load", buf, index]
   ["bin", op, a, b]  ["un", op, a]  ["call", fn, args...]  ["cast", dtype, a]
+  ["satcast", fmt, a]               enigma.saturating_cast(a, enigma.<fmt>)
+  ["vec8", fmt, saturate, lane, [a, ...]]
+                                     lane ``lane`` (x, y, z, w) of 2 or 4 f32
+                                     values made a vector (make_float2/4) and
+                                     converted to the 8-bit float ``fmt``
+                                     (metal_cast, or saturating_cast)
+
+8-bit floats (f8e4m3, f8e5m2) are values of their own kind: loaded from
+8-bit input buffers, made by conversions (plain, saturating, lane by lane
+from vectors), converted to every type, compared and combined with
+``+ - * /`` (which compute in f32), stored into 8-bit or float buffers.
+Other steps leave them alone (``visible`` hides them unless asked).
 
 Undefined behaviour is avoided the way a careful Metal programmer would:
 integer divisors are guarded (no x / 0, no INT_MIN / -1), shift amounts are
@@ -41,9 +53,16 @@ SINTS = ("i8", "i16", "i32", "i64")
 UINTS = ("u8", "u16", "u32", "u64")
 INTS = SINTS + UINTS
 FLOATS = ("f32", "f16", "bf16")
+FP8 = ("f8e4m3", "f8e5m2")
 ALL_TYPES = FLOATS + INTS + ("b1",)
 WIDTH = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32,
-         "i64": 64, "u64": 64, "f16": 16, "bf16": 16, "f32": 32, "b1": 8}
+         "i64": 64, "u64": 64, "f16": 16, "bf16": 16, "f32": 32, "b1": 8,
+         "f8e4m3": 8, "f8e5m2": 8}
+# Categories whose kernels may hold 8-bit floats, and how often: the
+# chance of each input buffer being 8-bit, and of each arithmetic step
+# being an 8-bit one.
+FP8_CATEGORIES = {"arith": (0.1, 0.04), "math": (0.08, 0.025),
+                  "control": (0.08, 0.025)}
 CATEGORIES = ("arith", "math", "control", "threadgroup", "simd", "atomic")
 
 # Known Enigma bugs the generator steers around, so that a fuzzing run keeps
@@ -87,6 +106,15 @@ def is_float(t):
     return t in FLOATS
 
 
+def is_fp8(t):
+    return t in FP8
+
+
+def is_floatlike(t):
+    """Values compared as floats (NaN matches NaN, tolerances)."""
+    return t in FLOATS or t in FP8
+
+
 def is_int(t):
     return t in INTS
 
@@ -107,7 +135,9 @@ def unsigned_of(t):
 def promote(a, b):
     """The common type of two operand types (docs/language.md)."""
     if a == b:
-        return a
+        return a if not is_fp8(a) else "f32"
+    if is_fp8(a) or is_fp8(b):    # 8-bit floats compute in f32
+        return "f32"
     if is_float(a) or is_float(b):
         if is_float(a) and is_float(b):
             if "f32" in (a, b):
@@ -124,8 +154,10 @@ def promote(a, b):
 
 
 def numpy_dtype(t):
-    """Host array dtype of a buffer of Enigma type ``t`` (bf16: uint16 bits)."""
+    """Host array dtype of a buffer of Enigma type ``t`` (bf16: uint16 bits;
+    8-bit floats: uint8 bits)."""
     return np.dtype({"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
+                     "f8e4m3": np.uint8, "f8e5m2": np.uint8,
                      "b1": np.bool_, "i8": np.int8, "u8": np.uint8,
                      "i16": np.int16, "u16": np.uint16, "i32": np.int32,
                      "u32": np.uint32, "i64": np.int64, "u64": np.uint64}[t])
@@ -138,6 +170,31 @@ def bf16_bits(x):
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     rounded[nan] = 0x7FC0
     return rounded
+
+
+# (significand bits, smallest normal exponent, largest finite, infinities)
+# of the OCP 8-bit formats.
+FP8_FORMAT = {"f8e4m3": (4, -6, 448.0, False),
+              "f8e5m2": (3, -14, 57344.0, True)}
+
+
+def fp8_value(fmt, bits):
+    """The value of an 8-bit pattern, from the format's fields."""
+    p, emin, _, has_inf = FP8_FORMAT[fmt]
+    man_bits = p - 1
+    exp_bits = 7 - man_bits
+    sign = -1.0 if bits & 0x80 else 1.0
+    e = (bits >> man_bits) & ((1 << exp_bits) - 1)
+    f = bits & ((1 << man_bits) - 1)
+    top = (1 << exp_bits) - 1
+    if has_inf and e == top:
+        return sign * float("inf") if f == 0 else float("nan")
+    if not has_inf and e == top and f == (1 << man_bits) - 1:
+        return float("nan")
+    bias = 1 - emin
+    if e == 0:
+        return sign * f * 2.0 ** (emin - man_bits)
+    return sign * (1 + f / (1 << man_bits)) * 2.0 ** (e - bias)
 
 
 def float_to_int_bounds(ft, it):
@@ -170,8 +227,19 @@ def float_to_int_bounds(ft, it):
 # --------------------------------------------------------------------------
 
 def random_data(rng: random.Random, t: str, n: int, special_floats: bool):
-    """n values of type t as a list of JSON numbers (bf16: uint16 bits)."""
+    """n values of type t as a list of JSON numbers (bf16: uint16 bits;
+    8-bit floats: their bits, any finite pattern, with zeros, the largest
+    and, with ``special_floats``, NaN and infinities)."""
     nrng = np.random.default_rng(rng.getrandbits(64))
+    if is_fp8(t):
+        finite = [b for b in range(256) if np.isfinite(fp8_value(t, b))]
+        vals = [int(x) for x in nrng.choice(finite, n)]
+        specials = [0x00, 0x80, 0x7E if t == "f8e4m3" else 0x7B, 0x01]
+        if special_floats:
+            specials += [0x7F, 0xFF] + ([0x7C, 0xFC] if t == "f8e5m2" else [])
+        for k in range(min(n // 8, len(specials))):
+            vals[rng.randrange(n)] = specials[k]
+        return vals
     if t == "b1":
         return [bool(x) for x in nrng.integers(0, 2, n)]
     if is_int(t):
@@ -224,8 +292,11 @@ class _Gen:
     def emit(self, stmt):
         self.bodies[-1].append(stmt)
 
-    def visible(self, pred=lambda t: True):
-        return [(v, t) for scope in self.scopes for (v, t) in scope if pred(t)]
+    def visible(self, pred=lambda t: True, fp8=False):
+        """Variables of a type ``pred`` accepts (8-bit floats only with
+        ``fp8``: the other steps do not handle them)."""
+        return [(v, t) for scope in self.scopes for (v, t) in scope
+                if pred(t) and (fp8 or not is_fp8(t))]
 
     def let(self, dtype, expr, prefix="v"):
         name = self.fresh(prefix)
@@ -235,8 +306,8 @@ class _Gen:
         self.scopes[-1].append((name, dtype))
         return name
 
-    def pick(self, pred=lambda t: True):
-        cands = self.visible(pred)
+    def pick(self, pred=lambda t: True, fp8=False):
+        cands = self.visible(pred, fp8)
         return self.rng.choice(cands) if cands else None
 
     def lit_for(self, t):
@@ -458,8 +529,61 @@ class _Gen:
             return self.let(tx, ["call", "clamp", ["var", x], ["var", lo], ["var", hi]])
         return self.let(tx, ["call", fn, ["var", x], ["var", y], ["var", z]])
 
+    # -- 8-bit floats ----------------------------------------------------------
+    def fp8_step(self):
+        """An 8-bit float made (a plain, saturating or vector conversion)
+        or used (converted, compared, in f32 arithmetic)."""
+        r = self.rng
+        have = self.pick(is_fp8, fp8=True)
+        roll = r.random()
+        if have is None or roll < 0.45:
+            return self.fp8_make()
+        x, tx = have
+        if roll < 0.7:    # to any type, the other format included
+            to = r.choice(ALL_TYPES + FP8)
+            if to == tx:
+                to = "f32"
+            if to == "b1":   # as for other floats: x != 0
+                return self.let("b1", ["bin", "!=", ["var", x], ["lit", 0.0]])
+            return self.let(to, ["cast", to, ["var", x]])
+        other = self.pick(is_fp8, fp8=True)
+        if r.random() < 0.3 or other is None:
+            rhs = ["lit", r.choice((0.5, -2.0, 3.0, 0.1, 448.0, 1e4))]
+        else:
+            rhs = ["var", other[0]]
+        if roll < 0.8:
+            op = r.choice(("<", "<=", ">", ">=", "==", "!="))
+            return self.let("b1", ["bin", op, ["var", x], rhs])
+        op = r.choice(("+", "-", "*", "/"))
+        return self.let("f32", ["bin", op, ["var", x], rhs])
+
+    def fp8_make(self):
+        r = self.rng
+        fmt = r.choice(FP8)
+        roll = r.random()
+        if roll < 0.6:
+            src = self.pick(lambda t: is_float(t) or is_int(t) or t == "b1")
+            x, tx = src
+            if roll < 0.35 or tx == "b1":
+                return self.let(fmt, ["cast", fmt, ["var", x]])
+            return self.let(fmt, ["satcast", fmt, ["var", x]])
+        lanes = r.choice((2, 4))
+        args = []
+        for _ in range(lanes):
+            x, tx = self.pick(lambda t: is_float(t) or is_int(t))
+            args.append(["var", self.cast(x, tx, "f32")])
+        if r.random() < 0.5:   # a large value: overflow and saturation
+            k = r.randrange(lanes)
+            big = self.let("f32", ["bin", "*", args[k], ["lit", 1000.0]])
+            args[k] = ["var", big]
+        return self.let(fmt, ["vec8", fmt, r.random() < 0.5,
+                              r.randrange(lanes), args])
+
     def arith_step(self, math_weight=0.1):
         r = self.rng.random()
+        fp8_weight = FP8_CATEGORIES.get(self.category, (0, 0))[1]
+        if self.rng.random() < fp8_weight:
+            return self.fp8_step()
         if r < math_weight:
             return self.float_function()
         steps = [(0.35, self.arith_binary), (0.45, self.arith_unary),
@@ -476,9 +600,10 @@ class _Gen:
 
     # -- control flow --------------------------------------------------------
     def assignable(self):
-        """Variables a block may reassign (not the thread queries)."""
+        """Variables a block may reassign (not the thread queries, not
+        8-bit floats)."""
         return [(v, t) for scope in self.scopes for (v, t) in scope
-                if v not in self.fixed]
+                if v not in self.fixed and not is_fp8(t)]
 
     def carry_sets(self, carried):
         """Reassigns some carried variables from same-kind values."""
@@ -762,6 +887,9 @@ class _Gen:
         in_types = [r.choice(ALL_TYPES) for _ in range(ntypes)]
         if cat == "math":
             in_types[0] = r.choice(FLOATS)
+        fp8_inputs = FP8_CATEGORIES.get(cat, (0, 0))[0]
+        in_types = [r.choice(FP8) if k > 0 and r.random() < fp8_inputs
+                    else t for k, t in enumerate(in_types)]
         inputs = [{"name": f"in{k}", "dtype": t,
                    "data": random_data(r, t, n, cat == "arith" and r.random() < 0.3)}
                   for k, t in enumerate(in_types)]
@@ -814,11 +942,13 @@ class _Gen:
         sinks = [v for v in values[:-1] if v[0] not in used]
         chosen = values[-1:] + r.sample(sinks, min(len(sinks), MAX_OUTPUTS - 1))
         for k, (var, t) in enumerate(chosen):
-            ot = t if r.random() < 0.8 else r.choice(ALL_TYPES)
-            if is_float(t) and is_int(ot):
+            ot = t if r.random() < 0.8 else r.choice(ALL_TYPES + FP8)
+            if is_floatlike(t) and is_int(ot):
                 ot = t
-            if t == "b1" and is_float(ot):
+            if t == "b1" and is_floatlike(ot):
                 ot = "b1"
+            if is_fp8(ot) and not is_floatlike(t):   # ints: no 8-bit stores
+                ot = t
             name = f"out{k}"
             outs.append({"name": name, "dtype": ot, "size": n + 3})
             self.emit(["store", name, ["var", gid], ["var", var]])
@@ -893,6 +1023,15 @@ def expr_source(e) -> str:
         return f"enigma.{e[1]}({', '.join(expr_source(a) for a in e[2:])})"
     if kind == "cast":
         return f'enigma.metal_cast({expr_source(e[2])}, "{e[1]}")'
+    if kind == "satcast":
+        return f"enigma.saturating_cast({expr_source(e[2])}, enigma.{e[1]})"
+    if kind == "vec8":
+        _, fmt, saturate, lane, args = e
+        vec = (f"enigma.make_float{len(args)}("
+               f"{', '.join(expr_source(a) for a in args)})")
+        conv = (f"enigma.saturating_cast({vec}, enigma.{fmt})" if saturate
+                else f'enigma.metal_cast({vec}, "{fmt}")')
+        return f"{conv}.{'xyzw'[lane]}"
     raise ValueError(f"unknown expression {e!r}")
 
 

@@ -44,7 +44,8 @@ include "enigma/Dialect/Enigma/IR/EnigmaDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Enigma_RingBarriers : MemRefRankOf<[I64], [1]>;
-def Enigma_StageMemRef : MemRefRankOf<[F32, F16, BF16, I8, I16, I32], [1]>;
+def Enigma_StageMemRef : MemRefRankOf<[F32, F16, BF16, I8, I16, I32,
+                                          F8E4M3FN, F8E5M2], [1]>;
 
 // The shared verifier of the family (PipelineOps.cpp).
 class Enigma_PipelineOpBase<string mnemonic, list<Trait> traits = []>
