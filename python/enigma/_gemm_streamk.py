@@ -43,7 +43,7 @@ from ._ir import BufferProxy, fail
 from ._math import imax, imin, where
 from ._mma import mma_load, mma_store
 from ._threads import barrier, thread_index_in_threadgroup, \
-    threadgroup_position_in_grid
+    threadgroup_position_in_grid, threadgroups_per_grid
 
 __all__ = ["stream_k_workspace", "stream_k_schedule"]
 
@@ -74,13 +74,16 @@ def _split(tiles: int, groups: int) -> int:
     return tiles if waves == 0 else rest + groups
 
 
-def stream_k_schedule(config, m: int, n: int, k: int) -> list:
-    """What each of the ``config.stream_k`` threadgroups computes for an
-    ``m x n x k`` product, in its order: a list per threadgroup of
-    ``(block, k_begin, k_end)`` (block: the position in grouped order;
-    K steps of ``bk``, ``k_end`` exclusive). The kernel computes the same
-    with the launch's values; tests and the heuristic read it here."""
-    g_count = config.stream_k
+def stream_k_schedule(config, m: int, n: int, k: int,
+                      groups: int | None = None) -> list:
+    """What each of the ``config.stream_k`` threadgroups (or of a launch
+    of ``groups`` threadgroups, at most that many) computes for an ``m x
+    n x k`` product, in its order: a list per threadgroup of ``(block,
+    k_begin, k_end)`` (block: the position in grouped order; K steps of
+    ``bk``, ``k_end`` exclusive). The kernel computes the same with the
+    launch's values; tests and the heuristic read it here."""
+    g_count = config.stream_k if groups is None else \
+        min(groups, config.stream_k)
     tiles = config.tiles(m, n)
     kt = -(-k // config.bk)
     sk = _split(tiles, g_count)
@@ -131,7 +134,9 @@ def stream_k_tiles(s, ring, epilogue, workspace, flags):
     ``s`` is gemm_block's shape, ``ring`` its operand ring."""
     from ._gemm import _epilogue, _mainloop_pipelined, grouped_block_origin
     c = s.config
-    groups = c.stream_k
+    # The launch's threadgroups, at most the workspace's slots (any more
+    # stay idle; config.launch gives exactly stream_k).
+    groups = imin(threadgroups_per_grid("x"), c.stream_k)
     g = threadgroup_position_in_grid("x")
     kt = s.ktiles
     tiles = ((s.m + (c.bm - 1)) // c.bm) * ((s.n + (c.bn - 1)) // c.bn)
@@ -145,7 +150,7 @@ def stream_k_tiles(s, ring, epilogue, workspace, flags):
     last_tile = where(0, (end - 1) // kt, has_sk)
     n_sk = where(0, last_tile - begin // kt + 1, has_sk)
     dp = tiles - sk
-    n_dp = where(0, (dp - g + (groups - 1)) // groups, g < dp)
+    n_dp = where(0, (dp - g + groups - 1) // groups, g < dp)
     units = where(0, n_sk + n_dp, g < groups)
     # The threadgroup whose range holds K step x (x < total).
     big = r * (q + 1)

@@ -158,12 +158,15 @@ def _operands(rng, m, n, k, dtype):
     return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
-def _run(runtime, compiled, config, a, b, m, n, k):
-    """(C, flags after the launch); the workspace is poisoned with NaN."""
+def _run(runtime, compiled, config, a, b, m, n, k, groups=None):
+    """(C, flags after the launch of ``groups`` threadgroups, default
+    config.launch's); the workspace is poisoned with NaN."""
     floats, flags = enigma.stream_k_workspace(config)
     w = np.full(floats, np.nan, np.float32)
     grid, threads = config.launch(m, n)
     assert grid[0] == config.stream_k * config.threads
+    if groups is not None:
+        grid = (groups * config.threads, 1, 1)
     c, f = runtime.execute(compiled, [a, b, w], grid=grid, threads=threads,
                            scalars=[m, n, k],
                            output_sizes=[m * n * 4, flags * 4])
@@ -238,6 +241,23 @@ def test_stream_k_is_the_same_bit_for_bit(runtime, rng):
     for _ in range(2):
         again, _ = _run(runtime, compiled, config, a, b, m, n, k)
         assert np.array_equal(again.view(np.uint32), first.view(np.uint32))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 8])
+def test_other_grids_divide_the_work_among_their_threadgroups(runtime, rng,
+                                                               groups):
+    """A launch of fewer threadgroups than stream_k divides the K steps
+    among those; threadgroups beyond stream_k (the workspace's slots)
+    stay idle."""
+    m, n, k = 70, 130, 333
+    config = _ws(*F32, stream_k=5)
+    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    c, flags = _run(runtime, _kernel(config, "f32"), config, a, b, m, n, k,
+                    groups)
+    _check(c, fa, fb)
+    assert (flags == 0).all()
+    assert len(enigma.stream_k_schedule(config, m, n, k, groups)) == \
+        min(groups, 5)
 
 
 def test_gemm_example_runs_stream_k(runtime, rng):
