@@ -34,7 +34,9 @@ from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        threadgroup_position_in_grid, threadgroups_per_grid)
 from ._tile import pipeline
-from ._gemm_streamk import stream_k_schedule, stream_k_workspace
+from ._gemm_streamk import (stream_k_buffers, stream_k_cost,
+                            stream_k_schedule, stream_k_tiles,
+                            stream_k_workspace)
 
 __all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
            "warpgroup_shape", "gemm_split_k_reduce", "split_k_reduce_launch",
@@ -353,10 +355,9 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
 
 # The cost model of gemm_config_for (docs/design/gemm-heuristic.md), in K
 # steps of the block on one multiprocessor: a second kernel's launch and
-# tail, and a stream-K wait; stream-K must win by this factor to replace
-# the launch without it.
+# tail; stream-K must win by this factor to replace the launch without
+# it.
 _LAUNCH_GAP_STEPS = 6
-_STREAM_K_WAIT_STEPS = 1
 _STREAM_K_MARGIN = 0.95
 
 
@@ -365,8 +366,6 @@ def _gemm_choices(m, n, k, sm_count):
     the one way of the 128 x 256 rule, else the block's ways (whole
     blocks, split K when it applies, stream-K), their order the
     preference among equal costs."""
-    from ._gemm_streamk import stream_k_cost
-
     def ws(*shape, **options):
         return MmaConfig(*shape, warp_specialized=True, **options)
     big = ws(128, 256, 64, 8, 1, 4, persistent=True)
@@ -564,11 +563,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     # launches; the copies unroll for that count).
     _call("require_threadgroup_size", c.threads)
     if c.stream_k:
-        from ._gemm_streamk import check_stream_k_buffers
         if origin is not None:
             fail(f"{what}: {c}: a stream-K launch schedules its own blocks "
                  "(no origin)")
-        check_stream_k_buffers(c, workspace, flags, what)
+        _require_matrices(what, stream_k_buffers(c, workspace, flags, what))
     elif workspace is not None or flags is not None:
         fail(f"{what}: {c}: workspace and flags belong to stream-K "
              "configurations (MmaConfig(stream_k=...))")
@@ -601,8 +599,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         return
     ring = _operand_ring(shape)
     if c.stream_k:
-        from ._gemm_streamk import stream_k_tiles
-        stream_k_tiles(shape, ring, epilogue, workspace, flags)
+        stream_k_tiles(shape, ring, epilogue, workspace, flags,
+                       mainloop=_mainloop_pipelined,
+                       store=_epilogue,
+                       block_origin=grouped_block_origin)
         return
     if c.split_k > 1:
         # This threadgroup row's K tiles; the partial goes to rows s m...

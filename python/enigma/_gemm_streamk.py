@@ -54,8 +54,8 @@ def stream_k_workspace(config) -> tuple:
     ``config`` needs (one ``bm x bn`` partial and one flag per
     threadgroup). The flags must be zero before the first launch; every
     launch leaves them zero."""
-    from ._gemm import MmaConfig
-    if not isinstance(config, MmaConfig) or not config.stream_k:
+    if not isinstance(getattr(config, "stream_k", None), int) or \
+            not config.stream_k:
         fail("stream_k_workspace: config must be an MmaConfig with "
              f"stream_k > 0, got {config!r}")
     g = config.stream_k
@@ -107,10 +107,10 @@ def stream_k_schedule(config, m: int, n: int, k: int,
 # Inside gemm_block
 # --------------------------------------------------------------------------
 
-def check_stream_k_buffers(config, workspace, flags, what):
-    """EnigmaErrors for missing or mistyped workspace buffers; records
-    their sizes so that a launch with smaller ones is a DispatchError."""
-    from ._gemm import _require_matrices
+def stream_k_buffers(config, workspace, flags, what):
+    """EnigmaErrors for missing or mistyped workspace buffers, else the
+    matrices gemm_block records for them (so that a launch with smaller
+    ones is a DispatchError)."""
     for name, buf, dtype in (("workspace", workspace, "f32"),
                              ("flags", flags, "u32")):
         if not isinstance(buf, BufferProxy):
@@ -121,18 +121,19 @@ def check_stream_k_buffers(config, workspace, flags, what):
             fail(f"{what}: {config}: {name} must hold {dtype}, got "
                  f"{buf.dtype.name}")
     c = config
-    _require_matrices(what, ((workspace, "writes its stream-K partials to",
-                              (c.stream_k * c.bm, c.bn), "(stream_k bm) x bn",
-                              c.bn, "bn"),
-                             (flags, "keeps its stream-K flags in",
-                              (1, c.stream_k), "1 x stream_k", c.stream_k,
-                              "stream_k")))
+    return ((workspace, "writes its stream-K partials to",
+             (c.stream_k * c.bm, c.bn), "(stream_k bm) x bn", c.bn, "bn"),
+            (flags, "keeps its stream-K flags in", (1, c.stream_k),
+             "1 x stream_k", c.stream_k, "stream_k"))
 
 
-def stream_k_tiles(s, ring, epilogue, workspace, flags):
+def stream_k_tiles(s, ring, epilogue, workspace, flags, *, mainloop, store,
+                   block_origin):
     """This threadgroup's work in a stream-K launch (the module doc):
-    ``s`` is gemm_block's shape, ``ring`` its operand ring."""
-    from ._gemm import _epilogue, _mainloop_pipelined, grouped_block_origin
+    ``s`` is gemm_block's shape, ``ring`` its operand ring; gemm_block
+    gives its parts: ``mainloop(s, ring, row0, col0, k_begin, k_end)``
+    (the accumulator), ``store(s, acc, row0, col0, epilogue)`` and
+    ``block_origin(config, m, n, block)``."""
     c = s.config
     # The launch's threadgroups, at most the workspace's slots (any more
     # stay idle; config.launch gives exactly stream_k).
@@ -166,8 +167,8 @@ def stream_k_tiles(s, ring, epilogue, workspace, flags):
         first = t * kt
         k_begin = where(0, imax(begin, first) - first, in_sk)
         k_end = where(kt, imin(end, first + kt) - first, in_sk)
-        row0, col0 = grouped_block_origin(c, s.m, s.n, t)
-        acc = _mainloop_pipelined(s, ring, row0, col0, k_begin, k_end)
+        row0, col0 = block_origin(c, s.m, s.n, t)
+        acc = mainloop(s, ring, row0, col0, k_begin, k_end)
         ends_block = k_end == kt
         with if_(k_end < kt):   # a partial: to this threadgroup's slot
             mma_store(acc, workspace, ld=c.bn,
@@ -190,7 +191,11 @@ def stream_k_tiles(s, ring, epilogue, workspace, flags):
                 atomic_store(flags, h, 0)
         acc = carry[0]
         with if_(ends_block):
-            _epilogue(s, acc, row0, col0, epilogue)
+            store(s, acc, row0, col0, epilogue)
+
+
+# A finisher's wait for the partials it sums, in K steps (the cost model).
+STREAM_K_WAIT_STEPS = 1
 
 
 def stream_k_cost(config, m: int, n: int, k: int) -> float:
@@ -199,7 +204,6 @@ def stream_k_cost(config, m: int, n: int, k: int) -> float:
     any threadgroup runs, plus for a threadgroup that finishes a block the
     store of its own partial and the loads of the others' (at the rate a
     K step reads its operands), plus one step of waiting."""
-    from ._gemm import _STREAM_K_WAIT_STEPS
     c = config
     step_bytes = (c.bm + c.bn) * c.bk * 2
     tile_steps = c.bm * c.bn * 4 / step_bytes
@@ -219,6 +223,6 @@ def stream_k_cost(config, m: int, n: int, k: int) -> float:
             if ke < kt:
                 fix += tile_steps
             elif kb > 0:
-                fix += (parts[t] - 1) * tile_steps + _STREAM_K_WAIT_STEPS
+                fix += (parts[t] - 1) * tile_steps + STREAM_K_WAIT_STEPS
         worst = max(worst, steps + fix)
     return worst

@@ -29,6 +29,7 @@ LAYERS = [
                      "enigma._layout_dynamic", "enigma._tensor",
                      "enigma._tile", "enigma._mma", "enigma._async_copy",
                      "enigma._pipeline", "enigma._gemm",
+                     "enigma._gemm_streamk",
                      "enigma._quantized", "enigma._fp8",
                      "enigma._gemm_fp8", "enigma._gemm_fp8_launch"}),
     ("host", {"enigma._compile", "enigma._interop", "enigma._runtime",
