@@ -926,6 +926,35 @@ def bench_gemm_shapes(timeout=600):
                      (done.stdout.strip().splitlines() or ["?"])[-1][:120]))
 
 
+def bench_gemm_variants(mode, timeout):
+    """bench/check_gemm_ws.py --compare-streamk (the built-in choice beside
+    whole blocks, split K and stream-K per shape) or --autotune (the best
+    candidate per shape beside the built-in choice) in its own process;
+    its table's geometric means become rows."""
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "check_gemm_ws.py")
+    what = {"--compare-streamk": "gemm stream-K / split-K bf16",
+            "--autotune": "gemm autotuned bf16"}[mode]
+    try:
+        done = subprocess.run([sys.executable, script, mode],
+                              capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        not_run(what, "enigma", f"bench/check_gemm_ws.py {mode} ran past "
+                f"{timeout} s")
+        return
+    print(done.stdout, flush=True)
+    for line in done.stdout.splitlines():
+        if "geometric mean" in line:
+            rows.append((what, "enigma / cuBLAS (throughput)", line.strip(),
+                         ""))
+    if done.returncode != 0:
+        rows.append((what, "", "",
+                     (done.stdout.strip().splitlines() or ["?"])[-1][:120]))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=".")
@@ -950,6 +979,8 @@ def main():
         "gemm_f32": lambda: bench_mma_gemm(rt, args.repeat, "f32", (4096,),
                                            tf32_too=True),
         "gemm_shapes": bench_gemm_shapes,
+        "gemm_streamk": lambda: bench_gemm_variants("--compare-streamk",
+                                                    900),
         "attention": lambda: bench_attention(rt, args.repeat),
         "attention_lib": bench_attention_library,
         "fp8": lambda: bench_fp8(quick=not args.fp8_all_shapes),
@@ -958,8 +989,13 @@ def main():
         "compile": bench_compile,
         "quantized": bench_quantized,
     }
+    # Timed only when named (--only gemm_autotune): every candidate on
+    # every shape, about 15 minutes.
+    on_request = {"gemm_autotune": lambda: bench_gemm_variants("--autotune",
+                                                               2400)}
     only = [x for x in args.only.split(",") if x]
-    unknown = set(only) - set(steps)
+    steps.update({k: v for k, v in on_request.items() if k in only})
+    unknown = set(only) - set(steps) - set(on_request)
     if unknown:
         parser.error(f"unknown steps {sorted(unknown)}; known: {list(steps)}")
     rt = enigma.CudaRuntime()

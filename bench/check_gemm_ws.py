@@ -42,6 +42,24 @@ rounds), then the geometric mean and the worst over the 24 shapes. About
 once; a second run uses the artifact cache). --check-only checks the
 heuristic's configurations on the check shapes too.
 
+With --compare-streamk: per shape of --heuristic, the built-in choice and
+each alternative its cost model weighed (enigma.gemm_config_for: whole
+blocks, split K where it applies, stream-K), each checked and timed
+against cuBLAS in the same process; a table of the ratios side by side
+and the geometric mean of each column. About 5 minutes on an H100.
+
+With --autotune: per shape, every candidate (the warp-specialised
+configurations of enigma.gemm_configs plus the built-in choice's
+alternatives) checked and timed; the best of them beside the built-in
+choice (the figure an autotuned run would reach: enigma.autotune times a
+list of single-kernel launches the same way, but split K is two kernels,
+so the candidates are timed here). About 15 minutes on an H100;
+--shape-timeout applies per shape (default 600 s in this mode).
+
+--check-only also checks stream-K configurations (128 x 128 and 64 x 128,
+one threadgroup per multiprocessor) on the check shapes, each result
+compared bit for bit with a second run (the fixed summing order).
+
 To profile one configuration with Nsight Compute (the 10th launch of the
 128 x 256 persistent kernel at 4096^3; `--list` prints the numbers):
 
@@ -70,7 +88,8 @@ LLAMA = [(m, n, k) for (n, k) in LLAMA_NK for m in (16, 128, 4096)]
 # Shapes where enigma.gemm_config_for splits K (2 and 4 ways) or picks
 # 64-row persistent blocks.
 HEURISTIC_CHECK_SHAPES = [(16, 4096, 14336), (128, 4096, 4096),
-                          (16, 6144, 4096), (7, 28672, 300)]
+                          (16, 6144, 4096), (7, 28672, 300),
+                          (16, 10240, 8192), (128, 28672, 4096)]
 
 
 def configs():
@@ -94,7 +113,9 @@ def label(dtype, tf32, config):
     kind = "tf32-Bnk" if dtype == "f32t" else "tf32" if tf32 else dtype
     c = config
     extra = "".join([" persistent" if c.persistent else "",
-                     f" cluster={c.cluster}" if c.cluster > 1 else ""])
+                     f" cluster={c.cluster}" if c.cluster > 1 else "",
+                     f" split_k={c.split_k}" if c.split_k > 1 else "",
+                     f" stream_k={c.stream_k}" if c.stream_k else ""])
     return f"{kind} {c.bm}x{c.bn}x{c.bk} {c.wm}x{c.wn} s{c.stages}{extra}"
 
 
@@ -127,11 +148,22 @@ class Gemm:
             if config.split_k > 1 else None
 
     def prepare(self, a, b, c):
+        import numpy as np
         m, k = a.shape
         n = b.shape[1]
         grid, threads = self.config.launch(m, n, self.rt.multiprocessors)
         if self.b_transposed:   # b is the k x n view of the stored n x k
             b = b.T
+        if self.config.stream_k:
+            # Workspace (poisoned) and zero flags, uploaded once: every
+            # launch leaves the flags zero for the next.
+            import enigma
+            floats, flags = enigma.stream_k_workspace(self.config)
+            prepared = self.rt.prepare(
+                self.compiled, [a, b, np.full(floats, np.nan, np.float32),
+                                np.zeros(flags, np.uint32)],
+                outputs=[c], scalars=[m, n, k])
+            return prepared, grid, threads
         if self.reduce is None:
             prepared = self.rt.prepare(self.compiled, [a, b], outputs=[c],
                                        scalars=[m, n, k])
@@ -316,6 +348,176 @@ def worker_heuristic(shapes, rounds, check_only=False):
                              rounds, gen)
         result["config"] = repr(config)
         print(json.dumps(result), flush=True)
+
+
+def _stream_k_configs(processors):
+    """The stream-K configurations --check-only checks: the built-in
+    choice's two blocks, one threadgroup per multiprocessor."""
+    import enigma
+    return [enigma.MmaConfig(*shape, warp_specialized=True, persistent=True,
+                             stream_k=processors)
+            for shape in ((128, 128, 64, 8, 1, 6), (64, 128, 64, 4, 1, 8))]
+
+
+def worker_stream_k_check(shapes):
+    """Per shape, each stream-K configuration checked (bounds-checked,
+    then as compiled for speed), its second run equal bit for bit to the
+    first; JSON lines as worker_heuristic's."""
+    import torch
+    import enigma
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(5000)
+    gemms = {}
+    for m, n, k in shapes:
+        print(json.dumps({"shape": [m, n, k], "config": "stream-K"}),
+              flush=True)
+        for config in _stream_k_configs(rt.multiprocessors):
+            for checked in (True, False):
+                key = (config, checked)
+                if key not in gemms:
+                    gemms[key] = Gemm(rt, "bf16", False, config,
+                                      bounds_check=checked)
+                a, b = _tensors(m, n, k, "bf16", gen)
+                c = torch.full((m, n), float("nan"), device="cuda",
+                               dtype=a.dtype)
+                prepared, grid, threads = gemms[key].prepare(a, b, c)
+                first = None
+                for _ in range(2):
+                    c.fill_(float("nan"))
+                    prepared.dispatch(grid, threads)
+                    torch.cuda.synchronize()
+                    what = (f"{m}x{n}x{k} {config}"
+                            f"{' bounds-checked' if checked else ''}")
+                    _check(c, a, b, False, what)
+                    if first is None:
+                        first = c.clone()
+                    elif not torch.equal(first.view(torch.int16),
+                                         c.view(torch.int16)):
+                        raise AssertionError(f"{what}: a second run differs "
+                                             "bit for bit")
+                prepared.release()
+        print(json.dumps({"shape": [m, n, k], "ok": True}), flush=True)
+
+
+def _candidates(m, n, k, processors, autotune):
+    """(the built-in choice, [(name, configuration)]): its cost model's
+    alternatives, with autotune every warp-specialised configuration of
+    enigma.gemm_configs too."""
+    import enigma
+    from enigma._gemm import _gemm_choices
+    chosen = enigma.gemm_config_for(m, n, k, "bf16", processors)
+    out = [(name, c) for name, c, _ in _gemm_choices(m, n, k, processors)]
+    if autotune:
+        seen = {c for _, c in out}
+        out += [(label("bf16", False, c), c)
+                for c in enigma.gemm_configs("cuda", "bf16",
+                                             warp_specialized=True)
+                if c not in seen]
+    return chosen, out
+
+
+def worker_variants(shapes, rounds, autotune):
+    """Per shape one JSON line {shape, chosen, results: [{name, config,
+    enigma, cublas} or {name, config, error}]} (the begin line first)."""
+    import torch
+    import enigma
+    rt = enigma.CudaRuntime()
+    gen = torch.Generator(device="cuda").manual_seed(6000)
+    gemms = {}
+    for m, n, k in shapes:
+        print(json.dumps({"shape": [m, n, k], "config": "candidates"}),
+              flush=True)
+        chosen, candidates = _candidates(m, n, k, rt.multiprocessors,
+                                         autotune)
+        results = []
+        for name, config in candidates:
+            entry = {"name": name, "config": repr(config)}
+            try:
+                if config not in gemms:
+                    gemms[config] = Gemm(rt, "bf16", False, config)
+                r = _time_shape(gemms[config], m, n, k, rounds, gen)
+                entry.update(enigma=r["enigma"], cublas=r["cublas"])
+            except Exception as e:   # a failed candidate, reported
+                entry["error"] = f"{type(e).__name__}: {e}"[:300]
+            results.append(entry)
+        print(json.dumps({"shape": [m, n, k], "chosen": repr(chosen),
+                          "results": results}), flush=True)
+
+
+def run_variants(args, autotune):
+    """The --compare-streamk and --autotune modes (module docstring)."""
+    import math
+    import statistics
+    shapes = SQUARE + LLAMA
+    timeout = args.shape_timeout if args.shape_timeout != 60 else \
+        (600 if autotune else 180)
+    started = time.time()
+    print(f"== {'every candidate' if autotune else 'the alternatives'} per "
+          f"shape, {len(shapes)} shapes, {timeout} s per shape at most",
+          flush=True)
+    lines, errors = spawn_per_shape(
+        ["--worker-variants", "--rounds", str(args.rounds)] +
+        (["--autotune"] if autotune else []), shapes, timeout)
+
+    def ratio(r):
+        return statistics.median(t / o for o, t in zip(r["enigma"],
+                                                      r["cublas"]))
+
+    def short(config):
+        return config.replace("MmaConfig(", "(").replace(
+            ", warp_specialized=True", "").replace("persistent=True",
+                                                  "persistent")
+    columns = ["data-parallel", "split-K", "stream-K"]
+    geo = {}
+    print()
+    if autotune:
+        print("| shape | built-in | built-in ratio | best candidate | best "
+              "ratio |")
+        print("|---|---|---|---|---|")
+    else:
+        print("| shape | built-in | " + " | ".join(columns) + " |")
+        print("|---" * (2 + len(columns)) + "|")
+    for shape in shapes:
+        got = [r for r in lines.get(tuple(shape), []) if "results" in r]
+        name = "bf16 {}x{}x{}".format(*shape)
+        if tuple(shape) in errors or not got:
+            print(f"| {name} | FAILED: {errors.get(tuple(shape), 'no result')} |")
+            continue
+        r = got[0]
+        timed = {e["config"]: e for e in r["results"]}
+        chosen = timed.get(r["chosen"])
+        cell = (lambda e: "-" if e is None else e.get("error", "")[:60]
+                or f"{ratio(e):.3f}")
+        llama = tuple(shape) not in SQUARE
+        if chosen and "error" not in chosen and llama:
+            geo.setdefault("built-in", []).append(ratio(chosen))
+        if autotune:
+            ok = [e for e in r["results"] if "error" not in e]
+            best = max(ok, key=ratio, default=None)
+            if best and llama:
+                geo.setdefault("best", []).append(ratio(best))
+            print(f"| {name} | {short(r['chosen'])} | {cell(chosen)} | "
+                  f"{short(best['config']) if best else '-'} | "
+                  f"{cell(best)} |")
+            continue
+        by_name = {e["name"]: e for e in r["results"]}
+        for col in columns:
+            e = by_name.get(col)
+            if e and "error" not in e and llama:
+                geo.setdefault(col, []).append(ratio(e))
+        print(f"| {name} | {short(r['chosen'])} ({cell(chosen)}) | " +
+              " | ".join(cell(by_name.get(col)) for col in columns) + " |")
+    print()
+    print("Ratios: cuBLAS time / Enigma time, median over rounds.")
+    for col, values in geo.items():
+        mean = math.exp(sum(map(math.log, values)) / len(values))
+        print(f"llama {col}: geometric mean {mean:.3f}x cuBLAS over "
+              f"{len(values)} shapes")
+    print(f"Finished in {time.time() - started:.0f} s; {len(errors)} "
+          "shapes failed")
+    for shape, why in errors.items():
+        print(f"FAILED {shape}: {why}")
+    return 1 if errors else 0
 
 
 def worker_profile(index, shape):
@@ -529,6 +731,14 @@ def main():
                    help="the built-in configuration per shape (see above)")
     p.add_argument("--shape-timeout", type=int, default=60)
     p.add_argument("--worker-heuristic", action="store_true")
+    p.add_argument("--compare-streamk", action="store_true",
+                   help="the built-in choice beside whole blocks, split K "
+                   "and stream-K per shape (see above)")
+    p.add_argument("--autotune", action="store_true",
+                   help="the best candidate per shape beside the built-in "
+                   "choice (see above)")
+    p.add_argument("--worker-variants", action="store_true")
+    p.add_argument("--worker-stream-k-check", action="store_true")
     p.add_argument("--profile", type=int)
     p.add_argument("--shape", default="4096,4096,4096")
     p.add_argument("--shapes", default="[]")
@@ -546,8 +756,16 @@ def main():
     if args.worker_heuristic:
         return worker_heuristic([tuple(s) for s in json.loads(args.shapes)],
                                 args.rounds, args.check_only)
+    if args.worker_variants:
+        return worker_variants([tuple(s) for s in json.loads(args.shapes)],
+                               args.rounds, args.autotune)
+    if args.worker_stream_k_check:
+        return worker_stream_k_check(
+            [tuple(s) for s in json.loads(args.shapes)])
     if args.heuristic:
         return run_heuristic(args)
+    if args.compare_streamk or args.autotune:
+        return run_variants(args, args.autotune)
     if args.profile is not None:
         return worker_profile(args.profile,
                               tuple(int(v) for v in args.shape.split(",")))
@@ -579,8 +797,15 @@ def main():
               f"shapes: {len(bad_shapes)} failed", flush=True)
         for shape, why in bad_shapes.items():
             print(f"FAILED built-in configuration at {shape}: {why}")
+        streamk_shapes = CHECK_SHAPES + [(128, 4096, 4096), (16, 4096, 4096)]
+        _, bad_streamk = spawn_per_shape(["--worker-stream-k-check"],
+                                         streamk_shapes, args.shape_timeout)
+        print(f"stream-K on {len(streamk_shapes)} shapes: "
+              f"{len(bad_streamk)} failed", flush=True)
+        for shape, why in bad_streamk.items():
+            print(f"FAILED stream-K at {shape}: {why}")
         print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed")
-        return 1 if failed or bad_shapes else 0
+        return 1 if failed or bad_shapes or bad_streamk else 0
 
     print("== timings (one process per configuration)", flush=True)
     bf16_shapes = SQUARE + [s for s in LLAMA

@@ -37,7 +37,19 @@ def from_bf16(bits):
 
 def make_kernel(config):
     """The kernel for one tile configuration (with ``split_k``: the
-    kernel of the float partial products, summed by ``reduce_kernel``)."""
+    kernel of the float partial products, summed by ``reduce_kernel``;
+    with ``stream_k``: the kernel taking the float workspace and uint
+    flags of ``enigma.stream_k_workspace`` after A and B)."""
+    if config.stream_k:
+        @enigma.kernel
+        def gemm_bf16_stream_k(A: enigma.bf16, B: enigma.bf16,
+                               W: enigma.f32, F: enigma.u32,
+                               M: enigma.Scalar(enigma.u32),
+                               N: enigma.Scalar(enigma.u32),
+                               K: enigma.Scalar(enigma.u32), C: enigma.bf16):
+            enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                              workspace=W, flags=F)
+        return gemm_bf16_stream_k
     if config.split_k > 1:
         @enigma.kernel
         def gemm_bf16_partials(A: enigma.bf16, B: enigma.bf16,
@@ -125,6 +137,13 @@ def run(rt, a, b, config=None, processors=None):
         raw = rt.execute(compiled_reduce(config.split_k), [w],
                          output_size=m * n * 2, grid=grid, threads=threads,
                          scalars=[m, n])
+    elif config.stream_k:   # a workspace of partials, flags zeroed
+        floats, flags = enigma.stream_k_workspace(config)
+        raw = rt.execute(compiled(config),
+                         [a, b, np.zeros(floats, np.float32),
+                          np.zeros(flags, np.uint32)],
+                         output_size=m * n * 2, grid=grid, threads=threads,
+                         scalars=[m, n, k])
     else:
         raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
                          grid=grid, threads=threads, scalars=[m, n, k])

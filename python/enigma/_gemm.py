@@ -34,11 +34,14 @@ from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        threadgroup_position_in_grid, threadgroups_per_grid)
 from ._tile import pipeline
+from ._gemm_streamk import (stream_k_buffers, stream_k_cost,
+                            stream_k_schedule, stream_k_tiles,
+                            stream_k_workspace)
 
 __all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
            "warpgroup_shape", "tf32_warpgroup_shape", "gemm_split_k_reduce",
            "split_k_reduce_launch",
-           "gemm_config_for"]
+           "gemm_config_for", "stream_k_workspace", "stream_k_schedule"]
 
 _U32 = as_dtype("uint")
 
@@ -79,20 +82,29 @@ class MmaConfig:
     K into ``split_k`` equal ranges of whole ``bk`` tiles, one per
     threadgroup row of the launch (grid y): :func:`gemm_block` then
     writes float partial products, which :func:`gemm_split_k_reduce` sums
-    in a fixed order (deterministic, no atomics)."""
+    in a fixed order (deterministic, no atomics).
+
+    ``stream_k = G > 0`` (warp-specialised and persistent, no cluster or
+    split) launches ``G`` threadgroups that divide the K steps of the
+    blocks not making whole waves evenly among themselves, blocks split
+    between threadgroups summed through a float workspace in a fixed
+    order (docs/design/stream-k.md): :func:`gemm_block` then takes
+    ``workspace=`` and ``flags=`` (:func:`stream_k_workspace`)."""
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
-                 "warp_specialized", "persistent", "cluster", "split_k")
+                 "warp_specialized", "persistent", "cluster", "split_k",
+                 "stream_k")
 
     def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
                  group_m=8, *, warp_specialized=False, persistent=False,
-                 cluster=1, split_k=1):
+                 cluster=1, split_k=1, stream_k=0):
         self.bm, self.bn, self.bk = bm, bn, bk
         self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
         self.warp_specialized = warp_specialized
         self.persistent = persistent
         self.cluster = cluster
         self.split_k = split_k
+        self.stream_k = stream_k
 
     @property
     def threads(self) -> int:
@@ -130,7 +142,18 @@ class MmaConfig:
 
     def blocks(self, m: int, n: int, processors: int | None = None) -> int:
         """Threadgroups of a launch over an m x n C: one per output block,
-        or with ``persistent`` at most ``processors`` (whole clusters)."""
+        or with ``persistent`` at most ``processors`` (whole clusters);
+        with ``stream_k`` its ``stream_k`` threadgroups, which must not be
+        more than ``processors`` when given (they wait for each other, so
+        all must run at once)."""
+        if self.stream_k:
+            if processors and self.stream_k > processors:
+                fail(f"{self}: a stream-K launch of {self.stream_k} "
+                     f"threadgroups needs them all resident at once, and "
+                     f"the GPU runs at most {processors} (one per "
+                     "multiprocessor); use stream_k <= "
+                     f"{processors}")
+            return self.stream_k
         tiles = self.tiles(m, n)
         if not self.persistent or not processors:
             return tiles
@@ -162,7 +185,7 @@ class MmaConfig:
 
     def __repr__(self) -> str:
         defaults = {"warp_specialized": False, "persistent": False,
-                    "cluster": 1, "split_k": 1}
+                    "cluster": 1, "split_k": 1, "stream_k": 0}
         return ("MmaConfig(" + ", ".join(
             f"{k}={v}" for k, v in self.as_dict().items()
             if defaults.get(k, object()) != v) + ")")
@@ -310,10 +333,13 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     multiprocessors (``sm_count``, default 132, an H100), no timing run
     (docs/design/gemm-heuristic.md). On CUDA with 16-bit operands:
     128 x 256 persistent tiles when they fill every multiprocessor, else
-    64-row warpgroup tiles for ``m <= 64`` or 128 x 128 tiles, persistent
-    when they fill the GPU and otherwise with K split (``split_k``) so
-    that about ``sm_count`` threadgroups run, each on at least 4 K tiles.
-    Float operands and other targets: :func:`default_gemm_config`."""
+    64-row warpgroup tiles for ``m <= 64`` or 128 x 128 tiles, run in the
+    way a cost model finds fastest: whole blocks (persistent when they
+    fill the GPU), K split (``split_k``, about ``sm_count`` threadgroups,
+    each on at least 4 K tiles) or stream-K (``stream_k = sm_count``: a
+    stream-K configuration takes ``workspace`` and ``flags``, see
+    :func:`stream_k_workspace`). Float operands and other targets:
+    :func:`default_gemm_config`."""
     what = "gemm_config_for"
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -326,20 +352,48 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     dtype = _gemm_dtype(as_dtype(dtype), f"{what}: dtype")
     if target != "cuda" or dtype.itemsize != 2:
         return default_gemm_config(target, dtype, allow_tf32)
+    return min(_gemm_choices(m, n, k, sm_count), key=lambda c: c[2])[1]
 
+
+# The cost model of gemm_config_for (docs/design/gemm-heuristic.md), in K
+# steps of the block on one multiprocessor: a second kernel's launch and
+# tail; stream-K must win by this factor to replace the launch without
+# it.
+_LAUNCH_GAP_STEPS = 6
+_STREAM_K_MARGIN = 0.95
+
+
+def _gemm_choices(m, n, k, sm_count):
+    """[(name, configuration, modelled cost)] of the 16-bit CUDA rule:
+    the one way of the 128 x 256 rule, else the block's ways (whole
+    blocks, split K when it applies, stream-K), their order the
+    preference among equal costs."""
     def ws(*shape, **options):
         return MmaConfig(*shape, warp_specialized=True, **options)
     big = ws(128, 256, 64, 8, 1, 4, persistent=True)
     if m > 64 and big.tiles(m, n) >= sm_count:
-        return big
+        return [("data-parallel", big, 0)]
     shape = (64, 128, 64, 4, 1, 8) if m <= 64 else (128, 128, 64, 8, 1, 6)
     tiles = ws(*shape).tiles(m, n)
-    if tiles >= sm_count:
-        return ws(*shape, persistent=True)
     k_tiles = -(-k // shape[2])
+    whole = ws(*shape, persistent=tiles >= sm_count)
+    choices = [("data-parallel", whole, -(-tiles // sm_count) * k_tiles)]
     split = min(sm_count // tiles, k_tiles // _MIN_TILES_PER_SPLIT,
                 _MAX_SPLIT_K)
-    return ws(*shape, split_k=split) if split > 1 else ws(*shape)
+    if split > 1:
+        # The partials go out and back in (float), the result out once,
+        # over every multiprocessor, at the rate a K step reads operands.
+        step_bytes = (shape[0] + shape[1]) * shape[2] * 2
+        moved = (2 * split * 4 + 2) * m * n / (sm_count * step_bytes)
+        cost = (-(-tiles * split // sm_count) * -(-k_tiles // split) +
+                moved + _LAUNCH_GAP_STEPS)
+        # Split K was the rule's choice where the blocks do not fill the
+        # GPU: it stays first among equals.
+        choices.insert(0, ("split-K", ws(*shape, split_k=split), cost))
+    streamk = ws(*shape, persistent=True, stream_k=sm_count)
+    choices.append(("stream-K", streamk,
+                    stream_k_cost(streamk, m, n, k) / _STREAM_K_MARGIN))
+    return choices
 
 
 def _check_config(config, dtype, what):
@@ -352,7 +406,8 @@ def _check_config(config, dtype, what):
             if not isinstance(getattr(c, name), bool):
                 fail(f"{what}: config.{name} must be a bool")
             continue
-        static_int(getattr(c, name), f"{what}: config.{name}")
+        static_int(getattr(c, name), f"{what}: config.{name}",
+                   0 if name == "stream_k" else 1)
     if c.cluster not in (1, 2, 4):
         fail(f"{what}: {c}: cluster must be 1, 2 or 4 threadgroups")
     if c.split_k < 1 or c.split_k > 64:
@@ -361,6 +416,13 @@ def _check_config(config, dtype, what):
                           c.cluster > 1):
         fail(f"{what}: {c}: split_k > 1 runs the warp-specialised mainloop "
              "(warp_specialized=True) without persistent or cluster")
+    if c.stream_k > 4096:
+        fail(f"{what}: {c}: stream_k must be 0 (off) to 4096 threadgroups")
+    if c.stream_k and (not c.warp_specialized or not c.persistent or
+                       c.cluster > 1 or c.split_k > 1):
+        fail(f"{what}: {c}: stream_k runs the warp-specialised persistent "
+             "mainloop (warp_specialized=True, persistent=True) without "
+             "cluster or split_k")
     if (c.persistent or c.cluster > 1) and not c.warp_specialized:
         fail(f"{what}: {c}: persistent launches and clusters are part of the "
              "warp-specialised mainloop (warp_specialized=True)")
@@ -467,7 +529,8 @@ def _require_matrices(what, matrices):
 
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                ldc=None, a_transposed=False, b_transposed=False,
-               allow_tf32=False, epilogue=None, origin=None):
+               allow_tf32=False, epilogue=None, origin=None, workspace=None,
+               flags=None):
     """This threadgroup's ``bm x bn`` block of ``C = A @ B`` (``A`` is
     ``m x k``, ``B`` is ``k x n``, row-major with pitches ``lda`` (default
     ``k``), ``ldb`` (default ``n``), ``ldc`` (default ``n``);
@@ -497,6 +560,13 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     the S partial products, ``S x m`` rows of pitch ``ldc`` (partial
     ``s`` from row ``s m``); :func:`gemm_split_k_reduce` sums them into
     the result in a second kernel. No ``epilogue`` or ``origin`` then.
+
+    With ``config.stream_k = G`` (docs/design/stream-k.md) launch
+    ``config.launch(m, n)`` (``G`` threadgroups) and give ``workspace``, a
+    float buffer, and ``flags``, a uint buffer zeroed once before the
+    first launch, of the sizes :func:`stream_k_workspace` gives; blocks
+    split between threadgroups are summed in a fixed order, so the result
+    is the same bit for bit from run to run. No ``origin`` then.
     Returns nothing."""
     what = "gemm_block"
     for name, buf in (("A", A), ("B", B), ("C", C)):
@@ -513,6 +583,14 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     # in threadgroups of exactly config.threads (the runtime refuses other
     # launches; the copies unroll for that count).
     _call("require_threadgroup_size", c.threads)
+    if c.stream_k:
+        if origin is not None:
+            fail(f"{what}: {c}: a stream-K launch schedules its own blocks "
+                 "(no origin)")
+        _require_matrices(what, stream_k_buffers(c, workspace, flags, what))
+    elif workspace is not None or flags is not None:
+        fail(f"{what}: {c}: workspace and flags belong to stream-K "
+             "configurations (MmaConfig(stream_k=...))")
     if c.split_k > 1:
         if C.dtype.name != "f32":
             fail(f"{what}: {c}: with split_k C holds the float partial "
@@ -541,6 +619,12 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                   epilogue)
         return
     ring = _operand_ring(shape)
+    if c.stream_k:
+        stream_k_tiles(shape, ring, epilogue, workspace, flags,
+                       mainloop=_mainloop_pipelined,
+                       store=_epilogue,
+                       block_origin=grouped_block_origin)
+        return
     if c.split_k > 1:
         # This threadgroup row's K tiles; the partial goes to rows s m...
         split = threadgroup_position_in_grid("y")
