@@ -73,16 +73,17 @@ def gemm(m, n, k):
 def attention(batch, heads, s, d, causal):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    import enigma.attention as ea
     g = torch.Generator(device="cuda").manual_seed(2)
     q, k, v = (torch.randn(batch, heads, s, d, device="cuda",
                            dtype=torch.bfloat16, generator=g)
                for _ in range(3))
-    o = enigma.attention(q, k, v, causal=bool(causal))
+    o = ea.attention(q, k, v, causal=bool(causal))
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
         torch.cuda.synchronize()
         _check(o, ref, 2e-2, "enigma attention")
-        _profiled(lambda: enigma.attention(q, k, v, causal=bool(causal)),
+        _profiled(lambda: ea.attention(q, k, v, causal=bool(causal)),
                   lambda: F.scaled_dot_product_attention(
                       q, k, v, is_causal=bool(causal)))
 
