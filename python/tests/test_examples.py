@@ -21,6 +21,9 @@ import pytest
 
 from conftest import load_example
 
+# Other test files import the loader under this name.
+_load = load_example
+
 
 def _prepared_roundtrip(runtime, module, x, dtype, shape):
     """run_prepared -> one dispatch -> check, as the benchmarks use it."""
