@@ -18,7 +18,12 @@ implementations alternating, ``--rounds`` times (ratios: median and range
 over rounds). Enigma's tile shapes are tried from a short list and the
 fastest reported (``--all-configs`` prints every one).
 
-    python bench/bench_quantized.py [--only gemv,gemm] [--json rows.json]
+    python bench/bench_quantized.py [--only gemv,gemm] [--previous]
+        [--all-configs] [--json rows.json]
+
+``--previous`` times the matrix-vector kernel's first version (each load
+where it is used, one simdgroup per row) beside the best configuration,
+in the same alternating rounds.
 
 bench/bench_cuda.py runs it with ``--only quantized`` in a subprocess with
 a time limit, so a hung kernel cannot hang the benchmark.
@@ -39,12 +44,17 @@ SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)]
 GROUP = 64
 ROTATE_BYTES = 256 << 20       # > 5x the 50 MB L2 of an H100 / H200
 GEMV_CONFIGS = {
-    1: [QmvConfig(8, 2), QmvConfig(4, 2), QmvConfig(8, 4), QmvConfig(4, 1)],
+    1: [QmvConfig(8, 1, 4), QmvConfig(4, 1, 4), QmvConfig(8, 1, 2),
+        QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2)],
     16: [QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 256, 128, 1, 8, 2),
          QmmConfig(16, 128, 128, 1, 8, 2), QmmConfig(16, 64, 128, 1, 4, 2),
          QmmConfig(16, 64, 128, 1, 4, 2, splits=1),
          QmmConfig(16, 32, 128, 1, 2, 2, splits=1), QmvConfig(8, 2)],
 }
+# --previous: the kernels before loads were hoisted and K split over
+# simdgroups (the matrix-vector kernel's first version, its old CUDA
+# default), timed in the same rounds as the best configuration.
+PREVIOUS = {1: QmvConfig(8, 2, hoist_loads=False)}
 GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 3),
                 QmmConfig(128, 256, 64, 8, 1, 4),
                 QmmConfig(256, 128, 64, 16, 1, 3),
@@ -305,6 +315,19 @@ def bench_gemv(torch, args, copy_gbps, gen):
                     len(isets), calls_for(5, len(isets)))
             except Exception as e:  # noqa: BLE001 - torch without it
                 int4_note = str(e)[:150]
+            previous = PREVIOUS.get(m) if args.previous else None
+            if previous is not None:
+                y.fill_(float("nan"))
+                enigma.quantized_matmul(x, w_q, scales, biases,
+                                        group_size=GROUP, out=y,
+                                        config=previous)
+                torch.cuda.synchronize()
+                check(torch, y, reference, "previous")
+                compare["previous"] = Timer(
+                    torch, lambda i: enigma.quantized_matmul(
+                        x, *qsets[i % len(qsets)], group_size=GROUP,
+                        out=y, config=previous),
+                    len(qsets), calls_for(5, len(qsets)))
             t = rounds_of(compare, args.rounds)
             us = float(np.median(t["enigma"]))
             gbps = qbytes / (us * 1e-6) / 1e9
@@ -326,6 +349,13 @@ def bench_gemv(torch, args, copy_gbps, gen):
                     ratio_text(t["int4"], t["enigma"]), "")
             else:
                 row(name, "torch._weight_int4pack_mm", "not run", int4_note)
+            if "previous" in t:
+                tp = float(np.median(t["previous"]))
+                row(name, f"enigma previous ({previous})", f"{tp:.1f} us",
+                    f"{qbytes / (tp * 1e-6) / 1e9 / copy_gbps:.3f} of "
+                    "device copy")
+                row(name, "previous / enigma (speed-up)",
+                    ratio_text(t["previous"], t["enigma"]), "")
         del qsets, bsets, int4
         torch.cuda.empty_cache()
 
@@ -391,6 +421,9 @@ def main(argv=None):
     parser.add_argument("--gemm-m", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument("--previous", action="store_true",
+                        help="also time the first version of the "
+                        "matrix-vector kernel (M = 1) in the same rounds")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     args.gemv_m = [int(v) for v in args.gemv_m.split(",") if v]
