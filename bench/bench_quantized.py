@@ -49,7 +49,10 @@ GEMV_CONFIGS = {
     16: [QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 256, 128, 1, 8, 2),
          QmmConfig(16, 128, 128, 1, 8, 2), QmmConfig(16, 64, 128, 1, 4, 2),
          QmmConfig(16, 64, 128, 1, 4, 2, splits=1),
-         QmmConfig(16, 32, 128, 1, 2, 2, splits=1), QmvConfig(8, 2)],
+         QmmConfig(16, 32, 128, 1, 2, 2, splits=1),
+         # Deeper rings of X and words (the dequantised tiles stay 2).
+         QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
+         QmmConfig(16, 64, 256, 1, 4, 4), QmvConfig(8, 2)],
 }
 # --previous: the kernels before loads were hoisted and K split over
 # simdgroups (the matrix-vector kernel's first version, its old CUDA
@@ -57,7 +60,9 @@ GEMV_CONFIGS = {
 PREVIOUS = {1: QmvConfig(8, 2, hoist_loads=False)}
 GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 3),
                 QmmConfig(128, 256, 64, 8, 1, 4),
+                QmmConfig(128, 256, 64, 8, 1, 5),
                 QmmConfig(256, 128, 64, 16, 1, 3),
+                QmmConfig(256, 128, 64, 16, 1, 5),
                 QmmConfig(64, 256, 64, 4, 1, 3)]
 
 rows = []            # (benchmark, implementation, time, value / note)

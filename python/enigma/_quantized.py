@@ -243,7 +243,9 @@ class QmmConfig:
     """Tile shapes of :func:`matmul_kernel`: a ``bm x bn`` block of Y per
     threadgroup (``bm`` rows of X, ``bn`` rows of the weights), K in steps
     of ``bk``, ``wm x wn`` simdgroups (each a ``bm/wm x bn/wn``
-    fragment), ``stages`` tiles in threadgroup memory, launch order grouped
+    fragment), ``stages`` tiles of X and of the packed words in threadgroup
+    memory (the dequantised weights take 2 or 3, :meth:`weight_stages`),
+    launch order grouped
     by ``group_m`` block rows, and ``splits`` threadgroups along K (None:
     chosen per launch so that the GPU has enough threadgroups; 1: none)."""
 
@@ -291,9 +293,24 @@ class QmmConfig:
         Hopper): :func:`enigma.warpgroup_shape` of the tiles."""
         return warpgroup_shape(self.mma_config(), activation_dtype(dtype))
 
+    def weight_stages(self, dtype) -> int:
+        """Stages of dequantised weight tiles: 2, or 3 when the products
+        are asynchronous warpgroup products (one may still read the
+        stage before the previous one). Only X's tiles and the packed
+        words need ``stages`` (the copies in flight); a weight tile is
+        written in the step before its product."""
+        return 3 if self.asynchronous(dtype) else 2
+
+    def asynchronous(self, dtype) -> bool:
+        """Whether products stay in flight across steps: warpgroup
+        products with 3 or more stages."""
+        return self.warpgroup(dtype) and self.stages >= 3
+
     def smem_bytes(self, dtype) -> int:
-        return self.stages * (self.bm + self.bn) * self.bk * \
-            activation_dtype(dtype).itemsize
+        """Threadgroup memory of X's tiles and the dequantised weight
+        tiles; the staged words add ``stages * bn * bk / 2`` bytes."""
+        return (self.stages * self.bm + self.weight_stages(dtype) *
+                self.bn) * self.bk * activation_dtype(dtype).itemsize
 
     def blocks(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
@@ -499,7 +516,7 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
     # Warpgroup products from 3 stages on stay in flight across the
     # barrier (docs/reference/mma.md): the stage of the product before the
     # previous one is the first free one, so one tile fewer is loaded ahead.
-    asynchronous = group and c.stages >= 3
+    asynchronous = c.asynchronous(T)
     ahead = c.stages - 2 if asynchronous else c.stages - 1
     wtm, wtn = c.bm // c.wm, c.bn // c.wn
 
@@ -508,7 +525,7 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
                                                 c.threads)
         sw = mma_swizzle(c.bk, T)
         a_tiles = pipeline(T, c.bm * c.bk, c.stages)
-        b_tiles = pipeline(T, c.bn * c.bk, c.stages)
+        b_tiles = pipeline(T, c.bn * c.bk, c.weight_stages(T))
         w_tiles = pipeline(_U32, c.bn * c.bk // VALUES_PER_WORD, c.stages)
         row0, col0 = grouped_block_origin(c, M, N)
         ktiles = (K + (c.bk - 1)) // c.bk

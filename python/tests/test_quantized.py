@@ -358,6 +358,28 @@ def test_matmul_warpgroup_tiles(qa, rng, dtype):
             QmmConfig(128, 64, 64, 8, 1, 3, splits=1))
 
 
+@pytest.mark.parametrize("stages", [3, 5])
+def test_matmul_deep_rings(qa, rng, stages):
+    """X's tiles and the packed words in rings of 3 and 5 stages, the
+    dequantised weights in 2 (synchronous products): 11 K tiles, so the
+    rings wrap several times; M = 17 (a second, partial row block)."""
+    config = QmmConfig(16, 32, 64, 1, 2, stages, splits=1)
+    assert config.weight_stages("bf16") == 2
+    assert config.smem_bytes("bf16") == (stages * 16 + 2 * 32) * 64 * 2
+    product(qa, rng, 17, 45, 704, 64, "bf16", config)
+
+
+def test_matmul_warpgroup_deep_ring(qa, rng):
+    """Asynchronous warpgroup products with 4 stages of X and words and 3
+    of dequantised weights (a product may still read the stage before
+    the previous one), 5 K tiles."""
+    if qa.arrays.runtime.name == "metal-host":
+        pytest.skip("warpgroup tiles need more than Metal's 32 KiB")
+    config = QmmConfig(128, 64, 64, 8, 1, 4, splits=1)
+    assert config.asynchronous("bf16") and config.weight_stages("bf16") == 3
+    product(qa, rng, 130, 70, 320, 64, "bf16", config)
+
+
 @pytest.mark.parametrize("m,config", [
     (16, None),                                   # decode: split K
     (16, QmmConfig(16, 64, 128, 1, 4, 2, splits=1)),
@@ -365,6 +387,8 @@ def test_matmul_warpgroup_tiles(qa, rng, dtype):
     (1, None),                                    # K split over 4
     (4, QmvConfig(8, 1, 4, 2)),
     (3, QmvConfig(8, 2, hoist_loads=False)),      # the first version
+    (16, QmmConfig(16, 64, 128, 1, 4, 8)),        # deep word rings
+    (300, QmmConfig(128, 256, 64, 8, 1, 5)),
     (300, QmmConfig(64, 256, 64, 4, 1, 3)),       # prefill tiles
     (300, QmmConfig(256, 128, 64, 16, 1, 3)),
     (300, None)])
