@@ -48,14 +48,16 @@ _U32_LIMIT = 2**31            # sizes the kernels' uint indices must stay below
 # weight rows per simdgroup and K split over 4 simdgroups (enough
 # threadgroups and 16-byte loads in flight for N = 4096); decode tiles of
 # 16 rows of x (mma.sync), split along K when the grid is small; warpgroup
-# shapes (wgmma on Hopper) from 17 rows on. Metal and the host runtimes:
+# shapes (wgmma on Hopper) from 17 rows on. The matrix tiles keep as many
+# K tiles of x and words in flight as threadgroup memory allows (7, 4, 3:
+# a step is shorter than the memory's latency). Metal and the host runtimes:
 # shapes within Metal's 32 KiB of threadgroup memory.
 _CONFIGS = {
     "cuda": {
         "qmv": QmvConfig(rows=8, simdgroups=1, k_split=4),
-        "small": QmmConfig(16, 128, 128, 1, 4, 2),
-        "medium": QmmConfig(64, 256, 64, 4, 1, 3),
-        "large": QmmConfig(128, 256, 64, 8, 1, 3),
+        "small": QmmConfig(16, 64, 128, 1, 4, 8),
+        "medium": QmmConfig(64, 256, 64, 4, 1, 6),
+        "large": QmmConfig(128, 256, 64, 8, 1, 5),
     },
     "metal": {
         "qmv": QmvConfig(rows=4, simdgroups=1, k_split=2),

@@ -369,6 +369,13 @@ def test_matmul_deep_rings(qa, rng, stages):
     product(qa, rng, 17, 45, 704, 64, "bf16", config)
 
 
+def test_matmul_deep_ring_split_shorter_than_the_ring(qa, rng):
+    """A 5-stage ring (4 tiles ahead) over splits of 2 K tiles (5 tiles in
+    3 splits): the copies past a split's last tile are not made."""
+    product(qa, rng, 9, 45, 320, 64, "bf16",
+            QmmConfig(16, 32, 64, 1, 2, 5, splits=3))
+
+
 def test_matmul_warpgroup_deep_ring(qa, rng):
     """Asynchronous warpgroup products with 4 stages of X and words and 3
     of dequantised weights (a product may still read the stage before
