@@ -7,7 +7,8 @@ format, groups of 64) on one CUDA GPU, side by side in one run:
   bandwidth measured in this run (target >= 0.85), the speed-up over bf16
   cuBLAS (torch.matmul) on the same shape (target >= 3x), and torch's int4
   kernel (torch._weight_int4pack_mm) where the installed torch has it;
-* GEMM, M = 4096, the same shapes, against bf16 cuBLAS (target >= 0.8x).
+* GEMM, M = 4096, the same shapes, against bf16 cuBLAS (target >= 0.8x)
+  and torch's int4 kernel where it runs.
 
 Every implementation's result is checked against a float64 reference from
 the dequantised weights before it is timed. Times are CUDA-graph replays
@@ -49,6 +50,7 @@ GEMV_CONFIGS = {
         QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2)],
     16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
          QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
+         QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
          QmmConfig(16, 64, 128, 1, 4, 8, splits=1),
          QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 64, 128, 1, 4, 2),
          QmmConfig(16, 64, 128, 1, 4, 2, splits=1), QmvConfig(8, 1, 4)],
@@ -408,6 +410,14 @@ def bench_gemm(torch, args, gen):
         compare = {"enigma": timers[best],
                    "cublas": Timer(torch, lambda i: torch.matmul(
                        x, w_bf16.T, out=yb), 1, 3)}
+        int4_note = None
+        try:
+            int4 = torch_int4(torch, w_q, scales, biases, x, reference)
+            compare["int4"] = Timer(
+                torch, lambda i: torch._weight_int4pack_mm(
+                    x, int4[0], GROUP, int4[1]), 1, 3)
+        except Exception as e:  # noqa: BLE001 - torch without it
+            int4_note = str(e)[:150]
         previous = PREVIOUS["gemm"] if args.previous else None
         if previous is not None:
             label = f"enigma {previous}"
@@ -423,6 +433,14 @@ def bench_gemm(torch, args, gen):
             f"{flops / cb / 1e6:.1f} TFLOP/s")
         row(name, "enigma / torch.matmul bf16 (cuBLAS) (throughput)",
             ratio_text(t["cublas"], t["enigma"]), "target >= 0.8")
+        if "int4" in t:
+            ti = float(np.median(t["int4"]))
+            row(name, "torch._weight_int4pack_mm", f"{ti:.1f} us",
+                f"{flops / ti / 1e6:.1f} TFLOP/s")
+            row(name, "torch int4 / enigma (speed-up)",
+                ratio_text(t["int4"], t["enigma"]), "")
+        else:
+            row(name, "torch._weight_int4pack_mm", "not run", int4_note)
         if "previous" in t:
             tp = float(np.median(t["previous"]))
             row(name, f"enigma previous ({previous})", f"{tp:.1f} us",

@@ -228,8 +228,8 @@ def dequantize_kernel(dtype, group_size):
                                       B[g].cast("float"), magic_bits(words))
             for h in range_constexpr(2):
                 vector_store(W, i * VALUES_PER_WORD + 4 * h,
-                              make_vec(*[v.cast(T) for v in
-                                         values[4 * h:4 * h + 4]]))
+                             make_vec(*[v.cast(T) for v in
+                                        values[4 * h:4 * h + 4]]))
 
     return dequantize_words
 
@@ -471,8 +471,8 @@ class _WeightTiles:
                                            halves)
             for v in range(8):
                 vector_store(stage, self._value_offset(offset, v),
-                              make_vec(*[x.cast(self.dtype) for x in
-                                         values[4 * v: 4 * v + 4]]))
+                             make_vec(*[x.cast(self.dtype) for x in
+                                        values[4 * v: 4 * v + 4]]))
 
     def _value_offset(self, offset, v):
         """Store offset of values ``4 v .. 4 v + 3`` of a chunk whose
@@ -647,5 +647,3 @@ def split_sum_kernel(dtype):
             Y[i] = total[0]
 
     return quantized_matmul_sum
-
-

@@ -167,6 +167,7 @@ def matvec_kernel(dtype, group_size, config: QmvConfig):
             # unknown to the compiler), so no code is decoded before every
             # load has returned; being no constant, it also keeps `(word &
             # mask) | magic` one LOP3.
+
             def load(u, r):
                 """(16-byte vector of words, raw scale, raw bias)."""
                 at = rows[r] * groups_per_row + ks[u] // gs
@@ -203,7 +204,8 @@ def matvec_kernel(dtype, group_size, config: QmvConfig):
                     dots = []
                     for w, word in enumerate((w4.x, w4.y, w4.z, w4.w)):
                         d = None
-                        for i, code in enumerate(scaled_codes(word, step_magic)):
+                        codes = scaled_codes(word, step_magic)
+                        for i, code in enumerate(codes):
                             x = xs[8 * w + i]
                             d = x * code if d is None else fma(x, code, d)
                         dots.append(d)

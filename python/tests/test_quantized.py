@@ -622,6 +622,25 @@ def test_sources_stream_wide_words_and_stage_tiles():
     assert "simdgroup_multiply_accumulate" in mm.metal_source
 
 
+def test_every_cuda_default_is_emitted():
+    """The CUDA defaults' kernels are generated here (the suite's last
+    step compiles every generated CUDA text with NVRTC for sm_90a): the
+    matrix-vector kernel in each dtype, the tiles with and without a
+    split."""
+    from enigma import _quantized as kernels
+    from enigma import _quantized_matvec as matvec
+    configs = enigma.quantized.quantized_matmul_configs("cuda")
+    for dtype in DTYPES:
+        source = enigma.compile(matvec.matvec_kernel(
+            dtype, 64, configs["qmv"]), emit_only=True).cuda_source
+        assert "__syncthreads" in source
+    for name in ("small", "medium", "large"):
+        for split in (False, True):
+            source = enigma.compile(kernels.matmul_kernel(
+                "bf16", 64, configs[name], split), emit_only=True).cuda_source
+            assert "enigma_copy_tile_async<" in source
+
+
 def test_the_check_catches_wrong_results(rng):
     """check_product fails for the mistakes a kernel could make: two
     output columns swapped, the nibbles read high first."""
