@@ -7,7 +7,8 @@ format, groups of 64) on one CUDA GPU, side by side in one run:
   bandwidth measured in this run (target >= 0.85), the speed-up over bf16
   cuBLAS (torch.matmul) on the same shape (target >= 3x), and torch's int4
   kernel (torch._weight_int4pack_mm) where the installed torch has it;
-* GEMM, M = 4096, the same shapes, against bf16 cuBLAS (target >= 0.8x).
+* GEMM, M = 4096, the same shapes, against bf16 cuBLAS (target >= 0.8x)
+  and torch's int4 kernel where it runs.
 
 Every implementation's result is checked against a float64 reference from
 the dequantised weights before it is timed. Times are CUDA-graph replays
@@ -18,7 +19,13 @@ implementations alternating, ``--rounds`` times (ratios: median and range
 over rounds). Enigma's tile shapes are tried from a short list and the
 fastest reported (``--all-configs`` prints every one).
 
-    python bench/bench_quantized.py [--only gemv,gemm] [--json rows.json]
+    python bench/bench_quantized.py [--only gemv,gemm] [--previous]
+        [--all-configs] [--json rows.json]
+
+``--previous`` times the previous CUDA defaults (``PREVIOUS``: the
+matrix-vector kernel's first version, the matrix kernel with one tile of
+copies in flight) beside the best configuration, in the same alternating
+rounds.
 
 bench/bench_cuda.py runs it with ``--only quantized`` in a subprocess with
 a time limit, so a hung kernel cannot hang the benchmark.
@@ -39,16 +46,28 @@ SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)]
 GROUP = 64
 ROTATE_BYTES = 256 << 20       # > 5x the 50 MB L2 of an H100 / H200
 GEMV_CONFIGS = {
-    1: [QmvConfig(8, 2), QmvConfig(4, 2), QmvConfig(8, 4), QmvConfig(4, 1)],
-    16: [QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 256, 128, 1, 8, 2),
-         QmmConfig(16, 128, 128, 1, 8, 2), QmmConfig(16, 64, 128, 1, 4, 2),
-         QmmConfig(16, 64, 128, 1, 4, 2, splits=1),
-         QmmConfig(16, 32, 128, 1, 2, 2, splits=1), QmvConfig(8, 2)],
+    1: [QmvConfig(8, 1, 4), QmvConfig(4, 1, 4), QmvConfig(8, 1, 2),
+        QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2)],
+    16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
+         QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
+         QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
+         QmmConfig(16, 64, 128, 1, 4, 8, splits=1),
+         QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 64, 128, 1, 4, 2),
+         QmmConfig(16, 64, 128, 1, 4, 2, splits=1), QmvConfig(8, 1, 4)],
 }
-GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 3),
+GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 5),
                 QmmConfig(128, 256, 64, 8, 1, 4),
-                QmmConfig(256, 128, 64, 16, 1, 3),
-                QmmConfig(64, 256, 64, 4, 1, 3)]
+                QmmConfig(256, 128, 64, 16, 1, 4),
+                QmmConfig(64, 256, 64, 4, 1, 6),
+                QmmConfig(128, 256, 64, 8, 1, 3)]
+# --previous: the CUDA defaults before this version, timed in the same
+# rounds as the best configuration: the matrix-vector kernel's first
+# version (each load where it is used, one simdgroup per row), and the
+# matrix kernel with one tile of copies in flight (its rings then had
+# one depth; with 2 and 3 stages the kernel is the same as before).
+PREVIOUS = {1: QmvConfig(8, 2, hoist_loads=False),
+            16: QmmConfig(16, 128, 128, 1, 4, 2),
+            "gemm": QmmConfig(128, 256, 64, 8, 1, 3)}
 
 rows = []            # (benchmark, implementation, time, value / note)
 
@@ -305,6 +324,19 @@ def bench_gemv(torch, args, copy_gbps, gen):
                     len(isets), calls_for(5, len(isets)))
             except Exception as e:  # noqa: BLE001 - torch without it
                 int4_note = str(e)[:150]
+            previous = PREVIOUS.get(m) if args.previous else None
+            if previous is not None:
+                y.fill_(float("nan"))
+                enigma.quantized_matmul(x, w_q, scales, biases,
+                                        group_size=GROUP, out=y,
+                                        config=previous)
+                torch.cuda.synchronize()
+                check(torch, y, reference, "previous")
+                compare["previous"] = Timer(
+                    torch, lambda i: enigma.quantized_matmul(
+                        x, *qsets[i % len(qsets)], group_size=GROUP,
+                        out=y, config=previous),
+                    len(qsets), calls_for(5, len(qsets)))
             t = rounds_of(compare, args.rounds)
             us = float(np.median(t["enigma"]))
             gbps = qbytes / (us * 1e-6) / 1e9
@@ -326,6 +358,13 @@ def bench_gemv(torch, args, copy_gbps, gen):
                     ratio_text(t["int4"], t["enigma"]), "")
             else:
                 row(name, "torch._weight_int4pack_mm", "not run", int4_note)
+            if "previous" in t:
+                tp = float(np.median(t["previous"]))
+                row(name, f"enigma previous ({previous})", f"{tp:.1f} us",
+                    f"{qbytes / (tp * 1e-6) / 1e9 / copy_gbps:.3f} of "
+                    "device copy")
+                row(name, "previous / enigma (speed-up)",
+                    ratio_text(t["previous"], t["enigma"]), "")
         del qsets, bsets, int4
         torch.cuda.empty_cache()
 
@@ -371,6 +410,21 @@ def bench_gemm(torch, args, gen):
         compare = {"enigma": timers[best],
                    "cublas": Timer(torch, lambda i: torch.matmul(
                        x, w_bf16.T, out=yb), 1, 3)}
+        int4_note = None
+        try:
+            int4 = torch_int4(torch, w_q, scales, biases, x, reference)
+            compare["int4"] = Timer(
+                torch, lambda i: torch._weight_int4pack_mm(
+                    x, int4[0], GROUP, int4[1]), 1, 3)
+        except Exception as e:  # noqa: BLE001 - torch without it
+            int4_note = str(e)[:150]
+        previous = PREVIOUS["gemm"] if args.previous else None
+        if previous is not None:
+            label = f"enigma {previous}"
+            compare["previous"] = timers[label] if label in timers else \
+                Timer(torch, lambda i: enigma.quantized_matmul(
+                    x, w_q, scales, biases, group_size=GROUP, out=y,
+                    config=previous), 1, 3)
         t = rounds_of(compare, args.rounds)
         us, cb = float(np.median(t["enigma"])), float(np.median(t["cublas"]))
         row(name, f"enigma ({best[7:]})", f"{us:.1f} us",
@@ -379,6 +433,20 @@ def bench_gemm(torch, args, gen):
             f"{flops / cb / 1e6:.1f} TFLOP/s")
         row(name, "enigma / torch.matmul bf16 (cuBLAS) (throughput)",
             ratio_text(t["cublas"], t["enigma"]), "target >= 0.8")
+        if "int4" in t:
+            ti = float(np.median(t["int4"]))
+            row(name, "torch._weight_int4pack_mm", f"{ti:.1f} us",
+                f"{flops / ti / 1e6:.1f} TFLOP/s")
+            row(name, "torch int4 / enigma (speed-up)",
+                ratio_text(t["int4"], t["enigma"]), "")
+        else:
+            row(name, "torch._weight_int4pack_mm", "not run", int4_note)
+        if "previous" in t:
+            tp = float(np.median(t["previous"]))
+            row(name, f"enigma previous ({previous})", f"{tp:.1f} us",
+                f"{flops / tp / 1e6:.1f} TFLOP/s")
+            row(name, "previous / enigma (speed-up)",
+                ratio_text(t["previous"], t["enigma"]), "")
         del w_q, scales, biases, w_hat, w_bf16, x, y, yb
         torch.cuda.empty_cache()
 
@@ -391,6 +459,9 @@ def main(argv=None):
     parser.add_argument("--gemm-m", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--all-configs", action="store_true")
+    parser.add_argument("--previous", action="store_true",
+                        help="also time the previous CUDA defaults in the "
+                        "same rounds (PREVIOUS)")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     args.gemv_m = [int(v) for v in args.gemv_m.split(",") if v]

@@ -10,10 +10,8 @@ functions that launch them are in ``enigma.quantized``.
 
 - :func:`quantize_kernel` / :func:`dequantize_kernel`: one thread per group
   / per packed word.
-- :func:`matvec_kernel`: ``y = x W^T`` for one row of ``x`` per threadgroup
-  row (decode), on plain arithmetic: every simdgroup streams ``rows`` rows
-  of ``w_q`` with 16-byte loads, 32 values per lane per step, and reduces
-  with ``simd_sum``.
+- the matrix-vector kernel (decode) is in ``_quantized_matvec``; it uses
+  the in-kernel pieces below (:func:`vector_load`, :func:`scaled_codes`).
 - :func:`matmul_kernel`: ``Y = X W^T`` on the matrix hardware: tiles of X
   and of ``w_q`` come into threadgroup memory with ``copy_tile`` (the
   words one tile ahead), each weight tile is dequantised into threadgroup
@@ -34,18 +32,16 @@ from ._kernel import kernel
 from ._math import as_type, copysign, fma, fmax, fmin, imin, where
 from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_operand,
                    mma_store, mma_swizzle, mma_wait, mma_zeros)
-from ._simd import simd_sum
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
-                       thread_index_in_simdgroup,
                        thread_index_in_threadgroup,
                        threadgroup_position_in_grid,
                        thread_position_in_grid_xyz)
 from ._tile import PipelineStage, pipeline
 from ._vectors import make_vec
 
-__all__ = ["BITS", "GROUP_SIZES", "ACTIVATION_DTYPES", "QmvConfig",
-           "QmmConfig", "quantize_kernel", "dequantize_kernel",
-           "matvec_kernel", "matmul_kernel", "split_sum_kernel"]
+__all__ = ["BITS", "GROUP_SIZES", "ACTIVATION_DTYPES", "QmmConfig",
+           "quantize_kernel", "dequantize_kernel", "matmul_kernel",
+           "split_sum_kernel"]
 
 BITS = 4
 GROUP_SIZES = (32, 64, 128)
@@ -62,19 +58,19 @@ enigma_f32 = _F32
 # 16^j, j < 4) becomes a float with one OR and one subtraction, where an
 # int-to-float conversion runs at a quarter of the arithmetic rate on
 # NVIDIA GPUs.
-_MAGIC_BITS = 0x4B000000
+MAGIC_BITS = 0x4B000000
 _MAGIC = 8388608.0                 # 2^23
 _EPS = 1e-7                        # the smallest scale (MLX's eps)
 
 
-def _dtype(dtype, what="dtype"):
+def activation_dtype(dtype, what="dtype"):
     d = as_dtype(dtype)
     if d.name not in ACTIVATION_DTYPES:
         fail(f"{what} must be f32, f16 or bf16, got {d.name}")
     return d
 
 
-def _group_size(group_size):
+def check_group_size(group_size):
     if group_size not in GROUP_SIZES:
         fail(f"group_size must be 32, 64 or 128, got {group_size!r}")
     return group_size
@@ -101,7 +97,7 @@ def _memory(mem):
          f"{type(mem).__name__}")
 
 
-def _vector_load(mem, index, lanes) -> IRValue:
+def vector_load(mem, index, lanes) -> IRValue:
     """``lanes`` consecutive elements of ``mem`` from ``index`` on, one
     access (``index`` must be a multiple of ``lanes``: the callers' indices
     are, since K is a multiple of 32)."""
@@ -112,28 +108,28 @@ def _vector_load(mem, index, lanes) -> IRValue:
                                        lanes))
 
 
-def _vector_store(mem, index, value) -> None:
+def vector_store(mem, index, value) -> None:
     tracer = current_tracer("vector store")
     handle, base = _memory(mem)
     index = _u32(index) if base is None else base + _u32(index)
     tracer.call("vector_store", handle, index._value, value._value)
 
 
-def _magic_bits(size):
+def magic_bits(size):
     """``0x4B000000`` as a value the compiler cannot fold: ``size >> 31`` is
     0 (``size`` is a size the host functions keep below 2^31) but unknown
     to the compiler, so ``(word & mask) | magic`` stays one three-input bit
     operation (LOP3 on NVIDIA GPUs) with the mask as its immediate; with
     both constants immediate it takes two."""
-    return _MAGIC_BITS | (size >> 31)
+    return MAGIC_BITS | (size >> 31)
 
 
-def _scaled_codes(word, magic, halves=None) -> list:
+def scaled_codes(word, magic, halves=None) -> list:
     """The eight codes of a packed word as floats, code ``i`` times
     ``16^(i % 4)`` (exact): ``(word & 0xF << 4j) | 2^23 bits`` is the float
     ``2^23 + q 16^j``, so each code costs one bit operation and one
     subtraction; the high half is shifted down once. ``magic`` is
-    :func:`_magic_bits`. ``halves``: the two half-words to read codes 0..3
+    :func:`magic_bits`. ``halves``: the two half-words to read codes 0..3
     and 4..7 from, when not ``(word, word >> 16)``."""
     values = []
     for half in halves or (word, word >> 16):
@@ -143,17 +139,17 @@ def _scaled_codes(word, magic, halves=None) -> list:
     return values
 
 
-_UNSCALE = (1.0, 1.0 / 16, 1.0 / 256, 1.0 / 4096)
+UNSCALE = (1.0, 1.0 / 16, 1.0 / 256, 1.0 / 4096)
 
 
 def _dequantize_word(word, scale, bias, magic, halves=None) -> list:
     """The eight float values ``scale * q + bias`` of a word, each with one
     rounding: ``fma(scale / 16^j, q 16^j, bias)`` (the factors are powers of
     two, so the product is exactly ``scale * q``). ``halves`` as in
-    :func:`_scaled_codes`."""
-    scaled = [scale * f for f in _UNSCALE]
+    :func:`scaled_codes`."""
+    scaled = [scale * f for f in UNSCALE]
     return [fma(scaled[i % 4], c, bias)
-            for i, c in enumerate(_scaled_codes(word, magic, halves))]
+            for i, c in enumerate(scaled_codes(word, magic, halves))]
 
 
 def _rint(x):
@@ -174,8 +170,8 @@ def quantize_kernel(dtype, group_size):
     group of ``group_size`` values of the flattened (N, K) matrix ``W``
     writes its ``group_size / 8`` words, its scale and its bias (MLX's
     affine quantisation, docs/reference/quantized.md)."""
-    T = _dtype(dtype)
-    gs = _group_size(group_size)
+    T = activation_dtype(dtype)
+    gs = check_group_size(group_size)
     words = gs // VALUES_PER_WORD
 
     @kernel
@@ -218,8 +214,8 @@ def quantize_kernel(dtype, group_size):
 def dequantize_kernel(dtype, group_size):
     """Kernel ``(Wq: u32, S: T, B: T, W: T, words: u32)``: one thread per
     packed word writes its eight values ``T(fma(scale, q, bias))``."""
-    T = _dtype(dtype)
-    gs = _group_size(group_size)
+    T = activation_dtype(dtype)
+    gs = check_group_size(group_size)
     words_per_group = gs // VALUES_PER_WORD
 
     @kernel
@@ -229,133 +225,13 @@ def dequantize_kernel(dtype, group_size):
         with if_(i < words):
             g = i // words_per_group
             values = _dequantize_word(Wq[i], S[g].cast("float"),
-                                      B[g].cast("float"), _magic_bits(words))
+                                      B[g].cast("float"), magic_bits(words))
             for h in range_constexpr(2):
-                _vector_store(W, i * VALUES_PER_WORD + 4 * h,
-                              make_vec(*[v.cast(T) for v in
-                                         values[4 * h:4 * h + 4]]))
+                vector_store(W, i * VALUES_PER_WORD + 4 * h,
+                             make_vec(*[v.cast(T) for v in
+                                        values[4 * h:4 * h + 4]]))
 
     return dequantize_words
-
-
-# --------------------------------------------------------------------------
-# Matrix-vector products (decode)
-# --------------------------------------------------------------------------
-
-class QmvConfig:
-    """Shape of :func:`matvec_kernel`: each simdgroup owns ``rows`` rows of
-    the weights, a threadgroup ``simdgroups`` simdgroups."""
-
-    __slots__ = ("rows", "simdgroups")
-
-    def __init__(self, rows=4, simdgroups=2):
-        self.rows, self.simdgroups = rows, simdgroups
-        for name in self.__slots__:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or \
-                    not 1 <= v <= 32:
-                fail(f"QmvConfig: {name} must be an int from 1 to 32, "
-                     f"got {v!r}")
-
-    @property
-    def threads(self) -> int:
-        return 32 * self.simdgroups
-
-    def launch(self, m: int, n: int) -> dict:
-        """``launch(...)`` keywords for an m x n product: threadgroups
-        over (rows of x, blocks of ``rows * simdgroups`` weight rows), the
-        rows of x fastest, so the threadgroups that read the same weights
-        run together."""
-        per_group = self.rows * self.simdgroups
-        return {"threadgroups": (m, -(-n // per_group)),
-                "threads": (self.threads, 1)}
-
-    def as_dict(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __eq__(self, other):
-        return isinstance(other, QmvConfig) and \
-            self.as_dict() == other.as_dict()
-
-    def __hash__(self):
-        return hash(("matvec",) + tuple(self.as_dict().values()))
-
-    def __repr__(self) -> str:
-        return ("QmvConfig(" + ", ".join(
-            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
-
-
-# Values per lane per step: four packed words, one 16-byte load per row.
-_LANE_VALUES = 32
-_STEP = 32 * _LANE_VALUES          # values per simdgroup per step
-
-
-def matvec_kernel(dtype, group_size, config: QmvConfig):
-    """Kernel ``(X: T, Wq: u32, S: T, B: T, Y: T, N: u32, K: u32)``:
-    ``Y[m, n] = sum_k X[m, k] w[n, k]`` for the row ``m`` = threadgroup
-    x and the ``rows * simdgroups`` weight rows of threadgroup y. Lane
-    ``l`` of a simdgroup takes the 32 values ``32 l .. 32 l + 31`` of each
-    1024-value step of K (one group or part of one):
-    it loads them from ``X`` once for all its ``rows`` weight rows, then per
-    row one 16-byte load of the four words and the group's scale and bias,
-    and adds ``scale * sum(x q) + bias * sum(x)``. ``simd_sum`` combines the
-    lanes at the end."""
-    T = _dtype(dtype)
-    gs = _group_size(group_size)
-    c = config
-    x_vectors = _LANE_VALUES // 4
-
-    @kernel
-    def quantized_matvec(X: T, Wq: enigma_u32, S: T, B: T, Y: T,
-                         N: Scalar(enigma_u32),
-                         K: Scalar(enigma_u32, multiple_of=gs)):
-        lane = thread_index_in_simdgroup()
-        row0 = (threadgroup_position_in_grid("y") * c.simdgroups +
-                simdgroup_index_in_threadgroup()) * c.rows
-        m = threadgroup_position_in_grid("x")
-        words_per_row = K // VALUES_PER_WORD
-        groups_per_row = K // gs
-        # Rows past N read row N - 1 again and are not stored.
-        rows = [imin(row0 + r, N - 1) for r in range(c.rows)]
-        x_row = m * K
-        magic = _magic_bits(K)
-        steps = (K + (_STEP - 1)) // _STEP
-        with for_range(0, steps, dtype="uint",
-                       init=[0.0] * c.rows) as (step, acc):
-            k0 = step * _STEP + lane * _LANE_VALUES
-            valid = k0 < K
-            k = where(0, k0, valid)        # a chunk past K reads chunk 0
-            xs, x_sum = [], None
-            for v in range_constexpr(x_vectors):
-                x4 = _vector_load(X, x_row + k + 4 * v, 4)
-                lanes = [x4.x, x4.y, x4.z, x4.w]
-                for j in range(4):
-                    xj = lanes[j].cast("float")
-                    x_sum = xj if x_sum is None else x_sum + xj
-                    # x / 16^j: the codes come as q 16^j (_scaled_codes).
-                    xs.append(xj * _UNSCALE[j] if j else xj)
-            g = k // gs
-            for r in range_constexpr(c.rows):
-                w4 = _vector_load(Wq, rows[r] * words_per_row +
-                                  k // VALUES_PER_WORD, 4)
-                at = rows[r] * groups_per_row + g
-                scale = where(0.0, S[at].cast("float"), valid)
-                bias = where(0.0, B[at].cast("float"), valid)
-                dots = []
-                for w, word in enumerate((w4.x, w4.y, w4.z, w4.w)):
-                    d = None
-                    for i, code in enumerate(_scaled_codes(word, magic)):
-                        x = xs[8 * w + i]
-                        d = x * code if d is None else fma(x, code, d)
-                    dots.append(d)
-                dot = (dots[0] + dots[1]) + (dots[2] + dots[3])
-                acc[r] = fma(scale, dot, fma(bias, x_sum, acc[r]))
-        for r in range_constexpr(c.rows):
-            total = simd_sum(acc[r])
-            with if_((lane == 0) & (row0 + r < N)):
-                Y[m * N + row0 + r] = total
-
-    return quantized_matvec
 
 
 # --------------------------------------------------------------------------
@@ -367,7 +243,9 @@ class QmmConfig:
     """Tile shapes of :func:`matmul_kernel`: a ``bm x bn`` block of Y per
     threadgroup (``bm`` rows of X, ``bn`` rows of the weights), K in steps
     of ``bk``, ``wm x wn`` simdgroups (each a ``bm/wm x bn/wn``
-    fragment), ``stages`` tiles in threadgroup memory, launch order grouped
+    fragment), ``stages`` tiles of X and of the packed words in threadgroup
+    memory (the dequantised weights take 2 or 3, :meth:`weight_stages`),
+    launch order grouped
     by ``group_m`` block rows, and ``splits`` threadgroups along K (None:
     chosen per launch so that the GPU has enough threadgroups; 1: none)."""
 
@@ -413,11 +291,26 @@ class QmmConfig:
     def warpgroup(self, dtype) -> bool:
         """Whether the products run as warpgroup products (wgmma on
         Hopper): :func:`enigma.warpgroup_shape` of the tiles."""
-        return warpgroup_shape(self.mma_config(), _dtype(dtype))
+        return warpgroup_shape(self.mma_config(), activation_dtype(dtype))
+
+    def weight_stages(self, dtype) -> int:
+        """Stages of dequantised weight tiles: 2, or 3 when the products
+        are asynchronous warpgroup products (one may still read the
+        stage before the previous one). Only X's tiles and the packed
+        words need ``stages`` (the copies in flight); a weight tile is
+        written in the step before its product."""
+        return 3 if self.asynchronous(dtype) else 2
+
+    def asynchronous(self, dtype) -> bool:
+        """Whether products stay in flight across steps: warpgroup
+        products with 3 or more stages."""
+        return self.warpgroup(dtype) and self.stages >= 3
 
     def smem_bytes(self, dtype) -> int:
-        return self.stages * (self.bm + self.bn) * self.bk * \
-            _dtype(dtype).itemsize
+        """Threadgroup memory of X's tiles and the dequantised weight
+        tiles; the staged words add ``stages * bn * bk / 2`` bytes."""
+        return (self.stages * self.bm + self.weight_stages(dtype) *
+                self.bn) * self.bk * activation_dtype(dtype).itemsize
 
     def blocks(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
@@ -465,7 +358,7 @@ class _WeightTiles:
         if self.swizzle is not None and self.swizzle.yyy_mask & 31:
             fail(f"{c}: the swizzle of {c.bk}-value rows reads bits below "
                  "5 of an offset")
-        self.magic = _magic_bits(K)
+        self.magic = magic_bits(K)
         t = thread_index_in_threadgroup()
         groups_per_row = K // gs
         # Lanes with bit `swap_bit` set store the two 8-byte halves of each
@@ -567,7 +460,7 @@ class _WeightTiles:
         :meth:`scales`) into ``stage``."""
         for i, (at, _, _, offset) in enumerate(self.owned):
             scale, bias = scales[2 * i], scales[2 * i + 1]
-            words = _vector_load(words_stage, at, 4)
+            words = vector_load(words_stage, at, 4)
             values = []
             for word in (words.x, words.y, words.z, words.w):
                 # Swapping lanes read the high half-word first: their
@@ -577,9 +470,9 @@ class _WeightTiles:
                 values += _dequantize_word(word, scale, bias, self.magic,
                                            halves)
             for v in range(8):
-                _vector_store(stage, self._value_offset(offset, v),
-                              make_vec(*[x.cast(self.dtype) for x in
-                                         values[4 * v: 4 * v + 4]]))
+                vector_store(stage, self._value_offset(offset, v),
+                             make_vec(*[x.cast(self.dtype) for x in
+                                        values[4 * v: 4 * v + 4]]))
 
     def _value_offset(self, offset, v):
         """Store offset of values ``4 v .. 4 v + 3`` of a chunk whose
@@ -609,8 +502,8 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
     loaded from device memory in an earlier step makes ptxas serialise
     every wgmma of the kernel (its warning C7514), so nothing loaded into
     registers crosses a step."""
-    T = _dtype(dtype)
-    gs = _group_size(group_size)
+    T = activation_dtype(dtype)
+    gs = check_group_size(group_size)
     c = config
     words_bytes = c.stages * c.bn * c.bk // 2
     if c.smem_bytes(T) + words_bytes > 227 * 1024:
@@ -623,7 +516,7 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
     # Warpgroup products from 3 stages on stay in flight across the
     # barrier (docs/reference/mma.md): the stage of the product before the
     # previous one is the first free one, so one tile fewer is loaded ahead.
-    asynchronous = group and c.stages >= 3
+    asynchronous = c.asynchronous(T)
     ahead = c.stages - 2 if asynchronous else c.stages - 1
     wtm, wtn = c.bm // c.wm, c.bn // c.wn
 
@@ -632,7 +525,7 @@ def matmul_kernel(dtype, group_size, config: QmmConfig, split: bool):
                                                 c.threads)
         sw = mma_swizzle(c.bk, T)
         a_tiles = pipeline(T, c.bm * c.bk, c.stages)
-        b_tiles = pipeline(T, c.bn * c.bk, c.stages)
+        b_tiles = pipeline(T, c.bn * c.bk, c.weight_stages(T))
         w_tiles = pipeline(_U32, c.bn * c.bk // VALUES_PER_WORD, c.stages)
         row0, col0 = grouped_block_origin(c, M, N)
         ktiles = (K + (c.bk - 1)) // c.bk
@@ -741,7 +634,7 @@ def split_sum_kernel(dtype):
     """Kernel ``(P: f32, Y: T, count: u32, splits: u32)``: ``Y[i] =
     T(sum_s P[s * count + i])`` (the partial sums of a product split along
     K, added in split order)."""
-    T = _dtype(dtype)
+    T = activation_dtype(dtype)
 
     @kernel
     def quantized_matmul_sum(P: enigma_f32, Y: T, count: Scalar(enigma_u32),
@@ -754,5 +647,3 @@ def split_sum_kernel(dtype):
             Y[i] = total[0]
 
     return quantized_matmul_sum
-
-

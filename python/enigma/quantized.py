@@ -14,7 +14,8 @@ group_size``. ``quantized_matmul`` computes ``x @ w_hat.T`` without
 materialising ``w_hat``: a matrix-vector kernel streams the packed words
 for a few rows of ``x`` (decode), a tensor-core kernel dequantises tiles
 of them into threadgroup memory ahead of ``enigma.mma`` for more
-(prefill). The kernels are in ``enigma._quantized``.
+(prefill). The kernels are in ``enigma._quantized`` and
+``enigma._quantized_matvec``.
 
 Arrays are numpy arrays (host; bfloat16 as uint16 bit patterns) or PyTorch
 tensors (CPU or CUDA); the kernels run where the arrays are, through the
@@ -30,8 +31,9 @@ import numpy as np
 from ._compile import compile as _compile_kernel
 from ._launch import scoped_runtime
 from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
-                         QmvConfig, dequantize_kernel, matmul_kernel,
-                         matvec_kernel, quantize_kernel, split_sum_kernel)
+                         dequantize_kernel, matmul_kernel, quantize_kernel,
+                         split_sum_kernel)
+from ._quantized_matvec import QmvConfig, matvec_kernel
 
 __all__ = ["quantize", "dequantize", "quantized_matmul", "QmvConfig",
            "QmmConfig", "default_config", "quantized_matmul_configs",
@@ -42,19 +44,23 @@ __all__ = ["quantize", "dequantize", "quantized_matmul", "QmvConfig",
 MATVEC_MAX_ROWS = 4
 _U32_LIMIT = 2**31            # sizes the kernels' uint indices must stay below
 
-# Default tile shapes per target. CUDA: decode tiles of 16 rows of x
-# (mma.sync), split along K when the grid is small; warpgroup shapes
-# (wgmma on Hopper) from 17 rows on. Metal and the host runtimes: shapes
-# within Metal's 32 KiB of threadgroup memory.
+# Default tile shapes per target. CUDA: the matrix-vector kernel with 8
+# weight rows per simdgroup and K split over 4 simdgroups (enough
+# threadgroups and 16-byte loads in flight for N = 4096); decode tiles of
+# 16 rows of x (mma.sync), split along K when the grid is small; warpgroup
+# shapes (wgmma on Hopper) from 17 rows on. The matrix tiles keep as many
+# K tiles of x and words in flight as threadgroup memory allows (7, 4, 3:
+# a step is shorter than the memory's latency). Metal and the host runtimes:
+# shapes within Metal's 32 KiB of threadgroup memory.
 _CONFIGS = {
     "cuda": {
-        "qmv": QmvConfig(rows=8, simdgroups=2),
-        "small": QmmConfig(16, 128, 128, 1, 4, 2),
-        "medium": QmmConfig(64, 256, 64, 4, 1, 3),
-        "large": QmmConfig(128, 256, 64, 8, 1, 3),
+        "qmv": QmvConfig(rows=8, simdgroups=1, k_split=4),
+        "small": QmmConfig(16, 64, 128, 1, 4, 8),
+        "medium": QmmConfig(64, 256, 64, 4, 1, 6),
+        "large": QmmConfig(128, 256, 64, 8, 1, 5),
     },
     "metal": {
-        "qmv": QmvConfig(rows=4, simdgroups=2),
+        "qmv": QmvConfig(rows=4, simdgroups=1, k_split=2),
         "small": QmmConfig(16, 64, 64, 1, 4, 2),
         "medium": QmmConfig(32, 64, 64, 2, 2, 2),
         "large": QmmConfig(32, 64, 64, 2, 2, 2),

@@ -278,6 +278,49 @@ def test_matvec_several_rows_and_steps(qa, rng, rows, simdgroups):
     product(qa, rng, 3, 19, 1088, 64, "bf16", QmvConfig(rows, simdgroups))
 
 
+# The matrix-vector kernel with K split over simdgroups and several chunks
+# per lane and step: (rows, simdgroups, k_split, chunks).
+SPLIT_MATVECS = [(8, 1, 4, 1), (3, 2, 3, 2), (1, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+@pytest.mark.parametrize("shape", SPLIT_MATVECS)
+def test_matvec_split_along_k(qa, rng, dtype, group_size, shape):
+    """K split over simdgroups whose sums meet in threadgroup memory: M =
+    1 and 3, N odd and below / above the rows of a threadgroup, K of one
+    group (fewer chunks than lanes: most lanes read chunk 0 with scale 0)
+    and K of 37 groups (a step and a part, chunks past K)."""
+    config = QmvConfig(*shape)
+    for m, n, k in ((1, 5, group_size), (3, 29, 37 * group_size)):
+        product(qa, rng, m, n, k, group_size, dtype, config)
+
+
+@pytest.mark.parametrize("m", [1, 16, 17])
+def test_matvec_many_rows_of_x(qa, rng, m):
+    """The matrix-vector kernel forced on 16 and 17 rows of x (one
+    threadgroup row per row of x), K over several steps."""
+    product(qa, rng, m, 13, 2112, 64, "bf16", QmvConfig(4, 1, 2, 2))
+
+
+def test_matvec_hoisted_loads_change_nothing(qa, rng):
+    """Loading every word, scale and bias of a step first (the default) is
+    the same arithmetic as loading each where it is used: the outputs
+    agree bit for bit, for one and for four simdgroups along K."""
+    n, k, gs = 21, 40 * 64, 64
+    w = weights(rng, n, k, gs, "bf16")
+    w_q, scales, biases = enigma.quantize(qa.put(w, "bf16"), gs)
+    x = qa.put(encode(rng.standard_normal((3, k)), "bf16"), "bf16")
+    for shape in ((4, 2, 1, 1), (8, 1, 4, 1)):
+        got = []
+        for hoist in (True, False):
+            out = qa.poisoned((3, n), "bf16")
+            enigma.quantized_matmul(x, w_q, scales, biases, group_size=gs,
+                                    out=out,
+                                    config=QmvConfig(*shape, hoist))
+            got.append(qa.get(out))
+        assert np.array_equal(got[0], got[1]), shape
+
+
 @pytest.mark.parametrize("dtype,group_size", FORMATS)
 def test_matmul_tiles(qa, rng, dtype, group_size):
     """Matrix products of 16-row tiles: M below the tile, N odd, K not a
@@ -315,10 +358,44 @@ def test_matmul_warpgroup_tiles(qa, rng, dtype):
             QmmConfig(128, 64, 64, 8, 1, 3, splits=1))
 
 
+@pytest.mark.parametrize("stages", [3, 5])
+def test_matmul_deep_rings(qa, rng, stages):
+    """X's tiles and the packed words in rings of 3 and 5 stages, the
+    dequantised weights in 2 (synchronous products): 11 K tiles, so the
+    rings wrap several times; M = 17 (a second, partial row block)."""
+    config = QmmConfig(16, 32, 64, 1, 2, stages, splits=1)
+    assert config.weight_stages("bf16") == 2
+    assert config.smem_bytes("bf16") == (stages * 16 + 2 * 32) * 64 * 2
+    product(qa, rng, 17, 45, 704, 64, "bf16", config)
+
+
+def test_matmul_deep_ring_split_shorter_than_the_ring(qa, rng):
+    """A 5-stage ring (4 tiles ahead) over splits of 2 K tiles (5 tiles in
+    3 splits): the copies past a split's last tile are not made."""
+    product(qa, rng, 9, 45, 320, 64, "bf16",
+            QmmConfig(16, 32, 64, 1, 2, 5, splits=3))
+
+
+def test_matmul_warpgroup_deep_ring(qa, rng):
+    """Asynchronous warpgroup products with 4 stages of X and words and 3
+    of dequantised weights (a product may still read the stage before
+    the previous one), 5 K tiles."""
+    if qa.arrays.runtime.name == "metal-host":
+        pytest.skip("warpgroup tiles need more than Metal's 32 KiB")
+    config = QmmConfig(128, 64, 64, 8, 1, 4, splits=1)
+    assert config.asynchronous("bf16") and config.weight_stages("bf16") == 3
+    product(qa, rng, 130, 70, 320, 64, "bf16", config)
+
+
 @pytest.mark.parametrize("m,config", [
     (16, None),                                   # decode: split K
     (16, QmmConfig(16, 64, 128, 1, 4, 2, splits=1)),
     (1, QmvConfig(8, 4)),
+    (1, None),                                    # K split over 4
+    (4, QmvConfig(8, 1, 4, 2)),
+    (3, QmvConfig(8, 2, hoist_loads=False)),      # the first version
+    (16, QmmConfig(16, 64, 128, 1, 4, 8)),        # deep word rings
+    (300, QmmConfig(128, 256, 64, 8, 1, 5)),
     (300, QmmConfig(64, 256, 64, 4, 1, 3)),       # prefill tiles
     (300, QmmConfig(256, 128, 64, 16, 1, 3)),
     (300, None)])
@@ -489,6 +566,16 @@ def test_bad_configurations():
         QmmConfig(16, 32, 48, 1, 1, 2)
     with pytest.raises(enigma.EnigmaError, match=r"rows must be an int"):
         QmvConfig(rows=0)
+    with pytest.raises(enigma.EnigmaError, match=r"chunks must be an int "
+                       r"from 1 to 8"):
+        QmvConfig(chunks=9)
+    with pytest.raises(enigma.EnigmaError, match=r"k_split must be an int"):
+        QmvConfig(k_split=True)
+    with pytest.raises(enigma.EnigmaError, match=r"2048 threads"):
+        QmvConfig(simdgroups=8, k_split=8)
+    with pytest.raises(enigma.EnigmaError, match=r"hoist_loads must be a "
+                       r"bool"):
+        QmvConfig(hoist_loads=1)
 
 
 # --------------------------------------------------------------------------
@@ -500,13 +587,30 @@ def test_sources_stream_wide_words_and_stage_tiles():
     packed words and simd sums (matrix-vector); cp.async copies of X and
     of the words, and matrix products (matrix)."""
     from enigma import _quantized as kernels
-    mv = enigma.compile(kernels.matvec_kernel("bf16", 64, QmvConfig()),
+    from enigma import _quantized_matvec as matvec
+    mv = enigma.compile(matvec.matvec_kernel("bf16", 64, QmvConfig()),
                         emit_only=True)
     for source, vector in ((mv.cuda_source, "uint4 v"),
                            (mv.metal_source, "device uint4*"),
                            (mv.cpp_source, "enigma_vector_load<uint4>")):
         assert vector in source
         assert "simd_sum" in source
+    # The CUDA default: the 8 rows' 16-byte loads of a step come before
+    # the first decoded code, whose magic depends on all of them; the
+    # parts of K meet in threadgroup memory.
+    config = enigma.quantized.default_config(1, "cuda")
+    cuda = enigma.compile(matvec.matvec_kernel("bf16", 64, config),
+                          emit_only=True).cuda_source
+    loads = [i for i in range(len(cuda))
+             if cuda.startswith("*(uint4*)(Wq + ", i)]
+    assert len(loads) == config.rows * config.chunks == 8
+    assert loads[-1] < cuda.index("as_type<float>")
+    assert "__shared__" in cuda and "__syncthreads" in cuda
+    first = enigma.compile(matvec.matvec_kernel(
+        "bf16", 64, QmvConfig(8, 2, hoist_loads=False)),
+        emit_only=True).cuda_source
+    assert first.index("as_type<float>") < \
+        first.rindex("*(uint4*)(Wq + ")
     mm = enigma.compile(kernels.matmul_kernel(
         "bf16", 64, QmmConfig(128, 256, 64, 8, 1, 3), False), emit_only=True)
     cuda = mm.cuda_source
@@ -516,6 +620,25 @@ def test_sources_stream_wide_words_and_stage_tiles():
     assert "enigma_mma_wait" in cuda
     assert "__launch_bounds__(256)" in cuda
     assert "simdgroup_multiply_accumulate" in mm.metal_source
+
+
+def test_every_cuda_default_is_emitted():
+    """The CUDA defaults' kernels are generated here (the suite's last
+    step compiles every generated CUDA text with NVRTC for sm_90a): the
+    matrix-vector kernel in each dtype, the tiles with and without a
+    split."""
+    from enigma import _quantized as kernels
+    from enigma import _quantized_matvec as matvec
+    configs = enigma.quantized.quantized_matmul_configs("cuda")
+    for dtype in DTYPES:
+        source = enigma.compile(matvec.matvec_kernel(
+            dtype, 64, configs["qmv"]), emit_only=True).cuda_source
+        assert "__syncthreads" in source
+    for name in ("small", "medium", "large"):
+        for split in (False, True):
+            source = enigma.compile(kernels.matmul_kernel(
+                "bf16", 64, configs[name], split), emit_only=True).cuda_source
+            assert "enigma_copy_tile_async<" in source
 
 
 def test_the_check_catches_wrong_results(rng):
