@@ -153,8 +153,20 @@ def compiled(config, scaling, out_dtype="bf16"):
         config, scaling, "f8e4m3", "f8e4m3", out_dtype, False, False))
 
 
+def _processors():
+    """The current CUDA device's multiprocessors (persistent configurations
+    launch one threadgroup on each), or None without PyTorch's CUDA."""
+    try:
+        import torch
+        return torch.cuda.get_device_properties(
+            torch.cuda.current_device()).multi_processor_count
+    except Exception:  # noqa: BLE001 - no torch or no CUDA device
+        return None
+
+
 def _launch(config, m, n, k, scaling):
-    return enigma.Launch(compiled(config, scaling), *config.launch(m, n),
+    return enigma.Launch(compiled(config, scaling),
+                         *config.launch(m, n, _processors()),
                          scalars=[m, n, k], output_bytes=m * n * 2)
 
 
