@@ -287,8 +287,20 @@ def test_gemm_config_for_follows_its_rule():
     assert decode.tiles(16, 4096) * decode.split_k <= 132
     wide = cfg(16, 28672, 4096)         # 224 blocks fill the GPU
     assert (wide.bm, wide.split_k, wide.persistent) == (64, 1, True)
-    small = cfg(128, 4096, 4096)        # 32 blocks of 128 x 128: K in 4
-    assert (small.bm, small.bn, small.split_k) == (128, 128, 4)
+    # 32 blocks of 128 x 128 would need K in 4 (float partials of 4 x m x
+    # n); 64 blocks of 128 x 64 in 2 move half of that.
+    small = cfg(128, 4096, 4096)
+    assert (small.bm, small.bn, small.split_k) == (128, 64, 2)
+    # 128 blocks of 128 x 64 fill the GPU: no split, no reduction.
+    fill = cfg(128, 8192, 8192)
+    assert (fill.bm, fill.bn, fill.split_k) == (128, 64, 1)
+    # Long K: 128 x 128 split in 4 stays (the model finds nothing 6 %
+    # faster).
+    long_k = cfg(128, 4096, 14336)
+    assert (long_k.bm, long_k.bn, long_k.split_k) == (128, 128, 4)
+    # Stream-K is never the built-in choice (measured slower).
+    assert all(cfg(mm, nn, kk).stream_k == 0 for mm in (1, 16, 128, 4096)
+               for nn, kk in ((6144, 4096), (10240, 8192), (28672, 4096)))
     short = cfg(16, 4096, 128)          # 2 K tiles: no split
     assert short.split_k == 1
     assert cfg(16, 4096, 14336, sm_count=64).split_k == 2
