@@ -21,18 +21,17 @@ On CUDA (the GPU script) the kernels run in a process of their own with a
 time limit (a wait that never ends fails instead of hanging the suite).
 """
 
-import importlib.util
 import os
-import pathlib
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+from conftest import load_example
+
 import enigma
 
-_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
 @pytest.fixture(autouse=True)
@@ -58,15 +57,7 @@ def test_stream_k_on_cuda_in_its_own_process():
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-def _example(name):
-    key = f"enigma_example_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    spec.loader.exec_module(module)
-    return module
+_example = load_example
 
 
 def _ws(*shape, **options):

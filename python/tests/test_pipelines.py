@@ -16,7 +16,6 @@ issuing TMA copies; the CUDA text of every configuration is compiled here
 for sm_90a by NVRTC (no spills, no serialised warpgroup products).
 """
 
-import importlib.util
 import os
 import pathlib
 import re
@@ -26,9 +25,10 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import load_example
+
 import enigma
 
-_EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
 @pytest.fixture(autouse=True)
@@ -57,15 +57,7 @@ def test_gpu_pipelines_in_their_own_processes():
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-def _example(name):
-    key = f"enigma_example_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, _EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    spec.loader.exec_module(module)
-    return module
+_example = load_example
 
 
 # --------------------------------------------------------------------------
