@@ -144,6 +144,51 @@ def test_pipeline_loop_with_no_iterations(runtime):
     assert np.all(np.frombuffer(raw, np.float32) == START)
 
 
+def _box_copies(stages):
+    """A pipeline without carried values: each 16 x 32 box i of column
+    block g of X goes through the ring to Out, box after box."""
+    @enigma.kernel
+    def box_copies(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
+                   cols: enigma.Scalar(enigma.u32), Out: enigma.f32):
+        ring = enigma.pipeline_ring(stages, [("float", BOX_ROWS * BOX_COLS)],
+                                    threads=THREADS)
+        g = enigma.threadgroup_position_in_grid("x")
+        t = enigma.thread_index_in_threadgroup()
+        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
+
+        def producer(i, slot):
+            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
+                                                    g * BOX_COLS),
+                              shape=(rows, cols), ld=cols,
+                              box=(BOX_ROWS, BOX_COLS))
+
+        def consumer(i, slot, carry):
+            stage = ring.stage(0, slot)
+            base = (g * boxes + i) * (BOX_ROWS * BOX_COLS)
+            for j in enigma.range_constexpr(BOX_ROWS * BOX_COLS // THREADS):
+                Out[base + t + THREADS * j] = stage[t + THREADS * j]
+
+        assert enigma.pipeline_loop(ring, boxes, producer=producer,
+                                    consumer=consumer) == []
+    return box_copies
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (37, 45)])
+def test_pipeline_loop_without_carried_values(runtime, rng, rows, cols):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    groups, boxes = -(-cols // BOX_COLS), -(-rows // BOX_ROWS)
+    compiled = enigma.compile(_box_copies(3))
+    size = groups * boxes * BOX_ROWS * BOX_COLS
+    raw = runtime.execute(compiled, [x], output_size=size * 4,
+                          scalars=[rows, cols], grid=(groups * THREADS, 1, 1),
+                          threads=(THREADS, 1, 1))
+    padded = np.zeros((boxes * BOX_ROWS, groups * BOX_COLS), np.float32)
+    padded[:rows, :cols] = x
+    want = padded.reshape(boxes, BOX_ROWS, groups, BOX_COLS).transpose(
+        2, 0, 1, 3).reshape(-1)
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32), want)
+
+
 def test_a_pipeline_kernel_refuses_other_threadgroup_sizes():
     compiled = enigma.compile(_weighted_box_sums(2))
     rt = enigma.CpuRuntime()
@@ -537,6 +582,7 @@ def _cuda_sources():
             sources.setdefault(f"bf16 {c}", bf16.compiled(c).cuda_source)
     sources["split-K sum"] = bf16.compiled_reduce(4).cuda_source
     sources["box sums"] = enigma.compile(_weighted_box_sums(3)).cuda_source
+    sources["box copies"] = enigma.compile(_box_copies(3)).cuda_source
     return sources
 
 

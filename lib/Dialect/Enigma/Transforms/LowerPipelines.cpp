@@ -90,6 +90,10 @@ public:
       b.create<CopyAsyncCommitOp>(loc);
     }
     auto loop = b.create<scf::ForOp>(loc, lb, ub, constant(1), op.getInits());
+    // Without carried values the builder adds an empty yield; the body
+    // below ends with its own.
+    if (op.getInits().empty())
+      loop.getBody()->getTerminator()->erase();
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
     b.create<CopyAsyncWaitOp>(loc, b.getI64IntegerAttr(stages - 2));

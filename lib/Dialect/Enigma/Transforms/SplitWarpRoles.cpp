@@ -60,6 +60,10 @@ void lowerConsumer(PipelineOp op) {
   Value ring = op.getRing(), lb = op.getLower(), ub = op.getUpper();
   auto loop =
       b.create<scf::ForOp>(loc, lb, ub, indexConstant(b, loc, 1), op.getInits());
+  // Without carried values the builder adds an empty yield; the body below
+  // ends with its own.
+  if (op.getInits().empty())
+    loop.getBody()->getTerminator()->erase();
   b.setInsertionPointToStart(loop.getBody());
   Value slot = b.create<RingWaitOp>(loc, b.getIndexType(), ring);
   if (Attribute site = op->getAttr("enigma.bounds_site_full"))
