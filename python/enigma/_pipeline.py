@@ -21,6 +21,7 @@ from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
                   static_int, to_value)
 from ._layout import Swizzle
+from ._slots import control_state
 from ._tile import PipelineStage
 
 __all__ = ["PipelineRing", "pipeline_ring", "pipeline_loop", "stage_copy"]
@@ -182,7 +183,15 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
     for s, v in zip(slots, values[2:]):
         s.value = IRValue(tracer, v)
     carry = Carry(slots)
-    consumer(index, slot, carry)
+    # The carried values are live in the consumer, as a loop's are in its
+    # body: an if_ there that assigns carry[k] yields it.
+    live = control_state(tracer).live
+    live.extend(slots)
+    try:
+        consumer(index, slot, carry)
+    finally:
+        own = {id(s) for s in slots}
+        live[:] = [s for s in live if id(s) not in own]
     results = _call("end_pipeline", [s.value._value for s in slots])
     return [IRValue(tracer, v) for v in results]
 

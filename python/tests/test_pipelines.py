@@ -189,6 +189,57 @@ def test_pipeline_loop_without_carried_values(runtime, rng, rows, cols):
     np.testing.assert_array_equal(np.frombuffer(raw, np.float32), want)
 
 
+def test_carried_values_assigned_under_if_in_a_consumer(runtime, rng):
+    """carry[k] assigned inside an if_ of a consumer is the branch's
+    result: here only the odd boxes are added."""
+    @enigma.kernel
+    def odd_box_sums(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
+                     cols: enigma.Scalar(enigma.u32), Out: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", BOX_ROWS * BOX_COLS)],
+                                    threads=THREADS)
+        g = enigma.threadgroup_position_in_grid("x")
+        t = enigma.thread_index_in_threadgroup()
+        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
+
+        def producer(i, slot):
+            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
+                                                    g * BOX_COLS),
+                              shape=(rows, cols), ld=cols,
+                              box=(BOX_ROWS, BOX_COLS))
+
+        def consumer(i, slot, carry):
+            stage = ring.stage(0, slot)
+            with enigma.if_(i % 2 == 1):
+                total = carry[0]
+                for j in enigma.range_constexpr(
+                        BOX_ROWS * BOX_COLS // THREADS):
+                    total = total + stage[t + THREADS * j]
+                carry[0] = total
+
+        total, = enigma.pipeline_loop(ring, boxes, producer=producer,
+                                      consumer=consumer, init=[START])
+        Out[g * THREADS + t] = total
+
+    rows, cols = 70, 45
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    groups, boxes = -(-cols // BOX_COLS), -(-rows // BOX_ROWS)
+    raw = runtime.execute(enigma.compile(odd_box_sums), [x],
+                          output_size=groups * THREADS * 4,
+                          scalars=[rows, cols], grid=(groups * THREADS, 1, 1),
+                          threads=(THREADS, 1, 1))
+    padded = np.zeros((boxes * BOX_ROWS, groups * BOX_COLS))
+    padded[:rows, :cols] = x
+    want = np.full(groups * THREADS, START)
+    for g in range(groups):
+        for i in range(1, boxes, 2):
+            box = padded[i * BOX_ROWS:(i + 1) * BOX_ROWS,
+                         g * BOX_COLS:(g + 1) * BOX_COLS].reshape(-1)
+            for t in range(THREADS):
+                want[g * THREADS + t] += box[t::THREADS].sum()
+    np.testing.assert_allclose(np.frombuffer(raw, np.float32), want,
+                               rtol=1e-5, atol=1e-4)
+
+
 def test_a_pipeline_kernel_refuses_other_threadgroup_sizes():
     compiled = enigma.compile(_weighted_box_sums(2))
     rt = enigma.CpuRuntime()
