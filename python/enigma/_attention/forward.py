@@ -100,6 +100,21 @@ def store_rows(o, lse, *, O, LSE, d, out_base, out_stride, lse_base,
               bounds=(rows_left, 1))
 
 
+def query_tile(cu_q, n_heads, total_q, rows: int, causal: bool):
+    """(sequence b, query head h, first row q0, the sequence's first row
+    and length) of this threadgroup: z is b * n_heads + h, y the block of
+    ``rows`` query rows, taken from the last one when ``causal`` (the
+    longest rows first: fewer idle cores at the end)."""
+    z = threadgroup_position_in_grid("z")
+    b = z // n_heads
+    h = z - b * n_heads
+    y = threadgroup_position_in_grid("y")
+    if causal:
+        y = threadgroups_per_grid("y") - 1 - y
+    q_start, sq = sequence(cu_q, b, total_q)
+    return b, h, y * rows, q_start, sq
+
+
 def element_type(dtype):
     """The enigma dtype of a kernel's 16-bit tensors ("bf16" or "f16")."""
     return as_dtype(dtype)
@@ -131,14 +146,8 @@ def forward_kernel(dtype: str, d: int, causal: bool, page_size: int,
         require_threads(config.threads)
         k_s = threadgroup_alloc(el, bc * d)
         v_s = threadgroup_alloc(el, bc * d)
-        z = threadgroup_position_in_grid("z")
-        b = z // n_heads
-        h = z - b * n_heads
-        y = threadgroup_position_in_grid("y")
-        if causal:   # the longest rows first: fewer idle cores at the end
-            y = threadgroups_per_grid("y") - 1 - y
-        q0 = y * rows
-        q_start, sq = sequence(CU_Q, b, total_q)
+        b, h, q0, q_start, sq = query_tile(CU_Q, n_heads, total_q, rows,
+                                           causal)
         keys = key_source(K, V, CU_K, TABLE, LENGTHS, b, h // group,
                           page_size=page_size, d=d,
                           kv_heads=n_heads // group, k_sh=k_sh, k_ss=k_ss,

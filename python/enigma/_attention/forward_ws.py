@@ -34,11 +34,11 @@ from .._math import exp2, fmax, imin, where
 from .._mma import (copy_commit, copy_wait, mma, mma_fill, mma_iota,
                     mma_zeros)
 from .._pipeline import pipeline_loop, pipeline_ring, stage_copy
-from .._threads import (barrier, simdgroup_index_in_threadgroup,
-                        threadgroup_position_in_grid, threadgroups_per_grid)
+from .._threads import barrier, simdgroup_index_in_threadgroup
 from .._cooperation import threadgroup_alloc
-from .forward import block_counts, element_type, finish, store_rows
-from .tiles import NEG_INF, ContiguousKeys, TileLayout, i32, sequence
+from .forward import (block_counts, element_type, finish, query_tile,
+                      store_rows)
+from .tiles import NEG_INF, ContiguousKeys, TileLayout, i32
 
 # Registers per thread of the producer warpgroup on CUDA: its copies and
 # the sequence offsets it reads (56 as GEMM's producer; fewer spilled
@@ -86,14 +86,8 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
         q_s = threadgroup_alloc(el, rows * d)
         k_tail = threadgroup_alloc(el, bc * d)
         v_tail = threadgroup_alloc(el, bc * d)
-        z = threadgroup_position_in_grid("z")
-        b = z // n_heads
-        h = z - b * n_heads
-        y = threadgroup_position_in_grid("y")
-        if causal:   # the longest rows first: fewer idle cores at the end
-            y = threadgroups_per_grid("y") - 1 - y
-        q0 = y * rows
-        q_start, sq = sequence(CU_Q, b, total_q)
+        b, h, q0, q_start, sq = query_tile(CU_Q, n_heads, total_q, rows,
+                                           causal)
         kv_heads = n_heads // group
         keys = ContiguousKeys(K, V, CU_K, b, h // group, total=total_k,
                               batch_rows=kv_heads * d, head_stride=k_sh,
