@@ -68,6 +68,16 @@ BOX_ROWS, BOX_COLS, THREADS = 16, 32, 128
 START = 1.5
 
 
+def _box_producer(ring, X, rows, cols, g):
+    """The producer of the box kernels: box i of column block g of X (rows
+    x cols, zero outside) into the slot."""
+    def producer(i, slot):
+        enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS, g * BOX_COLS),
+                          shape=(rows, cols), ld=cols,
+                          box=(BOX_ROWS, BOX_COLS))
+    return producer
+
+
 def _weighted_box_sums(stages):
     """Threadgroup g sums, per thread t, the elements e = t + 128 j of each
     16 x 32 box i of column block g of X (rows x cols, zero outside),
@@ -81,11 +91,7 @@ def _weighted_box_sums(stages):
         t = enigma.thread_index_in_threadgroup()
         boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
 
-        def producer(i, slot):
-            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
-                                                    g * BOX_COLS),
-                              shape=(rows, cols), ld=cols,
-                              box=(BOX_ROWS, BOX_COLS))
+        producer = _box_producer(ring, X, rows, cols, g)
 
         def consumer(i, slot, carry):
             stage = ring.stage(0, slot)
@@ -156,11 +162,7 @@ def _box_copies(stages):
         t = enigma.thread_index_in_threadgroup()
         boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
 
-        def producer(i, slot):
-            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
-                                                    g * BOX_COLS),
-                              shape=(rows, cols), ld=cols,
-                              box=(BOX_ROWS, BOX_COLS))
+        producer = _box_producer(ring, X, rows, cols, g)
 
         def consumer(i, slot, carry):
             stage = ring.stage(0, slot)
@@ -201,11 +203,7 @@ def test_carried_values_assigned_under_if_in_a_consumer(runtime, rng):
         t = enigma.thread_index_in_threadgroup()
         boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
 
-        def producer(i, slot):
-            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS,
-                                                    g * BOX_COLS),
-                              shape=(rows, cols), ld=cols,
-                              box=(BOX_ROWS, BOX_COLS))
+        producer = _box_producer(ring, X, rows, cols, g)
 
         def consumer(i, slot, carry):
             stage = ring.stage(0, slot)
