@@ -58,6 +58,19 @@ def tagged_line(path, tag):
 _EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
+def pipeline_sass():
+    """tools/sass/pipeline_sass.py as a module (NVRTC to an sm_90a cubin,
+    cuobjdump's SASS), loaded once per process."""
+    key = "enigma_tool_pipeline_sass"
+    if key not in sys.modules:
+        path = _EXAMPLES.parents[1] / "tools" / "sass" / "pipeline_sass.py"
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[key] = module
+    return sys.modules[key]
+
+
 def load_example(name):
     """Imports examples/python/<name>.py as module ``enigma_example_<name>``
     (once per process)."""

@@ -15,16 +15,13 @@ promotion of each K tile's product into f32 (``fast_accum=False``):
   SASS (QGMMA, TMA loads, no local memory).
 """
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 
 import numpy as np
 import pytest
 
 import enigma
+from conftest import pipeline_sass
 from test_gemm_fp8 import (DECODE, Arrays, assert_close, decode_out,
                            dequantised, random_bits, run, scales_for)
 
@@ -314,25 +311,9 @@ def test_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
                     "kernels (they compiled): registers and spills unread")
 
 
-def _cuobjdump():
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    import glob
-    import sys
-    for root in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]:
-        path = os.path.join(root, "bin", "cuobjdump")
-        if root and os.path.exists(path):
-            return path
-    for site in sys.path:
-        for path in glob.glob(os.path.join(site, "nvidia", "*", "bin",
-                                           "cuobjdump")):
-            return path
-    return None
-
-
 def test_pipelined_sass_has_qgmma_tma_and_no_local_memory(monkeypatch):
-    tool = _cuobjdump()
+    sass_tool = pipeline_sass()
+    tool = sass_tool.cuobjdump()
     if tool is None:
         pytest.skip("cuobjdump is not installed here")
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
@@ -343,16 +324,10 @@ def test_pipelined_sass_has_qgmma_tma_and_no_local_memory(monkeypatch):
             config, "tensor", "f8e4m3", "f8e4m3", "bf16", False, False,
             fast)).cuda_source
         try:
-            image, _ = enigma._core.Runtime.nvrtc_binary(src, "sm_90a")
+            sass, _, _ = sass_tool.sass_of(src, tool)
         except enigma.BackendUnavailableError:
             pytest.skip("NVRTC is not installed here")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "k.cubin")
-            with open(path, "wb") as f:
-                f.write(image)
-            sass = subprocess.run([tool, "-sass", path], capture_output=True,
-                                  text=True, check=True).stdout
         assert re.search(r"QGMMA\.64x\d+x32\.F32\.E4M3\.E4M3", sass), config
         assert "UTMALDG" in sass, config        # TMA copies of A and B
         assert "USETMAXREG" in sass, config     # the roles' registers
-        assert not re.search(r"\b(STL|LDL)\b", sass), config
+        assert not sass_tool.uses_local_memory(sass), config

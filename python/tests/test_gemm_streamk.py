@@ -28,7 +28,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import load_example
+from conftest import load_example, pipeline_sass
 
 import enigma
 
@@ -355,5 +355,16 @@ def test_built_in_stream_k_cuda_text_compiles_for_hopper(monkeypatch):
                                                       log=True)
         except enigma.BackendUnavailableError:
             pytest.skip("NVRTC is not installed here")
-        assert "0 bytes spill stores" in log, f"{c}\n{log}"
-        assert "C7514" not in log and "C7515" not in log, f"{c}\n{log}"
+        if "Used " in log:
+            assert "0 bytes spill stores" in log, f"{c}\n{log}"
+            assert "C7514" not in log and "C7515" not in log, f"{c}\n{log}"
+            continue
+        # Some NVRTC builds (13.0 on the GPU machines) compile but keep
+        # ptxas's -v report out of the program log: read the SASS.
+        sass_tool = pipeline_sass()
+        tool = sass_tool.cuobjdump()
+        if tool is None:
+            pytest.skip("this NVRTC gave no ptxas report and cuobjdump is "
+                        "missing: spills unread")
+        sass, _, _ = sass_tool.sass_of(source, tool)
+        assert not sass_tool.uses_local_memory(sass), c

@@ -8,14 +8,13 @@ References are numpy float64 products of the truncated operands; the bound
 is the f32 accumulation's, 2 K 2^-24 (|A'| @ |B'|), tight enough that the
 full-precision product fails it (checked too, so the tests can fail)."""
 
-import os
 import re
 
 import numpy as np
 import pytest
 
 import enigma
-from conftest import run_kernel
+from conftest import pipeline_sass, run_kernel
 
 U32 = enigma.Scalar(enigma.u32)
 
@@ -129,22 +128,11 @@ def test_tf32_warpgroup_shape_rules():
         enigma.tf32_gemm_configs("yes")
 
 
-def _pipeline_sass():
-    """tools/sass/pipeline_sass.py (NVRTC to a cubin, cuobjdump's SASS)."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
-                        "sass", "pipeline_sass.py")
-    spec = importlib.util.spec_from_file_location("pipeline_sass", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_tf32_warpgroup_kernels_compile_to_hgmma(monkeypatch):
     """Every TF32 warpgroup configuration compiles for sm_90a to TF32
     HGMMA (when cuobjdump is here to read the SASS), without spills and
     without ptxas serialising the products (remark C7514)."""
-    sass_tool = _pipeline_sass()
+    sass_tool = pipeline_sass()
     tool = sass_tool.cuobjdump()
     silent = []
     for config in enigma.tf32_gemm_configs() + \

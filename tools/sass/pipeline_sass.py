@@ -95,6 +95,12 @@ def sass_of(source, tool):
     return sass, res, log
 
 
+def uses_local_memory(sass):
+    """Whether the SASS stores to or loads from local memory (spilled
+    registers, or arrays the registers cannot hold)."""
+    return bool(re.search(r"\b(STL|LDL)\b", sass))
+
+
 def count(sass, opcode):
     return len(re.findall(r"\b" + opcode + r"\b", sass))
 
