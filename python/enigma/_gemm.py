@@ -366,6 +366,10 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
 _STEP_US = {(64, 64): 0.40, (64, 128): 0.43, (128, 64): 0.42,
             (128, 128): 0.54}
 _MEMORY_BYTES_PER_US = 2.6e6
+# What one multiprocessor streams on its own: blocks on fewer than about
+# 80 multiprocessors do not reach the memory's rate (16 x 8192 x 8192 as
+# 64 whole blocks of 64 x 128 ran at 2.1e6 bytes per microsecond).
+_MULTIPROCESSOR_BYTES_PER_US = 3.3e4
 _SECOND_KERNEL_US = 6.0
 # A way later in the list replaces the one picked so far only when the
 # model finds it this much faster (the model's error on the shapes it was
@@ -390,8 +394,14 @@ def _gemm_choices(m, n, k, sm_count):
         else [(128, 128, 64, 8, 1, 6), (128, 64, 64, 8, 1, 8),
               (64, 128, 64, 4, 1, 8)]
     k_tiles = -(-k // 64)
-    rate = _MEMORY_BYTES_PER_US
-    operands_us = (m * k + k * n + m * n) * 2 / rate   # each read once
+    operand_bytes = (m * k + k * n + m * n) * 2     # each read once
+
+    def memory_us(nbytes, blocks):
+        # The memory's time for bytes streamed by `blocks` threadgroups.
+        busy = min(blocks, sm_count)
+        return nbytes / min(_MEMORY_BYTES_PER_US,
+                            busy * _MULTIPROCESSOR_BYTES_PER_US)
+
     choices = []
     for shape in shapes:
         step = _STEP_US[shape[:2]]
@@ -403,14 +413,16 @@ def _gemm_choices(m, n, k, sm_count):
         # partials, then the reduction reading them back.
         split = 1 << max(top, 1).bit_length() - 1
         while split > 1 and shape[:2] != (64, 64):
-            partials_us = split * m * n * 4 / rate
+            partials_us = memory_us(split * m * n * 4, sm_count)
             split_us = (max(-(-k_tiles // split) * step,
-                            operands_us + partials_us) +
+                            memory_us(operand_bytes, tiles * split) +
+                            partials_us) +
                         partials_us + _SECOND_KERNEL_US)
             choices.append(("split-K", ws(*shape, split_k=split), split_us))
             split //= 2
         # Whole blocks: the waves of K loops, or the memory's time.
-        whole_us = max(-(-tiles // sm_count) * k_tiles * step, operands_us)
+        whole_us = max(-(-tiles // sm_count) * k_tiles * step,
+                       memory_us(operand_bytes, tiles))
         choices.append(("data-parallel",
                         ws(*shape, persistent=tiles >= sm_count), whole_us))
     first = shapes[0] if m <= 64 else shapes[2]
