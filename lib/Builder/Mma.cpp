@@ -369,15 +369,19 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 
-Value mmaWait(Value acc) {
+Value mmaWait(Value acc, int pending) {
   RankedTensorType t = requireFragment(acc, "mma_wait");
   if (t.getRank() != 2 || acc.dtype() != DType::F32)
     throw EnigmaError("mma_wait takes a float accumulator fragment, got " +
                       std::string(shortName(acc.dtype())) + " " +
                       shapeText(t));
+  if (pending < 0 || pending > 7)
+    throw EnigmaError("mma_wait: pending must be 0 to 7, got " +
+                      std::to_string(pending));
   KernelBuilder &kb = *acc.builder();
   KernelBuilder::Impl &impl = kb.internals();
-  auto op = impl.builder.create<MmaWaitOp>(impl.location, t, raw(acc));
+  auto op = impl.builder.create<MmaWaitOp>(
+      impl.location, t, raw(acc), impl.builder.getI64IntegerAttr(pending));
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 

@@ -291,13 +291,28 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
                        bool(asynchronous)))
 
 
-def mma_wait(acc: Fragment) -> Fragment:
+def mma_wait(acc: Fragment, pending: int = 0) -> Fragment:
     """``acc`` once the simdgroup group's asynchronous products
     (``mma(..., asynchronous=True)``) are complete, and their reads of
-    threadgroup memory over."""
+    threadgroup memory over.
+
+    ``pending`` = N (0 to 7): only the products issued before the group's
+    N most recent ones are complete (Hopper's ``wgmma.wait_group N``), so
+    the N newest may keep running while the code after the wait uses
+    ``acc``: ``acc``'s own product must be older than them. The compiler
+    proves it or raises an EnigmaError: N asynchronous products must come
+    before the wait, unconditionally (not inside an ``if_``) and in the
+    same loop body or region, after ``acc``'s product when that is there
+    too (a value carried from the previous iteration is older than all of
+    them). Elsewhere than Hopper products are complete at once and the
+    result is the same."""
     if not isinstance(acc, Fragment):
         fail(f"mma_wait: expected a fragment, got {type(acc).__name__}")
-    return _wrap(_call("mma_wait", acc._value))
+    if isinstance(pending, bool) or not isinstance(pending, int) or \
+            not 0 <= pending <= 7:
+        fail(f"mma_wait: pending must be an int from 0 to 7, got "
+             f"{pending!r}")
+    return _wrap(_call("mma_wait", acc._value, pending))
 
 
 def mma_swizzle(row_elements: int, dtype):

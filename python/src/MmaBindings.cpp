@@ -128,11 +128,11 @@ void bindMma(nb::module_ &m) {
       "asynchronous"_a = false);
   m.def(
       "mma_wait",
-      [](KernelBuilder &b, Value acc) {
+      [](KernelBuilder &b, Value acc, int pending) {
         checkBuilder(b, acc, "mma_wait");
-        return mmaWait(acc);
+        return mmaWait(acc, pending);
       },
-      "builder"_a, "acc"_a);
+      "builder"_a, "acc"_a, "pending"_a = 0);
   m.def(
       "mma_reg",
       [](KernelBuilder &b, Value acc, Value a, const ThreadgroupArray &bm,

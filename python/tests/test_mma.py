@@ -782,6 +782,78 @@ def test_asynchronous_products_must_be_waited_for():
     assert "enigma_mma_wait(" in enigma.compile(fine).cuda_source
 
 
+@functools.lru_cache(maxsize=None)
+def _promoting_loop():
+    """FP8 GEMM's promotion pattern: each K tile's product into zeros,
+    asynchronous, while the previous tile's product (waited for with one
+    product left in flight) is added into the sum. Two tile buffers: a
+    product may read its tiles until the next one is issued."""
+    sw = enigma.mma_swizzle(64, enigma.bf16)
+
+    @enigma.kernel
+    def promoting(A: enigma.bf16, B: enigma.bf16, O: enigma.f32,
+                  tiles: enigma.Scalar(enigma.u32)):
+        a_s = enigma.threadgroup_alloc(enigma.bf16, 2 * 64 * 64)
+        b_s = enigma.threadgroup_alloc(enigma.bf16, 2 * 64 * 64)
+        sg = enigma.simdgroup_index_in_threadgroup()
+        total = enigma.mma_zeros(16, 64)
+        last = enigma.mma_zeros(16, 64)
+        for j in enigma.range(tiles, dtype="uint"):
+            half = (j % 2) * 4096
+            enigma.copy_tile(a_s, A, 64, 64, src_ld=64, src_offset=j * 4096,
+                             swizzle=sw, dst_offset=half)
+            enigma.copy_tile(b_s, B, 64, 64, src_ld=64, src_offset=j * 4096,
+                             swizzle=sw, dst_offset=half)
+            enigma.copy_commit()
+            enigma.copy_wait(0)
+            enigma.barrier()
+            part = enigma.mma(enigma.mma_zeros(16, 64),
+                              enigma.mma_operand(a_s, ld=64, offset=half,
+                                                 swizzle=sw),
+                              enigma.mma_operand(b_s, ld=64, offset=half,
+                                                 swizzle=sw),
+                              k=64, warpgroup=True, asynchronous=True)
+            total = total + enigma.mma_wait(last, pending=1)
+            last = part
+        total = total + enigma.mma_wait(last)
+        enigma.mma_store(total, O, ld=64, offset=sg * (16 * 64))
+    return enigma.compile(promoting)
+
+
+@pytest.mark.parametrize("tiles", [1, 2, 5])
+def test_wait_leaving_the_newest_product_in_flight(runtime, rng, tiles):
+    """mma_wait(..., pending=1) completes the older product while the
+    newest runs (Hopper: wgmma.wait_group 1); the sum is every tile's."""
+    a = rng.integers(-2, 3, (tiles, 64, 64)) / 2.0
+    b = rng.integers(-2, 3, (tiles, 64, 64)) / 2.0
+    compiled = _promoting_loop()
+    assert "enigma_mma_wait_pending<1>(" in compiled.cuda_source
+    out = run_kernel(runtime, compiled,
+                     [_to_bits(a, "bf16"), _to_bits(b, "bf16")],
+                     np.float32, 64 * 64, (128, 1, 1), (128, 1, 1),
+                     scalars=[tiles])
+    want = sum(a[j].astype(np.float64) @ b[j] for j in range(tiles))
+    np.testing.assert_array_equal(out.reshape(64, 64), want)
+
+
+def test_pending_waits_the_compiler_cannot_prove_are_refused():
+    def newest(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 4096)
+        acc = enigma.mma(enigma.mma_zeros(16, 64),
+                         enigma.mma_operand(t, ld=64),
+                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
+                         asynchronous=True)
+        enigma.mma_store(enigma.mma_wait(acc, pending=1), B, ld=64)
+    msg = _compile_error(newest)
+    assert "leaves 1 asynchronous product in flight, but only 0" in msg, msg
+    assert "pending = 0" in msg, msg
+    for bad in (-1, 8, True, 1.0):
+        def out_of_range(A, B, bad=bad):
+            enigma.mma_wait(enigma.mma_zeros(16, 64), pending=bad)
+        msg = _compile_error(out_of_range)
+        assert "pending must be an int from 0 to 7" in msg, msg
+
+
 def test_warpgroup_kernels_need_whole_groups_of_four_simdgroups(runtime):
     """Four simdgroups multiply together: a threadgroup of 96 threads, or an
     edge threadgroup that the grid cuts, is refused before the launch."""

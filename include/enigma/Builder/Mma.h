@@ -93,8 +93,9 @@ void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
 Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
           bool allowTf32 = false, bool warpgroup = false,
           bool asynchronous = false);
-/// `acc` once the group's asynchronous products are complete.
-Value mmaWait(Value acc);
+/// `acc` once the group's asynchronous products are complete; with
+/// `pending` = N, all but the N most recent (acc older than those).
+Value mmaWait(Value acc, int pending = 0);
 /// acc + A * B with A an M x K fragment (converted to B's dtype, half or
 /// bfloat). With `warpgroup`, each simdgroup of a group of four brings its
 /// own 16-row A and B is shared (one wgmma reading A from registers on

@@ -135,6 +135,7 @@ inline void enigma_mma_88(thread float *c, float2 a, float2 b, uint lane) {
   c[1] = d.y;
 }
 template <typename F> inline F enigma_mma_wait(F acc) { return acc; }
+template <int Pending, typename F> inline F enigma_mma_wait_pending(F acc) { return acc; }
 // A pair of TF32 operands (docs/design/tf32.md): the 13 low mantissa bits cleared.
 inline float2 enigma_mma_tf32(float2 x) {
   return float2(as_type<float>(as_type<uint>(x.x) & 0xffffe000u),
@@ -617,8 +618,14 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
         return success();
       })
       .Case([&](MmaWaitOp wait) {
-        e.define(wait.getResult(),
-                 "enigma_mma_wait(" + e.expr(wait.getAcc()) + ")");
+        // Pending products only mean something where products run
+        // asynchronously (sm_90a); elsewhere both forms return acc.
+        std::string callee =
+            wait.getPending() == 0
+                ? std::string("enigma_mma_wait(")
+                : "enigma_mma_wait_pending<" +
+                      std::to_string(wait.getPending()) + ">(";
+        e.define(wait.getResult(), callee + e.expr(wait.getAcc()) + ")");
         return success();
       })
       .Case([&](MmaRegOp mma) {

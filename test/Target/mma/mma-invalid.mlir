@@ -430,3 +430,63 @@ enigma.kernel @reg_overlapping_blocks() {
   %r = enigma.mma_reg %acc, %a, %b[%c0, %c0] {b_ld = 64, b_block_stride = 2048} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
   enigma.return
 }
+
+// -----
+
+// A wait that leaves a product in flight needs that product to come after
+// the accumulator's own: here the accumulator is the newest.
+enigma.kernel @pending_wait_on_the_newest_product(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %r = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  // expected-error @+1 {{leaves 1 asynchronous product in flight, but only 0 run after its accumulator's product in this block: the accumulator may still be in flight (wait with pending = 0)}}
+  %w = enigma.mma_wait %r {pending = 1} : tensor<16x64xf32>
+  enigma.mma_store %w, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+// A product under an scf.if may not run: it does not count.
+enigma.kernel @pending_wait_counts_only_unconditional_products(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c64_i32 = arith.constant 64 : i32
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%prev = %acc) -> (tensor<16x64xf32>) {
+    %big = arith.cmpi ugt, %n, %c64_i32 : i32
+    %next = scf.if %big -> (tensor<16x64xf32>) {
+      %p = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+      scf.yield %p : tensor<16x64xf32>
+    } else {
+      scf.yield %acc : tensor<16x64xf32>
+    }
+    // expected-error @+1 {{leaves 1 asynchronous product in flight, but only 0 run after}}
+    %w = enigma.mma_wait %prev {pending = 1} : tensor<16x64xf32>
+    enigma.mma_store %w, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+    scf.yield %next : tensor<16x64xf32>
+  }
+  %last = enigma.mma_wait %r : tensor<16x64xf32>
+  enigma.mma_store %last, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @pending_out_of_range() {
+  %z = arith.constant 0.0 : f32
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
+  %w = enigma.mma_wait %acc {pending = 8} : tensor<16x64xf32>
+  enigma.return
+}

@@ -142,6 +142,43 @@ enigma.kernel @warpgroup_product(
   enigma.return
 }
 
+// A product in flight while the previous one is added in (FP8 GEMM's
+// promotion): the wait leaves the newest product running. CUDA waits with
+// wgmma.wait_group 1; the CPU's products are complete at once, so there
+// the wait is the plain one.
+// IR-LABEL: enigma.kernel @wait_leaving_one_in_flight
+// IR: enigma.mma_wait %{{.*}} {pending = 1 : i64} : tensor<16x64xf32>
+// IR: enigma.mma_wait %{{.*}} : tensor<16x64xf32>
+// MSL-LABEL: kernel void enigma_kernel_wait_leaving_one_in_flight(
+// MSL: enigma_mma_wait_pending<1>(
+// CUDA-LABEL: void enigma_kernel_wait_leaving_one_in_flight(
+// CUDA: enigma_mma_sync<64, 64, false, 0, 0, 0, 0, 64, false, 0, 0, 0, 0, false, true, true>(
+// CUDA: enigma_mma_wait_pending<1>(
+// CUDA: enigma_mma_wait(
+// CPP-LABEL: void enigma_kernel_wait_leaving_one_in_flight(
+// CPP-NOT: enigma_mma_wait_pending
+// CPP: enigma_mma_wait(
+enigma.kernel @wait_leaving_one_in_flight(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %zero = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%done = %zero, %prev = %zero) -> (tensor<16x64xf32>, tensor<16x64xf32>) {
+    %part = enigma.mma %zero, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    %older = enigma.mma_wait %prev {pending = 1} : tensor<16x64xf32>
+    %sum = arith.addf %done, %older : tensor<16x64xf32>
+    scf.yield %sum, %part : tensor<16x64xf32>, tensor<16x64xf32>
+  }
+  %last = enigma.mma_wait %r#1 : tensor<16x64xf32>
+  %total = arith.addf %r#0, %last : tensor<16x64xf32>
+  enigma.mma_store %total, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
 // A warpgroup product with A in registers (flash attention's P V on
 // Hopper) and B in 64-column blocks, both ways round.
 // IR-LABEL: enigma.kernel @warpgroup_register_product

@@ -145,6 +145,9 @@ inline F enigma_mma_broadcast_rows(const enigma_row<T, M> &r) {
 // order; with Tf32 (f32 tiles only) of the operands rounded to TF32.
 // Products are complete at once here.
 template <class F> inline F enigma_mma_wait(F acc) { return acc; }
+template <int Pending, class F> inline F enigma_mma_wait_pending(F acc) {
+  return acc;
+}
 
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
           int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,

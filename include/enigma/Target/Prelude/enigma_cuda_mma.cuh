@@ -729,6 +729,16 @@ template <class F> __device__ __forceinline__ F enigma_mma_wait(F acc) {
   return acc;
 }
 
+/* The accumulator once all but the warpgroup's `Pending` most recent
+ * products are complete (the verifier proved acc's is among those). */
+template <int Pending, class F>
+__device__ __forceinline__ F enigma_mma_wait_pending(F acc) {
+#if ENIGMA_HAS_WGMMA
+  enigma_wgmma::wait_older<Pending>(acc.v, F::size);
+#endif
+  return acc;
+}
+
 namespace enigma_mma {
 /* Whether a stored tile of `Bytes`-byte elements is one wgmma reads
  * through a descriptor (enigma_cuda_wgmma.cuh): rows of 128 bytes under

@@ -184,6 +184,18 @@ __device__ __forceinline__ void wait_all(float *d, int n) {
   for (int i = 0; i < n; ++i)
     pin(d[i]);
 }
+
+/* Waits until at most `Pending` of the warpgroup's products are in flight
+ * (enigma_mma_wait_pending): d, older than those, is complete. */
+template <int Pending>
+__device__ __forceinline__ void wait_older(float *d, int n) {
+  for (int i = 0; i < n; ++i)
+    pin(d[i]);
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending)
+               : "memory");
+  for (int i = 0; i < n; ++i)
+    pin(d[i]);
+}
 #endif
 
 } // namespace enigma_wgmma

@@ -467,6 +467,31 @@ unsigned chunkBits(Type element) {
   return bits;
 }
 
+/// A wait that leaves `pending` products in flight: at least that many
+/// asynchronous products run at the top level of its block before it, and
+/// after the product of its accumulator when that is in the same block.
+/// (Products under an scf.if may not run; a loop's carried accumulator
+/// comes from an earlier iteration, before every product of this one.)
+LogicalResult verifyMmaWait(MmaWaitOp wait) {
+  int64_t pending = wait.getPending();
+  if (pending == 0)
+    return success();
+  Operation *source = wait.getAcc().getDefiningOp();
+  int64_t issued = 0;
+  for (Operation *op = wait->getPrevNode(); op && op != source;
+       op = op->getPrevNode())
+    if (auto mma = dyn_cast<MmaOp>(op); mma && mma.getAsynchronous())
+      ++issued;
+  if (issued >= pending)
+    return success();
+  return wait.emitOpError()
+         << "leaves " << pending << " asynchronous product"
+         << (pending == 1 ? "" : "s") << " in flight, but only " << issued
+         << " run" << (issued == 1 ? "s" : "") << " after its accumulator's "
+         << "product in this block: the accumulator may still be in flight "
+            "(wait with pending = " << issued << ")";
+}
+
 LogicalResult verifyMmaOp(Operation *op) {
   if (!op->getParentOfType<KernelOp>())
     return op->emitOpError("must be inside an enigma.kernel");
@@ -508,6 +533,7 @@ LogicalResult verifyMmaOp(Operation *op) {
       })
       .Case([&](MmaOp mma) { return verifyMma(mma); })
       .Case([&](MmaRegOp mma) { return verifyMmaReg(mma); })
+      .Case([&](MmaWaitOp wait) { return verifyMmaWait(wait); })
       .Case([&](MmaReduceRowsOp reduce) -> LogicalResult {
         auto in = llvm::cast<RankedTensorType>(reduce.getValue().getType());
         auto out = llvm::cast<RankedTensorType>(reduce.getType());

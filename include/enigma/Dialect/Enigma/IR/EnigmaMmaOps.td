@@ -189,8 +189,17 @@ def Enigma_MmaWaitOp
     (enigma.mma `asynchronous`) of the simdgroup's group is complete; their
     reads of threadgroup memory are over too. It writes nothing; the
     memory effect keeps it in place.
+
+    `pending` = N > 0: only the products issued before the group's N most
+    recent ones are complete (Hopper's `wgmma.wait_group N`), so `acc` must
+    be older than N asynchronous products. The verifier proves it: at least
+    N asynchronous products at the top level of the wait's block precede
+    it, after `acc`'s own product when that is in the same block (else
+    `acc` comes from before the block: a loop's carried value).
   }];
-  let arguments = (ins Enigma_AccumulatorFragment:$acc);
+  let arguments = (ins Enigma_AccumulatorFragment:$acc,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<0>, IntMaxValue<7>]>, "0">:$pending);
   let results = (outs Enigma_AccumulatorFragment:$result);
   let assemblyFormat = "$acc attr-dict `:` type($acc)";
 }
