@@ -750,14 +750,18 @@ def test_gemm_block_large_warpgroup_tiles(runtime, rng, b_t):
                                   a.astype(np.float64) @ b + 1.0)
 
 
+def _async_product(elements=8192):
+    """A warpgroup product left in flight, of a tile in threadgroup
+    memory by itself."""
+    t = enigma.threadgroup_alloc(enigma.bf16, elements)
+    return enigma.mma(enigma.mma_zeros(16, 64), enigma.mma_operand(t, ld=64),
+                      enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
+                      asynchronous=True)
+
+
 def test_asynchronous_products_must_be_waited_for():
     def body(A, B):
-        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
-        acc = enigma.mma(enigma.mma_zeros(16, 64),
-                         enigma.mma_operand(t, ld=64),
-                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
-                         asynchronous=True)
-        enigma.mma_store(acc, B, ld=64)
+        enigma.mma_store(_async_product(), B, ld=64)
     msg = _compile_error(body)
     assert "is asynchronous" in msg and "mma_wait" in msg, msg
 
@@ -769,12 +773,7 @@ def test_asynchronous_products_must_be_waited_for():
     assert "warpgroup products" in msg, msg
 
     def waited(A, B):
-        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
-        acc = enigma.mma(enigma.mma_zeros(16, 64),
-                         enigma.mma_operand(t, ld=64),
-                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
-                         asynchronous=True)
-        enigma.mma_store(enigma.mma_wait(acc), B, ld=64)
+        enigma.mma_store(enigma.mma_wait(_async_product()), B, ld=64)
 
     @enigma.kernel
     def fine(A: enigma.bf16, B: enigma.f32):
@@ -838,12 +837,8 @@ def test_wait_leaving_the_newest_product_in_flight(runtime, rng, tiles):
 
 def test_pending_waits_the_compiler_cannot_prove_are_refused():
     def newest(A, B):
-        t = enigma.threadgroup_alloc(enigma.bf16, 4096)
-        acc = enigma.mma(enigma.mma_zeros(16, 64),
-                         enigma.mma_operand(t, ld=64),
-                         enigma.mma_operand(t, ld=64), k=64, warpgroup=True,
-                         asynchronous=True)
-        enigma.mma_store(enigma.mma_wait(acc, pending=1), B, ld=64)
+        enigma.mma_store(enigma.mma_wait(_async_product(), pending=1), B,
+                         ld=64)
     msg = _compile_error(newest)
     assert "leaves 1 asynchronous product in flight, but only 0" in msg, msg
     assert "pending = 0" in msg, msg
