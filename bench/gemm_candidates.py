@@ -4,6 +4,11 @@ could take instead on small-M shapes; check_gemm_ws.py --autotune is the
 full sweep):
 
     python3 bench/gemm_candidates.py 128,4096,4096 16,6144,4096
+    python3 bench/gemm_candidates.py --deep 16,6144,4096   # ring depths
+
+`--deep` times the narrow blocks at ring depths 8 and up (as deep as
+227 KiB of stages allows: 13 of 64 x 64, 9 of 64 x 128 or 128 x 64),
+whole and split in two, instead of the stream-K comparison.
 """
 
 import importlib.util
@@ -22,6 +27,19 @@ def _check_gemm_ws():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def deep_candidates(enigma, m, n, k, sms):
+    ws = dict(warp_specialized=True)
+    yield "heuristic", enigma.gemm_config_for(m, n, k, "bf16", sms)
+    for block, depths in (((64, 64, 64, 4, 1), (8, 12, 13)),
+                          ((64, 128, 64, 4, 1), (8, 9)),
+                          ((128, 64, 64, 8, 1), (8, 9))):
+        for stages in depths:
+            shape = block + (stages,)
+            yield f"whole {shape}", enigma.MmaConfig(*shape, **ws)
+            yield f"split 2 {shape}", enigma.MmaConfig(*shape, split_k=2,
+                                                       **ws)
 
 
 def candidates(enigma, m, n, k, sms):
@@ -43,9 +61,11 @@ def main():
     cg = _check_gemm_ws()
     rt = enigma.CudaRuntime()
     gen = torch.Generator(device="cuda").manual_seed(5)
-    for text in sys.argv[1:]:
+    args = sys.argv[1:]
+    listed = deep_candidates if "--deep" in args else candidates
+    for text in (a for a in args if a != "--deep"):
         m, n, k = (int(v) for v in text.split(","))
-        for name, config in candidates(enigma, m, n, k, rt.multiprocessors):
+        for name, config in listed(enigma, m, n, k, rt.multiprocessors):
             try:
                 r = cg._time_shape(cg.Gemm(rt, "bf16", False, config),
                                    m, n, k, 3, gen)

@@ -476,8 +476,13 @@ def _check_config(config, dtype, what):
         fail(f"{what}: {c} needs {c.smem_bytes(dtype)} bytes of threadgroup "
              f"memory for {dtype.name} tiles; no target has more than "
              f"{_TG_LIMIT} (Metal: 32 KiB)")
-    if c.stages < 2 or c.stages > 8:
-        fail(f"{what}: stages must be 2 to 8, got {c.stages}")
+    # The classic mainloop waits with cp.async's wait_group (at most 7
+    # groups open); the pipelined one on a ring of up to 16 stages.
+    most = 16 if c.warp_specialized else 8
+    if c.stages < 2 or c.stages > most:
+        fail(f"{what}: stages must be 2 to {most}"
+             f"{' (warp_specialized: 16)' if most == 8 else ''}, got "
+             f"{c.stages}")
 
 
 def warpgroup_shape(config, dtype, a_transposed=False) -> bool:

@@ -96,7 +96,7 @@ def pipeline_ring(stages: int, buffers, *, threads: int | None = None,
                   producer_registers: int = 40,
                   consumer_registers: int = 232,
                   cluster: int = 1) -> PipelineRing:
-    """A ring of ``stages`` (2 to 8) slots: ``buffers`` is a list of
+    """A ring of ``stages`` (2 to 16) slots: ``buffers`` is a list of
     ``(dtype, elements per slot)``, each allocated as threadgroup memory
     of ``stages`` slots. Call it at the top level of the kernel body. The
     kernel then runs only in full threadgroups of ``threads`` threads, a
@@ -113,8 +113,8 @@ def pipeline_ring(stages: int, buffers, *, threads: int | None = None,
     if threads is not None:
         _call("require_threadgroup_size",
               static_int(threads, "pipeline_ring: threads"))
-    if not 2 <= stages <= 8:
-        fail(f"pipeline_ring: stages must be 2 to 8, got {stages}")
+    if not 2 <= stages <= 16:
+        fail(f"pipeline_ring: stages must be 2 to 16, got {stages}")
     if not isinstance(buffers, (list, tuple)) or not buffers:
         fail("pipeline_ring: buffers must be a list of (dtype, elements per "
              "slot)")

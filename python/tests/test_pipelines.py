@@ -124,7 +124,7 @@ def _box_sums_reference(x, groups):
     return out
 
 
-@pytest.mark.parametrize("stages", [2, 3, 4])
+@pytest.mark.parametrize("stages", [2, 3, 4, 9, 16])
 @pytest.mark.parametrize("rows,cols", [(1, 1), (16, 32), (37, 45),
                                        (100, 64)])
 def test_pipeline_loop_matches_its_sequential_meaning(runtime, rng, stages,
@@ -265,6 +265,22 @@ def test_gemm_bf16_warp_specialized(runtime, rng, m, n, k):
                                       warp_specialized=True):
         # A few threadgroups for many blocks: the persistent schedule.
         c = ex.run(runtime, a, b, config, processors=3)
+        ex.check_output(c, a, b)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (16, 70, 1000),
+                                   (130, 65, 129)])
+def test_gemm_bf16_deep_rings(runtime, rng, m, n, k):
+    """Rings of more than 8 stages (small-M products keep more of B in
+    flight); more stages than K tiles too."""
+    ex = _example("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    for stages in (9, 12 if runtime.name == "metal-host" else 16):
+        # 64 x 16 tiles of 16: 12 stages fit Metal's 32 KiB.
+        config = enigma.MmaConfig(64, 16, 16, 4, 1, stages,
+                                  warp_specialized=True)
+        c = ex.run(runtime, a, b, config)
         ex.check_output(c, a, b)
 
 
@@ -568,10 +584,21 @@ def test_a_pipeline_under_a_thread_dependent_branch_is_refused():
 def test_front_end_mistakes():
     @enigma.kernel
     def bad_stages(X: enigma.f32):
-        enigma.pipeline_ring(9, [("float", 512)], threads=128)
+        enigma.pipeline_ring(17, [("float", 512)], threads=128)
 
-    with pytest.raises(enigma.EnigmaError, match="stages must be 2 to 8"):
+    with pytest.raises(enigma.EnigmaError, match="stages must be 2 to 16"):
         enigma.compile(bad_stages)
+
+    # The classic mainloop counts its copies with cp.async (8 stages at
+    # most); the pipelined one takes rings of up to 16.
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"stages must be 2 to 8 \(warp_specialized: "
+                             r"16\), got 9"):
+        @enigma.kernel
+        def deep_classic(A: enigma.bf16, B: enigma.bf16, C: enigma.bf16):
+            enigma.gemm_block(A, B, C, m=64, n=64, k=64,
+                              config=enigma.MmaConfig(64, 64, 64, 4, 1, 9))
+        enigma.compile(deep_classic)
 
     @enigma.kernel
     def copy_outside(X: enigma.f32):

@@ -307,3 +307,12 @@ enigma.kernel @producer_needs_a_read_of_a_written_buffer(%A: memref<?xf32, #enig
   } : memref<4xi64, #enigma.address_space<threadgroup>>
   enigma.return
 }
+
+// -----
+
+enigma.kernel @ring_too_deep() attributes {enigma.threadgroup_size = 128 : i64} {
+  %a = enigma.threadgroup_alloc : memref<1088xf32, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{attribute 'stages' failed to satisfy constraint}}
+  %ring = enigma.pipeline_ring %a {stages = 17} : memref<1088xf32, #enigma.address_space<threadgroup>> -> memref<34xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}

@@ -92,3 +92,33 @@ enigma.kernel @gemm(
   enigma.mma_store %r, %C[%coff], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// A ring deeper than cp.async can count (16 stages at most): the software
+// pipeline waits with at most 7 groups open, which waits for some copies
+// earlier than needed and is otherwise the same.
+// CHECK-LABEL: enigma.kernel @deep_ring
+// CHECK: enigma.pipeline_ring %{{.*}} {stages = 12 : i64}
+// SOFT-LABEL: enigma.kernel @deep_ring
+// SOFT-COUNT-11: enigma.copy_async_commit
+// SOFT: scf.for
+// SOFT: enigma.copy_async_wait 7
+enigma.kernel @deep_ring(
+    %A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A", enigma.dtype = "f32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %N = arith.index_castui %n : i32 to index
+  %a = enigma.threadgroup_alloc : memref<12288xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 12} : memref<12288xf32, #enigma.address_space<threadgroup>> -> memref<24xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %N) producer {
+  ^bb0(%i: index, %s: index):
+    %row = arith.muli %i, %c32 : index
+    enigma.stage_copy %A[%row, %c0] of (%N, %c32, %c32) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 32 : i64, box_cols = 32 : i64} : memref<?xf32, #enigma.address_space<device>>, memref<24xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<24xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}

@@ -29,6 +29,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace enigma {
@@ -96,7 +98,11 @@ public:
       loop.getBody()->getTerminator()->erase();
     b.setInsertionPointToStart(loop.getBody());
     Value i = loop.getInductionVar();
-    b.create<CopyAsyncWaitOp>(loc, b.getI64IntegerAttr(stages - 2));
+    // Copy groups past the seventh are waited for too early (cp.async's
+    // wait takes at most 7 open groups): the same result, less overlap.
+    b.create<CopyAsyncWaitOp>(loc,
+                              b.getI64IntegerAttr(std::min<int64_t>(stages - 2,
+                                                                    7)));
     barrier();
     Value ahead = add(i, stages - 1);
     produceIf(ahead, slotOf(ahead, stages));

@@ -82,7 +82,7 @@ def Enigma_PipelineRingOp : Enigma_PipelineOpBase<"pipeline_ring", [
   }];
   let arguments = (ins Variadic<Enigma_StageMemRef>:$buffers,
                        ConfinedAttr<I64Attr, [IntMinValue<2>,
-                                              IntMaxValue<8>]>:$stages,
+                                              IntMaxValue<16>]>:$stages,
                        DefaultValuedAttr<I64Attr, "40">:$producer_registers,
                        DefaultValuedAttr<I64Attr, "232">:$consumer_registers,
                        DefaultValuedAttr<I64Attr, "1">:$cluster);
