@@ -89,6 +89,10 @@ def in_place(arrays: dict, runtime) -> bool:
 def run(steps, arrays: dict, runtime=None):
     """Runs ``steps`` in order on ``arrays`` (name -> array), writing each
     step's outputs into the arrays of those names."""
+    # The call form binds every buffer writeable; the inputs are only
+    # read, so a read-only numpy input (np.load(mmap_mode="r")) is copied.
+    arrays = {name: a.copy() if isinstance(a, np.ndarray) and
+              not a.flags.writeable else a for name, a in arrays.items()}
     direct = in_place(arrays, runtime)
     for step in steps:
         values = [arrays[v] if isinstance(v, str) else v

@@ -131,6 +131,11 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
     """What the pipelined kernel covers: contiguous keys, D 64 or 128,
     whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
     if not config.pipelined:
+        # Whole warpgroups of 64 rows (two threads a row), blocks of keys
+        # in steps of the 16-key products.
+        what = f"the forward ({config})"
+        checker.multiple(what, "rows", config.rows, 64, 64)
+        checker.multiple(what, "bc", config.bc, 16, 16)
         return
     what = f"the pipelined forward ({config})"
     if p.page_size:
@@ -146,6 +151,23 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
                      f"got {config.bc}")
     if not 2 <= config.stages <= 8:
         checker.fail(f"{what}: stages must be 2 to 8, got {config.stages}")
+
+
+def check_backward_config(checker, config: BackwardConfig, atomic: bool):
+    """The shapes the backward kernels compute correctly: simdgroups of
+    16 keys or queries, blocks of 16 rows, one or two stages; the atomic
+    dQ takes each query block whole (``bq`` a multiple of the keys'
+    16 * simdgroups rows)."""
+    what = f"the backward ({config})"
+    checker.multiple(what, "simdgroups", config.simdgroups, 1, 1)
+    checker.multiple(what, "dq_simdgroups", config.dq_simdgroups, 1, 1)
+    checker.multiple(what, "bq", config.bq, 16, 16)
+    checker.multiple(what, "bk", config.bk, 16, 16)
+    checker.multiple(what, "stages", config.stages, 1, 1, 2)
+    if atomic and config.bq % (16 * config.simdgroups):
+        checker.fail(f"{what}: deterministic=False needs bq a multiple of "
+                     f"16 * simdgroups = {16 * config.simdgroups}, got "
+                     f"{config.bq}")
 
 
 def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
@@ -204,6 +226,8 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
     kernel when asked for (``num_splits >= 1``) or, left to the library
     (None), when every sequence has at most 16 queries and its tiles fit
     the runtime; the prefill kernel otherwise (``num_splits == 0``)."""
+    checker.runtime(runtime)
+    checker.config(config, ForwardConfig)
     if isinstance(num_splits, bool) or not (
             num_splits is None or isinstance(num_splits, int)) or \
             (num_splits is not None and num_splits < 0):
@@ -316,8 +340,11 @@ def backward_plan(checker, runtime, p: Problem, *, deterministic: bool,
     (with dQ accumulated by atomics unless ``deterministic``), then dQ
     (its own kernel when ``deterministic``, else the accumulator
     converted). Temporaries: ``{name: float32 element count}``."""
+    checker.runtime(runtime)
+    checker.config(config, BackwardConfig)
     config = config or backward_config(runtime, p.d)
     atomic = not deterministic
+    check_backward_config(checker, config, atomic)
     limit = threadgroup_memory_limit(runtime)
     what = (f"the backward with head dimension {p.d}"
             f"{'' if atomic else ' (deterministic)'}")

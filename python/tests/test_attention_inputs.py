@@ -1,0 +1,109 @@
+"""What a first user of enigma.attention passes from
+docs/reference/attention.md alone: tile configurations the kernels cannot
+run (refused with a ValueError naming the field, never a wrong result or
+an error from deep inside a kernel), arguments of the wrong kind, numpy
+scalars, read-only arrays; results against float64 numpy and PyTorch
+autograd."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import enigma
+import enigma.attention as ea
+from _attention_reference import make, reference_bhsd, values
+
+
+def arrays(rng, sq=8, skv=8, hq=4, hkv=2, d=64, dtype="bf16"):
+    return (make(rng, (1, hq, sq, d), dtype), make(rng, (1, hkv, skv, d), dtype),
+            make(rng, (1, hkv, skv, d), dtype))
+
+
+@pytest.mark.parametrize("fields, field", [
+    (dict(rows=0), "rows"), (dict(rows=32), "rows"), (dict(rows=96), "rows"),
+    (dict(rows=-64), "rows"), (dict(bc=0), "bc"), (dict(bc=8), "bc"),
+    (dict(bc=-16), "bc"), (dict(bc=40), "bc")])
+def test_classic_forward_config_is_checked(rng, fields, field):
+    q, k, v = arrays(rng)
+    with pytest.raises(ValueError, match=rf"attention: .*{field} must be"):
+        ea.attention(q, k, v, config=ea.ForwardConfig(**fields),
+                     num_splits=0)
+
+
+@pytest.mark.parametrize("fields, field", [
+    (dict(stages=3), "stages"), (dict(stages=0), "stages"),
+    (dict(simdgroups=0), "simdgroups"), (dict(dq_simdgroups=0),
+                                         "dq_simdgroups"),
+    (dict(bq=0), "bq"), (dict(bq=40), "bq"), (dict(bk=0), "bk"),
+    (dict(bk=40), "bk")])
+def test_backward_config_is_checked(rng, fields, field):
+    q, k, v = arrays(rng)
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    config = dataclasses.replace(ea.BackwardConfig(), **fields)
+    with pytest.raises(ValueError,
+                       match=rf"attention_backward: .*{field} must"):
+        ea.attention_backward(q, q, k, v, o, lse, config=config)
+
+
+@pytest.mark.parametrize("fields", [dict(bq=48), dict(bq=16),
+                                    dict(simdgroups=3)])
+def test_atomic_backward_needs_whole_query_blocks(rng, fields):
+    """The atomic dQ needs bq a multiple of 16 * simdgroups (its result
+    was wrong before this was checked); the deterministic mode takes it."""
+    q, k, v = arrays(rng)
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    config = dataclasses.replace(ea.BackwardConfig(), **fields)
+    with pytest.raises(ValueError, match="multiple of 16 \\* simdgroups"):
+        ea.attention_backward(q, q, k, v, o, lse, config=config,
+                              deterministic=False)
+    ea.attention_backward(q, q, k, v, o, lse, config=config)
+
+
+def test_arguments_of_the_wrong_kind(rng):
+    q, k, v = arrays(rng)
+    with pytest.raises(TypeError, match="attention: runtime must be"):
+        ea.attention(q, k, v, runtime="cpu")
+    with pytest.raises(TypeError, match="attention: config must be a "
+                                        "ForwardConfig"):
+        ea.attention(q, k, v, config=ea.BackwardConfig())
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    with pytest.raises(TypeError, match="attention_backward: config must "
+                                        "be a BackwardConfig"):
+        ea.attention_backward(q, q, k, v, o, lse, config=ea.ForwardConfig())
+    with pytest.raises(ValueError, match="attention: causal must be a bool"):
+        ea.attention(q, k, v, causal="yes")
+
+
+def test_numpy_scalars_and_read_only_arrays(runtime, rng):
+    """A numpy float scale and numpy bool causal are numbers like any
+    other; read-only inputs (np.load(mmap_mode="r")) are only read."""
+    q, k, v = arrays(rng, sq=5, skv=19)
+    for a in (q, k, v):
+        a.setflags(write=False)
+    scale = np.float32(0.1)
+    for num_splits in (None, 0):
+        o, lse = ea.attention(q, k, v, causal=np.bool_(True), scale=scale,
+                              return_lse=True, num_splits=num_splits,
+                              runtime=runtime)
+        want_o, want_lse = reference_bhsd(q, k, v, True, float(scale))
+        np.testing.assert_allclose(values(o), want_o, atol=2e-2, rtol=2e-2)
+        np.testing.assert_allclose(lse, want_lse, atol=1e-3, rtol=1e-3)
+
+
+def test_torch_tensors_refuse_numpy_only_arguments(rng):
+    """PyTorch tensors run through the ops on their own device with the
+    default tile shapes: a runtime or config given with them was ignored
+    without a word; it is refused."""
+    torch = pytest.importorskip("torch")
+    q, k, v = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+               for a in arrays(rng))
+    with pytest.raises(ValueError, match="attention: runtime= and config= "
+                                         "are for numpy arrays"):
+        ea.attention(q, k, v, runtime=enigma.CpuRuntime())
+    with pytest.raises(ValueError, match="attention: runtime= and config="):
+        ea.attention(q, k, v, config=ea.ForwardConfig())
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    with pytest.raises(ValueError, match="attention_backward: runtime="):
+        ea.attention_backward(q, q, k, v, o, lse,
+                              config=ea.BackwardConfig())
