@@ -1,0 +1,48 @@
+"""What a first user of MmaConfig's launch helpers passes from
+docs/reference/mma.md alone: a configuration field out of range or a
+negative size is named by config.launch / blocks / tiles /
+stream_k_schedule (an EnigmaError), never a ZeroDivisionError or a grid
+of negative threads."""
+
+import pytest
+
+import enigma
+
+
+@pytest.mark.parametrize("fields, name", [
+    (dict(bm=0), "bm"), (dict(bn=-64), "bn"), (dict(wm=0), "wm"),
+    (dict(wn=0), "wn"), (dict(stream_k=-1), "stream_k"),
+    (dict(split_k=0), "split_k"), (dict(cluster=0), "cluster"),
+    (dict(bm=64.0), "bm"), (dict(stream_k=True), "stream_k")])
+def test_launch_names_a_field_out_of_range(fields, name):
+    config = enigma.MmaConfig(**fields)
+    for call in (lambda: config.launch(100, 100),
+                 lambda: config.blocks(100, 100),
+                 lambda: config.tiles(100, 100)):
+        with pytest.raises(enigma.EnigmaError, match=rf"config\.{name} must"):
+            call()
+
+
+@pytest.mark.parametrize("m, n", [(-1, 5), (5, -1), (2.5, 5)])
+def test_launch_names_a_negative_size(m, n):
+    with pytest.raises(enigma.EnigmaError, match="must be"):
+        enigma.MmaConfig().launch(m, n)
+
+
+def test_launch_of_empty_products_is_empty():
+    assert enigma.MmaConfig().launch(0, 5) == ((0, 1, 1), (128, 1, 1))
+
+
+def test_stream_k_schedule_groups():
+    config = enigma.MmaConfig(bm=64, bn=64, bk=32, wm=4, wn=1,
+                              warp_specialized=True, persistent=True,
+                              stream_k=3)
+    with pytest.raises(enigma.EnigmaError, match="groups must be at least 1"):
+        enigma.stream_k_schedule(config, 65, 70, 100, groups=0)
+    assert len(enigma.stream_k_schedule(config, 65, 70, 100, groups=2)) == 2
+
+
+def test_launch_takes_numpy_sizes():
+    np = pytest.importorskip("numpy")
+    config = enigma.MmaConfig()
+    assert config.launch(np.int64(300), np.int32(5)) == config.launch(300, 5)
