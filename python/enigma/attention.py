@@ -52,6 +52,7 @@ def _torch_arguments(entry, runtime, config):
 
 def _forward_numpy(checker, p, arrays, runtime, config, num_splits,
                    return_lse, out_shape, lse_shape):
+    return_lse = checker.flag("return_lse", return_lse)
     steps, temps = _plans.forward_plan(checker, runtime, p, config=config,
                                        num_splits=num_splits,
                                        cores=_launch.cores(runtime))
@@ -179,7 +180,7 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
 
 def _backward_numpy(c, p, arrays, runtime, deterministic, config):
     steps, temps = _plans.backward_plan(c, runtime, p,
-                                        deterministic=bool(deterministic),
+                                        deterministic=deterministic,
                                         config=config)
     q, k = arrays["q"], arrays["k"]
     grads = {}

@@ -16,7 +16,8 @@ from _attention_reference import make, reference_bhsd, values
 
 
 def arrays(rng, sq=8, skv=8, hq=4, hkv=2, d=64, dtype="bf16"):
-    return (make(rng, (1, hq, sq, d), dtype), make(rng, (1, hkv, skv, d), dtype),
+    return (make(rng, (1, hq, sq, d), dtype),
+            make(rng, (1, hkv, skv, d), dtype),
             make(rng, (1, hkv, skv, d), dtype))
 
 
@@ -107,3 +108,31 @@ def test_torch_tensors_refuse_numpy_only_arguments(rng):
     with pytest.raises(ValueError, match="attention_backward: runtime="):
         ea.attention_backward(q, q, k, v, o, lse,
                               config=ea.BackwardConfig())
+
+
+def test_yes_no_arguments_are_bools(rng):
+    """deterministic="no" is a truthy string: it ran the deterministic
+    mode, the opposite of what it says."""
+    q, k, v = arrays(rng)
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    with pytest.raises(ValueError,
+                       match="attention_backward: deterministic must be a "
+                             "bool"):
+        ea.attention_backward(q, q, k, v, o, lse, deterministic="no")
+    with pytest.raises(ValueError, match="attention: return_lse must be"):
+        ea.attention(q, k, v, return_lse="no")
+
+
+def test_torch_yes_no_arguments_are_bools(rng):
+    torch = pytest.importorskip("torch")
+    q, k, v = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+               for a in arrays(rng))
+    with pytest.raises(ValueError, match="enigma.torch.attention: causal "
+                                         "must be a bool"):
+        ea.attention(q, k, v, causal="no")
+    with pytest.raises(ValueError, match="enigma.torch.attention: scale "
+                                         "must be a positive"):
+        ea.attention(q, k, v, scale="a")
+    o, lse = ea.attention(q, k, v, return_lse=True)
+    with pytest.raises(ValueError, match="deterministic must be a bool"):
+        ea.attention_backward(q, q, k, v, o, lse, deterministic="no")

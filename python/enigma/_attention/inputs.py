@@ -75,8 +75,8 @@ def varlen_problem(c, q, k, v, cu_q, cu_k, max_sq, max_skv, causal, scale,
                "are not read")
     p = Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq, hkv=ki.shape[1],
                 layout="thd", max_sq=int(max_sq), max_skv=int(max_skv),
-                total_q=total_q, total_k=ki.shape[0], causal=c.flag("causal", causal),
-                scale=c.scale(scale, d))
+                total_q=total_q, total_k=ki.shape[0],
+                causal=c.flag("causal", causal), scale=c.scale(scale, d))
     return p, dict(q=q, k=k, v=v, cu_q=cu_q, cu_k=cu_k)
 
 

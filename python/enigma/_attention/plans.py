@@ -343,7 +343,7 @@ def backward_plan(checker, runtime, p: Problem, *, deterministic: bool,
     checker.runtime(runtime)
     checker.config(config, BackwardConfig)
     config = config or backward_config(runtime, p.d)
-    atomic = not deterministic
+    atomic = not checker.flag("deterministic", deterministic)
     check_backward_config(checker, config, atomic)
     limit = threadgroup_memory_limit(runtime)
     what = (f"the backward with head dimension {p.d}"
