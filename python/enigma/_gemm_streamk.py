@@ -125,9 +125,10 @@ def stream_k_buffers(config, workspace, flags, what):
             fail(f"{what}: {config}: {name} must hold {dtype}, got "
                  f"{buf.dtype.name}")
     c = config
-    return ((workspace, "writes its stream-K partials to",
+    return ((workspace, "writes its stream-K partials into the workspace",
              (c.stream_k * c.bm, c.bn), "(stream_k bm) x bn", c.bn, "bn"),
-            (flags, "keeps its stream-K flags in", (1, c.stream_k),
+            (flags, "keeps its stream-K flags in the flags buffer",
+             (1, c.stream_k),
              "1 x stream_k", c.stream_k, "stream_k"))
 
 

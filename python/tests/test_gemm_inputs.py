@@ -46,3 +46,28 @@ def test_launch_takes_numpy_sizes():
     np = pytest.importorskip("numpy")
     config = enigma.MmaConfig()
     assert config.launch(np.int64(300), np.int32(5)) == config.launch(300, 5)
+
+
+def test_small_stream_k_workspace_message_reads(runtime):
+    """The refusal of a small workspace says what the buffer is for in a
+    sentence ("writes its stream-K partials to as an ..." before)."""
+    np = pytest.importorskip("numpy")
+    config = enigma.MmaConfig(bm=64, bn=64, bk=32, wm=4, wn=1,
+                              warp_specialized=True, persistent=True,
+                              stream_k=2)
+
+    @enigma.kernel
+    def gemm(A: enigma.f16, B: enigma.f16, C: enigma.f32, W: enigma.f32,
+             F: enigma.u32):
+        enigma.gemm_block(A, B, C, m=8, n=8, k=8, config=config,
+                          workspace=W, flags=F)
+
+    floats, flags = enigma.stream_k_workspace(config)
+    grid, threads = config.launch(8, 8)
+    with pytest.raises(enigma.DispatchError,
+                       match="writes its stream-K partials into the "
+                             r"workspace as an \(stream_k bm\) x bn matrix"):
+        gemm.launch(grid=grid, threads=threads)(
+            np.zeros(64, np.float16), np.zeros(64, np.float16),
+            np.zeros(64, np.float32), np.zeros(floats - 1, np.float32),
+            np.zeros(flags, np.uint32), runtime=runtime)
