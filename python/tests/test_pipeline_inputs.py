@@ -62,3 +62,68 @@ def test_launch_of_another_size_names_the_ring(runtime):
                              r"\(the size it fixes: .*pipeline_ring"):
         box_sums.launch(threadgroups=1, threads=64)(
             np.ones(16 * 32, np.float32), 16, 32, out, runtime=runtime)
+
+
+@enigma.kernel
+def row_sums(X: enigma.f32, lower: enigma.Scalar(enigma.i32),
+             upper: enigma.Scalar(enigma.i32), Out: enigma.f32,
+             Count: enigma.i32):
+    ring = enigma.pipeline_ring(2, [("float", 16 * 32)], threads=128)
+    t = enigma.thread_index_in_threadgroup()
+
+    def producer(i, slot):
+        enigma.stage_copy(ring, slot, 0, X, at=(i * 16, 0), shape=(64, 32),
+                          ld=32, box=(16, 32))
+
+    def consumer(i, slot, carry):
+        carry[0] = carry[0] + ring.stage(0, slot)[t]
+        carry[1] = carry[1] + 1
+
+    total, count = enigma.pipeline_loop(ring, lower, upper,
+                                        producer=producer,
+                                        consumer=consumer, init=[0.0, 0])
+    Out[t] = total
+    Count[t] = count
+
+
+def run_row_sums(runtime, x, lower, upper):
+    out = np.full(128, np.nan, np.float32)
+    count = np.full(128, -1, np.int32)
+    row_sums.launch(threadgroups=1, threads=128)(x, lower, upper, out, count,
+                                                 runtime=runtime)
+    return out, count
+
+
+@pytest.mark.parametrize("lower, upper", [(0, 4), (1, 3), (3, 1), (2, 6)])
+def test_pipeline_bounds_from_scalars(runtime, lower, upper):
+    """Iterations lower .. upper - 1, each reading its own 16 rows (rows
+    past the matrix are zeros), whatever earlier launches left in the
+    ring's stages."""
+    x = np.arange(64 * 32, dtype=np.float32) + 1
+    padded = np.zeros((96 + 16, 32))
+    padded[:64] = x.reshape(64, 32)
+    want = sum((padded[i * 16:i * 16 + 4].reshape(-1)
+                for i in range(lower, upper)), np.zeros(128))
+    run_row_sums(runtime, x, 0, 4)          # leaves data in both stages
+    out, count = run_row_sums(runtime, x, lower, upper)
+    assert (count == max(0, upper - lower)).all()
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "pipeline_loop with a negative lower bound from a signed scalar: the "
+    "loop runs its consumers for i in [lower, upper) compared signed, but "
+    "the software pipeline's producer guard (LowerPipelines.cpp, "
+    "produceIf: i < upper as ult) is unsigned, so the copies of the "
+    "negative iterations never happen and their consumers read what the "
+    "stages held before (the previous launch's data). _pipeline.py's _u32 "
+    "refuses negative Python ints but passes signed traced values"))
+def test_pipeline_negative_lower_bound(runtime):
+    """i = -2 and -1 copy rows (as uint) far outside the 64-row matrix:
+    zeros; i = 0 and 1 copy rows 0 and 16."""
+    x = np.arange(64 * 32, dtype=np.float32) + 1
+    want = x[:128].astype(np.float64) + x[512:640]
+    run_row_sums(runtime, x, 0, 4)          # leaves data in both stages
+    out, count = run_row_sums(runtime, x, -2, 2)
+    assert (count == 4).all()
+    np.testing.assert_array_equal(out, want)
