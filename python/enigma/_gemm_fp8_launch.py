@@ -327,6 +327,9 @@ def _empty_product(like, out, shape, out_name, amax):
     elif tuple(getattr(out, "shape", ())) != shape:
         _error(f"out must be {shape[0]} x {shape[1]}, got shape "
                f"{tuple(getattr(out, 'shape', ()))}")
+    elif getattr(out, "dtype", None) != _empty(like, (0, 0), out_name).dtype:
+        _error(f"out must hold {out_name} results, got "
+               f"{getattr(out, 'dtype', type(out).__name__)}")
     if _is_torch(out):
         import torch
         out.view(torch.uint8).zero_()

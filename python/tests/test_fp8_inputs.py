@@ -53,6 +53,9 @@ def test_empty_products(runtime, m, n, k, out_dtype):
     assert enigma.gemm_fp8(a, b, 2.0, 2.0, out_dtype=out_dtype, out=out,
                            runtime=runtime) is out
     assert not np.any(out)
+    with pytest.raises(enigma.DispatchError, match="out must hold"):
+        enigma.gemm_fp8(a, b, 1.0, 1.0, out_dtype=out_dtype,
+                        out=np.zeros((m, n), np.float64), runtime=runtime)
 
 
 def test_python_numbers_as_scales(runtime, rng):
