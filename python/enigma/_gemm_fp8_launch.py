@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _core
 from ._dtypes import Scalar, as_dtype, f32, u32
+from ._inputs import bindable_input
 from ._gemm_fp8 import FP8_BLOCK, gemm_fp8_block, gemm_fp8_configs
 from ._kernel import kernel
 from ._gemm import MmaConfig
@@ -306,15 +307,11 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
 
 
 def _bits(x):
-    """Operands as the kernel binds them: contiguous (a slice of a wider
-    matrix, a transposed view: copied), writeable (the call form binds
-    every buffer writeable; a read-only array is copied), ml_dtypes
-    arrays as bytes."""
-    if _is_torch(x):
-        return x.contiguous()
-    if not x.flags["C_CONTIGUOUS"] or not x.flags.writeable:
-        x = np.array(x, order="C", copy=True)
-    if x.dtype.kind != "u":
+    """Operands as the kernel binds them (a slice of a wider matrix, a
+    transposed, read-only or misaligned view: copied), ml_dtypes arrays as
+    bytes."""
+    x = bindable_input(x)
+    if isinstance(x, np.ndarray) and x.dtype.kind != "u":
         return x.view(np.uint8)
     return x
 

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ._compile import compile as _compile_kernel
+from ._inputs import bindable_input
 from ._launch import scoped_runtime
 from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
                          dequantize_kernel, matmul_kernel, quantize_kernel,
@@ -100,22 +101,18 @@ class _Array:
                 names[torch.uint32] = "u32"
             dtype = names.get(value.dtype)
             if dtype == "u32":
-                value = value.contiguous()
+                value = bindable_input(value)
                 if value.dtype == torch.int32:
                     value = value.view(torch.uint32)
             elif dtype is not None:
-                value = value.contiguous()
+                value = bindable_input(value)
             self.device = value.device
         elif isinstance(value, np.ndarray):
             names = {"float32": "f32", "float16": "f16", "uint16": "bf16",
                      "bfloat16": "bf16", "uint32": "u32", "int32": "u32"}
             dtype = names.get(value.dtype.name)
             if dtype is not None:
-                value = np.ascontiguousarray(value)
-                if not value.flags.writeable:
-                    # The call form binds every buffer writeable; the
-                    # kernels only read their inputs, so a copy will do.
-                    value = value.copy()
+                value = bindable_input(value)
                 if value.dtype.name in ("int32",):
                     value = value.view(np.uint32)
                 elif value.dtype.name == "bfloat16":
@@ -168,8 +165,8 @@ def _check_out(out, like, shape, dtype, what="out"):
     same = o.value.data_ptr() == out.data_ptr() if o.torch is not None \
         else np.shares_memory(o.value, out)
     if not same:
-        raise ValueError(f"{what} must be contiguous (it is written in "
-                         "place)")
+        raise ValueError(f"{what} must be contiguous and start on a "
+                         "16-byte boundary (it is written in place)")
     return o.value
 
 

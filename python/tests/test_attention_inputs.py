@@ -136,3 +136,26 @@ def test_torch_yes_no_arguments_are_bools(rng):
     o, lse = ea.attention(q, k, v, return_lse=True)
     with pytest.raises(ValueError, match="deterministic must be a bool"):
         ea.attention_backward(q, q, k, v, o, lse, deterministic="no")
+
+
+def misaligned(a):
+    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
+    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
+    buf = np.empty(a.size + 16, a.dtype)
+    start = next(i for i in range(1, 16)
+                 if (buf.ctypes.data + i * a.itemsize) % 16)
+    view = buf[start:start + a.size].reshape(a.shape)
+    view[...] = a
+    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
+    return view
+
+
+def test_misaligned_inputs(runtime, rng):
+    """Contiguous inputs that do not start on a 16-byte boundary are only
+    read: copied, not refused."""
+    q, k, v = arrays(rng, sq=3, skv=21, dtype="f16")
+    for num_splits in (None, 0):
+        o = ea.attention(misaligned(q), misaligned(k), v, causal=True,
+                         num_splits=num_splits, runtime=runtime)
+        want, _ = reference_bhsd(q, k, v, True)
+        np.testing.assert_allclose(values(o), want, atol=1e-2, rtol=1e-2)

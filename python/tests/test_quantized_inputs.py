@@ -90,3 +90,32 @@ def test_read_only_out_is_named():
     out.setflags(write=False)
     with pytest.raises(ValueError, match="out is read-only"):
         enigma.quantized_matmul(x, w_q, scales, biases, out=out)
+
+
+def misaligned(a):
+    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
+    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
+    buf = np.empty(a.size + 16, a.dtype)
+    start = next(i for i in range(1, 16)
+                 if (buf.ctypes.data + i * a.itemsize) % 16)
+    view = buf[start:start + a.size].reshape(a.shape)
+    view[...] = a
+    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
+    return view
+
+
+@pytest.mark.parametrize("m", [1, 5])
+def test_misaligned_inputs(runtime, rng, m):
+    w = rng.standard_normal((8, 64)).astype(np.float32)
+    x = rng.standard_normal((m, 64)).astype(np.float32)
+    w_q, scales, biases = enigma.quantize(misaligned(w), group_size=32,
+                                          runtime=runtime)
+    want_q = enigma.quantize(w, group_size=32, runtime=runtime)
+    for got, want in zip((w_q, scales, biases), want_q):
+        np.testing.assert_array_equal(got, want)
+    y = enigma.quantized_matmul(misaligned(x), misaligned(w_q), scales,
+                                misaligned(biases), group_size=32,
+                                runtime=runtime)
+    want = x.astype(np.float64) @ reference_dequantize(
+        w_q, scales, biases, 32).T
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
