@@ -12,6 +12,15 @@ import enigma
 FORMATS = {"f8e4m3": enigma.f8e4m3, "f8e5m2": enigma.f8e5m2}
 
 
+@pytest.fixture
+def host_runtime(runtime):
+    """The host runtimes: numpy arrays run there (CUDA takes CUDA tensors,
+    test_quantized.py and test_gemm_fp8.py cover those)."""
+    if runtime.name not in ("cpu", "metal-host"):
+        pytest.skip("numpy arrays run on the host runtimes")
+    return runtime
+
+
 def operand(rng, shape, fmt="f8e4m3"):
     """(uint8 bits, float64 values) of random 8-bit floats."""
     x = rng.standard_normal(shape).astype(np.float32)
@@ -19,7 +28,7 @@ def operand(rng, shape, fmt="f8e4m3"):
     return bits, enigma.fp8_decode(bits, FORMATS[fmt]).astype(np.float64)
 
 
-def test_sliced_and_read_only_operands(runtime, rng):
+def test_sliced_and_read_only_operands(host_runtime, rng):
     """A column slice of a wider matrix, a Fortran-order array and a
     read-only array are operands like any other (copied before the
     launch; the caller's arrays are not changed)."""
@@ -27,41 +36,41 @@ def test_sliced_and_read_only_operands(runtime, rng):
     b, bf = operand(rng, (13, 96))
     before = a.copy()
     c = enigma.gemm_fp8(a[:, 16:80], b[:, 16:80], 1.0, 0.5, out_dtype="f32",
-                        runtime=runtime)
+                        runtime=host_runtime)
     np.testing.assert_allclose(c, af[:, 16:80] @ bf[:, 16:80].T * 0.5,
                                rtol=1e-6, atol=1e-5)
     fortran = np.asfortranarray(a)
     fortran.setflags(write=False)
     c = enigma.gemm_fp8(fortran, b, 1.0, 1.0, out_dtype="f32",
-                        runtime=runtime)
+                        runtime=host_runtime)
     np.testing.assert_allclose(c, af @ bf.T, rtol=1e-6, atol=1e-5)
     np.testing.assert_array_equal(a, before)
 
 
 @pytest.mark.parametrize("m, n, k", [(0, 5, 64), (5, 0, 64), (5, 7, 0)])
 @pytest.mark.parametrize("out_dtype", ["f32", "bf16", "f8e4m3"])
-def test_empty_products(runtime, m, n, k, out_dtype):
+def test_empty_products(host_runtime, m, n, k, out_dtype):
     """No rows or columns: an empty C; K = 0: a sum of nothing, zeros
     (and an amax of 0)."""
     a = np.zeros((m, k), np.uint8)
     b = np.zeros((n, k), np.uint8)
     c, amax = enigma.gemm_fp8(a, b, 1.0, 1.0, out_dtype=out_dtype,
-                              amax=True, runtime=runtime)
+                              amax=True, runtime=host_runtime)
     assert c.shape == (m, n)
     assert not np.any(c) and amax == 0.0
     out = np.full((m, n), 0x7F, c.dtype)
     assert enigma.gemm_fp8(a, b, 2.0, 2.0, out_dtype=out_dtype, out=out,
-                           runtime=runtime) is out
+                           runtime=host_runtime) is out
     assert not np.any(out)
     with pytest.raises(enigma.DispatchError, match="out must hold"):
         enigma.gemm_fp8(a, b, 1.0, 1.0, out_dtype=out_dtype,
-                        out=np.zeros((m, n), np.float64), runtime=runtime)
+                        out=np.zeros((m, n), np.float64), runtime=host_runtime)
 
 
-def test_python_numbers_as_scales(runtime, rng):
+def test_python_numbers_as_scales(host_runtime, rng):
     a, af = operand(rng, (4, 32))
     b, bf = operand(rng, (6, 32))
-    c = enigma.gemm_fp8(a, b, 2, 1, out_dtype="f32", runtime=runtime)
+    c = enigma.gemm_fp8(a, b, 2, 1, out_dtype="f32", runtime=host_runtime)
     np.testing.assert_allclose(c, 2 * af @ bf.T, rtol=1e-6, atol=1e-5)
     with pytest.raises(enigma.DispatchError, match="scale_a"):
         enigma.gemm_fp8(a, b, True, 1.0)
@@ -113,9 +122,9 @@ def misaligned(a):
     return view
 
 
-def test_misaligned_operands(runtime, rng):
+def test_misaligned_operands(host_runtime, rng):
     a, af = operand(rng, (5, 40))
     b, bf = operand(rng, (6, 40))
     c = enigma.gemm_fp8(misaligned(a), misaligned(b), 1.0, 1.0,
-                        out_dtype="f32", runtime=runtime)
+                        out_dtype="f32", runtime=host_runtime)
     np.testing.assert_allclose(c, af @ bf.T, rtol=1e-6, atol=1e-5)

@@ -48,7 +48,7 @@ def test_launch_takes_numpy_sizes():
     assert config.launch(np.int64(300), np.int32(5)) == config.launch(300, 5)
 
 
-def test_small_stream_k_workspace_message_reads(runtime):
+def test_small_stream_k_workspace_message_reads(arrays):
     """The refusal of a small workspace says what the buffer is for in a
     sentence ("writes its stream-K partials to as an ..." before)."""
     np = pytest.importorskip("numpy")
@@ -68,6 +68,6 @@ def test_small_stream_k_workspace_message_reads(runtime):
                        match="writes its stream-K partials into the "
                              r"workspace as an \(stream_k bm\) x bn matrix"):
         gemm.launch(grid=grid, threads=threads)(
-            np.zeros(64, np.float16), np.zeros(64, np.float16),
-            np.zeros(64, np.float32), np.zeros(floats - 1, np.float32),
-            np.zeros(flags, np.uint32), runtime=runtime)
+            *(arrays.put(np.zeros(count, dtype)) for count, dtype in (
+                (64, np.float16), (64, np.float16), (64, np.float32),
+                (floats - 1, np.float32), (flags, np.uint32))))

@@ -10,6 +10,15 @@ import enigma
 from enigma import quantized as eq
 
 
+@pytest.fixture
+def host_runtime(runtime):
+    """The host runtimes: numpy arrays run there (CUDA takes CUDA tensors,
+    test_quantized.py and test_gemm_fp8.py cover those)."""
+    if runtime.name not in ("cpu", "metal-host"):
+        pytest.skip("numpy arrays run on the host runtimes")
+    return runtime
+
+
 def reference_dequantize(w_q, scales, biases, group_size):
     """float64 w_hat from the format's definition (lowest nibble first)."""
     words = np.asarray(w_q).view(np.uint32)
@@ -23,7 +32,8 @@ def reference_dequantize(w_q, scales, biases, group_size):
 
 @pytest.mark.parametrize("m", [5, 17, 65])
 @pytest.mark.parametrize("group_size", [32, 128])
-def test_float32_default_tiles_fit_every_runtime(runtime, rng, m, group_size):
+def test_float32_default_tiles_fit_every_runtime(host_runtime, rng, m,
+                                                 group_size):
     """The default matrix-product tiles take float32 activations within
     the runtime's threadgroup memory (the MSL host runtime's 32 KiB: the
     16-bit tile shapes are twice as large in float32)."""
@@ -31,11 +41,11 @@ def test_float32_default_tiles_fit_every_runtime(runtime, rng, m, group_size):
     w = rng.standard_normal((n, k)).astype(np.float32)
     x = rng.standard_normal((m, k)).astype(np.float32)
     w_q, scales, biases = enigma.quantize(w, group_size=group_size,
-                                          runtime=runtime)
+                                          runtime=host_runtime)
     out = np.full((m, n), np.nan, np.float32)
     y = enigma.quantized_matmul(x, w_q, scales, biases,
                                 group_size=group_size, out=out,
-                                runtime=runtime)
+                                runtime=host_runtime)
     want = x.astype(np.float64) @ reference_dequantize(
         w_q, scales, biases, group_size).T
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
@@ -61,22 +71,23 @@ def test_default_config_without_dtype_is_unchanged():
         eq.quantized_matmul_configs("metal")["medium"]
 
 
-def test_read_only_inputs(runtime, rng):
+def test_read_only_inputs(host_runtime, rng):
     """Inputs a kernel only reads may be read-only numpy arrays (they are
     copied; the caller's arrays stay as they were)."""
     w = rng.standard_normal((8, 64)).astype(np.float32)
     x = rng.standard_normal((3, 64)).astype(np.float32)
     w.setflags(write=False)
     x.setflags(write=False)
-    w_q, scales, biases = enigma.quantize(w, group_size=32, runtime=runtime)
+    w_q, scales, biases = enigma.quantize(w, group_size=32,
+                                          runtime=host_runtime)
     for a in (w_q, scales, biases):
         a.setflags(write=False)
     w_hat = enigma.dequantize(w_q, scales, biases, group_size=32,
-                              runtime=runtime)
+                              runtime=host_runtime)
     want_hat = reference_dequantize(w_q, scales, biases, 32)
     np.testing.assert_allclose(w_hat, want_hat, rtol=1e-6, atol=1e-6)
     y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=32,
-                                runtime=runtime)
+                                runtime=host_runtime)
     np.testing.assert_allclose(y, x.astype(np.float64) @ want_hat.T,
                                rtol=1e-5, atol=1e-4)
     assert not x.flags.writeable and not w_q.flags.writeable
@@ -105,17 +116,17 @@ def misaligned(a):
 
 
 @pytest.mark.parametrize("m", [1, 5])
-def test_misaligned_inputs(runtime, rng, m):
+def test_misaligned_inputs(host_runtime, rng, m):
     w = rng.standard_normal((8, 64)).astype(np.float32)
     x = rng.standard_normal((m, 64)).astype(np.float32)
     w_q, scales, biases = enigma.quantize(misaligned(w), group_size=32,
-                                          runtime=runtime)
-    want_q = enigma.quantize(w, group_size=32, runtime=runtime)
+                                          runtime=host_runtime)
+    want_q = enigma.quantize(w, group_size=32, runtime=host_runtime)
     for got, want in zip((w_q, scales, biases), want_q):
         np.testing.assert_array_equal(got, want)
     y = enigma.quantized_matmul(misaligned(x), misaligned(w_q), scales,
                                 misaligned(biases), group_size=32,
-                                runtime=runtime)
+                                runtime=host_runtime)
     want = x.astype(np.float64) @ reference_dequantize(
         w_q, scales, biases, 32).T
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
