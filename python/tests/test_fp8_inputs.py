@@ -99,6 +99,17 @@ def test_fp8_encode_takes_torch_tensors_of_every_float_dtype():
                 enigma.fp8_encode(t.float().numpy(), fmt, saturate=saturate))
 
 
+def test_fp8_decode_takes_bit_patterns_only():
+    """int8 or bool arrays hold numbers, not bit patterns: decoding their
+    bytes would give other numbers than they hold, silently."""
+    for values in (np.array([1, -3], np.int8), np.array([True, False])):
+        with pytest.raises(enigma.EnigmaError, match="takes 8-bit patterns"):
+            enigma.fp8_decode(values, enigma.f8e4m3)
+    np.testing.assert_array_equal(
+        enigma.fp8_decode(np.array([0x38, 0xb8], np.uint8), enigma.f8e4m3),
+        [1.0, -1.0])
+
+
 def test_fp8_decode_refuses_a_tensor_of_the_other_format():
     """A PyTorch float8 tensor carries its format: decoding it as the
     other one would give other numbers, silently."""
