@@ -159,3 +159,15 @@ def test_misaligned_inputs(runtime, rng):
                          num_splits=num_splits, runtime=runtime)
         want, _ = reference_bhsd(q, k, v, True)
         np.testing.assert_allclose(values(o), want, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("name", ["forward_config", "backward_config",
+                                  "decode_config"])
+def test_default_configs_name_a_wrong_head_dimension(name):
+    """d = 96 was a KeyError (or a configuration for a kernel that does
+    not exist)."""
+    with pytest.raises(ValueError, match=rf"{name}: d \(the head "
+                                         r"dimension\) must be 64, 128 or"):
+        getattr(ea, name)(enigma.CpuRuntime(), 96)
+    with pytest.raises(ValueError, match="forward_configs: d"):
+        ea.forward_configs(96)

@@ -109,9 +109,12 @@ class Checker:
                           f"{first.dtype}; q, k and v take one dtype")
 
     def head_dim(self, d, name="q"):
-        if d not in HEAD_DIMS:
-            self.fail(f"the head dimension (last of {name}) must be 64, 128 "
-                      f"or 256, got {d}")
+        """``d`` one of HEAD_DIMS: the last dimension of ``name`` (None:
+        the argument ``d`` itself)."""
+        if isinstance(d, bool) or d not in HEAD_DIMS:
+            what = f"the head dimension (last of {name})" if name else \
+                "d (the head dimension)"
+            self.fail(f"{what} must be 64, 128 or 256, got {d!r}")
 
     def heads(self, hq, hkv, k_name="k"):
         if hkv < 1 or hq < 1 or hq % hkv:

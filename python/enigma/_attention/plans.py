@@ -13,6 +13,7 @@ from .decode import (MERGE_THREADS, DecodeConfig, decode_kernel,
                      merge_kernel)
 from .forward import ForwardConfig, forward_kernel
 from .forward_ws import forward_ws_kernel
+from .checks import Checker
 from .launch import Step, runtime_name, threadgroup_memory_limit
 from .tiles import LOG2E
 
@@ -99,6 +100,7 @@ def forward_config(runtime, d: int, paged: bool = False) -> ForwardConfig:
     """The forward tile shape for ``runtime`` and head dimension ``d``:
     the pipelined kernel on sm_90 GPUs for contiguous keys with D 128,
     the classic one elsewhere (``paged``: keys in a paged cache)."""
+    Checker("forward_config").head_dim(d, None)
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
@@ -113,6 +115,7 @@ def forward_configs(d: int, kernel: str = "both"):
     if kernel not in ("classic", "ws", "both"):
         raise ValueError(f"forward_configs: kernel must be 'classic', 'ws' "
                          f"or 'both', got {kernel!r}")
+    Checker("forward_configs").head_dim(d, None)
     classic, ws = [], []
     if d == 256:   # Q in registers would spill
         classic = [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
@@ -214,6 +217,7 @@ DECODE_MAX_QUERIES = 16
 
 def decode_config(runtime, d: int) -> DecodeConfig:
     """The decode tile shape for ``runtime`` and head dimension ``d``."""
+    Checker("decode_config").head_dim(d, None)
     name = runtime_name(runtime)
     if name == "cuda":
         return _CUDA_DECODE
@@ -327,6 +331,7 @@ _METAL_BACKWARD = {64: BackwardConfig(1, 16, 2, 1, 16),
 def backward_config(runtime, d: int) -> BackwardConfig:
     """The backward tile shapes for ``runtime`` and head dimension ``d``
     (the CPU runs CUDA's)."""
+    Checker("backward_config").head_dim(d, None)
     if runtime_name(runtime) in ("metal", "metal-host"):
         return _METAL_BACKWARD[d]
     return _CUDA_BACKWARD[d]
