@@ -135,3 +135,21 @@ def test_pipeline_negative_lower_bound(arrays, request):
     out, count = run_row_sums(arrays, x, -2, 2)
     assert (count == 4).all()
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "pipeline_loop calls producer/consumer without checking that they are "
+    "callable: producer=None is Python's \"'NoneType' object is not "
+    "callable\" from inside _pipeline.py, not an EnigmaError naming the "
+    "argument at the user's line"))
+def test_pipeline_roles_must_be_callable():
+    with pytest.raises(enigma.EnigmaError, match="producer"):
+        @enigma.kernel
+        def no_producer(X: enigma.f32, Out: enigma.f32):
+            ring = enigma.pipeline_ring(2, [("float", 16 * 32)], threads=128)
+            total, = enigma.pipeline_loop(
+                ring, 2, producer=None,
+                consumer=lambda i, slot, carry: None, init=[0.0])
+            Out[0] = total
+
+        enigma.compile(no_producer)
