@@ -71,3 +71,21 @@ def test_small_stream_k_workspace_message_reads(arrays):
             *(arrays.put(np.zeros(count, dtype)) for count, dtype in (
                 (64, np.float16), (64, np.float16), (64, np.float32),
                 (floats - 1, np.float32), (flags, np.uint32))))
+
+
+def test_autotuning_example_of_the_reference_runs_as_written(tmp_path,
+                                                              monkeypatch):
+    """docs/reference/mma.md's autotuning block, executed as it stands
+    (its own cache directory), gives A @ B."""
+    import pathlib
+    np = pytest.importorskip("numpy")
+    monkeypatch.setenv("ENIGMA_CACHE_DIR", str(tmp_path))
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" /
+            "reference" / "mma.md").read_text()
+    section = text[text.index("## Autotuning"):]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {}
+    exec(compile(block, "mma.md", "exec"), scope)
+    a, b, c = scope["a"], scope["b"], scope["c"]
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-2,
+                               atol=1e-2)
