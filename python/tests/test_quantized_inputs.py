@@ -130,3 +130,19 @@ def test_misaligned_inputs(host_runtime, rng, m):
     want = x.astype(np.float64) @ reference_dequantize(
         w_q, scales, biases, 32).T
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+
+
+def test_first_example_of_the_reference_runs_as_written():
+    """docs/reference/quantized.md's first block, executed as it stands
+    (CUDA tensors where PyTorch has a GPU, CPU tensors elsewhere)."""
+    import pathlib
+    torch = pytest.importorskip("torch")
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" /
+            "reference" / "quantized.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {}
+    exec(compile(block, "quantized.md", "exec"), scope)
+    x, y, w_hat = scope["x"], scope["y"], scope["w_hat"]
+    assert scope["w_q"].shape == (4096, 512) and y.shape == (1, 4096)
+    want = x.double() @ w_hat.double().T
+    torch.testing.assert_close(y.double(), want, rtol=2e-2, atol=1.0)
