@@ -171,3 +171,26 @@ def test_default_configs_name_a_wrong_head_dimension(name):
         getattr(ea, name)(enigma.CpuRuntime(), 96)
     with pytest.raises(ValueError, match="forward_configs: d"):
         ea.forward_configs(96)
+
+
+def test_first_example_of_the_reference_runs_as_written():
+    """docs/reference/attention.md's first block, executed as it stands:
+    every form gives the same numbers, and those of float64 numpy."""
+    import pathlib
+    pytest.importorskip("torch")
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" /
+            "reference" / "attention.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {}
+    exec(compile(block, "attention.md", "exec"), scope)
+    q, k, v, o = scope["q"], scope["k"], scope["v"], scope["o"]
+    want, want_lse = reference_bhsd(q, k, v, True)
+    np.testing.assert_allclose(values(o), want, atol=2e-3, rtol=2e-3)
+    np.testing.assert_allclose(scope["lse"], want_lse, atol=1e-4, rtol=1e-4)
+    packed = o.transpose(0, 2, 1, 3).reshape(256, -1, 64)
+    np.testing.assert_array_equal(scope["o_varlen"], packed)
+    np.testing.assert_array_equal(scope["o_paged"], packed)
+    np.testing.assert_array_equal(scope["ot"].detach().numpy(), o)
+    for grad, name in ((scope["qt"].grad, "dq"), (scope["kt"].grad, "dk"),
+                       (scope["vt"].grad, "dv")):
+        np.testing.assert_array_equal(grad.numpy(), scope[name])
