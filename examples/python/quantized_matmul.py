@@ -141,7 +141,7 @@ def main(m=3, n=100, k=256, group_size=64, dtype="bf16", runtime=None):
     x = encode(rng.standard_normal((m, k)), dtype)
     y, w_q, scales, biases = run(rt, x, w, group_size, dtype)
     config = enigma.quantized.default_config(
-        m, {"cuda": "cuda"}.get(rt.name, "cpu"))
+        m, {"cuda": "cuda"}.get(rt.name, "cpu"), dtype=dtype)
     print(f"runtime: {type(rt).__name__}, {m} x {n} x {k}, {dtype}, groups "
           f"of {group_size}, {config}")
     err = check_output(y, x, w_q, scales, biases, group_size, dtype)

@@ -68,8 +68,10 @@ void checkThreadgroupShape(const KernelArtifact &kernel, Dim3 grid,
       size && (threads.volume() != size || partialEdge))
     throw DispatchError(
         "kernel " + kernel.kernelName + " runs only in threadgroups of " +
-        std::to_string(size) + " threads (its gemm_block configuration's "
-        "threads; launch it with config.launch(m, n)): threads " +
+        std::to_string(size) + " threads (the size it fixes: "
+        "enigma.threadgroup_size, a pipeline_ring's threads=, or a "
+        "gemm_block configuration's threads, launched with "
+        "config.launch(m, n)): threads " +
         formatDim3(threads) +
         (threads.volume() != size
              ? " is " + std::to_string(threads.volume()) + " threads"

@@ -59,6 +59,11 @@ def fp8_encode(values, dtype, *, saturate: bool = False) -> np.ndarray:
     (e5m2), or with ``saturate=True`` clamped to the largest finite
     value."""
     t = _float8(dtype, "fp8_encode")
+    if str(getattr(values, "dtype", "")).startswith("torch."):
+        # numpy has no bfloat16: PyTorch converts to float32 itself
+        # (exactly from half and bfloat, as the definition above wants).
+        import torch
+        values = values.detach().to(torch.float32).cpu().numpy()
     array = np.ascontiguousarray(np.asarray(values, dtype=np.float32))
     bits = _core.fp8_encode(array.tobytes(), t.name, bool(saturate))
     return np.frombuffer(bits, dtype=np.uint8).reshape(array.shape).copy()
@@ -71,10 +76,24 @@ def fp8_decode(bits, dtype) -> np.ndarray:
     t = _float8(dtype, "fp8_decode")
     if str(getattr(bits, "dtype", "")).startswith("torch."):
         import torch
+        own = {torch.float8_e4m3fn: "f8e4m3",
+               torch.float8_e5m2: "f8e5m2"}.get(bits.dtype)
+        if own is not None and own != t.name:
+            raise _core.EnigmaError(
+                f"fp8_decode: the tensor is {bits.dtype}, which is not "
+                f"{t.name}; pass its own format (or its uint8 bits)")
         bits = bits.detach().contiguous().view(torch.uint8).cpu().numpy()
     array = np.ascontiguousarray(np.asarray(bits))
-    if array.dtype.itemsize != 1:
+    own = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}.get(
+        array.dtype.name)
+    if own is not None and own != t.name:
         raise _core.EnigmaError(
-            f"fp8_decode takes 8-bit patterns (uint8), got {array.dtype}")
+            f"fp8_decode: the array is {array.dtype.name}, which is not "
+            f"{t.name}; pass its own format (or its uint8 bits)")
+    if array.dtype != np.uint8 and own is None:
+        # int8, bool...: numbers of their own, not bit patterns.
+        raise _core.EnigmaError(
+            f"fp8_decode takes 8-bit patterns (uint8, or a float8 array), "
+            f"got {array.dtype}")
     floats = _core.fp8_decode(array.view(np.uint8).tobytes(), t.name)
     return np.frombuffer(floats, dtype=np.float32).reshape(array.shape).copy()

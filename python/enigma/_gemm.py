@@ -23,6 +23,8 @@ each returning the accumulator of one block), and the epilogue
 
 from __future__ import annotations
 
+import operator
+
 from . import _core
 from ._control import for_range, if_, range_constexpr
 from ._dtypes import as_dtype
@@ -61,6 +63,17 @@ def _index(x, what: str):
         fail(f"{what} must be an integer")
     return x._value
 
+
+
+def _size(x, what: str) -> int:
+    """A side of a product: an int (numpy's too) of at least 0."""
+    try:
+        value = operator.index(x)
+    except TypeError:
+        value = None
+    if value is None or isinstance(x, bool) or value < 0:
+        fail(f"{what} must be an int of at least 0, got {x!r}")
+    return value
 
 
 class MmaConfig:
@@ -134,8 +147,21 @@ class MmaConfig:
         return self.stages * (self.bm + self.bn) * self.bk * \
             as_dtype(dtype).itemsize
 
+    def check_fields(self, what: str = "MmaConfig"):
+        """Each field of the right kind and at least its smallest value
+        (an EnigmaError naming it); the combinations are gemm_block's."""
+        for name in MmaConfig.__slots__:
+            if name in ("warp_specialized", "persistent"):
+                if not isinstance(getattr(self, name), bool):
+                    fail(f"{what}: config.{name} must be a bool")
+                continue
+            static_int(getattr(self, name), f"{what}: config.{name}",
+                       0 if name == "stream_k" else 1)
+
     def tiles(self, m: int, n: int) -> int:
         """Output blocks of an m x n C, padded to whole clusters."""
+        self.check_fields(f"{self}.tiles")
+        m, n = _size(m, f"{self}: m"), _size(n, f"{self}: n")
         per_row = -(-n // self.bn)
         per_row = -(-per_row // self.cluster) * self.cluster
         return -(-m // self.bm) * per_row
@@ -146,6 +172,7 @@ class MmaConfig:
         with ``stream_k`` its ``stream_k`` threadgroups, which must not be
         more than ``processors`` when given (they wait for each other, so
         all must run at once)."""
+        self.check_fields(f"{self}.blocks")
         if self.stream_k:
             if processors and self.stream_k > processors:
                 fail(f"{self}: a stream-K launch of {self.stream_k} "
@@ -436,13 +463,7 @@ def _check_config(config, dtype, what):
         fail(f"{what}: config must be an enigma.MmaConfig, got "
              f"{type(config).__name__}")
     c = config
-    for name in MmaConfig.__slots__:
-        if name in ("warp_specialized", "persistent"):
-            if not isinstance(getattr(c, name), bool):
-                fail(f"{what}: config.{name} must be a bool")
-            continue
-        static_int(getattr(c, name), f"{what}: config.{name}",
-                   0 if name == "stream_k" else 1)
+    c.check_fields(what)
     if c.cluster not in (1, 2, 4):
         fail(f"{what}: {c}: cluster must be 1, 2 or 4 threadgroups")
     if c.split_k < 1 or c.split_k > 64:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _core
 from ._dtypes import Scalar, as_dtype, f32, u32
+from ._inputs import bindable_input
 from ._gemm_fp8 import FP8_BLOCK, gemm_fp8_block, gemm_fp8_configs
 from ._kernel import kernel
 from ._gemm import MmaConfig
@@ -90,6 +91,8 @@ def _scale_array(s, like, what):
     or an array."""
     if _is_torch(like):
         import torch
+        if isinstance(s, (bool, np.bool_)):
+            _error(f"{what} must be a float32 number or tensor, got {s!r}")
         if not isinstance(s, torch.Tensor):
             s = torch.tensor(np.asarray(s, np.float32), device=like.device)
         if s.dtype != torch.float32:
@@ -99,6 +102,10 @@ def _scale_array(s, like, what):
         return s.contiguous()
     if _is_torch(s):
         _error(f"{what} is a PyTorch tensor but the operands are not")
+    if isinstance(s, (bool, np.bool_)):
+        _error(f"{what} must be a float32 number or array, got {s!r}")
+    if isinstance(s, int):   # a Python number: 2 as 2.0
+        s = float(s)
     s = np.asarray(s)
     if s.dtype.kind != "f":
         _error(f"{what} must hold float32 values, got {s.dtype}")
@@ -239,11 +246,12 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     if k != k2:
         _error(f"a is {m} x {k} and b is {n} x {k2}: b must be N x K (the "
                "product is A @ B^T), with the same K")
-    if 0 in (m, n, k):
-        _error(f"empty product: a {m} x {k}, b {n} x {k2}")
     fa = _fp8_name(a, a_dtype, "a")
     fb = _fp8_name(b, b_dtype, "b")
-    out_name = as_dtype(out_dtype).name
+    try:
+        out_name = as_dtype(out_dtype).name
+    except _core.EnigmaError:
+        out_name = repr(out_dtype)
     if out_name not in _OUT:
         _error(f"out_dtype must be one of {', '.join(_OUT)}, got {out_name}")
     if _is_torch(a) != _is_torch(b):
@@ -260,6 +268,11 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
         _error(f"scale_out must be one value, got shape {tuple(so.shape)}")
     if not isinstance(fast_accum, bool):
         _error(f"fast_accum must be a bool, got {fast_accum!r}")
+    if config is not None and not isinstance(config, MmaConfig):
+        _error(f"config must be an enigma.MmaConfig (or None), got "
+               f"{type(config).__name__}")
+    if 0 in (m, n, k):
+        return _empty_product(a, out, (m, n), out_name, amax)
     target, arch = _target(runtime, a)
     if config is None:
         # The pipeline with roles needs sm_90 (TMA, mbarriers, setmaxnreg).
@@ -294,7 +307,29 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
 
 
 def _bits(x):
-    """Operands as the kernel binds them (ml_dtypes arrays as bytes)."""
+    """Operands as the kernel binds them (a slice of a wider matrix, a
+    transposed, read-only or misaligned view: copied), ml_dtypes arrays as
+    bytes."""
+    x = bindable_input(x)
     if isinstance(x, np.ndarray) and x.dtype.kind != "u":
         return x.view(np.uint8)
     return x
+
+
+def _empty_product(like, out, shape, out_name, amax):
+    """C of a product with no rows, no columns or K = 0: every element a
+    sum of nothing, 0 (and 0 in every output format)."""
+    if out is None:
+        out = _empty(like, shape, out_name)
+    elif tuple(getattr(out, "shape", ())) != shape:
+        _error(f"out must be {shape[0]} x {shape[1]}, got shape "
+               f"{tuple(getattr(out, 'shape', ()))}")
+    elif getattr(out, "dtype", None) != _empty(like, (0, 0), out_name).dtype:
+        _error(f"out must hold {out_name} results, got "
+               f"{getattr(out, 'dtype', type(out).__name__)}")
+    if _is_torch(out):
+        import torch
+        out.view(torch.uint8).zero_()
+    else:
+        out[...] = 0
+    return (out, 0.0) if amax else out

@@ -82,6 +82,10 @@ def stream_k_schedule(config, m: int, n: int, k: int,
     k_begin, k_end)`` (block: the position in grouped order; K steps of
     ``bk``, ``k_end`` exclusive). The kernel computes the same with the
     launch's values; tests and the heuristic read it here."""
+    if groups is not None and (isinstance(groups, bool) or
+                               not isinstance(groups, int) or groups < 1):
+        fail(f"stream_k_schedule: groups must be at least 1 (or None), "
+             f"got {groups!r}")
     g_count = config.stream_k if groups is None else \
         min(groups, config.stream_k)
     tiles = config.tiles(m, n)
@@ -121,9 +125,10 @@ def stream_k_buffers(config, workspace, flags, what):
             fail(f"{what}: {config}: {name} must hold {dtype}, got "
                  f"{buf.dtype.name}")
     c = config
-    return ((workspace, "writes its stream-K partials to",
+    return ((workspace, "writes its stream-K partials into the workspace",
              (c.stream_k * c.bm, c.bn), "(stream_k bm) x bn", c.bn, "bn"),
-            (flags, "keeps its stream-K flags in", (1, c.stream_k),
+            (flags, "keeps its stream-K flags in the flags buffer",
+             (1, c.stream_k),
              "1 x stream_k", c.stream_k, "stream_k"))
 
 

@@ -41,8 +41,18 @@ backward_config = _plans.backward_config
 decode_config = _plans.decode_config
 
 
+def _torch_arguments(entry, runtime, config):
+    """PyTorch tensors run through the ops of :mod:`enigma.torch` on
+    their own device with the default tile shapes."""
+    if runtime is not None or config is not None:
+        raise ValueError(f"{entry}: runtime= and config= are for numpy "
+                         "arrays; PyTorch tensors run on their own device "
+                         "with the default tile shapes (leave both out)")
+
+
 def _forward_numpy(checker, p, arrays, runtime, config, num_splits,
                    return_lse, out_shape, lse_shape):
+    return_lse = checker.flag("return_lse", return_lse)
     steps, temps = _plans.forward_plan(checker, runtime, p, config=config,
                                        num_splits=num_splits,
                                        cores=_launch.cores(runtime))
@@ -80,6 +90,7 @@ def attention(q, k, v, *, causal: bool = False, scale=None,
     kernel, ``n >= 1`` for the decode kernel with the keys in ``n``
     splits."""
     if is_torch(q):
+        _torch_arguments("attention", runtime, config)
         from ._attention import torch_ops
         return torch_ops.attention(q, k, v, causal=causal, scale=scale,
                                    return_lse=return_lse,
@@ -110,6 +121,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
     ``return_lse`` the log-sum-exp, float32 (Hq, total_q). Masks, scale,
     ``num_splits`` and ``config`` as :func:`attention`."""
     if is_torch(q):
+        _torch_arguments("attention_varlen", runtime, config)
         from ._attention import torch_ops
         return torch_ops.attention_varlen(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=max_seqlen_q,
@@ -150,6 +162,7 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
     captured. Unchecked, a page number out of range is not read (its keys
     count as zeros) and nothing is read outside the cache."""
     if is_torch(q):
+        _torch_arguments("attention_paged", runtime, config)
         from ._attention import torch_ops
         return torch_ops.attention_paged(
             q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q,
@@ -167,7 +180,7 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
 
 def _backward_numpy(c, p, arrays, runtime, deterministic, config):
     steps, temps = _plans.backward_plan(c, runtime, p,
-                                        deterministic=bool(deterministic),
+                                        deterministic=deterministic,
                                         config=config)
     q, k = arrays["q"], arrays["k"]
     grads = {}
@@ -199,6 +212,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal: bool = False,
     on an H100, docs/benchmarks.md). ``config``: a
     ``BackwardConfig`` instead of the runtime's default tile shapes."""
     if is_torch(q):
+        _torch_arguments("attention_backward", runtime, config)
         from ._attention import torch_ops
         return torch_ops.attention_backward(
             do, q, k, v, o, lse, causal=causal, scale=scale,
@@ -221,6 +235,7 @@ def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
     """The gradients ``(dq, dk, dv)`` of :func:`attention_varlen`, as
     :func:`attention_backward` (``lse`` of shape (Hq, total_q))."""
     if is_torch(q):
+        _torch_arguments("attention_varlen_backward", runtime, config)
         from ._attention import torch_ops
         return torch_ops.attention_varlen_backward(
             do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,

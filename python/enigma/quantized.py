@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ._compile import compile as _compile_kernel
+from ._inputs import bindable_input
 from ._launch import scoped_runtime
 from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
                          dequantize_kernel, matmul_kernel, quantize_kernel,
@@ -100,18 +101,18 @@ class _Array:
                 names[torch.uint32] = "u32"
             dtype = names.get(value.dtype)
             if dtype == "u32":
-                value = value.contiguous()
+                value = bindable_input(value)
                 if value.dtype == torch.int32:
                     value = value.view(torch.uint32)
             elif dtype is not None:
-                value = value.contiguous()
+                value = bindable_input(value)
             self.device = value.device
         elif isinstance(value, np.ndarray):
             names = {"float32": "f32", "float16": "f16", "uint16": "bf16",
                      "bfloat16": "bf16", "uint32": "u32", "int32": "u32"}
             dtype = names.get(value.dtype.name)
             if dtype is not None:
-                value = np.ascontiguousarray(value)
+                value = bindable_input(value)
                 if value.dtype.name in ("int32",):
                     value = value.view(np.uint32)
                 elif value.dtype.name == "bfloat16":
@@ -151,6 +152,9 @@ class _Array:
 def _check_out(out, like, shape, dtype, what="out"):
     """``out`` checked against the result's shape, dtype and place: the
     array to bind (written in place)."""
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise ValueError(f"{what} is read-only; the result is written into "
+                         "it, so pass a writeable array")
     o = _Array(out, what)
     if o.dtype != dtype or o.shape != tuple(shape):
         raise ValueError(f"{what} must be a {dtype} array of shape "
@@ -161,8 +165,8 @@ def _check_out(out, like, shape, dtype, what="out"):
     same = o.value.data_ptr() == out.data_ptr() if o.torch is not None \
         else np.shares_memory(o.value, out)
     if not same:
-        raise ValueError(f"{what} must be contiguous (it is written in "
-                         "place)")
+        raise ValueError(f"{what} must be contiguous and start on a "
+                         "16-byte boundary (it is written in place)")
     return o.value
 
 
@@ -325,16 +329,22 @@ def quantized_matmul_configs(target: str = "cuda") -> dict:
     return dict(_CONFIGS[target])
 
 
-def default_config(m: int, target: str = "cuda"):
+def default_config(m: int, target: str = "cuda", *, dtype=None):
     """The configuration :func:`quantized_matmul` takes for ``m`` rows of
     x on ``target``: the matrix-vector kernel up to 4 rows, then matrix
-    products with tiles of 16, 64 or 128 rows."""
+    products with tiles of 16, 64 or 128 rows. ``dtype`` "f32": the tiles
+    step half as far along K, so that their float32 rows take the
+    threadgroup memory the 16-bit tiles were sized for."""
     configs = quantized_matmul_configs(target)
     if m <= MATVEC_MAX_ROWS:
         return configs["qmv"]
     if m <= 16:
-        return configs["small"]
-    return configs["medium"] if m <= 64 else configs["large"]
+        config = configs["small"]
+    else:
+        config = configs["medium"] if m <= 64 else configs["large"]
+    if dtype == "f32" and config.bk >= 64:
+        config = config.replace(bk=config.bk // 2)
+    return config
 
 
 def _sm_count(x):
@@ -404,7 +414,8 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
         raise ValueError(f"product {M} x {N} x {K} too large for the "
                          "kernels' 32-bit indices")
     target = _target(runtime, xa, q)
-    config = default_config(M, target) if config is None else config
+    config = default_config(M, target, dtype=xa.dtype) if config is None \
+        else config
     kw = _runtime_kw(runtime)
     args = (xa.value, q.value, s.value, b.value)
     if isinstance(config, QmvConfig):

@@ -6,6 +6,9 @@ point and names the argument."""
 from __future__ import annotations
 
 import math
+import numbers
+
+import numpy as np
 
 HEAD_DIMS = (64, 128, 256)
 PAGE_SIZES = "a multiple of 16 from 16 to 256"
@@ -106,9 +109,12 @@ class Checker:
                           f"{first.dtype}; q, k and v take one dtype")
 
     def head_dim(self, d, name="q"):
-        if d not in HEAD_DIMS:
-            self.fail(f"the head dimension (last of {name}) must be 64, 128 "
-                      f"or 256, got {d}")
+        """``d`` one of HEAD_DIMS: the last dimension of ``name`` (None:
+        the argument ``d`` itself)."""
+        if isinstance(d, bool) or d not in HEAD_DIMS:
+            what = f"the head dimension (last of {name})" if name else \
+                "d (the head dimension)"
+            self.fail(f"{what} must be 64, 128 or 256, got {d!r}")
 
     def heads(self, hq, hkv, k_name="k"):
         if hkv < 1 or hq < 1 or hq % hkv:
@@ -123,11 +129,45 @@ class Checker:
     def scale(self, scale, d):
         if scale is None:
             return 1.0 / math.sqrt(d)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) \
-                or not math.isfinite(scale) or scale <= 0:
+        if isinstance(scale, (bool, np.bool_)) or \
+                not isinstance(scale, numbers.Real) or \
+                not math.isfinite(scale) or scale <= 0:
             self.fail(f"scale must be a positive finite number, got "
                       f"{scale!r}")
         return float(scale)
+
+    def flag(self, name, value) -> bool:
+        """A yes/no argument: a bool (numpy's too), never a string or a
+        number that only happens to be truthy."""
+        if not isinstance(value, (bool, np.bool_)):
+            self.fail(f"{name} must be a bool, got {value!r}")
+        return bool(value)
+
+    def runtime(self, runtime):
+        """None or an Enigma runtime (enigma.CpuRuntime(), ...)."""
+        from .._runtime import RuntimeBase
+        from .launch import Target   # where the PyTorch ops run
+        if runtime is not None and \
+                not isinstance(runtime, (RuntimeBase, Target)):
+            self.fail(f"runtime must be None or an Enigma runtime (e.g. "
+                      f"enigma.CpuRuntime()), got {type(runtime).__name__}",
+                      TypeError)
+
+    def config(self, config, kind):
+        """None or a configuration of class ``kind``."""
+        if config is not None and not isinstance(config, kind):
+            self.fail(f"config must be a {kind.__name__} (or None), got "
+                      f"{type(config).__name__}", TypeError)
+
+    def multiple(self, what, name, value, step, low, high=None):
+        """``value`` (a field of a configuration ``what``) an int, a
+        multiple of ``step`` from ``low`` (to ``high``)."""
+        if isinstance(value, bool) or not isinstance(value, int) or \
+                value % step or value < low or \
+                (high is not None and value > high):
+            upto = f" to {high}" if high is not None else ""
+            self.fail(f"{what}: {name} must be a multiple of {step} from "
+                      f"{low}{upto}, got {value!r}")
 
     def offsets(self, name, values, total, batch):
         """Cumulative offsets ``values`` (a host int array of ``batch + 1``):

@@ -36,7 +36,7 @@ def bhsd_problem(c, q, k, v, causal, scale):
     skv = ki.shape[2]
     return Problem(dtype=qi.dtype, d=d, batch=b, hq=hq, hkv=ki.shape[1],
                    layout="bhsd", max_sq=sq, max_skv=skv, total_q=b * sq,
-                   total_k=b * skv, causal=bool(causal),
+                   total_k=b * skv, causal=c.flag("causal", causal),
                    scale=c.scale(scale, d))
 
 
@@ -75,8 +75,8 @@ def varlen_problem(c, q, k, v, cu_q, cu_k, max_sq, max_skv, causal, scale,
                "are not read")
     p = Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq, hkv=ki.shape[1],
                 layout="thd", max_sq=int(max_sq), max_skv=int(max_skv),
-                total_q=total_q, total_k=ki.shape[0], causal=bool(causal),
-                scale=c.scale(scale, d))
+                total_q=total_q, total_k=ki.shape[0],
+                causal=c.flag("causal", causal), scale=c.scale(scale, d))
     return p, dict(q=q, k=k, v=v, cu_q=cu_q, cu_k=cu_k)
 
 
@@ -134,7 +134,7 @@ def paged_problem(c, q, k_cache, v_cache, block_table, seqlens_k, cu_q,
         max_skv = int(lengths.max()) if batch else 0
     p = Problem(dtype=qi.dtype, d=d, batch=batch, hq=hq, hkv=hkv,
                 layout="thd", max_sq=int(max_sq), max_skv=max_skv,
-                total_q=total_q, total_k=0, causal=bool(causal),
+                total_q=total_q, total_k=0, causal=c.flag("causal", causal),
                 scale=c.scale(scale, d), page_size=page_size, pages=pages,
                 table_stride=width)
     return p, dict(q=q, k=k_cache, v=v_cache, cu_q=cu_q, table=block_table,

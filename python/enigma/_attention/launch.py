@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from .._inputs import bindable_input
+
 from .._compile import compile as compile_kernel
 from .._runtime import CpuRuntime, CudaRuntime
 
@@ -89,6 +91,9 @@ def in_place(arrays: dict, runtime) -> bool:
 def run(steps, arrays: dict, runtime=None):
     """Runs ``steps`` in order on ``arrays`` (name -> array), writing each
     step's outputs into the arrays of those names."""
+    # The inputs are only read: a read-only or misaligned one is copied
+    # (the outputs, made by the entry points, are bound as they are).
+    arrays = {name: bindable_input(a) for name, a in arrays.items()}
     direct = in_place(arrays, runtime)
     for step in steps:
         values = [arrays[v] if isinstance(v, str) else v

@@ -13,6 +13,7 @@ from .decode import (MERGE_THREADS, DecodeConfig, decode_kernel,
                      merge_kernel)
 from .forward import ForwardConfig, forward_kernel
 from .forward_ws import forward_ws_kernel
+from .checks import Checker
 from .launch import Step, runtime_name, threadgroup_memory_limit
 from .tiles import LOG2E
 
@@ -99,6 +100,7 @@ def forward_config(runtime, d: int, paged: bool = False) -> ForwardConfig:
     """The forward tile shape for ``runtime`` and head dimension ``d``:
     the pipelined kernel on sm_90 GPUs for contiguous keys with D 128,
     the classic one elsewhere (``paged``: keys in a paged cache)."""
+    Checker("forward_config").head_dim(d, None)
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
@@ -113,6 +115,7 @@ def forward_configs(d: int, kernel: str = "both"):
     if kernel not in ("classic", "ws", "both"):
         raise ValueError(f"forward_configs: kernel must be 'classic', 'ws' "
                          f"or 'both', got {kernel!r}")
+    Checker("forward_configs").head_dim(d, None)
     classic, ws = [], []
     if d == 256:   # Q in registers would spill
         classic = [ForwardConfig(32, 64, True), ForwardConfig(64, 64, True)]
@@ -131,6 +134,11 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
     """What the pipelined kernel covers: contiguous keys, D 64 or 128,
     whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
     if not config.pipelined:
+        # Whole warpgroups of 64 rows (two threads a row), blocks of keys
+        # in steps of the 16-key products.
+        what = f"the forward ({config})"
+        checker.multiple(what, "rows", config.rows, 64, 64)
+        checker.multiple(what, "bc", config.bc, 16, 16)
         return
     what = f"the pipelined forward ({config})"
     if p.page_size:
@@ -146,6 +154,23 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
                      f"got {config.bc}")
     if not 2 <= config.stages <= 8:
         checker.fail(f"{what}: stages must be 2 to 8, got {config.stages}")
+
+
+def check_backward_config(checker, config: BackwardConfig, atomic: bool):
+    """The shapes the backward kernels compute correctly: simdgroups of
+    16 keys or queries, blocks of 16 rows, one or two stages; the atomic
+    dQ takes each query block whole (``bq`` a multiple of the keys'
+    16 * simdgroups rows)."""
+    what = f"the backward ({config})"
+    checker.multiple(what, "simdgroups", config.simdgroups, 1, 1)
+    checker.multiple(what, "dq_simdgroups", config.dq_simdgroups, 1, 1)
+    checker.multiple(what, "bq", config.bq, 16, 16)
+    checker.multiple(what, "bk", config.bk, 16, 16)
+    checker.multiple(what, "stages", config.stages, 1, 1, 2)
+    if atomic and config.bq % (16 * config.simdgroups):
+        checker.fail(f"{what}: deterministic=False needs bq a multiple of "
+                     f"16 * simdgroups = {16 * config.simdgroups}, got "
+                     f"{config.bq}")
 
 
 def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
@@ -192,6 +217,7 @@ DECODE_MAX_QUERIES = 16
 
 def decode_config(runtime, d: int) -> DecodeConfig:
     """The decode tile shape for ``runtime`` and head dimension ``d``."""
+    Checker("decode_config").head_dim(d, None)
     name = runtime_name(runtime)
     if name == "cuda":
         return _CUDA_DECODE
@@ -204,6 +230,8 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
     kernel when asked for (``num_splits >= 1``) or, left to the library
     (None), when every sequence has at most 16 queries and its tiles fit
     the runtime; the prefill kernel otherwise (``num_splits == 0``)."""
+    checker.runtime(runtime)
+    checker.config(config, ForwardConfig)
     if isinstance(num_splits, bool) or not (
             num_splits is None or isinstance(num_splits, int)) or \
             (num_splits is not None and num_splits < 0):
@@ -303,6 +331,7 @@ _METAL_BACKWARD = {64: BackwardConfig(1, 16, 2, 1, 16),
 def backward_config(runtime, d: int) -> BackwardConfig:
     """The backward tile shapes for ``runtime`` and head dimension ``d``
     (the CPU runs CUDA's)."""
+    Checker("backward_config").head_dim(d, None)
     if runtime_name(runtime) in ("metal", "metal-host"):
         return _METAL_BACKWARD[d]
     return _CUDA_BACKWARD[d]
@@ -316,8 +345,11 @@ def backward_plan(checker, runtime, p: Problem, *, deterministic: bool,
     (with dQ accumulated by atomics unless ``deterministic``), then dQ
     (its own kernel when ``deterministic``, else the accumulator
     converted). Temporaries: ``{name: float32 element count}``."""
+    checker.runtime(runtime)
+    checker.config(config, BackwardConfig)
     config = config or backward_config(runtime, p.d)
-    atomic = not deterministic
+    atomic = not checker.flag("deterministic", deterministic)
+    check_backward_config(checker, config, atomic)
     limit = threadgroup_memory_limit(runtime)
     what = (f"the backward with head dimension {p.d}"
             f"{'' if atomic else ' (deterministic)'}")

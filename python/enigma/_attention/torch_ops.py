@@ -237,8 +237,20 @@ def _(q, k_cache, v_cache, block_table, seqlens_k, cu_q, max_q, causal,
 
 # --- the Python entry points ----------------------------------------------
 
-def _scale(scale, d):
-    return 1.0 / math.sqrt(d) if scale is None else float(scale)
+def _scale(entry, scale, d):
+    """The scale as the ops take it (a float; a 0-d tensor too); the op
+    checks that it is positive and finite."""
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    try:
+        return float(scale)
+    except (TypeError, ValueError):
+        Checker(f"enigma.torch.{entry}").fail(
+            f"scale must be a positive finite number, got {scale!r}")
+
+
+def _flag(entry, name, value):
+    return Checker(f"enigma.torch.{entry}").flag(name, value)
 
 
 def _longest(cu):
@@ -249,14 +261,23 @@ def _longest(cu):
     return int((cu[1:] - cu[:-1]).max().item())
 
 
+def _mask(entry, causal, scale, d):
+    """(causal, scale) as the ops take them, checked."""
+    return _flag(entry, "causal", causal), _scale(entry, scale, d)
+
+
+def _result(entry, o, lse, return_lse):
+    return (o, lse) if _flag(entry, "return_lse", return_lse) else o
+
+
 def attention(q, k, v, *, causal=False, scale=None, return_lse=False,
               num_splits=None):
     """``torch.ops.enigma.attention`` on (B, H, S, D) tensors (see
     ``enigma.attention.attention``); differentiable in q, k and v."""
-    o, lse = torch.ops.enigma.attention(q, k, v, bool(causal),
-                                        _scale(scale, q.shape[-1]),
-                                        _splits(num_splits))
-    return (o, lse) if return_lse else o
+    o, lse = torch.ops.enigma.attention(
+        q, k, v, *_mask("attention", causal, scale, q.shape[-1]),
+        _splits(num_splits))
+    return _result("attention", o, lse, return_lse)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
@@ -272,9 +293,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, *,
         max_seqlen_k = _longest(cu_seqlens_k)
     o, lse = torch.ops.enigma.attention_varlen(
         q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
-        int(max_seqlen_k), bool(causal), _scale(scale, q.shape[-1]),
+        int(max_seqlen_k),
+        *_mask("attention_varlen", causal, scale, q.shape[-1]),
         _splits(num_splits))
-    return (o, lse) if return_lse else o
+    return _result("attention_varlen", o, lse, return_lse)
 
 
 def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
@@ -287,17 +309,20 @@ def attention_paged(q, k_cache, v_cache, block_table, seqlens_k,
         max_seqlen_q = _longest(cu_seqlens_q)
     o, lse = torch.ops.enigma.attention_paged(
         q, k_cache, v_cache, block_table, seqlens_k, cu_seqlens_q,
-        int(max_seqlen_q), bool(causal), _scale(scale, q.shape[-1]),
-        _splits(num_splits), bool(check_values))
-    return (o, lse) if return_lse else o
+        int(max_seqlen_q),
+        *_mask("attention_paged", causal, scale, q.shape[-1]),
+        _splits(num_splits),
+        _flag("attention_paged", "check_values", check_values))
+    return _result("attention_paged", o, lse, return_lse)
 
 
 def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None,
                        deterministic=True):
     """``torch.ops.enigma.attention_backward``: ``(dq, dk, dv)``."""
     return torch.ops.enigma.attention_backward(
-        do, q, k, v, o, lse, bool(causal), _scale(scale, q.shape[-1]),
-        bool(deterministic))
+        do, q, k, v, o, lse,
+        *_mask("attention_backward", causal, scale, q.shape[-1]),
+        _flag("attention_backward", "deterministic", deterministic))
 
 
 def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
@@ -311,5 +336,6 @@ def attention_varlen_backward(do, q, k, v, o, lse, cu_seqlens_q,
         max_seqlen_k = _longest(cu_seqlens_k)
     return torch.ops.enigma.attention_varlen_backward(
         do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
-        int(max_seqlen_k), bool(causal), _scale(scale, q.shape[-1]),
-        bool(deterministic))
+        int(max_seqlen_k),
+        *_mask("attention_varlen_backward", causal, scale, q.shape[-1]),
+        _flag("attention_varlen_backward", "deterministic", deterministic))
