@@ -163,6 +163,11 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
     if not isinstance(ring, PipelineRing):
         fail(f"pipeline_loop: ring must be an enigma.pipeline_ring(...), got "
              f"{type(ring).__name__}")
+    for name, role in (("producer", producer), ("consumer", consumer)):
+        if not callable(role):
+            fail(f"pipeline_loop: {name} must be a function ({name}(i, "
+                 f"slot{', carry' if name == 'consumer' else ''})), got "
+                 f"{type(role).__name__}")
     if upper is None:
         lower, upper = 0, lower
     lo, hi = _u32(lower, "pipeline_loop: lower"), _u32(upper,

@@ -111,24 +111,13 @@ def test_pipeline_bounds_from_scalars(arrays, lower, upper):
     np.testing.assert_array_equal(out, want)
 
 
-NEGATIVE_LOWER_BOUND = (
-    "pipeline_loop with a negative lower bound from a signed scalar: the "
-    "loop runs its consumers for i in [lower, upper) compared signed, but "
-    "the software pipeline's producer guard (LowerPipelines.cpp, "
-    "produceIf: i < upper as ult) is unsigned, so the copies of the "
-    "negative iterations never happen and their consumers read what the "
-    "stages held before (the previous launch's data). _pipeline.py's _u32 "
-    "refuses negative Python ints but passes signed traced values")
-
-
-def test_pipeline_negative_lower_bound(arrays, request):
-    """i = -2 and -1 copy rows (as uint) far outside the 64-row matrix:
-    zeros; i = 0 and 1 copy rows 0 and 16. Known wrong on the host
-    runtimes (the software pipeline); CUDA's role split is checked as
-    is."""
-    if arrays.runtime.name != "cuda":
-        request.applymarker(pytest.mark.xfail(strict=True,
-                                              reason=NEGATIVE_LOWER_BOUND))
+def test_pipeline_negative_lower_bound(arrays):
+    """A lower bound from a signed scalar below zero: the iterations run
+    as the loop compares its bounds (signed), their copies too (the
+    producer's guard was unsigned on the host runtimes, so the negative
+    iterations read the stages' stale data). i = -2 and -1 copy rows (as
+    uint) far outside the 64-row matrix: zeros; i = 0 and 1 copy rows 0
+    and 16."""
     x = np.arange(64 * 32, dtype=np.float32) + 1
     want = x[:128].astype(np.float64) + x[512:640]
     run_row_sums(arrays, x, 0, 4)          # leaves data in both stages
@@ -137,11 +126,6 @@ def test_pipeline_negative_lower_bound(arrays, request):
     np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "pipeline_loop calls producer/consumer without checking that they are "
-    "callable: producer=None is Python's \"'NoneType' object is not "
-    "callable\" from inside _pipeline.py, not an EnigmaError naming the "
-    "argument at the user's line"))
 def test_pipeline_roles_must_be_callable():
     with pytest.raises(enigma.EnigmaError, match="producer"):
         @enigma.kernel

@@ -24,7 +24,7 @@
 // ROLES: scf.for {{.*}} iter_args
 // ROLES: enigma.ring_wait
 // ROLES: enigma.mma {{.*}}asynchronous
-// ROLES-NEXT: arith.cmpi ugt
+// ROLES-NEXT: arith.cmpi sgt
 // ROLES-NEXT: scf.if
 // ROLES-NEXT: enigma.ring_release
 // ROLES: scf.yield

@@ -142,10 +142,12 @@ private:
     b.create<BarrierOp>(op.getLoc(),
                         MemFlagsAttr::get(b.getContext(), MemFlags::Threadgroup));
   }
-  /// The producer region for iteration `i` into `slot`, when i < ub.
+  /// The producer region for iteration `i` into `slot`, when i < ub
+  /// (signed, as the loop compares its bounds: a negative lower bound
+  /// runs its iterations).
   void produceIf(Value i, Value slot) {
     Location loc = op.getLoc();
-    Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, i,
+    Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, i,
                                             op.getUpper());
     auto branch = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);

@@ -97,7 +97,8 @@ void lowerConsumer(PipelineOp op) {
     // i - 1: their stage is free then.
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(firstAsync);
-    Value notFirst = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt,
+    // Signed, as the loop compares its bounds.
+    Value notFirst = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt,
                                              loop.getInductionVar(), lb);
     releaseIf(b, loc, notFirst, ring);
   } else {
@@ -115,7 +116,7 @@ void lowerConsumer(PipelineOp op) {
     for (unsigned k : inFlight)
       results[k] =
           b.create<MmaWaitOp>(loc, results[k].getType(), results[k]);
-    Value ran = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, ub, lb);
+    Value ran = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, ub, lb);
     releaseIf(b, loc, ran, ring);
   }
   op.replaceAllUsesWith(results);
