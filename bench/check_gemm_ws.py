@@ -6,12 +6,16 @@ so that a pipeline that hangs becomes a reported failure, not a hung run.
     python3 bench/check_gemm_ws.py --check-only    # correctness only
     python3 bench/check_gemm_ws.py --only 1,2      # configurations 1 and 2
     python3 bench/check_gemm_ws.py --heuristic     # the built-in choice
+    python3 bench/check_gemm_ws.py --tf32          # TF32 rows only
 
 1. Checks (all configurations in parallel processes, each limited to
    --check-timeout seconds): every configuration of
    enigma.gemm_configs("cuda", dtype, warp_specialized=True) for bf16,
    fp32 and TF32, and enigma.tf32_gemm_configs() (TF32 wgmma, B stored
-   n x k: rows "tf32-Bnk", cuBLAS given the same layout), on shapes with M = 1, odd N, K not a multiple of the
+   n x k: rows "tf32-Bnk", cuBLAS given the same layout), and
+   enigma.tf32_gemm_configs(b_transposed=False) (TF32 wgmma, B stored
+   k x n as torch.matmul(a, b) passes it, copied transposed into the
+   stages by the producer warpgroup: rows "tf32-Bkn"), on shapes with M = 1, odd N, K not a multiple of the
    tile, and 4096^3 for bf16; each run first in bounds-checked mode (a
    ring wait that cannot complete is then reported with its barrier, role,
    stage and phase) and then as compiled for speed. Outputs are poisoned
@@ -106,11 +110,15 @@ def configs():
     # TF32 warpgroup products (wgmma): B stored n x k, both tiles K-major.
     for c in enigma.tf32_gemm_configs():
         out.append(("f32t", True, c))
+    # The same with B stored k x n, copied transposed into the stages.
+    for c in enigma.tf32_gemm_configs(b_transposed=False):
+        out.append(("f32tk", True, c))
     return out
 
 
 def label(dtype, tf32, config):
-    kind = "tf32-Bnk" if dtype == "f32t" else "tf32" if tf32 else dtype
+    kind = {"f32t": "tf32-Bnk", "f32tk": "tf32-Bkn"}.get(
+        dtype, "tf32" if tf32 and dtype == "f32" else dtype)
     c = config
     extra = "".join([" persistent" if c.persistent else "",
                      f" cluster={c.cluster}" if c.cluster > 1 else "",
@@ -719,6 +727,12 @@ def run_checks(indices, timeout, shapes):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--check-only", action="store_true")
+    p.add_argument("--configs-only", action="store_true",
+                   help="with --check-only: the chosen configurations "
+                   "only (no built-in choices, no stream-K)")
+    p.add_argument("--tf32", action="store_true",
+                   help="only the TF32 configurations (rows tf32, "
+                   "tf32-Bnk, tf32-Bkn): checks and 4096^3 timings")
     p.add_argument("--only", default="", help="configuration numbers, "
                    "comma-separated (see --list)")
     p.add_argument("--list", action="store_true")
@@ -780,6 +794,8 @@ def main():
         return 0
     chosen = [int(v) for v in args.only.split(",") if v] or \
         list(range(len(all_configs)))
+    if args.tf32:
+        chosen = [i for i in chosen if all_configs[i][1]]
     started = time.time()
     print(f"== checks of {len(chosen)} configurations (each in its own "
           f"process, {args.check_timeout} s at most)", flush=True)
@@ -800,6 +816,9 @@ def main():
               f"{'ok' if checks[i] is None else 'FAILED: ' + checks[i]}",
               flush=True)
     failed = [i for i in chosen if checks[i] is not None]
+    if args.check_only and args.configs_only:
+        print(f"{len(chosen) - len(failed)} passed, {len(failed)} failed")
+        return 1 if failed else 0
     if args.check_only:
         # The built-in choices too (split K among them), one shape at a
         # time with a limit each.
@@ -826,7 +845,8 @@ def main():
     times = {}   # (label, shape) -> (enigma us list, cublas us list)
     errors = {}
     jobs = [(i, False) for i in chosen if checks[i] is None]
-    jobs.append((-1, True))   # the classic default, for comparison
+    if not args.tf32:
+        jobs.append((-1, True))   # the classic default, for comparison
     for i, classic in jobs:
         name = "classic default" if classic else label(*all_configs[i])
         shapes = bf16_shapes if classic or all_configs[i][0] == "bf16" \

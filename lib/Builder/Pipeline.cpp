@@ -218,7 +218,8 @@ void stageCopy(KernelBuilder &k, const PipelineRing &ring, Value slot,
       b.getI64IntegerAttr(box.boxCols),
       box.blockCols ? b.getI64IntegerAttr(box.blockCols) : IntegerAttr(),
       box.blockStride ? b.getI64IntegerAttr(box.blockStride) : IntegerAttr(),
-      swizzle, box.multicast ? b.getUnitAttr() : UnitAttr());
+      swizzle, box.multicast ? b.getUnitAttr() : UnitAttr(),
+      box.transpose ? b.getUnitAttr() : UnitAttr());
 }
 
 } // namespace enigma

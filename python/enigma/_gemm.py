@@ -363,7 +363,11 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     64- or 128-row blocks 64 or 128 wide, whole or with K split
     (``split_k``), whichever a cost model of an H100's times finds
     fastest; stream-K (``stream_k``, :func:`stream_k_workspace`) only
-    when asked for, never by this rule. Float operands and other targets:
+    when asked for, never by this rule. Float operands with
+    ``allow_tf32`` on CUDA: the 128 x 256 persistent TF32 warpgroup
+    configuration (:func:`enigma.tf32_gemm_configs`; wgmma with B stored
+    either way) when its blocks fill every multiprocessor, else
+    :func:`default_gemm_config`. Other float operands and other targets:
     :func:`default_gemm_config`."""
     what = "gemm_config_for"
     for name, v in (("m", m), ("n", n), ("k", k)):
@@ -375,6 +379,13 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
             sm_count < 1:
         fail(f"{what}: sm_count must be a positive int, got {sm_count!r}")
     dtype = _gemm_dtype(as_dtype(dtype), f"{what}: dtype")
+    if target == "cuda" and dtype.name == "f32" and allow_tf32 is True:
+        # TF32 wgmma (docs/design/tf32.md): a warpgroup shape for B stored
+        # n x k (TMA) and k x n (transposing copy) alike.
+        big = MmaConfig(128, 256, _TF32_BK, 8, 1, 4, warp_specialized=True,
+                        persistent=True)
+        if m > 64 and big.tiles(m, n) >= sm_count:
+            return big
     if target != "cuda" or dtype.itemsize != 2:
         return default_gemm_config(target, dtype, allow_tf32)
     choices = _gemm_choices(m, n, k, sm_count)
@@ -521,18 +532,29 @@ def warpgroup_shape(config, dtype, a_transposed=False) -> bool:
 # A K-major stage row of floats for TF32 wgmma: 128 bytes, what its
 # 128-byte swizzle reads (and the TMA's writes); docs/design/tf32.md.
 _TF32_BK = 32
+# The producer warpgroup's registers when it copies B transposed: 4 of its
+# 4 x 4 blocks (64 registers) in flight per thread, a 128 x 256 stage's
+# whole 32 x 256 B tile, without spills; the consumers keep 192 beside 256
+# consumer threads (ptxas: no spills either).
+_TF32_TRANSPOSE_PRODUCER_REGISTERS = 120
 
 
 def tf32_warpgroup_shape(config, a_transposed: bool = False,
                          b_transposed: bool = False) -> bool:
     """Whether :func:`gemm_block` with float operands and
     ``allow_tf32=True`` runs ``config`` as warpgroup products (TF32 wgmma
-    on Hopper, the same result elsewhere): A not transposed, B transposed
-    (stored ``n x k``: both K-major), ``bk == 32``, one column of
-    simdgroups (``wn == 1``) of 16 rows each in groups of four, ``bn`` of
-    64, 128 or 256."""
+    on Hopper, the same result elsewhere): A not transposed, ``bk == 32``,
+    one column of simdgroups (``wn == 1``) of 16 rows each in groups of
+    four, ``bn`` of 64, 128 or 256; and B K-major in the stages: stored
+    ``n x k`` (``b_transposed``), or stored ``k x n`` with a
+    warp-specialised configuration of at most 256 consumer threads, whose
+    producer copies B's tiles transposed (``stage_copy(...,
+    transpose=True)``; the producer warpgroup's registers beside 512
+    consumers are too few)."""
     c = config
-    return (not a_transposed and bool(b_transposed) and
+    b_k_major = bool(b_transposed) or (bool(c.warp_specialized) and
+                                       c.threads <= 256)
+    return (not a_transposed and b_k_major and
             c.bk == _TF32_BK and c.wn == 1 and c.wm % 4 == 0 and
             c.bm == 16 * c.wm and c.bn in (64, 128, 256))
 
@@ -732,14 +754,20 @@ class _GemmShape:
         self.group = warpgroup_shape(c, dtype, a_transposed)
         if dtype.name == "f32" and allow_tf32:   # TF32 wgmma
             self.group = tf32_warpgroup_shape(c, a_transposed, b_transposed)
+        # TF32 wgmma reads B only K-major: a B stored k x n reaches the
+        # stage through a transposing stage copy (docs/design/tf32.md).
+        self.b_copy_transposes = bool(self.group) and dtype.name == "f32" \
+            and not b_transposed
+        b_k_major = b_transposed or self.b_copy_transposes
+        self.b_k_major = b_k_major
         block = 128 // dtype.itemsize
         self.b_block = 0
-        if not b_transposed and (self.group or (
+        if not b_k_major and (self.group or (
                 c.warp_specialized and c.bn > block and c.bn % block == 0 and
                 (self.wtn % block == 0 or block % self.wtn == 0))):
             self.b_block = 64 if self.group else block
         self.a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
-        self.b_shape = (c.bn, c.bk) if b_transposed else \
+        self.b_shape = (c.bn, c.bk) if b_k_major else \
             (c.bk, self.b_block or c.bn)
         self.sw_a = mma_swizzle(self.a_shape[1], dtype)
         self.sw_b = mma_swizzle(self.b_shape[1], dtype)
@@ -758,7 +786,7 @@ class _GemmShape:
                                offset=(self.warp // 4) * 64 * c.bk,
                                swizzle=self.sw_a)
             b_op = mma_operand(b_tile, ld=self.b_shape[1],
-                               transpose=self.b_transposed, swizzle=self.sw_b,
+                               transpose=self.b_k_major, swizzle=self.sw_b,
                                block_stride=self.b_stride)
             return a_op, b_op
         wrow, wcol = self.wrow, self.wcol
@@ -850,11 +878,15 @@ def _operand_ring(s):
     """The ring of the pipelined mainloop: ``stages`` slots of an A tile
     and a B tile, with the roles' registers and the cluster."""
     c = s.config
+    producer, consumer = c.producer_registers, c.consumer_registers
+    if s.b_copy_transposes:
+        # The producer's threads carry B's tiles through their registers.
+        producer = _TF32_TRANSPOSE_PRODUCER_REGISTERS
+        consumer = _core.fitting_consumer_registers(c.threads, 128, producer)
     return pipeline_ring(c.stages, [(s.dtype, c.bm * c.bk),
                                     (s.dtype, c.bk * c.bn)],
-                         producer_registers=c.producer_registers,
-                         consumer_registers=c.consumer_registers,
-                         cluster=c.cluster)
+                         producer_registers=producer,
+                         consumer_registers=consumer, cluster=c.cluster)
 
 
 def operand_copies(s, ring, row0, col0):
@@ -880,6 +912,10 @@ def operand_copies(s, ring, row0, col0):
         if s.b_transposed:   # B^T: a bn x bk box of the n x k matrix
             stage_copy(ring, slot, 1, s.B, at=(col0, k0), shape=(s.n, s.k),
                        ld=s.ldb, box=(c.bn, c.bk), swizzle=s.sw_b)
+        elif s.b_copy_transposes:   # TF32 wgmma: the k x n box, K-major
+            stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
+                       ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
+                       transpose=True)
         else:
             stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,

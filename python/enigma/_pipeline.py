@@ -204,7 +204,7 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
 def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
                ld, box, offset: int = 0, block_cols: int | None = None,
                block_stride: int | None = None, swizzle=None,
-               multicast: bool = False) -> None:
+               multicast: bool = False, transpose: bool = False) -> None:
     """In a producer region: the ``box = (box_rows, box_cols)`` box whose
     element (0, 0) is ``at = (row, col)`` of the ``shape = (rows, cols)``
     matrix in buffer parameter ``src`` (rows ``ld`` elements apart) into
@@ -221,7 +221,16 @@ def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
     ``enigma.mma_swizzle(bc, dtype)``, or unswizzled rows; anything else is
     copied by the producer warp. ``multicast=True``: the copy is the same
     in every threadgroup of the ring's cluster (CUDA loads it once per
-    cluster)."""
+    cluster).
+
+    ``transpose=True`` (32-bit elements, box sides multiples of 4): the
+    stage holds the box's transpose, a ``box_cols x box_rows`` tile; box
+    element (r, c) lands at ``offset + (r // bc) * block_stride +
+    swizzle(c * bc + r % bc)`` with ``bc = block_cols`` (default
+    ``box_rows``) and ``block_stride`` (default ``box_cols * bc``). A box of
+    a ``k x n`` matrix then lands K-major, as the TMA's copy of the ``n x
+    k`` matrix would (what TF32 warpgroup products read). On CUDA the
+    producer warpgroup's threads copy it (the TMA cannot transpose)."""
     if not isinstance(ring, PipelineRing):
         fail(f"stage_copy: ring must be an enigma.pipeline_ring(...), got "
              f"{type(ring).__name__}")
@@ -243,6 +252,9 @@ def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
                                                  "stage_copy: block_cols")
     bs = 0 if block_stride is None else static_int(
         block_stride, "stage_copy: block_stride")
+    if not isinstance(transpose, bool):
+        fail(f"stage_copy: transpose must be True or False, got "
+             f"{transpose!r}")
     _call("stage_copy", ring._handle, _u32(slot, "stage_copy: slot")._value,
           buffer, offset, box_rows, box_cols, bc, bs,
           _swizzle(swizzle, "stage_copy: swizzle"), bool(multicast),
@@ -250,5 +262,5 @@ def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
           _u32(at[1], "stage_copy: column")._value,
           _u32(shape[0], "stage_copy: rows")._value,
           _u32(shape[1], "stage_copy: columns")._value,
-          _u32(ld, "stage_copy: ld")._value)
+          _u32(ld, "stage_copy: ld")._value, transpose)
 

@@ -37,7 +37,7 @@ void bindPipeline(nb::module_ &m) {
          int64_t offset, int boxRows, int boxCols, int blockCols,
          int64_t blockStride, std::optional<std::array<int, 3>> swizzle,
          bool multicast, const Buffer &src, Value row, Value col, Value rows,
-         Value cols, Value ld) {
+         Value cols, Value ld, bool transpose) {
         StageBox box;
         box.buffer = buffer;
         box.offset = offset;
@@ -47,12 +47,13 @@ void bindPipeline(nb::module_ &m) {
         box.blockStride = blockStride;
         box.swizzle = swizzle;
         box.multicast = multicast;
+        box.transpose = transpose;
         stageCopy(k, ring, slot, box, src, row, col, rows, cols, ld);
       },
       "builder"_a, "ring"_a, "slot"_a, "buffer"_a, "offset"_a, "box_rows"_a,
       "box_cols"_a, "block_cols"_a, "block_stride"_a, "swizzle"_a,
       "multicast"_a, "src"_a, "row"_a, "col"_a, "rows"_a, "cols"_a, "ld"_a,
-      "A box of a device matrix into one stage of a ring buffer");
+      "transpose"_a = false, "A box of a device matrix into one stage of a ring buffer");
   m.def("launch_register_limit", &launchRegisterLimit, "threads"_a,
         "Registers per thread of a CUDA block of `threads` threads with "
         "pipeline roles, from launch on");

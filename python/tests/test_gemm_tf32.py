@@ -2,12 +2,15 @@
 multiplies the operands with their 13 low mantissa bits cleared (what
 Hopper's wgmma does reading f32 data as tf32), exactly and summed in f32;
 and gemm_block runs float tiles of tf32_warpgroup_shape as warpgroup
-products (TF32 wgmma on sm_90a, through the same pipelines as bf16).
+products (TF32 wgmma on sm_90a, through the same pipelines as bf16), with
+B stored n x k (the TMA copies it) or k x n (the producer warpgroup copies
+it transposed: stage_copy(..., transpose=True)).
 
 References are numpy float64 products of the truncated operands; the bound
 is the f32 accumulation's, 2 K 2^-24 (|A'| @ |B'|), tight enough that the
 full-precision product fails it (checked too, so the tests can fail)."""
 
+import os
 import re
 
 import numpy as np
@@ -108,6 +111,59 @@ def test_gemm_block_tf32_warpgroup(runtime, rng, m, n, k):
                8.0 if runtime.name == "cuda" else 2.0)
 
 
+def _row_major_b_configs(runtime):
+    """Warp-specialised TF32 warpgroup configurations for B stored k x n:
+    the CUDA list on CUDA; elsewhere the largest and a 32 KiB shape."""
+    if runtime.name == "cuda":
+        return enigma.tf32_gemm_configs(b_transposed=False)
+    small = [enigma.MmaConfig(64, 64, 32, 4, 1, 2, group_m=2,
+                              warp_specialized=True)]
+    large = [enigma.tf32_gemm_configs(b_transposed=False)[0]]
+    return [c for c in small + large if _fits(runtime, c)]
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 67, 45), (70, 131, 45),
+                                   (129, 200, 96), (65, 260, 33)])
+def test_gemm_block_tf32_warpgroup_row_major_b(runtime, rng, m, n, k):
+    """TF32 warpgroup products with B stored k x n (as torch.matmul(a, b)
+    passes it), B's tiles copied transposed into the stages: M = 1, N odd,
+    K not a multiple of bk, N past one 256-column block."""
+    if runtime.name == "cuda":
+        pytest.skip("new pipelines run on CUDA in their own processes "
+                    "(test_row_major_b_on_the_gpu)")
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for config in _row_major_b_configs(runtime):
+        assert enigma.tf32_warpgroup_shape(config, b_transposed=False)
+        c = _run(runtime, config, a, b, False)
+        _check(c, a, b, f"{config} {m}x{n}x{k} B k x n")
+
+
+def test_row_major_b_on_the_gpu():
+    """On a GPU (the GPU script): every configuration of
+    tf32_gemm_configs(b_transposed=False) checked against torch on edge
+    shapes and 4096^3 (bounds-checked first, then as compiled for speed),
+    each in a process of its own with a time limit, so that a pipeline
+    that hangs fails instead of hanging the suite
+    (bench/check_gemm_ws.py, rows "tf32-Bkn")."""
+    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
+        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench",
+                          "check_gemm_ws.py")
+    listing = subprocess.run([sys.executable, script, "--list"],
+                             capture_output=True, text=True, timeout=120)
+    rows = [line.split()[0] for line in listing.stdout.splitlines()
+            if "tf32-Bkn" in line]
+    assert len(rows) == len(enigma.tf32_gemm_configs(b_transposed=False))
+    done = subprocess.run([sys.executable, script, "--check-only",
+                           "--only", ",".join(rows), "--configs-only"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert f"{len(rows)} passed, 0 failed" in done.stdout, done.stdout
+
+
 def test_tf32_warpgroup_shape_rules():
     ok = enigma.MmaConfig(128, 256, 32, 8, 1, 4)
     assert enigma.tf32_warpgroup_shape(ok, b_transposed=True)
@@ -126,21 +182,40 @@ def test_tf32_warpgroup_shape_rules():
     assert all(c.warp_specialized for c in enigma.tf32_gemm_configs())
     with pytest.raises(enigma.EnigmaError, match="must be a bool"):
         enigma.tf32_gemm_configs("yes")
+    # B stored k x n: warp-specialised shapes whose producer has the
+    # registers to copy B transposed (not beside 512 consumers).
+    ws = enigma.MmaConfig(128, 256, 32, 8, 1, 4, warp_specialized=True)
+    assert enigma.tf32_warpgroup_shape(ws)
+    assert not enigma.tf32_warpgroup_shape(
+        enigma.MmaConfig(256, 128, 32, 16, 1, 4, warp_specialized=True))
+    rows = enigma.tf32_gemm_configs(b_transposed=False)
+    assert rows and all(c.warp_specialized and c.threads <= 256 and
+                        enigma.tf32_warpgroup_shape(c) for c in rows)
+    with pytest.raises(enigma.EnigmaError, match="warp-specialised"):
+        enigma.tf32_gemm_configs(False, b_transposed=False)
+    with pytest.raises(enigma.EnigmaError, match="must be a bool"):
+        enigma.tf32_gemm_configs(b_transposed=1)
 
 
 def test_tf32_warpgroup_kernels_compile_to_hgmma(monkeypatch):
-    """Every TF32 warpgroup configuration compiles for sm_90a to TF32
-    HGMMA (when cuobjdump is here to read the SASS), without spills and
-    without ptxas serialising the products (remark C7514)."""
+    """Every TF32 warpgroup configuration (B stored n x k, and k x n)
+    compiles for sm_90a to TF32 HGMMA (when cuobjdump is here to read the
+    SASS), without spills and without ptxas serialising the products
+    (remark C7514); with B stored k x n the producer warpgroup copies B
+    transposed with 16-byte loads and stores (LDG.E.128, STS.128) and A
+    with the TMA."""
     sass_tool = pipeline_sass()
     tool = sass_tool.cuobjdump()
     silent = []
-    for config in enigma.tf32_gemm_configs() + \
-            enigma.tf32_gemm_configs(False):
-        source = _gemm(config, True).cuda_source
+    for config, b_t in [(c, True) for c in enigma.tf32_gemm_configs() +
+                        enigma.tf32_gemm_configs(False)] + \
+            [(c, False) for c in
+             enigma.tf32_gemm_configs(b_transposed=False)]:
+        source = _gemm(config, b_t).cuda_source
         assert re.search(r"enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, "
                          r"true, 3, 2, 3, 0, true, true, true>", source), \
             config
+        assert ("enigma_stage_copy_transposed<32, " in source) != b_t
         monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
         try:
             if tool is None:
@@ -160,6 +235,28 @@ def test_tf32_warpgroup_kernels_compile_to_hgmma(monkeypatch):
             silent.append(config)
         if tool is not None:
             assert f"HGMMA.64x{config.bn}x8.F32.TF32" in sass, config
+            if not b_t:
+                assert "LDG.E.128" in sass and "STS.128" in sass, config
+                assert "UTMALDG" in sass, config
     if silent and tool is None:
         pytest.skip(f"this NVRTC gave no ptxas report for {len(silent)} "
                     "kernels (they compiled) and cuobjdump is missing")
+
+
+def test_gemm_config_for_picks_tf32_warpgroups():
+    """The built-in choice for float operands with TF32 on CUDA: the 128 x
+    256 persistent warpgroup configuration where its blocks fill the GPU
+    (a TF32 warpgroup shape for B stored either way), else the default."""
+    cfg = enigma.gemm_config_for
+    big = cfg(4096, 4096, 4096, "f32", allow_tf32=True)
+    assert big == enigma.tf32_gemm_configs()[0] == \
+        enigma.tf32_gemm_configs(b_transposed=False)[0]
+    assert enigma.tf32_warpgroup_shape(big) and \
+        enigma.tf32_warpgroup_shape(big, b_transposed=True)
+    default = enigma.default_gemm_config("cuda", "f32", True)
+    assert cfg(64, 4096, 4096, "f32", allow_tf32=True) == default
+    assert cfg(1024, 1024, 4096, "f32", allow_tf32=True) == default  # 32
+    assert cfg(4096, 4096, 4096, "f32") == \
+        enigma.default_gemm_config("cuda", "f32")
+    assert cfg(4096, 4096, 4096, "f32", target="cpu", allow_tf32=True) == \
+        enigma.default_gemm_config("cpu", "f32", True)

@@ -310,6 +310,88 @@ enigma.kernel @producer_needs_a_read_of_a_written_buffer(%A: memref<?xf32, #enig
 
 // -----
 
+// A transposing stage copy moves 32-bit elements only.
+enigma.kernel @transpose_of_halves(%A: memref<?xf16, #enigma.address_space<device>> {enigma.name = "A"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %a = enigma.threadgroup_alloc : memref<4096xf16, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<4096xf16, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{'transpose' copies 32-bit elements only, got f16}}
+    enigma.stage_copy %A[%c0, %c0] of(%c64, %c64, %c64) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 32 : i64, box_cols = 64 : i64, transpose} : memref<?xf16, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @transpose_box_not_of_fours(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<4096xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{'transpose' needs box sides that are multiples of 4 (it moves 4 x 4 blocks), got 32 x 30}}
+    enigma.stage_copy %A[%c0, %c0] of(%c64, %c64, %c64) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 32 : i64, box_cols = 30 : i64, transpose} : memref<?xf32, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+// The stage holds the 64 x 32 transpose: 2048 elements from offset 16 on.
+enigma.kernel @transposed_box_outside_its_stage(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<4096xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{the transposed 32 x 64 box at offset 16 reaches element 2063 of a stage of 2048}}
+    enigma.stage_copy %A[%c0, %c0] of(%c64, %c64, %c64) into %ring[%s] {buffer = 0 : i64, offset = 16 : i64, box_rows = 32 : i64, box_cols = 64 : i64, transpose} : memref<?xf32, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @transpose_and_multicast(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %a = enigma.threadgroup_alloc : memref<4096xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2, cluster = 2} : memref<4096xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    // expected-error @+1 {{'transpose' and 'multicast' do not combine: a transposing copy is not the TMA's}}
+    enigma.stage_copy %A[%c0, %c0] of(%c64, %c64, %c64) into %ring[%s] {buffer = 0 : i64, offset = 0 : i64, box_rows = 32 : i64, box_cols = 64 : i64, multicast, transpose} : memref<?xf32, #enigma.address_space<device>>, memref<4xi64, #enigma.address_space<threadgroup>>
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
 enigma.kernel @ring_too_deep() attributes {enigma.threadgroup_size = 128 : i64} {
   %a = enigma.threadgroup_alloc : memref<1088xf32, #enigma.address_space<threadgroup>>
   // expected-error @+1 {{attribute 'stages' failed to satisfy constraint}}

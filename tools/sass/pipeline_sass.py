@@ -4,7 +4,8 @@
 
 Compiles every configuration of enigma.gemm_configs("cuda", dtype,
 warp_specialized=True) (bf16, TF32, fp32) and of enigma.tf32_gemm_configs()
-(TF32 wgmma, B stored n x k) to an sm_90a cubin with NVRTC,
+(TF32 wgmma, B stored n x k) and enigma.tf32_gemm_configs(b_transposed=False)
+(B stored k x n, copied transposed) to an sm_90a cubin with NVRTC,
 exactly as the CUDA runtime would, disassembles it with cuobjdump and
 prints one Markdown row per kernel: registers (the count at entry, which
 setmaxnreg then lowers for the producer and raises for the consumers),
@@ -70,6 +71,10 @@ def kernels():
     for c in enigma.tf32_gemm_configs():   # TF32 wgmma, B stored n x k
         out.append((f"tf32-Bnk {describe(c)}",
                     f32.compiled(c, True, True).cuda_source))
+    # TF32 wgmma, B stored k x n: copied transposed by the producer.
+    for c in enigma.tf32_gemm_configs(b_transposed=False):
+        out.append((f"tf32-Bkn {describe(c)}",
+                    f32.compiled(c, True, False).cuda_source))
     return out
 
 

@@ -287,6 +287,9 @@ constexpr int kBox = kBoxRows * kBoxCols;
 struct RingSetup {
   int stages = 2, iterations = 37, warps = 3;
   bool tma = true, multicast = false, commitOneLess = false;
+  /// Buffer 1 written by this many producer threads, each arriving on the
+  /// full barrier (a transposing copy beside the TMA's copy of buffer 0).
+  int producerThreads = 0;
 };
 
 /// Box i of the matrix (rows of 64 elements, its value the element's
@@ -366,6 +369,41 @@ template <int S> struct RingRun {
     }
   }
 
+  /// A ring with a transposing copy: every producer thread acquires,
+  /// thread 0 issues buffer 0's copy (the TMA, or the first warp's
+  /// cp.async), each thread stores its share of buffer 1 late and then
+  /// arrives (enigma_ring_commit_transposed: thread 0 expecting buffer
+  /// 0's bytes only).
+  void producerThread(unsigned rank, EnigmaRing<S> ring, unsigned ptid) {
+    g_rank = rank;
+    threadIdx.x = 32 * unsigned(setup.warps) + ptid;
+    blockIdx.x = rank;
+    EnigmaRingCheck check{record, 1};
+    const unsigned threads = unsigned(setup.producerThreads);
+    for (int i = 0; i < setup.iterations; ++i) {
+      unsigned slot = enigma_ring_acquire(ring, &check);
+      if (record[0])
+        return;
+      auto *a = reinterpret_cast<u16 *>(buffer(rank, 0));
+      auto *b = reinterpret_cast<u16 *>(buffer(rank, 1));
+      if (ptid == 0)
+        for (unsigned lane = 0; lane < 32; ++lane)
+          enigma_stage_copy<kBoxRows, kBoxCols, kBoxCols, kBox, 3, 3, 3,
+                            false, 1>(ring, slot, &own, a,
+                                      enigma_mma::u64(slot) * kBox,
+                                      matrix.data(), unsigned(i * kBoxRows),
+                                      0, rows, cols, kBoxCols, lane);
+      std::this_thread::sleep_for(std::chrono::microseconds(g_random() % 60));
+      {
+        std::lock_guard<std::mutex> hold(g_lock);
+        for (unsigned e = ptid; e < unsigned(kBox); e += threads)
+          b[slot * kBox + swizzled(e, true)] =
+              expected(i, int(e / kBoxCols), int(e % kBoxCols), rows, cols);
+      }
+      enigma_ring_commit_transposed(ring, slot, unsigned(kBox * 2), ptid);
+    }
+  }
+
   void verify(unsigned rank, int warp, int i, unsigned slot,
               const char *when) {
     std::lock_guard<std::mutex> hold(g_lock);
@@ -426,7 +464,12 @@ template <int S> struct RingRun {
           g_blocks[rank].arena.data());
       // Thread 0 of each block sets up its barriers.
       EnigmaRing<S> ring =
-          enigma_ring_begin<S, 1>(bars, unsigned(setup.warps), 0u, setup.tma);
+          setup.producerThreads
+              ? enigma_ring_begin<S, 1>(bars, unsigned(setup.warps), 0u,
+                                        setup.tma,
+                                        unsigned(setup.producerThreads))
+              : enigma_ring_begin<S, 1>(bars, unsigned(setup.warps), 0u,
+                                        setup.tma);
       // The empty barriers count the consumer warps of the cluster.
       for (int s = 0; s < S; ++s) {
         std::lock_guard<std::mutex> hold(g_lock);
@@ -449,7 +492,13 @@ template <int S> struct RingRun {
     };
     for (unsigned rank = 0; rank < g_cluster; ++rank) {
       EnigmaRing<S> ring = rings[rank];
-      threads.emplace_back(guarded([this, rank, ring] { producer(rank, ring); }));
+      for (int p = 0; p < setup.producerThreads; ++p)
+        threads.emplace_back(guarded([this, rank, ring, p] {
+          producerThread(rank, ring, unsigned(p));
+        }));
+      if (!setup.producerThreads)
+        threads.emplace_back(
+            guarded([this, rank, ring] { producer(rank, ring); }));
       for (int w = 0; w < setup.warps; ++w)
         threads.emplace_back(
             guarded([this, rank, w, ring] { consumer(rank, w, ring); }));
@@ -494,6 +543,20 @@ TEST(RingEmulation, ClustersShareAMulticastOperand) {
     s.multicast = true;
     runPipeline<2>(s, 2);
     runPipeline<3>(s, 2);
+  }
+}
+
+TEST(RingEmulation, TransposingCopiesArriveBesideTheTma) {
+  // Buffer 0 through the TMA (or cp.async), buffer 1 stored by 8 producer
+  // threads that each arrive: no stage is seen before both are complete,
+  // none is refilled while read.
+  for (bool tma : {true, false}) {
+    RingSetup s;
+    s.tma = tma;
+    s.producerThreads = 8;
+    s.iterations = 23;
+    runPipeline<2>(s, 1);
+    runPipeline<4>(s, 1);
   }
 }
 

@@ -88,6 +88,8 @@ struct StageBox {
   int64_t blockStride = 0;
   std::optional<MmaSwizzle> swizzle;
   bool multicast = false;
+  /// The stage holds the box's transpose (32-bit elements).
+  bool transpose = false;
 };
 
 /// In a producer region: the box at (row, col) of the rows x cols matrix

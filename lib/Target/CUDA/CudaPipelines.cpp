@@ -25,12 +25,36 @@ std::string swizzleArgs(std::optional<ArrayRef<int32_t>> sw) {
          std::to_string((*sw)[2]);
 }
 
+/// Whether a copy into `ring` transposes: its full barriers then count the
+/// producer warpgroup's 128 arrivals, one per thread (each after its own
+/// stores and proxy fence), instead of one.
+bool transposingRing(PipelineRingOp ring) {
+  bool found = false;
+  ring->getParentOp()->walk([&](StageCopyOp copy) {
+    if (copy.getRing() == ring.getResult() && copy.getTranspose())
+      found = true;
+  });
+  return found;
+}
+
+/// Whether the whole producer warpgroup runs the producer region (a ring
+/// of the kernel transposes), not only its first warp.
+bool wholeProducerWarpgroup(Operation *op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  return kernel && llvm::any_of(pipelineRings(kernel), transposingRing);
+}
+
 class PipelinePrinter {
 public:
   PipelinePrinter(CFamilyEmitter &e, const CudaPipelineContext &c)
       : e(e), c(c) {}
 
   std::string lane() const { return "(" + c.threadIndex + " & 31u)"; }
+  /// The thread's index in the producer warpgroup (0 to 127).
+  std::string producerThread() const {
+    return "(" + c.threadIndex + " - " + std::to_string(c.consumerThreads) +
+           "u)";
+  }
 
   std::string check(Operation *op) {
     auto site = op->getAttrOfType<IntegerAttr>("enigma.bounds_site");
@@ -55,8 +79,8 @@ public:
   std::string tmaCondition(PipelineRingOp ring) {
     SmallVector<StageCopyOp> copies;
     ring->getParentOp()->walk([&](StageCopyOp copy) {
-      if (copy.getRing() == ring.getResult())
-        copies.push_back(copy);
+      if (copy.getRing() == ring.getResult() && !copy.getTranspose())
+        copies.push_back(copy); // a transposing copy never uses the TMA
     });
     if (copies.empty())
       return "false";
@@ -88,7 +112,11 @@ public:
     e.line() << "EnigmaRing<" << stages << "> " << name
              << " = enigma_ring_begin<" << stages << ", " << c.cluster << ">("
              << name << "_bars, " << c.consumerThreads / 32 << "u, "
-             << c.threadIndex << ", " << tmaCondition(ring) << ");\n";
+             << c.threadIndex << ", " << tmaCondition(ring)
+             << (transposingRing(ring)
+                     ? ", " + std::to_string(kProducerThreads) + "u"
+                     : std::string())
+             << ");\n";
     return success();
   }
 
@@ -99,13 +127,20 @@ public:
     e.indentMore();
     e.line() << "enigma_producer_registers<" << ring.getProducerRegisters()
              << ">();\n";
-    e.line() << "if (" << c.threadIndex << " < " << c.consumerThreads + 32
-             << "u) { // its first warp issues the copies\n";
-    e.indentMore();
-    if (failed(e.emitBlock(roles.getProducer().front())))
-      return failure();
-    e.indentLess();
-    e.line() << "}\n";
+    if (wholeProducerWarpgroup(roles)) {
+      // A transposing copy: all four warps copy, the first alone issues
+      // the other copies (transposeProducer).
+      if (failed(e.emitBlock(roles.getProducer().front())))
+        return failure();
+    } else {
+      e.line() << "if (" << c.threadIndex << " < " << c.consumerThreads + 32
+               << "u) { // its first warp issues the copies\n";
+      e.indentMore();
+      if (failed(e.emitBlock(roles.getProducer().front())))
+        return failure();
+      e.indentLess();
+      e.line() << "}\n";
+    }
     e.indentLess();
     e.line() << "} else { // the consumers: the threadgroup's threads\n";
     e.indentMore();
@@ -122,6 +157,45 @@ public:
     e.line() << "}\n";
     e.line() << "enigma_ring_end<" << c.cluster << ">();\n";
     return success();
+  }
+
+  /// A transposing copy, by the whole producer warpgroup.
+  LogicalResult transposedCopy(StageCopyOp copy) {
+    auto ring = copy.getRing().getDefiningOp<PipelineRingOp>();
+    int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
+    std::string base = "(ulong)" + e.expr(copy.getSlot()) + " * " +
+                       std::to_string(slot) + "ul + " +
+                       std::to_string(copy.getOffset()) + "ul";
+    // 4 x 4 blocks in flight per thread (16 registers each): what the
+    // producer's registers hold beside its loops and addresses (without
+    // spills on the TF32 GEMM's 128 x 256 stages at 120 registers).
+    int64_t registers = ring.getProducerRegisters();
+    int batch = registers >= 120 ? 4 : registers >= 88 ? 2 : 1;
+    e.line() << "enigma_stage_copy_transposed<" << copy.getBoxRows() << ", "
+             << copy.getBoxCols() << ", " << copy.getBlockColumns() << ", "
+             << copy.getBlockElementStride() << ", "
+             << swizzleArgs(copy.getSwizzle()) << ", " << batch << ">("
+             << e.expr(copy.getDestination()) << ", " << base << ", "
+             << e.expr(copy.getSrc()) << ", (ulong)" << e.expr(copy.getRow())
+             << ", (ulong)" << e.expr(copy.getCol()) << ", (ulong)"
+             << e.expr(copy.getRows()) << ", (ulong)" << e.expr(copy.getCols())
+             << ", (ulong)" << e.expr(copy.getLd()) << ", "
+             << producerThread() << ");\n";
+    return success();
+  }
+
+  /// In a producer run by the whole warpgroup, its first warp alone issues
+  /// the other copies (TMA or cp.async), as without a transposing copy.
+  template <class Print> LogicalResult firstWarpOnly(Operation *op,
+                                                     Print print) {
+    if (!wholeProducerWarpgroup(op))
+      return print();
+    e.line() << "if (" << producerThread() << " < 32u) {\n";
+    e.indentMore();
+    LogicalResult result = print();
+    e.indentLess();
+    e.line() << "}\n";
+    return result;
   }
 
   LogicalResult copy(StageCopyOp copy) {
@@ -165,7 +239,11 @@ LogicalResult emitCudaPipelineOp(CFamilyEmitter &e, Operation *op,
       .Case([&](PipelineRingOp ring) { return p.ring(ring); })
       .Case([&](WarpRolesOp roles) { return p.roles(roles); })
       .Case([&](PipelineYieldOp) { return success(); })
-      .Case([&](StageCopyOp copy) { return p.copy(copy); })
+      .Case([&](StageCopyOp copy) {
+        if (copy.getTranspose())
+          return p.transposedCopy(copy);
+        return p.firstWarpOnly(copy, [&] { return p.copy(copy); });
+      })
       .Case([&](RingAcquireOp acquire) {
         p.declareCheck(acquire);
         e.define(acquire.getSlot(), "enigma_ring_acquire(" +
@@ -174,9 +252,21 @@ LogicalResult emitCudaPipelineOp(CFamilyEmitter &e, Operation *op,
         return success();
       })
       .Case([&](RingCommitOp commit) {
+        if (transposingRing(commit.getRing().getDefiningOp<PipelineRingOp>())) {
+          e.line() << "enigma_ring_commit_transposed("
+                   << e.expr(commit.getRing()) << ", (uint)"
+                   << e.expr(commit.getSlot()) << ", " << commit.getBytes()
+                   << "u, " << p.producerThread() << ");\n";
+          return success();
+        }
+        // Every producer thread counts the commit; the one whose "lane"
+        // is 0 arrives (with a whole producer warpgroup: its thread 0).
         e.line() << "enigma_ring_commit(" << e.expr(commit.getRing())
                  << ", (uint)" << e.expr(commit.getSlot()) << ", "
-                 << commit.getBytes() << "u, " << p.lane() << ");\n";
+                 << commit.getBytes() << "u, "
+                 << (wholeProducerWarpgroup(commit) ? p.producerThread()
+                                                    : p.lane())
+                 << ");\n";
         return success();
       })
       .Case([&](RingWaitOp wait) {

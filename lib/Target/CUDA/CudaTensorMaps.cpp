@@ -161,6 +161,8 @@ bool sideFor(KernelOp kernel, Value side, int &param, uint64_t &constant) {
 
 /// The map a pipeline's copy needs, if the TMA can do it.
 std::optional<CudaTensorMap> stageMapFor(KernelOp kernel, StageCopyOp copy) {
+  if (copy.getTranspose()) // the TMA cannot transpose: producer threads copy
+    return std::nullopt;
   CudaTensorMap map;
   int src = paramOf(kernel, copy.getSrc());
   if (src < 0 || !kernel.isBufferParam(unsigned(src)))

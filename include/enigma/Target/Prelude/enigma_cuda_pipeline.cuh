@@ -213,20 +213,21 @@ __device__ __forceinline__ void wait(unsigned bar, unsigned parity,
 } // namespace enigma_ring
 
 /* At kernel entry, every thread (the producer warpgroup too): thread 0
- * initialises the barriers (a full barrier waits for the producer's one
- * arrival, an empty one for each consumer warp of the cluster), then all
+ * initialises the barriers (a full barrier waits for the producer's
+ * `full_arrivals`: one, or each of its 128 threads in a ring with a
+ * transposing copy; an empty one for each consumer warp of the cluster), then all
  * meet so that no thread uses a barrier before it exists. `tma`: the
  * runtime encoded every tensor map of the ring and its buffers are
  * aligned for the TMA. */
 template <int S, int Cluster>
 __device__ __forceinline__ EnigmaRing<S>
 enigma_ring_begin(unsigned long long *bars, unsigned consumer_warps,
-                  unsigned tid, bool tma) {
+                  unsigned tid, bool tma, unsigned full_arrivals = 1u) {
   EnigmaRing<S> ring = {enigma_mma::smem(bars), 0u, 0u, tma ? 1u : 0u};
 #ifdef ENIGMA_HAS_RINGS
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
-      enigma_ring::init(ring.bars + 8u * unsigned(s), 1u);
+      enigma_ring::init(ring.bars + 8u * unsigned(s), full_arrivals);
       enigma_ring::init(ring.bars + 8u * unsigned(S + s),
                         consumer_warps * unsigned(Cluster));
     }
@@ -324,6 +325,137 @@ __device__ __forceinline__ void enigma_ring_commit(EnigmaRing<S> &ring,
   }
 #else
   (void)slot, (void)bytes, (void)lane;
+#endif
+  ++ring.next;
+}
+
+#if !defined(ENIGMA_RING_EMULATION)
+namespace enigma_ring {
+/* 16 bytes of global memory (aligned) into registers. */
+__device__ __forceinline__ void load16(const void *p, unsigned (&v)[4]) {
+  asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(__cvta_generic_to_global(p)));
+}
+__device__ __forceinline__ void store16(unsigned at, unsigned a, unsigned b,
+                                        unsigned c, unsigned d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(at),
+               "r"(a), "r"(b), "r"(c), "r"(d)
+               : "memory");
+}
+} // namespace enigma_ring
+
+/* Producer warpgroup (all 128 threads, `ptid` 0 to 127): the box of
+ * BoxRows x BoxCols 32-bit elements at (row, col) of the rows x cols
+ * matrix `src` (pitch ld) transposed into the stage: box element (r, c)
+ * at dst + dst_base + (r / Bc) * Bs + swizzle(c * Bc + r % Bc), zeros
+ * outside the matrix. The TMA cannot transpose, so the threads do: each
+ * takes 4 x 4 blocks (4 rows of the box, 4 columns), loads them with
+ * 16-byte loads (element loads at the matrix's edges or from unaligned
+ * rows), and stores the block's 4 columns as 4 16-byte chunks of the
+ * stage's rows. Blocks go to threads K first: the 8 threads of one
+ * store phase (a quarter warp) hold the 8 chunks of one stored row of a
+ * 32-element Bc, which the 128-byte swizzle puts in 8 different bank
+ * groups (no conflict), and each load reads 64 contiguous bytes of 8
+ * rows. MaxBatch blocks (16 registers each) are in flight at once, as
+ * the producer's registers allow (CudaPipelines.cpp). The
+ * stores are generic-proxy writes: enigma_ring_commit_transposed fences
+ * them for the async proxy (wgmma) before arriving. */
+template <int BoxRows, int BoxCols, int Bc, int Bs, int S0, int S1, int S2,
+          int MaxBatch, class T>
+__device__ __forceinline__ void
+enigma_stage_copy_transposed(T *dst, enigma_mma::u64 dst_base, const T *src,
+                             enigma_mma::u64 row, enigma_mma::u64 col,
+                             enigma_mma::u64 rows, enigma_mma::u64 cols,
+                             enigma_mma::u64 ld, unsigned ptid) {
+  using enigma_mma::u64;
+  static_assert(sizeof(T) == 4, "transposing stage copies move 32-bit data");
+  static_assert(BoxRows % 4 == 0 && BoxCols % 4 == 0 && Bc % 4 == 0,
+                "transposing stage copies move 4 x 4 blocks");
+  constexpr int KBlocks = BoxRows / 4, Blocks = KBlocks * (BoxCols / 4);
+  constexpr int PerThread = (Blocks + 127) / 128;
+  constexpr int Batch = PerThread < MaxBatch ? PerThread : MaxBatch;
+  /* The box's rows and columns inside the matrix (at most the box's). */
+  const unsigned valid_rows =
+      row < rows ? unsigned(rows - row < u64(BoxRows) ? rows - row
+                                                      : u64(BoxRows))
+                 : 0u;
+  const unsigned valid_cols =
+      col < cols ? unsigned(cols - col < u64(BoxCols) ? cols - col
+                                                      : u64(BoxCols))
+                 : 0u;
+  const char *from = reinterpret_cast<const char *>(
+      src + (valid_rows && valid_cols ? row * ld + col : 0));
+  const u64 pitch = ld * sizeof(T);
+  const bool aligned = ((((u64)(size_t)from) | pitch) & 15u) == 0;
+  const unsigned base = enigma_mma::smem(dst) + unsigned(4 * dst_base);
+#pragma unroll
+  for (int j0 = 0; j0 < PerThread; j0 += Batch) {
+    unsigned v[Batch][4][4];
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) {
+      const unsigned block = ptid + 128u * unsigned(j0 + b);
+      const unsigned r0 = 4u * (block % unsigned(KBlocks));
+      const unsigned c0 = 4u * (block / unsigned(KBlocks));
+      const bool here = j0 + b < PerThread && block < unsigned(Blocks);
+      const char *p = from + u64(r0) * pitch + 4u * c0;
+      if (here && aligned && r0 + 4u <= valid_rows &&
+          c0 + 4u <= valid_cols) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          enigma_ring::load16(p + u64(i) * pitch, v[b][i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            v[b][i][e] = here && r0 + unsigned(i) < valid_rows &&
+                                 c0 + unsigned(e) < valid_cols
+                             ? *reinterpret_cast<const unsigned *>(
+                                   p + u64(i) * pitch + 4u * unsigned(e))
+                             : 0u;
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < Batch; ++b) {
+      const unsigned block = ptid + 128u * unsigned(j0 + b);
+      if (j0 + b >= PerThread || block >= unsigned(Blocks))
+        continue;
+      const unsigned r0 = 4u * (block % unsigned(KBlocks));
+      const unsigned c0 = 4u * (block / unsigned(KBlocks));
+      const unsigned block_at = (r0 / unsigned(Bc)) * unsigned(Bs);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const unsigned at =
+            block_at + unsigned(enigma_mma::swz<S0, S1, S2>(
+                           u64((c0 + unsigned(e)) * unsigned(Bc) +
+                               r0 % unsigned(Bc))));
+        enigma_ring::store16(base + 4u * at, v[b][0][e], v[b][1][e],
+                             v[b][2][e], v[b][3][e]);
+      }
+    }
+  }
+}
+#endif
+
+/* Producer warpgroup, in a ring with a transposing copy: every producer
+ * thread counts the commit and arrives on the full barrier (which waits
+ * for all 128) once its own stores (and, without the TMA, the first
+ * warp's cp.async copies) are complete and fenced for the async proxy;
+ * thread 0 arrives expecting the `bytes` of the ring's TMA copies. */
+template <int S>
+__device__ __forceinline__ void
+enigma_ring_commit_transposed(EnigmaRing<S> &ring, unsigned slot,
+                              unsigned bytes, unsigned ptid) {
+#ifdef ENIGMA_HAS_RINGS
+  const unsigned bar = ring.bars + 8u * slot;
+  enigma_ring::copies_done();
+  if (ring.tma && ptid == 0u)
+    enigma_ring::arrive_expect_tx(bar, bytes);
+  else
+    enigma_ring::arrive(bar);
+#else
+  (void)slot, (void)bytes, (void)ptid;
 #endif
   ++ring.next;
 }

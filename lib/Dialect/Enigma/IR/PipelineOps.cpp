@@ -349,6 +349,67 @@ LogicalResult verifyPipeline(PipelineOp op) {
 // Stage copies
 //===----------------------------------------------------------------------===//
 
+/// The layout rules of a transposing copy (the stored tile is the box's
+/// transpose), after verifyStageCopy's checks of ring, region and types.
+static LogicalResult verifyTransposedStageCopy(StageCopyOp copy,
+                                               PipelineRingOp ring,
+                                               Type element) {
+  if (elementBytes(element) != 4)
+    return copy.emitOpError() << "'transpose' copies 32-bit elements only, "
+                                 "got "
+                              << typeText(element);
+  if (copy.getMulticast())
+    return copy.emitOpError("'transpose' and 'multicast' do not combine: "
+                            "a transposing copy is not the TMA's");
+  if (copy.getBoxRows() % 4 || copy.getBoxCols() % 4)
+    return copy.emitOpError()
+           << "'transpose' needs box sides that are multiples of 4 (it "
+              "moves 4 x 4 blocks), got "
+           << copy.getBoxRows() << " x " << copy.getBoxCols();
+  int64_t rows = copy.getStoredRows(), cols = copy.getStoredCols();
+  int64_t bc = copy.getBlockColumns(), stride = copy.getBlockElementStride();
+  if (rows > 256 || bc > 256)
+    return copy.emitOpError() << "stores the transposed box in blocks of "
+                              << rows << " x " << bc
+                              << " elements; at most 256 x 256";
+  if (cols % bc || (bc * 4) % 16)
+    return copy.emitOpError()
+           << "stores the transposed box's " << cols
+           << " columns (the box's rows) in blocks of " << bc
+           << "; the block must divide them and hold whole 16-byte chunks";
+  if (stride < rows * bc || (stride * 4) % 16)
+    return copy.emitOpError() << "blocks of " << rows << " x " << bc
+                              << " elements " << stride
+                              << " apart overlap or start off 16 bytes";
+  ArrayRef<int32_t> sw;
+  if (auto s = copy.getSwizzle()) {
+    sw = *s;
+    if (sw.size() != 3 || sw[0] < 0 || sw[0] > 16 || sw[1] < 0 ||
+        std::abs(sw[2]) < sw[0] ||
+        (sw[0] > 0 &&
+         std::min(sw[1], sw[1] + sw[2]) < int32_t(chunkBits(element))))
+      return copy.emitOpError("swizzle must be a Swizzle(bits, base, shift) "
+                              "that keeps 16-byte chunks whole");
+  }
+  int64_t extent = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < bc; ++c)
+      extent = std::max(extent, applyMmaSwizzle(sw, r * bc + c) + 1);
+  int64_t end = copy.getOffset() + (cols / bc - 1) * stride + extent;
+  int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
+  if (end > slot)
+    return copy.emitOpError() << "the transposed " << copy.getBoxRows()
+                              << " x " << copy.getBoxCols()
+                              << " box at offset " << copy.getOffset()
+                              << " reaches element " << end - 1
+                              << " of a stage of " << slot;
+  for (Value v : {copy.getRow(), copy.getCol(), copy.getRows(), copy.getCols(),
+                  copy.getLd()})
+    if (isThreadVarying(v, SyncScope::Threadgroup))
+      return copy.emitOpError("operands must be the same in every thread");
+  return success();
+}
+
 LogicalResult verifyStageCopy(StageCopyOp copy) {
   auto ring = copy.getRing().getDefiningOp<PipelineRingOp>();
   if (!ring)
@@ -378,6 +439,8 @@ LogicalResult verifyStageCopy(StageCopyOp copy) {
   AddressSpace space = getAddressSpace(srcType);
   if (space == AddressSpace::Threadgroup || space == AddressSpace::Thread)
     return copy.emitOpError("copies from a device buffer only");
+  if (copy.getTranspose())
+    return verifyTransposedStageCopy(copy, ring, element);
   unsigned bytes = elementBytes(element);
   int64_t bc = copy.getBlockColumns(), stride = copy.getBlockElementStride();
   if (copy.getBoxRows() > 256 || bc > 256)
@@ -563,7 +626,7 @@ LogicalResult verifyCommit(RingCommitOp commit) {
        op = op->getNextNode())
     if (auto copy = dyn_cast<StageCopyOp>(op))
       if (copy.getSlot() == commit.getSlot())
-        bytes += copy.getBytes();
+        bytes += copy.getTransactionBytes();
   if (bytes != commit.getBytes())
     return commit.emitOpError()
            << "expects " << commit.getBytes()

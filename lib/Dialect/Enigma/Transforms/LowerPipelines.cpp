@@ -13,7 +13,8 @@
 //   copy_wait(0); barrier                // the ring may be refilled after
 //
 // Producer copies become enigma.copy_tile_async into the slot, with the
-// matrix's edges as the valid rows and columns (zero fill). The refilled
+// matrix's edges as the valid rows and columns (zero fill); transposing
+// ones element copies shared by the threadgroup. The refilled
 // slot is the one consumer(i - 1) read, which the barrier released. The
 // rings themselves (their barriers) are not needed and are erased.
 //
@@ -21,9 +22,11 @@
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -73,6 +76,87 @@ static void lowerStageCopyToTileCopy(OpBuilder &b, StageCopyOp copy, Value slot)
       validRows, validCols, b.getI64IntegerAttr(copy.getBoxRows()),
       b.getI64IntegerAttr(copy.getBoxCols()), b.getI64IntegerAttr(bc),
       copy.getSwizzleAttr(), blockStride);
+}
+
+/// `x` under the swizzle (bits, base, shift) in index arithmetic, as
+/// applyMmaSwizzle computes it.
+static Value swizzleIndex(OpBuilder &b, Location loc,
+                          std::optional<ArrayRef<int32_t>> sw, Value x) {
+  if (!sw || sw->size() != 3 || (*sw)[0] == 0)
+    return x;
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  int64_t mask = ((int64_t(1) << (*sw)[0]) - 1) << (*sw)[1];
+  int32_t shift = (*sw)[2];
+  Value moved =
+      shift >= 0 ? Value(b.create<arith::ShRUIOp>(loc, x, c(shift)))
+                 : Value(b.create<arith::ShLIOp>(loc, x, c(-shift)));
+  return b.create<arith::XOrIOp>(
+      loc, x, b.create<arith::AndIOp>(loc, moved, c(mask)));
+}
+
+/// A transposing stage copy as element copies shared by the threadgroup:
+/// thread t copies box elements t, t + T, ... (row-major in the box, so
+/// neighbouring threads read neighbouring columns), zeros outside the
+/// matrix, each to (r / bc) * block_stride + swizzle(c * bc + r % bc) of
+/// the stage. The copy is complete at once; the pipeline's barrier makes
+/// it visible, as for the tile copies.
+static void lowerTransposedStageCopy(OpBuilder &b, StageCopyOp copy,
+                                     Value slot) {
+  Location loc = copy.getLoc();
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  auto index = [&](Value v) {
+    return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), v);
+  };
+  Value base = stageCopyBase(b, copy, slot);
+  Value validRows = remaining(b, loc, copy.getRows(), copy.getRow());
+  Value validCols = remaining(b, loc, copy.getCols(), copy.getCol());
+  Value threads = index(b.create<ThreadsPerThreadgroupOp>(loc, Dim::X));
+  for (Dim d : {Dim::Y, Dim::Z})
+    threads = b.create<arith::MulIOp>(
+        loc, threads, index(b.create<ThreadsPerThreadgroupOp>(loc, d)));
+  Value first = index(b.create<ThreadIndexInThreadgroupOp>(loc));
+  int64_t boxCols = copy.getBoxCols(), bc = copy.getBlockColumns();
+  auto loop = b.create<scf::ForOp>(loc, first,
+                                   c(copy.getBoxRows() * boxCols), threads);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value e = loop.getInductionVar();
+  Value r = b.create<arith::DivUIOp>(loc, e, c(boxCols));
+  Value col = b.create<arith::RemUIOp>(loc, e, c(boxCols));
+  Value inside = b.create<arith::AndIOp>(
+      loc,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, r, validRows),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, validCols));
+  Type element = copy.getSrc().getType().getElementType();
+  auto read = b.create<scf::IfOp>(loc, TypeRange{element}, inside,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(read.thenBlock());
+    Value at = b.create<arith::AddIOp>(
+        loc,
+        b.create<arith::MulIOp>(
+            loc, b.create<arith::AddIOp>(loc, copy.getRow(), r), copy.getLd()),
+        b.create<arith::AddIOp>(loc, copy.getCol(), col));
+    Value v = b.create<memref::LoadOp>(loc, copy.getSrc(), ValueRange{at});
+    b.create<scf::YieldOp>(loc, v);
+    b.setInsertionPointToStart(read.elseBlock());
+    Value zero = b.create<arith::ConstantOp>(
+        loc, cast<TypedAttr>(b.getZeroAttr(element)));
+    b.create<scf::YieldOp>(loc, zero);
+  }
+  Value inBlock = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, col, c(bc)),
+      b.create<arith::RemUIOp>(loc, r, c(bc)));
+  Value at = b.create<arith::AddIOp>(
+      loc, base,
+      b.create<arith::AddIOp>(
+          loc,
+          b.create<arith::MulIOp>(loc, b.create<arith::DivUIOp>(loc, r, c(bc)),
+                                  c(copy.getBlockElementStride())),
+          swizzleIndex(b, loc, copy.getSwizzle(), inBlock)));
+  b.create<memref::StoreOp>(loc, read.getResult(0), copy.getDestination(),
+                            ValueRange{at});
 }
 
 namespace {
@@ -158,8 +242,11 @@ private:
     map.map(producer.getArgument(1), slot);
     for (Operation &inner : producer.without_terminator()) {
       if (auto copy = dyn_cast<StageCopyOp>(inner)) {
-        lowerStageCopyToTileCopy(b, cast<StageCopyOp>(b.clone(inner, map)),
-                                 slot);
+        auto clone = cast<StageCopyOp>(b.clone(inner, map));
+        if (clone.getTranspose())
+          lowerTransposedStageCopy(b, clone, slot);
+        else
+          lowerStageCopyToTileCopy(b, clone, slot);
         continue;
       }
       b.clone(inner, map);
@@ -188,7 +275,8 @@ struct LowerPipelinesPass
            "threadgroup (CPU, Metal)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, scf::SCFDialect>();
+    registry.insert<arith::ArithDialect, memref::MemRefDialect,
+                    scf::SCFDialect>();
   }
   void runOnOperation() override {
     SmallVector<PipelineOp> pipelines;

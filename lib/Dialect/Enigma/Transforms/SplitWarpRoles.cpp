@@ -146,7 +146,7 @@ scf::ForOp lowerProducer(PipelineOp op) {
   for (Operation &inner : producer.without_terminator()) {
     b.clone(inner, map);
     if (auto copy = dyn_cast<StageCopyOp>(inner))
-      bytes += copy.getBytes();
+      bytes += copy.getTransactionBytes();
   }
   b.create<RingCommitOp>(loc, ring, slot, b.getI64IntegerAttr(bytes));
   // The consumers' results do not exist here; what used them is cut away.

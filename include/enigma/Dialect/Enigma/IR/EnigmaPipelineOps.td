@@ -172,6 +172,19 @@ def Enigma_StageCopyOp : Enigma_PipelineOpBase<"stage_copy"> {
     threadgroup of the ring's cluster, which CUDA then loads once per
     cluster (each threadgroup a share of the rows, delivered to all);
     elsewhere it is an ordinary copy.
+
+    `transpose` (32-bit elements, no multicast): the stage holds the
+    transpose of the box, a `box_cols x box_rows` tile: box element (r, c)
+    lands where element (c, r) of an untransposed copy of that tile would,
+
+      slot start + offset + (r / bc) * block_stride + swizzle(c * bc + r % bc)
+
+    with `bc` = `block_cols` (default `box_rows`) and `block_stride`
+    (default `box_cols * bc`). A `k x n` matrix's box then lands K-major,
+    as the TMA copy of the `n x k` matrix would write it (what TF32 wgmma
+    reads). The TMA cannot transpose: CUDA copies it with the producer
+    warpgroup's registers and arrives on the stage's full barrier without
+    transaction bytes (docs/design/tf32.md).
   }];
   // It writes the ring's buffers (through the ring) and, on CUDA, counts
   // on its barriers: effects on the ring keep it in place and alive.
@@ -187,7 +200,8 @@ def Enigma_StageCopyOp : Enigma_PipelineOpBase<"stage_copy"> {
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$block_cols,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$block_stride,
                        OptionalAttr<DenseI32ArrayAttr>:$swizzle,
-                       UnitAttr:$multicast);
+                       UnitAttr:$multicast,
+                       UnitAttr:$transpose);
   let assemblyFormat = [{
     $src `[` $row `,` $col `]` `of` `(` $rows `,` $cols `,` $ld `)` `into`
     $ring `[` $slot `]` attr-dict `:` type($src) `,` type($ring)
@@ -195,10 +209,20 @@ def Enigma_StageCopyOp : Enigma_PipelineOpBase<"stage_copy"> {
   let extraClassDeclaration = [{
     /// Bytes the copy writes into the stage (the whole box).
     int64_t getBytes();
-    /// Columns per block and elements between blocks.
-    int64_t getBlockColumns() { return getBlockCols().value_or(getBoxCols()); }
+    /// Bytes it delivers through a full barrier's transaction count (the
+    /// TMA's): none for a transposing copy, whose producer threads arrive.
+    int64_t getTransactionBytes() { return getTranspose() ? 0 : getBytes(); }
+    /// The tile the stage holds: the box, or its transpose.
+    int64_t getStoredRows() {
+      return getTranspose() ? getBoxCols() : getBoxRows();
+    }
+    int64_t getStoredCols() {
+      return getTranspose() ? getBoxRows() : getBoxCols();
+    }
+    /// Columns per block and elements between blocks (of the stored tile).
+    int64_t getBlockColumns() { return getBlockCols().value_or(getStoredCols()); }
     int64_t getBlockElementStride() {
-      return getBlockStride().value_or(getBoxRows() * getBlockColumns());
+      return getBlockStride().value_or(getStoredRows() * getBlockColumns());
     }
     /// The ring buffer it writes.
     mlir::Value getDestination();
@@ -241,12 +265,13 @@ def Enigma_RingCommitOp : Enigma_PipelineOpBase<"ring_commit"> {
   let summary = "producer: the slot's copies are issued, `bytes` to come";
   let description = [{
     Arrives on the slot's full barrier expecting `bytes` bytes of copies:
-    exactly the bytes of the enigma.stage_copy ops into `slot` that precede
-    it in its block (the verifier checks this).
+    exactly the transaction bytes of the enigma.stage_copy ops into `slot`
+    that precede it in its block (the verifier checks this; a transposing
+    copy has none, its threads arrive themselves).
   }];
   let arguments = (ins Arg<Enigma_RingBarriers, "", [MemRead, MemWrite]>:$ring,
                        Index:$slot,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$bytes);
+                       ConfinedAttr<I64Attr, [IntMinValue<0>]>:$bytes);
   let assemblyFormat = "$ring `[` $slot `]` attr-dict `:` type($ring)";
 }
 
