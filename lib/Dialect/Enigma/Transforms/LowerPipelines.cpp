@@ -15,7 +15,8 @@
 // Producer copies become enigma.copy_tile_async into the slot, with the
 // matrix's edges as the valid rows and columns (zero fill). The refilled
 // slot is the one consumer(i - 1) read, which the barrier released. The
-// rings themselves (their barriers) are not needed and are erased.
+// rings themselves (their barriers) are not needed and are erased, and so
+// are the consumers' turns (enigma.consumer_turn_begin / _end).
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
@@ -71,6 +72,18 @@ static void lowerStageCopyToTileCopy(OpBuilder &b, StageCopyOp copy, Value slot)
       validRows, validCols, b.getI64IntegerAttr(copy.getBoxRows()),
       b.getI64IntegerAttr(copy.getBoxCols()), b.getI64IntegerAttr(bc),
       copy.getSwizzleAttr(), blockStride);
+}
+
+/// The consumers' turns mean nothing when the whole threadgroup runs both
+/// roles (docs/design/consumer-turns.md): they go.
+static void eraseConsumerTurns(ModuleOp module) {
+  SmallVector<Operation *> turns;
+  module.walk([&](Operation *op) {
+    if (isa<ConsumerTurnBeginOp, ConsumerTurnEndOp>(op))
+      turns.push_back(op);
+  });
+  for (Operation *op : turns)
+    op->erase();
 }
 
 namespace {
@@ -183,6 +196,7 @@ struct LowerPipelinesPass
     registry.insert<arith::ArithDialect, scf::SCFDialect>();
   }
   void runOnOperation() override {
+    eraseConsumerTurns(getOperation());
     SmallVector<PipelineOp> pipelines;
     getOperation().walk([&](PipelineOp op) { pipelines.push_back(op); });
     for (PipelineOp op : pipelines)
