@@ -250,7 +250,6 @@ def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
           _u32(ld, "stage_copy: ld")._value)
 
 
-
 class consumer_turn:
     """``with enigma.consumer_turn(): ...`` in a :func:`pipeline_loop`
     consumer: the body runs in one consumer warpgroup (128 threads) at a
