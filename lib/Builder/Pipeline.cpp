@@ -222,4 +222,43 @@ void stageCopy(KernelBuilder &k, const PipelineRing &ring, Value slot,
       box.transpose ? b.getUnitAttr() : UnitAttr());
 }
 
+void consumerTurn(KernelBuilder &k, bool begin,
+                  const std::vector<Value> &after) {
+  KernelBuilder::Impl &impl = k.internals();
+  if (impl.frames.empty() || !isa<PipelineOp>(impl.frames.back().op) ||
+      !impl.frames.back().inElse)
+    throw EnigmaError("consumer_turn belongs at the top level of a "
+                      "pipeline_loop's consumer (not inside a loop or "
+                      "branch there, nor in a producer)");
+  Block *block = impl.builder.getInsertionBlock();
+  bool open = false;
+  for (Operation &op : llvm::reverse(*block))
+    if (isa<ConsumerTurnBeginOp, ConsumerTurnEndOp>(op)) {
+      open = isa<ConsumerTurnBeginOp>(op);
+      break;
+    }
+  if (begin && open)
+    throw EnigmaError("consumer_turn: turns do not nest (a turn is already "
+                      "open in this consumer)");
+  if (!begin && !open)
+    throw EnigmaError("consumer_turn: no turn to end");
+  if (!begin && !after.empty())
+    throw EnigmaError("consumer_turn: only a turn that begins waits for "
+                      "values");
+  SmallVector<mlir::Value> waited;
+  for (const Value &v : after) {
+    checkOwner(&k, v, "consumer_turn after");
+    if (v.dtype() != DType::F32 || v.lanes() != 1)
+      throw EnigmaError(std::string("consumer_turn: after= takes float "
+                                    "scalars and float fragments, got ") +
+                        shortName(v.dtype()));
+    waited.push_back(raw(v));
+  }
+  OpBuilder &b = impl.builder;
+  if (begin)
+    b.create<ConsumerTurnBeginOp>(impl.location, waited);
+  else
+    b.create<ConsumerTurnEndOp>(impl.location);
+}
+
 } // namespace enigma

@@ -24,9 +24,11 @@ from ._layout import Swizzle
 from ._slots import control_state
 from ._tile import PipelineStage
 
-__all__ = ["PipelineRing", "pipeline_ring", "pipeline_loop", "stage_copy"]
+__all__ = ["PipelineRing", "pipeline_ring", "pipeline_loop", "stage_copy",
+           "consumer_turn"]
 
 _U32 = as_dtype("uint")
+_F32 = as_dtype("float")
 
 
 def _call(function: str, *args):
@@ -264,3 +266,39 @@ def stage_copy(ring: PipelineRing, slot, buffer: int, src, *, at, shape,
           _u32(shape[1], "stage_copy: columns")._value,
           _u32(ld, "stage_copy: ld")._value, transpose)
 
+
+class consumer_turn:
+    """``with enigma.consumer_turn(): ...`` in a :func:`pipeline_loop`
+    consumer: the body runs in one consumer warpgroup (128 threads) at a
+    time, the warpgroups taking turns in order (0, 1, ..., 0, ...). It
+    changes no result; on CUDA with a producer warpgroup it lets one
+    warpgroup's tensor-core products run while another computes in
+    registers (the other's softmax in attention). Use it at the top level
+    of the consumer (not inside ``if_`` or ``range`` there), every
+    iteration taking the same turns; a turn must not hold a ``barrier()``
+    (docs/reference/pipelines.md, docs/design/consumer-turns.md).
+
+    ``after``: float values or fragments computed before the turn that
+    must be complete when it begins (on CUDA the assembler could otherwise
+    move their computation into the turn); they change no result."""
+
+    def __init__(self, after=()):
+        if isinstance(after, (IRValue, Fragment)):
+            after = [after]
+        values = []
+        for k, v in enumerate(after):
+            if not isinstance(v, (IRValue, Fragment)) or \
+                    v.dtype.name != _F32.name:
+                fail(f"consumer_turn: after[{k}] must be a float value or "
+                     f"fragment, got {v!r}")
+            values.append(v._value)
+        self._after = values
+
+    def __enter__(self):
+        _call("consumer_turn", True, self._after)
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if kind is None:
+            _call("consumer_turn", False)
+        return False

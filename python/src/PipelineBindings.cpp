@@ -53,7 +53,11 @@ void bindPipeline(nb::module_ &m) {
       "builder"_a, "ring"_a, "slot"_a, "buffer"_a, "offset"_a, "box_rows"_a,
       "box_cols"_a, "block_cols"_a, "block_stride"_a, "swizzle"_a,
       "multicast"_a, "src"_a, "row"_a, "col"_a, "rows"_a, "cols"_a, "ld"_a,
-      "transpose"_a = false, "A box of a device matrix into one stage of a ring buffer");
+      "transpose"_a = false,
+      "A box of a device matrix into one stage of a ring buffer");
+  m.def("consumer_turn", &consumerTurn, "builder"_a, "begin"_a,
+        "after"_a = std::vector<Value>{},
+        "Begins or ends a turn of the consumer warpgroups");
   m.def("launch_register_limit", &launchRegisterLimit, "threads"_a,
         "Registers per thread of a CUDA block of `threads` threads with "
         "pipeline roles, from launch on");

@@ -99,6 +99,12 @@ void stageCopy(KernelBuilder &k, const PipelineRing &ring, Value slot,
                const StageBox &box, const Buffer &src, Value row, Value col,
                Value rows, Value cols, Value ld);
 
+/// At the top level of a consumer region: begins (`begin`) or ends a turn
+/// of the consumer warpgroups (docs/reference/pipelines.md); a turn that
+/// begins waits for the f32 values `after`.
+void consumerTurn(KernelBuilder &k, bool begin,
+                  const std::vector<Value> &after = {});
+
 } // namespace enigma
 
 #endif

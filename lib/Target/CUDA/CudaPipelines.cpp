@@ -151,8 +151,13 @@ public:
              << launchRegisterLimit(int64_t(c.consumerThreads) +
                                     kProducerThreads)
              << ">();\n";
+    bool turns = hasConsumerTurns(roles);
+    if (turns)
+      consumerTurns("open");
     if (failed(e.emitBlock(roles.getConsumer().front())))
       return failure();
+    if (turns)
+      consumerTurns("close");
     e.indentLess();
     e.line() << "}\n";
     e.line() << "enigma_ring_end<" << c.cluster << ">();\n";
@@ -196,6 +201,28 @@ public:
     e.indentLess();
     e.line() << "}\n";
     return result;
+  }
+
+  /// enigma_turns_<what> / enigma_turn_<what> of the consumer warpgroups
+  /// (docs/design/consumer-turns.md).
+  void consumerTurns(const char *what) {
+    e.line() << "enigma_turns_" << what << "<" << c.consumerThreads / 128
+             << "u>(" << c.threadIndex << ");\n";
+  }
+  LogicalResult consumerTurn(Operation *op, const char *what) {
+    if (!inConsumerRole(op))
+      return op->emitOpError("must be in the consumer role of a kernel "
+                             "split into warp roles");
+    // The wait's barrier number depends (by 0) on the values the turn
+    // waits for: the assembler must compute them first.
+    std::string after = "0u";
+    if (auto begin = dyn_cast<ConsumerTurnBeginOp>(op))
+      for (Value v : begin.getAfter())
+        after = "enigma_turn_after(" + after + ", " + e.expr(v) + ")";
+    e.line() << "enigma_turn_" << what << "<" << c.consumerThreads / 128
+             << "u>(" << c.threadIndex
+             << (isa<ConsumerTurnBeginOp>(op) ? ", " + after : "") << ");\n";
+    return success();
   }
 
   LogicalResult copy(StageCopyOp copy) {
@@ -280,6 +307,10 @@ LogicalResult emitCudaPipelineOp(CFamilyEmitter &e, Operation *op,
                  << e.expr(release.getRing()) << ", " << p.lane() << ");\n";
         return success();
       })
+      .Case([&](ConsumerTurnBeginOp turn) {
+        return p.consumerTurn(turn, "begin");
+      })
+      .Case([&](ConsumerTurnEndOp turn) { return p.consumerTurn(turn, "end"); })
       .Case([&](PipelineOp pipeline) {
         return pipeline.emitOpError("must be split into roles before the "
                                     "CUDA text is printed");

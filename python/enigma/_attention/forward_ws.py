@@ -8,7 +8,10 @@ warpgroup of 128 threads per 64 rows, the consumers. Each iteration of an
 warpgroup issuing Tensor Memory Accelerator copies, ``stages`` blocks
 ahead) and a consumer that runs ``S = Q K^T`` (both operands in
 threadgroup memory), the online softmax in registers and ``O += P V``
-(``P`` from registers). Q is copied once before the loops.
+(``P`` from registers). Q is copied once before the loops. The consumer
+warpgroups take turns at the two products (:class:`enigma.consumer_turn`),
+so that one warpgroup's softmax runs while the other's products use the
+tensor cores.
 
 The whole key blocks are walked by two pipelines on the one ring: the
 blocks no row masks, then the blocks with the causal diagonal, so that
@@ -32,8 +35,9 @@ from .._dtypes import f32, i32 as I32, u32 as U32, Scalar
 from .._kernel import kernel
 from .._math import exp2, fmax, imin, where
 from .._mma import (copy_commit, copy_wait, mma, mma_fill, mma_iota,
-                    mma_zeros)
-from .._pipeline import pipeline_loop, pipeline_ring, stage_copy
+                    mma_wait, mma_zeros)
+from .._pipeline import (consumer_turn, pipeline_loop, pipeline_ring,
+                         stage_copy)
 from .._threads import barrier, simdgroup_index_in_threadgroup
 from .._cooperation import threadgroup_alloc
 from .forward import (block_counts, element_type, finish, query_tile,
@@ -120,11 +124,19 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                            block_cols=64 if wide else None,
                            block_stride=layout.block if wide else None)
 
-        def scores(k_tile):
-            s = mma(mma_zeros(16, bc), q,
-                    layout.operand(k_tile, transpose=True), k=d,
-                    warpgroup=True)
-            return s * scale2              # scale * log2(e): exp2 below
+        def scores(k_tile, turn=False):
+            acc = mma_zeros(16, bc)
+            k_op = layout.operand(k_tile, transpose=True)
+            if not turn:
+                s = mma(acc, q, k_op, k=d, warpgroup=True)
+                return s * scale2          # scale * log2(e): exp2 below
+            # Issued in this warpgroup's turn and waited for after it: the
+            # next warpgroup's products queue behind it on the tensor cores
+            # while this one waits and runs its softmax.
+            with consumer_turn():
+                s = mma(acc, q, k_op, k=d, warpgroup=True,
+                        asynchronous=True)
+            return mma_wait(s) * scale2
 
         def mask(s, k0):
             cols = mma_iota(1, 16, bc) + i32(k0)
@@ -147,14 +159,21 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
         def products(s, v_tile, carry):
             p, o, carry[1], carry[2] = softmax(s, carry[0], carry[1],
                                                carry[2])
-            carry[0] = mma(o, p, layout.operand(v_tile, transpose=False),
-                           warpgroup=True)
+            # The turn waits for the row sums (every exponent): on CUDA
+            # the softmax then runs before it, not inside it.
+            with consumer_turn(after=carry[2]):
+                carry[0] = mma(o, p, layout.operand(v_tile, transpose=False),
+                               warpgroup=True)
 
+        # The consumer warpgroups take turns at their products (ping-pong:
+        # docs/design/consumer-turns.md): warpgroup 0's Q K^T, then 1's;
+        # 0's P V, then 1's; each softmax runs during the other's turn.
         def unmasked(j, slot, carry):
-            products(scores(ring.stage(0, slot)), ring.stage(1, slot), carry)
+            products(scores(ring.stage(0, slot), turn=True),
+                     ring.stage(1, slot), carry)
 
         def masked(j, slot, carry):
-            products(mask(scores(ring.stage(0, slot)), j * bc),
+            products(mask(scores(ring.stage(0, slot), turn=True), j * bc),
                      ring.stage(1, slot), carry)
 
         # Whole blocks through the ring: those no row masks, then those

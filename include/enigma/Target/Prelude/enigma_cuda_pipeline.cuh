@@ -528,6 +528,93 @@ __device__ __forceinline__ void enigma_consumer_barrier(unsigned threads) {
 #endif
 }
 
+/* Turns of the consumer warpgroups (docs/design/consumer-turns.md): the
+ * warpgroups of 128 consumer threads take turns round-robin. Warpgroup w
+ * waits for its turn on named barrier ENIGMA_TURN_BARRIER + w, where 256
+ * threads meet: its own 128 (bar.sync) and the 128 of the warpgroup before
+ * it, which arrive (bar.arrive, no wait) when their turn ends. Barrier 0 is
+ * __syncthreads, 1 the consumers' barrier. One warpgroup: no turns. */
+#define ENIGMA_TURN_BARRIER 2u
+
+/* 0, computed from `x`: a turn's wait adds it to its barrier number, so
+ * that ptxas, which moves register arithmetic freely across bar.sync,
+ * must finish the values a turn waits for (`after`) before the wait.
+ * prmt with selector 0x4444 copies byte 0 of `dep` (0) into every byte;
+ * neither compiler folds it away. */
+__device__ __forceinline__ unsigned enigma_turn_after(unsigned dep, float x) {
+#ifdef __CUDA_ARCH__
+  asm volatile("prmt.b32 %0, %1, %0, 0x4444;\n"
+               : "+r"(dep)
+               : "r"(__float_as_uint(x)));
+#else
+  (void)x;
+#endif
+  return dep;
+}
+template <class Fragment>
+__device__ __forceinline__ unsigned enigma_turn_after(unsigned dep,
+                                                     const Fragment &x) {
+#pragma unroll
+  for (int i = 0; i < Fragment::size; ++i)
+    dep = enigma_turn_after(dep, x.v[i]);
+  return dep;
+}
+
+template <unsigned Groups>
+__device__ __forceinline__ void enigma_turn_begin(unsigned thread,
+                                                  unsigned after) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Groups > 1)
+    asm volatile("bar.sync %0, 256;\n" ::"r"(ENIGMA_TURN_BARRIER +
+                                              thread / 128u + after)
+                 : "memory");
+#else
+  (void)thread;
+  (void)after;
+#endif
+}
+
+template <unsigned Groups>
+__device__ __forceinline__ void enigma_turn_end(unsigned thread) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Groups > 1)
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(ENIGMA_TURN_BARRIER +
+                                                (thread / 128u + 1u) % Groups)
+                 : "memory");
+#else
+  (void)thread;
+#endif
+}
+
+/* When the consumers start: the last warpgroup arrives as if its turn had
+ * ended, so that warpgroup 0 takes the first turn. */
+template <unsigned Groups>
+__device__ __forceinline__ void enigma_turns_open(unsigned thread) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Groups > 1)
+    if (thread / 128u == Groups - 1u)
+      asm volatile("bar.arrive %0, 256;\n" ::"n"(ENIGMA_TURN_BARRIER)
+                   : "memory");
+#else
+  (void)thread;
+#endif
+}
+
+/* When the consumers end: warpgroup 0 takes the last warpgroup's final
+ * arrival (from its last turn, or from enigma_turns_open when no turn ran),
+ * so that every arrival has met its wait. */
+template <unsigned Groups>
+__device__ __forceinline__ void enigma_turns_close(unsigned thread) {
+#ifdef __CUDA_ARCH__
+  if constexpr (Groups > 1)
+    if (thread / 128u == 0u)
+      asm volatile("bar.sync %0, 256;\n" ::"n"(ENIGMA_TURN_BARRIER)
+                   : "memory");
+#else
+  (void)thread;
+#endif
+}
+
 /* The end of a kernel with a cluster: no block leaves while another may
  * still deliver a multicast copy or a release into its shared memory. */
 template <int Cluster> __device__ __forceinline__ void enigma_ring_end() {

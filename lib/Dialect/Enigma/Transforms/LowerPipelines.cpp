@@ -16,7 +16,8 @@
 // matrix's edges as the valid rows and columns (zero fill); transposing
 // ones element copies shared by the threadgroup. The refilled
 // slot is the one consumer(i - 1) read, which the barrier released. The
-// rings themselves (their barriers) are not needed and are erased.
+// rings themselves (their barriers) are not needed and are erased, and so
+// are the consumers' turns (enigma.consumer_turn_begin / _end).
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
@@ -159,6 +160,18 @@ static void lowerTransposedStageCopy(OpBuilder &b, StageCopyOp copy,
                             ValueRange{at});
 }
 
+/// The consumers' turns mean nothing when the whole threadgroup runs both
+/// roles (docs/design/consumer-turns.md): they go.
+static void eraseConsumerTurns(ModuleOp module) {
+  SmallVector<Operation *> turns;
+  module.walk([&](Operation *op) {
+    if (isa<ConsumerTurnBeginOp, ConsumerTurnEndOp>(op))
+      turns.push_back(op);
+  });
+  for (Operation *op : turns)
+    op->erase();
+}
+
 namespace {
 
 class SoftwarePipeline {
@@ -279,6 +292,7 @@ struct LowerPipelinesPass
                     scf::SCFDialect>();
   }
   void runOnOperation() override {
+    eraseConsumerTurns(getOperation());
     SmallVector<PipelineOp> pipelines;
     getOperation().walk([&](PipelineOp op) { pipelines.push_back(op); });
     for (PipelineOp op : pipelines)

@@ -35,6 +35,9 @@ bool producerMayRun(mlir::Operation *op);
 /// the lane's share), 0 for other types.
 int64_t fragmentRegisters(mlir::Type type);
 
+/// Whether `root` holds enigma.consumer_turn_begin ops (ConsumerTurnOps.cpp).
+bool hasConsumerTurns(mlir::Operation *root);
+
 } // namespace enigma
 
 #endif

@@ -297,4 +297,7 @@ def Enigma_RingReleaseOp : Enigma_PipelineOpBase<"ring_release"> {
   let assemblyFormat = "$ring attr-dict `:` type($ring)";
 }
 
+// Turns of the consumer warpgroups (docs/design/consumer-turns.md).
+include "enigma/Dialect/Enigma/IR/EnigmaConsumerTurnOps.td"
+
 #endif
