@@ -248,18 +248,21 @@ def _rewritten_code(fn):
     #     return <fn>
     body = [inner, ast.Return(ast.Name(name, ast.Load()))] if name else \
         [ast.Return(inner)]
+    # A function nested in a rewritten one may already read the runtime
+    # as a free variable (its calls were rewritten with the outer one's):
+    # the factory's own parameter gives it.
+    free = tuple(n for n in code.co_freevars if n != CTL)
     factory = ast.FunctionDef(
         name="__enigma_factory__",
         args=ast.arguments(posonlyargs=[], args=[
-            ast.arg(n) for n in (CTL,) + code.co_freevars],
+            ast.arg(n) for n in (CTL,) + free],
             kwonlyargs=[], kw_defaults=[], defaults=[]),
         body=body, decorator_list=[], returns=None, type_params=[])
     ast.copy_location(factory, inner)
     module = ast.fix_missing_locations(ast.Module([factory], []))
     namespace = {}
     exec(compile(module, filename, "exec"), fn.__globals__, namespace)
-    made = namespace["__enigma_factory__"](
-        Runtime, *([None] * len(code.co_freevars)))
+    made = namespace["__enigma_factory__"](Runtime, *([None] * len(free)))
     return made.__code__
 
 

@@ -235,6 +235,34 @@ def test_closures_nested_functions_and_lambdas(runtime, rng):
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-4)
 
 
+def _doubled(v):
+    return v * 2.0
+
+
+def _through_a_nested_helper(x, n):
+    # Once this helper is rewritten, the call of _doubled in `inner` reads
+    # the rewrite's runtime as a free variable; rewriting `inner` when it
+    # is called must not bind that name twice.
+    def inner(v):
+        s = v
+        for _ in enigma.range(n):
+            s = _doubled(s)
+        return s + 1.0
+    return inner(x)
+
+
+def test_nested_function_of_a_helper_calling_another_helper(runtime, rng):
+    @enigma.kernel
+    def k(A: enigma.f32, n: enigma.Scalar(enigma.u32), B: enigma.f32):
+        t = enigma.thread_position_in_grid
+        B[t] = _through_a_nested_helper(A[t], n)
+
+    threads = 7
+    a = rng.standard_normal(threads).astype(np.float32)
+    (out,) = run(runtime, k, [a], [(threads, np.float32)], threads, n=3)
+    np.testing.assert_allclose(out, a.astype(np.float64) * 8 + 1, rtol=1e-6)
+
+
 def test_helper_without_readable_source_names_the_rule():
     namespace = {"enigma": enigma}
     exec(compile("def ranged(A, n):\n"
