@@ -58,6 +58,18 @@ def tagged_line(path, tag):
 _EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
+def misaligned(a):
+    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
+    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
+    buf = np.empty(a.size + 16, a.dtype)
+    start = next(i for i in range(1, 16)
+                 if (buf.ctypes.data + i * a.itemsize) % 16)
+    view = buf[start:start + a.size].reshape(a.shape)
+    view[...] = a
+    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
+    return view
+
+
 def pipeline_sass():
     """tools/sass/pipeline_sass.py as a module (NVRTC to an sm_90a cubin,
     cuobjdump's SASS), loaded once per process."""

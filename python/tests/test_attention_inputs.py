@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import misaligned
 import enigma.attention as ea
 from _attention_reference import make, reference_bhsd, values
 
@@ -136,18 +137,6 @@ def test_torch_yes_no_arguments_are_bools(rng):
     o, lse = ea.attention(q, k, v, return_lse=True)
     with pytest.raises(ValueError, match="deterministic must be a bool"):
         ea.attention_backward(q, q, k, v, o, lse, deterministic="no")
-
-
-def misaligned(a):
-    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
-    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
-    buf = np.empty(a.size + 16, a.dtype)
-    start = next(i for i in range(1, 16)
-                 if (buf.ctypes.data + i * a.itemsize) % 16)
-    view = buf[start:start + a.size].reshape(a.shape)
-    view[...] = a
-    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
-    return view
 
 
 def test_misaligned_inputs(runtime, rng):

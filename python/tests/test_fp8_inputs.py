@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import misaligned
 
 FORMATS = {"f8e4m3": enigma.f8e4m3, "f8e5m2": enigma.f8e5m2}
 
@@ -119,18 +120,6 @@ def test_fp8_decode_refuses_a_tensor_of_the_other_format():
         enigma.fp8_decode(t, enigma.f8e4m3)
     np.testing.assert_array_equal(enigma.fp8_decode(t, enigma.f8e5m2),
                                   [1.5, -2.0])
-
-
-def misaligned(a):
-    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
-    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
-    buf = np.empty(a.size + 16, a.dtype)
-    start = next(i for i in range(1, 16)
-                 if (buf.ctypes.data + i * a.itemsize) % 16)
-    view = buf[start:start + a.size].reshape(a.shape)
-    view[...] = a
-    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
-    return view
 
 
 def test_misaligned_operands(host_runtime, rng):

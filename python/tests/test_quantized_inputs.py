@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import misaligned
 from enigma import quantized as eq
 
 
@@ -103,18 +104,6 @@ def test_read_only_out_is_named():
         enigma.quantized_matmul(x, w_q, scales, biases, out=out)
 
 
-def misaligned(a):
-    """A C-contiguous copy of ``a`` that starts one element past a 16-byte
-    boundary (as ``x[1:]`` of rows that are not whole 16-byte chunks)."""
-    buf = np.empty(a.size + 16, a.dtype)
-    start = next(i for i in range(1, 16)
-                 if (buf.ctypes.data + i * a.itemsize) % 16)
-    view = buf[start:start + a.size].reshape(a.shape)
-    view[...] = a
-    assert view.flags["C_CONTIGUOUS"] and view.ctypes.data % 16
-    return view
-
-
 @pytest.mark.parametrize("m", [1, 5])
 def test_misaligned_inputs(host_runtime, rng, m):
     w = rng.standard_normal((8, 64)).astype(np.float32)
@@ -136,7 +125,7 @@ def test_first_example_of_the_reference_runs_as_written():
     """docs/reference/quantized.md's first block, executed as it stands
     (CUDA tensors where PyTorch has a GPU, CPU tensors elsewhere)."""
     import pathlib
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     text = (pathlib.Path(__file__).resolve().parents[2] / "docs" /
             "reference" / "quantized.md").read_text()
     block = text.split("```python\n", 1)[1].split("```", 1)[0]
