@@ -351,6 +351,27 @@ LogicalResult verifyPipeline(PipelineOp op) {
 
 /// The layout rules of a transposing copy (the stored tile is the box's
 /// transpose), after verifyStageCopy's checks of ring, region and types.
+/// The elements one stored block of `rows x bc` spans under the copy's
+/// swizzle, once the swizzle is known to keep 16-byte chunks whole.
+static FailureOr<int64_t> swizzledBlockExtent(StageCopyOp copy, Type element,
+                                              int64_t rows, int64_t bc) {
+  ArrayRef<int32_t> sw;
+  if (auto s = copy.getSwizzle()) {
+    sw = *s;
+    if (sw.size() != 3 || sw[0] < 0 || sw[0] > 16 || sw[1] < 0 ||
+        std::abs(sw[2]) < sw[0] ||
+        (sw[0] > 0 &&
+         std::min(sw[1], sw[1] + sw[2]) < int32_t(chunkBits(element))))
+      return copy.emitOpError("swizzle must be a Swizzle(bits, base, shift) "
+                              "that keeps 16-byte chunks whole");
+  }
+  int64_t extent = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < bc; ++c)
+      extent = std::max(extent, applyMmaSwizzle(sw, r * bc + c) + 1);
+  return extent;
+}
+
 static LogicalResult verifyTransposedStageCopy(StageCopyOp copy,
                                                PipelineRingOp ring,
                                                Type element) {
@@ -381,21 +402,10 @@ static LogicalResult verifyTransposedStageCopy(StageCopyOp copy,
     return copy.emitOpError() << "blocks of " << rows << " x " << bc
                               << " elements " << stride
                               << " apart overlap or start off 16 bytes";
-  ArrayRef<int32_t> sw;
-  if (auto s = copy.getSwizzle()) {
-    sw = *s;
-    if (sw.size() != 3 || sw[0] < 0 || sw[0] > 16 || sw[1] < 0 ||
-        std::abs(sw[2]) < sw[0] ||
-        (sw[0] > 0 &&
-         std::min(sw[1], sw[1] + sw[2]) < int32_t(chunkBits(element))))
-      return copy.emitOpError("swizzle must be a Swizzle(bits, base, shift) "
-                              "that keeps 16-byte chunks whole");
-  }
-  int64_t extent = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < bc; ++c)
-      extent = std::max(extent, applyMmaSwizzle(sw, r * bc + c) + 1);
-  int64_t end = copy.getOffset() + (cols / bc - 1) * stride + extent;
+  FailureOr<int64_t> extent = swizzledBlockExtent(copy, element, rows, bc);
+  if (failed(extent))
+    return failure();
+  int64_t end = copy.getOffset() + (cols / bc - 1) * stride + *extent;
   int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
   if (end > slot)
     return copy.emitOpError() << "the transposed " << copy.getBoxRows()
@@ -459,21 +469,12 @@ LogicalResult verifyStageCopy(StageCopyOp copy) {
     return copy.emitOpError() << "blocks of " << copy.getBoxRows() << " x "
                               << bc << " elements " << stride
                               << " apart overlap or start off 16 bytes";
-  ArrayRef<int32_t> sw;
-  if (auto s = copy.getSwizzle()) {
-    sw = *s;
-    if (sw.size() != 3 || sw[0] < 0 || sw[0] > 16 || sw[1] < 0 ||
-        std::abs(sw[2]) < sw[0] ||
-        (sw[0] > 0 && std::min(sw[1], sw[1] + sw[2]) < int32_t(chunkBits(element))))
-      return copy.emitOpError("swizzle must be a Swizzle(bits, base, shift) "
-                              "that keeps 16-byte chunks whole");
-  }
-  int64_t extent = 0;
-  for (int64_t r = 0; r < copy.getBoxRows(); ++r)
-    for (int64_t c = 0; c < bc; ++c)
-      extent = std::max(extent, applyMmaSwizzle(sw, r * bc + c) + 1);
-  int64_t end = copy.getOffset() + (copy.getBoxCols() / bc - 1) * stride +
-                extent;
+  FailureOr<int64_t> extent =
+      swizzledBlockExtent(copy, element, copy.getBoxRows(), bc);
+  if (failed(extent))
+    return failure();
+  int64_t end =
+      copy.getOffset() + (copy.getBoxCols() / bc - 1) * stride + *extent;
   int64_t slot = ring.getSlotElements(unsigned(copy.getBuffer()));
   if (end > slot)
     return copy.emitOpError() << "the " << copy.getBoxRows() << " x "
