@@ -8,8 +8,10 @@ gemm_bf16.py (``enigma.gemm_block``) with float tiles: on CUDA each
 simdgroup accumulates its fragment with FMA in registers (every element's
 sum stays fp32, like ``torch.matmul`` with TF32 off); with ``--tf32``
 (``allow_tf32=True``, as ``torch.backends.cuda.matmul.allow_tf32``) the
-product runs on TF32 tensor cores (mma.sync m16n8k8; with B stored n x k
-and ``enigma.tf32_gemm_configs()``, wgmma on Hopper), which truncates the
+product runs on TF32 tensor cores (mma.sync m16n8k8; wgmma on Hopper
+with ``enigma.tf32_gemm_configs()`` for B stored n x k, or
+``tf32_gemm_configs(b_transposed=False)`` for B stored k x n, whose
+producer warpgroup copies B transposed), which truncates the
 operands to 10 bits of mantissa, with tiles of its own (``tuned_tf32``
 times ``enigma.gemm_configs("cuda", "f32", allow_tf32=True)``). The CPU
 and Metal truncate the operands the same way.
@@ -26,7 +28,8 @@ import enigma
 
 def make_kernel(config, allow_tf32=False, b_transposed=False):
     """The kernel for one tile configuration (``b_transposed``: B stored
-    n x k, which TF32 warpgroup products need)."""
+    n x k, which TF32 warpgroup products read directly; a k x n B takes
+    the warp-specialised configurations' transposing copy)."""
     @enigma.kernel
     def gemm_f32(A: enigma.f32, B: enigma.f32, M: enigma.Scalar(enigma.u32),
                  N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
