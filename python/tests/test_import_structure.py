@@ -17,7 +17,7 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(
 LAYERS = [
     ("base", {"enigma._core", "enigma._dtypes", "enigma._grid",
               "enigma._log", "enigma._progress", "enigma._autotune",
-              "enigma._tools", "enigma._functions"}),
+              "enigma._tools", "enigma._functions", "enigma._inputs"}),
     ("leaf", {"enigma._ir"}),
     ("kernel", {"enigma._control", "enigma._slots", "enigma._source_rewrite",
                 "enigma._rewrite_runtime", "enigma._rewrite_carry",
