@@ -363,12 +363,11 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     64- or 128-row blocks 64 or 128 wide, whole or with K split
     (``split_k``), whichever a cost model of an H100's times finds
     fastest; stream-K (``stream_k``, :func:`stream_k_workspace`) only
-    when asked for, never by this rule. Float operands with
-    ``allow_tf32`` on CUDA: the 128 x 256 persistent TF32 warpgroup
-    configuration (:func:`enigma.tf32_gemm_configs`; wgmma with B stored
-    either way) when its blocks fill every multiprocessor, else
-    :func:`default_gemm_config`. Other float operands and other targets:
-    :func:`default_gemm_config`."""
+    when asked for, never by this rule. Float operands (TF32 or not)
+    and other targets: :func:`default_gemm_config` (the TF32 warpgroup
+    configurations, :func:`enigma.tf32_gemm_configs`, are chosen by
+    name: the rule does not know how B is stored, and wgmma with B
+    stored k x n has not been measured on a GPU yet)."""
     what = "gemm_config_for"
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -379,13 +378,6 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
             sm_count < 1:
         fail(f"{what}: sm_count must be a positive int, got {sm_count!r}")
     dtype = _gemm_dtype(as_dtype(dtype), f"{what}: dtype")
-    if target == "cuda" and dtype.name == "f32" and allow_tf32 is True:
-        # TF32 wgmma (docs/design/tf32.md): a warpgroup shape for B stored
-        # n x k (TMA) and k x n (transposing copy) alike.
-        big = MmaConfig(128, 256, _TF32_BK, 8, 1, 4, warp_specialized=True,
-                        persistent=True)
-        if m > 64 and big.tiles(m, n) >= sm_count:
-            return big
     if target != "cuda" or dtype.itemsize != 2:
         return default_gemm_config(target, dtype, allow_tf32)
     choices = _gemm_choices(m, n, k, sm_count)

@@ -15,6 +15,7 @@ pipelines.md, docs/design/consumer-turns.md): they change no result.
   its own with a time limit (a turn that never comes fails, not hangs).
 """
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -169,6 +170,46 @@ def _ring_kernel(consumer, producer_extra=None, outside=None):
     return bad
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("b,hq,hkv,sq,skv,d", [
+    (1, 2, 1, 1, 1, 64),
+    (1, 2, 1, 150, 77, 64),      # two query tiles, Sq > Skv
+    (2, 2, 2, 130, 300, 128),    # whole blocks and a partial one
+])
+def test_attention_with_turns_equals_without(runtime, rng, causal, b, hq,
+                                             hkv, sq, skv, d):
+    """ForwardConfig(turns=True): the pipelined forward's two consumer
+    warpgroups take turns; the result is the same bit for bit."""
+    import enigma.attention as ea
+    from _attention_reference import check_forward, make, reference_bhsd
+    from enigma._attention.forward import ForwardConfig
+    if runtime.name == "metal-host":
+        pytest.skip("two warpgroups of rows and their stages pass Metal's "
+                    "32 KiB")
+    config = ForwardConfig(32, 128, True, pipelined=True, stages=2)
+    q = make(rng, (b, hq, sq, d), "bf16")
+    k = make(rng, (b, hkv, skv, d), "bf16")
+    v = make(rng, (b, hkv, skv, d), "bf16")
+    got = [ea.attention(q, k, v, causal=causal, return_lse=True,
+                        config=dataclasses.replace(config, turns=turns),
+                        runtime=runtime) for turns in (False, True)]
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    check_forward(*got[1], *reference_bhsd(q, k, v, causal), v)
+
+
+def test_turns_are_the_pipelined_attentions():
+    import enigma.attention as ea
+    from enigma._attention.forward import ForwardConfig
+    q = np.zeros((1, 1, 4, 64), np.float16)
+    for config, match in ((ForwardConfig(64, 64, turns=True),
+                           "pipelined"),
+                          (ForwardConfig(32, 128, True, pipelined=True,
+                                         turns="yes"), "must be a bool")):
+        with pytest.raises(ValueError, match=match):
+            ea.attention(q, q, q, config=config, runtime=enigma.CpuRuntime())
+
+
 def test_a_turn_outside_a_consumer_is_refused():
     def turn():
         with enigma.consumer_turn():
@@ -247,6 +288,7 @@ def _attention_kernels():
         config = [c for c in plans.forward_configs(d, "ws")
                   if c.rows == 128][0] if d == 64 else \
             plans.forward_config(Hopper(), d)
+        config = dataclasses.replace(config, turns=True)
         for causal in (False, True):
             yield d, causal, forward_ws.forward_ws_kernel("bf16", d, causal,
                                                           config)
@@ -317,6 +359,7 @@ def test_pingpong_attention_matches_the_reference(rng, causal, b, hq, hkv,
         pytest.skip("the pipelined kernel needs an sm_90 GPU")
     config = plans.forward_config(runtime, 128) if d == 128 else \
         [c for c in plans.forward_configs(64, "ws") if c.rows == 128][0]
+    config = dataclasses.replace(config, turns=True)
     assert config.pipelined and config.rows == 128
     q = make(rng, (b, hq, sq, d), "bf16")
     k = make(rng, (b, hkv, skv, d), "bf16")

@@ -37,12 +37,16 @@ class ForwardConfig:
     (:mod:`.forward_ws`: a ring of ``stages`` key/value blocks filled by
     a producer, one consumer warpgroup per 64 rows; Q always in
     threadgroup memory); otherwise the classic kernel, whose K and V are
-    single-buffered and ``stages`` is unused."""
+    single-buffered and ``stages`` is unused. ``turns=True`` (pipelined,
+    two or more consumer warpgroups): they take turns at their products
+    (ping-pong, :func:`enigma.consumer_turn`); off by default until a GPU
+    has measured it."""
     bc: int = 64
     rows: int = 64
     q_shared: bool = True
     pipelined: bool = False
     stages: int = 2
+    turns: bool = False
 
     @property
     def threads(self) -> int:

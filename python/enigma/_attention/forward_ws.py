@@ -8,10 +8,10 @@ warpgroup of 128 threads per 64 rows, the consumers. Each iteration of an
 warpgroup issuing Tensor Memory Accelerator copies, ``stages`` blocks
 ahead) and a consumer that runs ``S = Q K^T`` (both operands in
 threadgroup memory), the online softmax in registers and ``O += P V``
-(``P`` from registers). Q is copied once before the loops. The consumer
-warpgroups take turns at the two products (:class:`enigma.consumer_turn`),
-so that one warpgroup's softmax runs while the other's products use the
-tensor cores.
+(``P`` from registers). Q is copied once before the loops. With
+``config.turns`` the consumer warpgroups take turns at the two products
+(:func:`enigma.consumer_turn`), so that one warpgroup's softmax runs
+while the other's products use the tensor cores.
 
 The whole key blocks are walked by two pipelines on the one ring: the
 blocks no row masks, then the blocks with the causal diagonal, so that
@@ -27,6 +27,7 @@ pipelines with the rows past the end zero-filled
 docs/design/attention.md explains the choices.
 """
 
+import contextlib
 import functools
 
 from .._core import fitting_consumer_registers
@@ -70,6 +71,7 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
     layout = TileLayout(el, bc, d)
     q_layout = TileLayout(el, rows, d)
     threads = config.threads
+    turns = config.turns
     wide = d > 64     # K and V stored in blocks of 64 columns
 
     @kernel
@@ -161,19 +163,21 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                                                carry[2])
             # The turn waits for the row sums (every exponent): on CUDA
             # the softmax then runs before it, not inside it.
-            with consumer_turn(after=carry[2]):
+            with consumer_turn(after=carry[2]) if turns else \
+                    contextlib.nullcontext():
                 carry[0] = mma(o, p, layout.operand(v_tile, transpose=False),
                                warpgroup=True)
 
-        # The consumer warpgroups take turns at their products (ping-pong:
-        # docs/design/consumer-turns.md): warpgroup 0's Q K^T, then 1's;
-        # 0's P V, then 1's; each softmax runs during the other's turn.
+        # With config.turns the consumer warpgroups take turns at their
+        # products (ping-pong: docs/design/consumer-turns.md): warpgroup
+        # 0's Q K^T, then 1's; 0's P V, then 1's; each softmax runs during
+        # the other's turn.
         def unmasked(j, slot, carry):
-            products(scores(ring.stage(0, slot), turn=True),
+            products(scores(ring.stage(0, slot), turn=turns),
                      ring.stage(1, slot), carry)
 
         def masked(j, slot, carry):
-            products(mask(scores(ring.stage(0, slot), turn=True), j * bc),
+            products(mask(scores(ring.stage(0, slot), turn=turns), j * bc),
                      ring.stage(1, slot), carry)
 
         # Whole blocks through the ring: those no row masks, then those

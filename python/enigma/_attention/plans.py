@@ -133,10 +133,16 @@ def forward_configs(d: int, kernel: str = "both"):
 def check_forward_config(checker, p: Problem, config: ForwardConfig):
     """What the pipelined kernel covers: contiguous keys, D 64 or 128,
     whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
+    if not isinstance(config.turns, bool):
+        checker.fail(f"the forward ({config}): turns must be a bool, got "
+                     f"{config.turns!r}")
     if not config.pipelined:
         # Whole warpgroups of 64 rows (two threads a row), blocks of keys
         # in steps of the 16-key products.
         what = f"the forward ({config})"
+        if config.turns:
+            checker.fail(f"{what}: turns are the pipelined kernel's "
+                         "(pipelined=True)")
         checker.multiple(what, "rows", config.rows, 64, 64)
         checker.multiple(what, "bc", config.bc, 16, 16)
         return
