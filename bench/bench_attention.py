@@ -181,11 +181,24 @@ def _forward_plan(p_args, config=None, num_splits=0):
     return (lambda: launch.run(steps, arrays)), arrays["o"], arrays["lse"]
 
 
+# --turns: the pipelined shapes of two or more consumer warpgroups also
+# with ForwardConfig(turns=True) (ping-pong), side by side.
+_WITH_TURNS = False
+
+
+def _forward_configs(ea, d, kernel):
+    import dataclasses
+    for config in ea.forward_configs(d, kernel):
+        yield config
+        if _WITH_TURNS and config.pipelined and config.rows >= 128:
+            yield dataclasses.replace(config, turns=True)
+
+
 def _config_label(config):
     """A forward tile shape in a row: its kernel and shape."""
     if config.pipelined:
-        return (f"enigma ws bc={config.bc} rows={config.rows} "
-                f"stages={config.stages}")
+        return (f"enigma ws{' turns' if config.turns else ''} "
+                f"bc={config.bc} rows={config.rows} stages={config.stages}")
     return (f"enigma classic bc={config.bc} rows={config.rows} "
             f"q_shared={config.q_shared}")
 
@@ -223,7 +236,7 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
         return None
     # The tile shapes, each checked, then the fastest (of each kernel).
     best, best_of = None, {}
-    for config in ea.forward_configs(d, kernel):
+    for config in _forward_configs(ea, d, kernel):
         try:
             run, o, lse = _forward_plan((q, k, v, causal), config)
             run()
@@ -237,7 +250,8 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
               f"{flops / us / 1e6:.1f} TFLOP/s")
         if best is None or us < best[0]:
             best = (us, run, o, lse, config)
-        which = "ws" if config.pipelined else "classic"
+        which = ("ws turns" if config.turns else "ws") if config.pipelined \
+            else "classic"
         if which not in best_of or us < best_of[which][0]:
             best_of[which] = (us, run, config)
     if best is None:
@@ -247,8 +261,8 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
           str(ea.forward_config(launch.Target(b.device), d)),
           f"fastest here: {config}")
     impls = {"enigma attention": run, **impls}
-    if len(best_of) == 2:   # the two kernels' best in the same rounds
-        for which in ("classic", "ws"):
+    if len(best_of) >= 2:   # each kernel's best in the same rounds
+        for which in best_of:
             impls[f"enigma {which} best"] = best_of[which][1]
     targets = {"SDPA cuDNN": "target >= 1.0"} if hq == hkv else {}
     times = b.compare(name, impls, flops, "TFLOP/s", targets)
@@ -259,13 +273,16 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
     b.row(name, f"enigma attention / best SDPA ({best_sdpa}) (throughput)",
           f"{np.median(r):.3f} (rounds {r.min():.3f}-{r.max():.3f})",
           "target >= 1.0")
-    if len(best_of) == 2:
-        r = np.array(times["enigma classic best"]) / \
-            np.array(times["enigma ws best"])
-        b.row(name, "enigma ws / classic (throughput, each its fastest "
-                    "shape)",
+    for faster, slower in (("ws", "classic"), ("ws turns", "ws")):
+        if faster not in best_of or slower not in best_of:
+            continue
+        r = np.array(times[f"enigma {slower} best"]) / \
+            np.array(times[f"enigma {faster} best"])
+        b.row(name, f"enigma {faster} / {slower} (throughput, each its "
+                    "fastest shape)",
               f"{np.median(r):.3f} (rounds {r.min():.3f}-{r.max():.3f})",
-              f"ws {best_of['ws'][2]}, classic {best_of['classic'][2]}")
+              f"{faster} {best_of[faster][2]}, {slower} "
+              f"{best_of[slower][2]}")
     op_us = b.time(lambda: et.attention(q, k, v, causal=causal))
     b.row(name, "enigma.torch.attention (whole op)", f"{op_us:.1f} us",
           f"{flops / op_us / 1e6:.1f} TFLOP/s")
@@ -500,6 +517,9 @@ def main():
                         choices=("classic", "ws", "both"),
                         help="forward kernels to time: the classic one, the "
                              "pipelined one (sm_90) or both side by side")
+    parser.add_argument("--turns", action="store_true",
+                        help="time the pipelined shapes also with their "
+                             "consumer warpgroups taking turns (ping-pong)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds before the watchdog ends the run")
@@ -508,6 +528,8 @@ def main():
     parser.add_argument("--small", action="store_true",
                         help="small problems: checks the script, not speed")
     args = parser.parse_args()
+    global _WITH_TURNS
+    _WITH_TURNS = args.turns
     faulthandler.dump_traceback_later(args.timeout, exit=True)
     start = time.time()
     rows = []
