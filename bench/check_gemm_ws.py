@@ -412,7 +412,7 @@ def _candidates(m, n, k, processors, autotune):
     alternatives, with autotune every warp-specialised configuration of
     enigma.gemm_configs too."""
     import enigma
-    from enigma._gemm import _gemm_choices
+    from enigma._gemm_configs import _gemm_choices
     chosen = enigma.gemm_config_for(m, n, k, "bf16", processors)
     out = [(name, c) for name, c, _ in _gemm_choices(m, n, k, processors)]
     if autotune:

@@ -329,7 +329,7 @@ def test_gemm_config_for_lists_stream_k_without_choosing_it():
     """The built-in choice keeps stream-K out (measured slower than split
     K or whole blocks on an H100, docs/benchmarks.md) but lists it among
     the ways it weighed, for check_gemm_ws.py --compare-streamk."""
-    from enigma._gemm import _gemm_choices
+    from enigma._gemm_configs import _gemm_choices
     for m, n, k in ((16, 10240, 8192), (128, 28672, 4096),
                     (16, 6144, 4096)):
         assert enigma.gemm_config_for(m, n, k).stream_k == 0
@@ -343,7 +343,7 @@ def test_gemm_config_for_lists_stream_k_without_choosing_it():
 def test_built_in_stream_k_cuda_text_compiles_for_hopper(monkeypatch):
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
     ex = _example("gemm_bf16")
-    from enigma._gemm import _gemm_choices
+    from enigma._gemm_configs import _gemm_choices
     for m, n, k in ((16, 10240, 8192), (128, 28672, 4096)):
         c = {name: c for name, c, _ in _gemm_choices(m, n, k, 132)}[
             "stream-K"]
