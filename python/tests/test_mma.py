@@ -15,6 +15,8 @@ whatever order a target sums.
 import functools
 import os
 
+import re
+
 import numpy as np
 import pytest
 
@@ -833,6 +835,35 @@ def test_wait_leaving_the_newest_product_in_flight(runtime, rng, tiles):
                      scalars=[tiles])
     want = sum(a[j].astype(np.float64) @ b[j] for j in range(tiles))
     np.testing.assert_array_equal(out.reshape(64, 64), want)
+
+
+def test_an_asynchronous_product_that_runs_as_mma_sync_keeps_the_contract(
+        monkeypatch):
+    """Tiles whose alignment wgmma needs is known only at run time: the
+    asynchronous product is compiled both as wgmma and as mma.sync. The
+    mma.sync path must still complete the group's earlier products before
+    it starts (their tiles may be refilled) and count as a group for
+    mma_wait(..., pending=N): its SASS waits for the wgmma groups before
+    its first HMMA."""
+    from conftest import pipeline_sass
+    sass_tool = pipeline_sass()
+    tool = sass_tool.cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump is not installed here")
+
+    @enigma.kernel
+    def fallback(A: enigma.bf16, B: enigma.f32):
+        enigma.mma_store(enigma.mma_wait(_async_product()), B, ld=64)
+    monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    try:
+        sass, _, _ = sass_tool.sass_of(enigma.compile(fallback).cuda_source,
+                                       tool)
+    except enigma.BackendUnavailableError:
+        pytest.skip("NVRTC is not installed here")
+    ops = [m.group(1) for m in re.finditer(
+        r"\b(WARPGROUP\.DEPBAR|HMMA|HGMMA)\b", sass)]
+    assert "HMMA" in ops, sorted(set(ops))
+    assert "WARPGROUP.DEPBAR" in ops[:ops.index("HMMA")], ops
 
 
 def test_pending_waits_the_compiler_cannot_prove_are_refused():

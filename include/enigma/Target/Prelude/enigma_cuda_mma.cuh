@@ -856,6 +856,8 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
       return acc;
     }
   }
+  if constexpr (Wg && Async)
+    enigma_wgmma::synchronous_product_begin();
 #endif
   if constexpr (sizeof(T) == 2) {
     /* ldmatrix wants 16-byte rows: both starts a multiple of 8 elements. */
@@ -946,6 +948,10 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
     else
       mma_simt<M, N, K>(acc.v, A, B, lane);
   }
+#if ENIGMA_HAS_WGMMA
+  if constexpr (Wg && Async)
+    enigma_wgmma::synchronous_product_end();
+#endif
   return acc;
 }
 

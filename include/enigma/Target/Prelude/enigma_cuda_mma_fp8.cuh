@@ -103,6 +103,8 @@ enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
       return acc;
     }
   }
+  if constexpr (Wg && Async)
+    enigma_wgmma::synchronous_product_begin();
 #endif
   const Fp8Halves<AFmt, TA> A{TA{a, a_base, a_off}};
   const Fp8Halves<BFmt, TB> B{TB{b, b_base, b_off}};
@@ -122,6 +124,10 @@ enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
         mma16816<true>(&acc.v[4 * (bi * (N / 8) + bj)], af[bi],
                        &bf[bj >> 1][2 * (bj & 1)]);
   }
+#if ENIGMA_HAS_WGMMA
+  if constexpr (Wg && Async)
+    enigma_wgmma::synchronous_product_end();
+#endif
   return acc;
 }
 

@@ -185,6 +185,18 @@ __device__ __forceinline__ void wait_all(float *d, int n) {
     pin(d[i]);
 }
 
+/* An asynchronous warpgroup product that runs as mma.sync (tiles wgmma
+ * cannot read, or not aligned at run time) keeps the contract of one that
+ * runs as wgmma: the group's earlier products are complete when it starts
+ * (their tiles may be refilled), and it counts as one group (an empty
+ * one), so that enigma_mma_wait_pending's count of newer products holds. */
+__device__ __forceinline__ void synchronous_product_begin() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void synchronous_product_end() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
 /* Waits until at most `Pending` of the warpgroup's products are in flight
  * (enigma_mma_wait_pending): d, older than those, is complete. */
 template <int Pending>
