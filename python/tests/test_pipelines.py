@@ -78,6 +78,18 @@ def _box_producer(ring, X, rows, cols, g):
     return producer
 
 
+def _box_ring(stages, X, rows, cols):
+    """What the box kernels share: a ring of one 16 x 32 float box per
+    slot, this threadgroup's column block g, the thread t, the number of
+    boxes and the producer of box i."""
+    ring = enigma.pipeline_ring(stages, [("float", BOX_ROWS * BOX_COLS)],
+                                threads=THREADS)
+    g = enigma.threadgroup_position_in_grid("x")
+    t = enigma.thread_index_in_threadgroup()
+    boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
+    return ring, g, t, boxes, _box_producer(ring, X, rows, cols, g)
+
+
 def _weighted_box_sums(stages):
     """Threadgroup g sums, per thread t, the elements e = t + 128 j of each
     16 x 32 box i of column block g of X (rows x cols, zero outside),
@@ -85,13 +97,7 @@ def _weighted_box_sums(stages):
     @enigma.kernel
     def box_sums(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
                  cols: enigma.Scalar(enigma.u32), Out: enigma.f32):
-        ring = enigma.pipeline_ring(stages, [("float", BOX_ROWS * BOX_COLS)],
-                                    threads=THREADS)
-        g = enigma.threadgroup_position_in_grid("x")
-        t = enigma.thread_index_in_threadgroup()
-        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
-
-        producer = _box_producer(ring, X, rows, cols, g)
+        ring, g, t, boxes, producer = _box_ring(stages, X, rows, cols)
 
         def consumer(i, slot, carry):
             stage = ring.stage(0, slot)
@@ -156,13 +162,7 @@ def _box_copies(stages):
     @enigma.kernel
     def box_copies(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
                    cols: enigma.Scalar(enigma.u32), Out: enigma.f32):
-        ring = enigma.pipeline_ring(stages, [("float", BOX_ROWS * BOX_COLS)],
-                                    threads=THREADS)
-        g = enigma.threadgroup_position_in_grid("x")
-        t = enigma.thread_index_in_threadgroup()
-        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
-
-        producer = _box_producer(ring, X, rows, cols, g)
+        ring, g, t, boxes, producer = _box_ring(stages, X, rows, cols)
 
         def consumer(i, slot, carry):
             stage = ring.stage(0, slot)
