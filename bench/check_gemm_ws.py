@@ -48,9 +48,12 @@ heuristic's configurations on the check shapes too.
 
 With --compare-streamk: per shape of --heuristic, the built-in choice and
 each alternative its cost model weighed (enigma.gemm_config_for: whole
-blocks, split K where it applies, stream-K), each checked and timed
-against cuBLAS in the same process; a table of the ratios side by side
-and the geometric mean of each column. About 5 minutes on an H100.
+blocks, split K where it applies, each split also with its partials
+summed by a second kernel, stream-K), each checked and timed against
+cuBLAS in the same process; a table of the ratios side by side (the best
+of each way) and the geometric mean of each column; --save writes every
+candidate's times, --shape-list other shapes. About 6 minutes on an
+H100.
 
 With --autotune: per shape, every candidate (the warp-specialised
 configurations of enigma.gemm_configs plus the built-in choice's
@@ -144,16 +147,20 @@ class Gemm:
     """One configuration's compiled kernels and launches on torch tensors
     (with split_k: the partials' kernel and their reduction)."""
 
-    def __init__(self, rt, dtype, tf32, config, bounds_check=False):
+    def __init__(self, rt, dtype, tf32, config, bounds_check=False,
+                 sum_in_kernel=True):
         import enigma
         self.rt, self.dtype, self.tf32, self.config = rt, dtype, tf32, config
         ex = _example("gemm_bf16" if dtype == "bf16" else "gemm_f32")
         self.b_transposed = dtype == "f32t"   # B stored n x k
-        kernel = ex.make_kernel(config) if dtype == "bf16" else \
-            ex.make_kernel(config, tf32, b_transposed=self.b_transposed)
+        # Split K summed by the last threadgroup of each block (one
+        # kernel), or by a second kernel.
+        self.sum_in_kernel = sum_in_kernel and config.split_k > 1
+        kernel = ex.make_kernel(config, sum_in_kernel) if dtype == "bf16" \
+            else ex.make_kernel(config, tf32, b_transposed=self.b_transposed)
         self.compiled = enigma.compile(kernel, bounds_check=bounds_check)
         self.reduce = ex.compiled_reduce(config.split_k) \
-            if config.split_k > 1 else None
+            if config.split_k > 1 and not self.sum_in_kernel else None
 
     def prepare(self, a, b, c):
         import numpy as np
@@ -170,6 +177,16 @@ class Gemm:
             prepared = self.rt.prepare(
                 self.compiled, [a, b, np.full(floats, np.nan, np.float32),
                                 np.zeros(flags, np.uint32)],
+                outputs=[c], scalars=[m, n, k])
+            return prepared, grid, threads
+        if self.sum_in_kernel:
+            # Workspace (poisoned) and zero counters, uploaded once: every
+            # launch leaves the counters zero for the next.
+            import enigma
+            floats, counters = enigma.split_k_workspace(self.config, m, n)
+            prepared = self.rt.prepare(
+                self.compiled, [a, b, np.full(floats, np.nan, np.float32),
+                                np.zeros(counters, np.uint32)],
                 outputs=[c], scalars=[m, n, k])
             return prepared, grid, threads
         if self.reduce is None:
@@ -414,14 +431,36 @@ def _candidates(m, n, k, processors, autotune):
     import enigma
     from enigma._gemm_configs import _gemm_choices
     chosen = enigma.gemm_config_for(m, n, k, "bf16", processors)
-    out = [(name, c) for name, c, _ in _gemm_choices(m, n, k, processors)]
+    out = [(name, c, True) for name, c, _ in _gemm_choices(m, n, k,
+                                                          processors)]
+    # Every power-of-two split of each block shape that fits one wave
+    # (the model leaves some out: 64 x 64 blocks), summed in the kernel...
+    seen = {c for _, c, _ in out}
+    for _, c, _ in list(out):
+        if c.stream_k or c.cluster > 1:
+            continue
+        split = 2
+        while c.tiles(m, n) * split <= processors and split <= 16:
+            cand = enigma.MmaConfig(c.bm, c.bn, c.bk, c.wm, c.wn, c.stages,
+                                    c.group_m, warp_specialized=True,
+                                    split_k=split)
+            if cand not in seen and -(-k // c.bk) >= 2 * split:
+                seen.add(cand)
+                out.append(("split-K", cand, True))
+            split *= 2
+    # ... and each split also with its partials summed by a second kernel.
+    out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in out
+            if c.split_k > 1]
     if autotune:
-        seen = {c for _, c in out}
-        out += [(label("bf16", False, c), c)
+        seen = {c for _, c, _ in out}
+        out += [(label("bf16", False, c), c, True)
                 for c in enigma.gemm_configs("cuda", "bf16",
                                              warp_specialized=True)
                 if c not in seen]
     return chosen, out
+
+
+SPLIT_TWO_KERNELS = "split-K, 2 kernels"
 
 
 def worker_variants(shapes, rounds, autotune):
@@ -438,12 +477,15 @@ def worker_variants(shapes, rounds, autotune):
         chosen, candidates = _candidates(m, n, k, rt.multiprocessors,
                                          autotune)
         results = []
-        for name, config in candidates:
-            entry = {"name": name, "config": repr(config)}
+        for name, config, in_kernel in candidates:
+            entry = {"name": name, "config": repr(config),
+                     "sum_in_kernel": in_kernel}
             try:
-                if config not in gemms:
-                    gemms[config] = Gemm(rt, "bf16", False, config)
-                r = _time_shape(gemms[config], m, n, k, rounds, gen)
+                key = (config, in_kernel)
+                if key not in gemms:
+                    gemms[key] = Gemm(rt, "bf16", False, config,
+                                      sum_in_kernel=in_kernel)
+                r = _time_shape(gemms[key], m, n, k, rounds, gen)
                 entry.update(enigma=r["enigma"], cublas=r["cublas"])
             except Exception as e:   # a failed candidate, reported
                 entry["error"] = f"{type(e).__name__}: {e}"[:300]
@@ -457,6 +499,9 @@ def run_variants(args, autotune):
     import math
     import statistics
     shapes = SQUARE + LLAMA
+    if args.shape_list:
+        shapes = [tuple(int(v) for v in item.split(","))
+                  for item in args.shape_list.split(";")]
     timeout = args.shape_timeout if args.shape_timeout != 60 else \
         (600 if autotune else 180)
     started = time.time()
@@ -475,7 +520,7 @@ def run_variants(args, autotune):
         return config.replace("MmaConfig(", "(").replace(
             ", warp_specialized=True", "").replace("persistent=True",
                                                   "persistent")
-    columns = ["data-parallel", "split-K", "stream-K"]
+    columns = ["data-parallel", "split-K", SPLIT_TWO_KERNELS, "stream-K"]
     geo = {}
     print()
     if autotune:
@@ -492,7 +537,8 @@ def run_variants(args, autotune):
             print(f"| {name} | FAILED: {errors.get(tuple(shape), 'no result')} |")
             continue
         r = got[0]
-        timed = {e["config"]: e for e in r["results"]}
+        timed = {e["config"]: e for e in r["results"]
+                 if e.get("sum_in_kernel", True)}
         chosen = timed.get(r["chosen"])
         cell = (lambda e: "-" if e is None else e.get("error", "")[:60]
                 or f"{ratio(e):.3f}")
@@ -508,7 +554,12 @@ def run_variants(args, autotune):
                   f"{short(best['config']) if best else '-'} | "
                   f"{cell(best)} |")
             continue
-        by_name = {e["name"]: e for e in r["results"]}
+        by_name = {}   # the best of each way
+        for e in r["results"]:
+            kept = by_name.get(e["name"])
+            if kept is None or "error" in kept or (
+                    "error" not in e and ratio(e) > ratio(kept)):
+                by_name[e["name"]] = e
         for col in columns:
             e = by_name.get(col)
             if e and "error" not in e and llama:
@@ -521,6 +572,10 @@ def run_variants(args, autotune):
         mean = math.exp(sum(map(math.log, values)) / len(values))
         print(f"llama {col}: geometric mean {mean:.3f}x cuBLAS over "
               f"{len(values)} shapes")
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"x".join(map(str, shape)): got
+                       for shape, got in lines.items()}, f, indent=1)
     print(f"Finished in {time.time() - started:.0f} s; {len(errors)} "
           "shapes failed")
     for shape, why in errors.items():
@@ -682,6 +737,10 @@ def run_heuristic(args):
                   f"{len(values)} shapes")
     if worst:
         print(f"llama: worst {worst[0]:.3f}x at {worst[1]}")
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"x".join(map(str, shape)): got
+                       for shape, got in lines.items()}, f, indent=1)
     print(f"Finished in {time.time() - started:.0f} s; {len(errors)} "
           "shapes failed")
     for shape, why in errors.items():
@@ -759,6 +818,13 @@ def main():
     p.add_argument("--profile", type=int)
     p.add_argument("--shape", default="4096,4096,4096")
     p.add_argument("--shapes", default="[]")
+    p.add_argument("--save", default="",
+                   help="with --compare-streamk or --autotune: write every "
+                        "candidate's times to this JSON file")
+    p.add_argument("--shape-list", default="",
+                   help="with --compare-streamk or --autotune: "
+                        "M,N,K;M,N,K... instead of the squares and the "
+                        "Llama shapes")
     args = p.parse_args()
     os.environ.setdefault("ENIGMA_CACHE_DIR", "/tmp/enigma-cache-ws")
     sys.path.insert(0, os.path.join(REPO, "python"))

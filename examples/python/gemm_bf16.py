@@ -35,11 +35,24 @@ def from_bf16(bits):
         np.float32)
 
 
-def make_kernel(config):
-    """The kernel for one tile configuration (with ``split_k``: the
-    kernel of the float partial products, summed by ``reduce_kernel``;
-    with ``stream_k``: the kernel taking the float workspace and uint
-    flags of ``enigma.stream_k_workspace`` after A and B)."""
+def make_kernel(config, sum_in_kernel=True):
+    """The kernel for one tile configuration. With ``split_k``: the kernel
+    taking the float workspace and uint counters of
+    ``enigma.split_k_workspace`` after A and B, whose last threadgroup
+    per block sums the partials (``sum_in_kernel=False``: the kernel of
+    the float partial products, summed by ``compiled_reduce``'s kernel).
+    With ``stream_k``: the kernel taking the float workspace and uint
+    flags of ``enigma.stream_k_workspace`` after A and B."""
+    if config.split_k > 1 and sum_in_kernel:
+        @enigma.kernel
+        def gemm_bf16_split_k(A: enigma.bf16, B: enigma.bf16,
+                              W: enigma.f32, F: enigma.u32,
+                              M: enigma.Scalar(enigma.u32),
+                              N: enigma.Scalar(enigma.u32),
+                              K: enigma.Scalar(enigma.u32), C: enigma.bf16):
+            enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                              workspace=W, flags=F)
+        return gemm_bf16_split_k
     if config.stream_k:
         @enigma.kernel
         def gemm_bf16_stream_k(A: enigma.bf16, B: enigma.bf16,
@@ -68,8 +81,8 @@ def make_kernel(config):
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(config):
-    return enigma.compile(make_kernel(config))
+def compiled(config, sum_in_kernel=True):
+    return enigma.compile(make_kernel(config, sum_in_kernel))
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,16 +133,25 @@ def _shapes(a, b):
     return m, n, k
 
 
-def run(rt, a, b, config=None, processors=None):
+def run(rt, a, b, config=None, processors=None, sum_in_kernel=True):
     """C = A @ B for bfloat16 bit arrays (uint16, see to_bf16); returns the
     bfloat16 bits of the (M, N) result. ``processors``: the threadgroups of
-    a persistent configuration (default: the GPU's multiprocessors)."""
+    a persistent configuration (default: the GPU's multiprocessors).
+    ``sum_in_kernel=False``: a split-K configuration's partials are summed
+    by a second kernel."""
     a, b = np.ascontiguousarray(a, np.uint16), np.ascontiguousarray(b, np.uint16)
     m, n, k = _shapes(a, b)
     config = config or config_for(rt, m, n, k)
     grid, threads = config.launch(m, n, processors or processors_of(rt))
-    if config.split_k > 1:   # float partials, then their fixed-order sum
-        partials = rt.execute(compiled(config), [a, b],
+    if config.split_k > 1 and sum_in_kernel:   # counters zeroed
+        floats, counters = enigma.split_k_workspace(config, m, n)
+        raw = rt.execute(compiled(config),
+                         [a, b, np.zeros(floats, np.float32),
+                          np.zeros(counters, np.uint32)],
+                         output_size=m * n * 2, grid=grid, threads=threads,
+                         scalars=[m, n, k])
+    elif config.split_k > 1:   # float partials, then their fixed-order sum
+        partials = rt.execute(compiled(config, False), [a, b],
                               output_size=config.split_k * m * n * 4,
                               grid=grid, threads=threads, scalars=[m, n, k])
         w = np.frombuffer(partials, np.float32)

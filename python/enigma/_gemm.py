@@ -34,6 +34,8 @@ from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        threadgroup_position_in_grid, threadgroups_per_grid)
 from ._tile import pipeline
+from ._gemm_splitk import SplitKReduction, split_k_buffers, \
+    split_k_workspace
 from ._gemm_streamk import (stream_k_buffers,
                             stream_k_schedule, stream_k_tiles,
                             stream_k_workspace)
@@ -41,7 +43,8 @@ from ._gemm_streamk import (stream_k_buffers,
 __all__ = ["MmaConfig", "gemm_block", "gemm_configs", "default_gemm_config",
            "warpgroup_shape", "tf32_warpgroup_shape", "gemm_split_k_reduce",
            "split_k_reduce_launch",
-           "gemm_config_for", "stream_k_workspace", "stream_k_schedule"]
+           "gemm_config_for", "stream_k_workspace", "stream_k_schedule",
+           "split_k_workspace"]
 
 _U32 = as_dtype("uint")
 
@@ -151,10 +154,16 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
 
     With ``config.split_k = S > 1`` the threadgroups of grid row ``s``
     (``config.launch`` gives S rows) multiply K tiles ``[s P, (s + 1) P)``
-    (``P = config.k_tiles_per_split(k)``) and ``C`` is a float buffer of
-    the S partial products, ``S x m`` rows of pitch ``ldc`` (partial
-    ``s`` from row ``s m``); :func:`gemm_split_k_reduce` sums them into
-    the result in a second kernel. No ``epilogue`` or ``origin`` then.
+    (``P = config.k_tiles_per_split(k)``). Given ``workspace``, a float
+    buffer, and ``flags``, a uint buffer zeroed once before the first
+    launch, of the sizes :func:`split_k_workspace` gives, the last of a
+    block's S threadgroups sums their partials in a fixed order (the
+    same bit for bit run to run), applies ``epilogue`` and stores C
+    (docs/design/split-k-in-kernel.md). Without them ``C`` is a float
+    buffer of the S partial products, ``S x m`` rows of pitch ``ldc``
+    (partial ``s`` from row ``s m``), which :func:`gemm_split_k_reduce`
+    sums into the result in a second kernel; no ``epilogue`` then.
+    No ``origin`` either way.
 
     With ``config.stream_k = G`` (docs/design/stream-k.md) launch
     ``config.launch(m, n)`` (``G`` threadgroups) and give ``workspace``, a
@@ -183,16 +192,28 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
             fail(f"{what}: {c}: a stream-K launch schedules its own blocks "
                  "(no origin)")
         _require_matrices(what, stream_k_buffers(c, workspace, flags, what))
+    elif c.split_k > 1 and (workspace is not None or flags is not None):
+        _require_matrices(what, split_k_buffers(c, m, n, workspace, flags,
+                                                what))
     elif workspace is not None or flags is not None:
-        fail(f"{what}: {c}: workspace and flags belong to stream-K "
-             "configurations (MmaConfig(stream_k=...))")
-    if c.split_k > 1:
+        fail(f"{what}: {c}: workspace and flags belong to split-K and "
+             "stream-K configurations (MmaConfig(split_k=...) or "
+             "MmaConfig(stream_k=...))")
+    # Split K with its partials in C, summed by a second kernel.
+    partials_in_c = c.split_k > 1 and workspace is None
+    if c.split_k > 1 and origin is not None:
+        fail(f"{what}: {c}: a split-K launch places its own blocks (no "
+             "origin)")
+    if partials_in_c:
         if C.dtype.name != "f32":
-            fail(f"{what}: {c}: with split_k C holds the float partial "
-                 f"products, got a {C.dtype.name} buffer")
-        if epilogue is not None or origin is not None:
-            fail(f"{what}: {c}: split_k partials take no epilogue or "
-                 "origin (apply it after gemm_split_k_reduce)")
+            fail(f"{what}: {c}: with split_k and no workspace C holds the "
+                 f"float partial products, got a {C.dtype.name} buffer "
+                 "(give workspace= and flags= to sum them in the kernel: "
+                 "enigma.split_k_workspace)")
+        if epilogue is not None:
+            fail(f"{what}: {c}: split_k partials take no epilogue (apply "
+                 "it in gemm_split_k_reduce, or give workspace= and "
+                 "flags= to sum them in the kernel)")
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
     ldc = n if ldc is None else ldc
@@ -203,8 +224,8 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                               (k, n), "n x k" if b_transposed else "k x n",
                               ldb, "ldb"),
                              (C, "writes C", (m * c.split_k, n) if
-                              c.split_k > 1 else (m, n),
-                              "(split_k m) x n" if c.split_k > 1 else
+                              partials_in_c else (m, n),
+                              "(split_k m) x n" if partials_in_c else
                               "m x n", ldc, "ldc")))
     shape = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
                        b_transposed, allow_tf32, c, dtype)
@@ -226,6 +247,12 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         per = (shape.ktiles + (c.split_k - 1)) // c.split_k
         k_begin = imin(split * per, shape.ktiles)
         k_end = imin(k_begin + per, shape.ktiles)
+        if not partials_in_c:
+            reduction = SplitKReduction(shape, workspace, flags, split)
+            _persistent_tiles(c, m, n, lambda row0, col0: reduction.finish(
+                _mainloop_pipelined(shape, ring, row0, col0, k_begin, k_end),
+                row0, col0, epilogue, _epilogue))
+            return
         _persistent_tiles(c, m, n, lambda row0, col0: _epilogue(
             shape, _mainloop_pipelined(shape, ring, row0, col0, k_begin,
                                        k_end), row0, col0, None,

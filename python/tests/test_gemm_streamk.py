@@ -315,7 +315,7 @@ def test_stream_k_mistakes_are_refused():
         enigma.gemm_block(A, B, C, m=8, n=8, k=8, workspace=W,
                           config=_ws(*BF16))
 
-    with pytest.raises(enigma.EnigmaError, match="belong to stream-K"):
+    with pytest.raises(enigma.EnigmaError, match="belong to split-K and stream-K"):
         enigma.compile(stray)
     with pytest.raises(enigma.EnigmaError, match="stream_k > 0"):
         enigma.stream_k_workspace(_ws(*BF16))

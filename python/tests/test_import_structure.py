@@ -30,7 +30,7 @@ LAYERS = [
                      "enigma._tile", "enigma._mma", "enigma._async_copy",
                      "enigma._pipeline", "enigma._gemm_configs",
                      "enigma._gemm",
-                     "enigma._gemm_streamk",
+                     "enigma._gemm_streamk", "enigma._gemm_splitk",
                      "enigma._quantized", "enigma._quantized_matvec",
                      "enigma._fp8",
                      "enigma._gemm_fp8", "enigma._gemm_fp8_launch",

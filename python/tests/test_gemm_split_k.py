@@ -1,0 +1,245 @@
+"""Split K summed in the kernel (gemm_block with MmaConfig(split_k=S),
+workspace= and flags=; docs/design/split-k-in-kernel.md) on every backend
+under test, against float64 numpy with fresh random inputs, a NaN-poisoned
+workspace and poisoned outputs:
+
+* results at M = 1, odd N, K not a multiple of the K tile and K with fewer
+  tiles than splits (empty ranges), with a user epilogue applied once per
+  block, bf16 and float operands;
+* the same bits as the two-kernel form (partials, then
+  gemm_split_k_reduce) and as a second launch with the same buffers, and
+  the counters left zero for the next launch;
+* the mistakes refused before launch (missing or mistyped buffers, a
+  workspace or counters too small, an origin);
+* the CUDA text of the split-K configurations the built-in choice weighs,
+  for sm_90a (NVRTC, no spills).
+
+On CUDA (the GPU script) the kernels run in a process of their own with a
+time limit.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import load_example, pipeline_sass
+
+import enigma
+
+
+@pytest.fixture(autouse=True)
+def _isolated_on_cuda(request):
+    runtime = request.node.funcargs.get("runtime")
+    if runtime is not None and runtime.name == "cuda" and \
+            os.environ.get("ENIGMA_CUDA_PIPELINE_TESTS") != "1":
+        pytest.skip("split K on CUDA runs in its own process "
+                    "(test_split_k_on_cuda_in_its_own_process)")
+
+
+def test_split_k_on_cuda_in_its_own_process():
+    """Where the suite runs on CUDA: this file's tests on the GPU in a
+    child process limited to 10 minutes."""
+    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
+        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
+    env = dict(os.environ, ENIGMA_TEST_BACKENDS="cuda",
+               ENIGMA_CUDA_PIPELINE_TESTS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-p",
+         "no:cacheprovider", "-k", "not own_process"],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def _ws(*shape, **options):
+    return enigma.MmaConfig(*shape, warp_specialized=True, **options)
+
+
+# 16-bit operands: a warpgroup on 64 x 64 blocks of K 32 (three stages fit
+# Metal's 32 KiB beside the counter word); float: 2 x 2 simdgroups, K 16.
+BF16 = (64, 64, 32, 4, 1, 3)
+F32 = (64, 64, 16, 2, 2, 2)
+
+
+def _kernel(config, dtype, shift=None):
+    """C = A @ B (+ shift, added by an epilogue) through gemm_block with
+    the in-kernel sum."""
+    t = enigma.bf16 if dtype == "bf16" else enigma.f32
+
+    def add(acc, row, col):
+        return acc + shift
+
+    @enigma.kernel
+    def gemm(A: t, B: t, W: enigma.f32, M: enigma.Scalar(enigma.u32),
+             N: enigma.Scalar(enigma.u32), K: enigma.Scalar(enigma.u32),
+             C: enigma.f32, F: enigma.u32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                          workspace=W, flags=F,
+                          epilogue=None if shift is None else add)
+    return enigma.compile(gemm)
+
+
+def _operands(rng, m, n, k, dtype):
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    if dtype == "bf16":
+        ex = load_example("gemm_bf16")
+        a, b = ex.to_bf16(a), ex.to_bf16(b)
+        return a, b, ex.from_bf16(a).astype(np.float64), \
+            ex.from_bf16(b).astype(np.float64)
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    return a, b, a.astype(np.float64), b.astype(np.float64)
+
+
+def _run(runtime, compiled, config, a, b, m, n, k):
+    """(C, counters after the launch); the workspace is poisoned with NaN
+    (the outputs start as zeros)."""
+    floats, count = enigma.split_k_workspace(config, m, n)
+    assert count == config.tiles(m, n)
+    w = np.full(floats, np.nan, np.float32)
+    grid, threads = config.launch(m, n)
+    assert grid[1] == config.split_k
+    c, f = runtime.execute(compiled, [a, b, w], grid=grid, threads=threads,
+                           scalars=[m, n, k],
+                           output_sizes=[m * n * 4, count * 4])
+    return (np.frombuffer(c, np.float32).reshape(m, n),
+            np.frombuffer(f, np.uint32))
+
+
+def _check(c, fa, fb, extra=0.0):
+    want = fa @ fb + extra
+    bound = 2 * fa.shape[1] * 2.0**-24 * (np.abs(fa) @ np.abs(fb)) + \
+        abs(extra) * 2.0**-23 + 1e-30
+    err = np.abs(c - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
+                           f"tolerance, worst {float(np.nanmax(err))}")
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f32"])
+@pytest.mark.parametrize("m,n,k,split", [
+    (1, 77, 300, 3),       # 2 blocks; 10 or 5 K tiles in 3 ranges
+    (1, 1, 1, 4),          # one K tile: three empty ranges
+    (65, 129, 257, 2),     # 6 blocks, edges on every side
+    (64, 64, 700, 5)])     # one block among 5
+def test_split_k_in_kernel_matches_float64(runtime, rng, dtype, m, n, k,
+                                           split):
+    config = _ws(*(BF16 if dtype == "bf16" else F32), split_k=split)
+    a, b, fa, fb = _operands(rng, m, n, k, dtype)
+    compiled = _kernel(config, dtype)
+    c, flags = _run(runtime, compiled, config, a, b, m, n, k)
+    _check(c, fa, fb)
+    assert not flags.any(), flags          # ready for the next launch
+    again, _ = _run(runtime, compiled, config, a, b, m, n, k)
+    assert np.array_equal(again, c)        # the same bits
+
+
+def test_epilogue_runs_once_per_block(runtime, rng):
+    """An epilogue adding 0.5 runs on the sum, by the last threadgroup of
+    the block only (twice would add 1)."""
+    m, n, k = 70, 100, 200
+    config = _ws(*F32, split_k=3)
+    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    c, _ = _run(runtime, _kernel(config, "f32", shift=0.5), config, a, b, m,
+                n, k)
+    _check(c, fa, fb, extra=0.5)
+
+
+def test_same_bits_as_the_second_kernel(runtime, rng):
+    """Both forms add the partials in the order 0, 1, ..., S - 1 in
+    float: the results are equal bit for bit."""
+    ex = load_example("gemm_bf16")
+    m, n, k = 33, 130, 1000
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    config = _ws(*BF16, split_k=4)
+    two = ex.run(runtime, a, b, config, sum_in_kernel=False)
+    one = ex.run(runtime, a, b, config)
+    ex.check_output(one, a, b)
+    assert np.array_equal(one, two)
+
+
+def test_mistakes_are_refused(arrays):
+    config = _ws(*F32, split_k=2)
+
+    def build(**buffers):
+        @enigma.kernel
+        def gemm(A: enigma.f32, B: enigma.f32, W: enigma.f32,
+                 F: enigma.u32, G: enigma.f32, C: enigma.bf16):
+            chosen = {"W": W, "F": F, "G": G}
+            enigma.gemm_block(A, B, C, m=8, n=8, k=8, config=config,
+                              **{name: chosen[value] if value else None
+                                 for name, value in buffers.items()})
+        return gemm
+
+    with pytest.raises(enigma.EnigmaError,
+                       match="needs flags= .a buffer parameter of u32"):
+        enigma.compile(build(workspace="W"))
+    with pytest.raises(enigma.EnigmaError, match="flags must hold u32"):
+        enigma.compile(build(workspace="W", flags="G"))
+    with pytest.raises(enigma.EnigmaError,
+                       match="C holds the float partial products"):
+        enigma.compile(build())   # no workspace: partials in C, which is bfloat
+    with pytest.raises(enigma.EnigmaError, match="split_k > 1"):
+        enigma.split_k_workspace(_ws(*F32), 8, 8)
+    with pytest.raises(enigma.EnigmaError, match="m must be an int"):
+        enigma.split_k_workspace(config, -1, 8)
+
+    @enigma.kernel
+    def placed(A: enigma.f32, B: enigma.f32, W: enigma.f32, F: enigma.u32,
+               C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=8, n=8, k=8, config=config,
+                          workspace=W, flags=F, origin=(0, 0))
+
+    with pytest.raises(enigma.EnigmaError, match="no origin"):
+        enigma.compile(placed)
+
+    # Buffers too small for their matrices: DispatchErrors naming them.
+    gemm = build(workspace="W", flags="F")
+    floats, counters = enigma.split_k_workspace(config, 8, 8)
+    assert (floats, counters) == (2 * 64 * 64, 1)
+    grid, threads = config.launch(8, 8)
+    for sizes, words in (((floats - 1, 1), "into the workspace as an "
+                          r"\(blocks split_k bm\) x bn matrix"),
+                         ((floats, 0), "counts the split-K partials")):
+        with pytest.raises(enigma.DispatchError, match=words):
+            gemm.launch(grid=grid, threads=threads)(
+                *(arrays.put(np.zeros(count, dtype)) for count, dtype in (
+                    (64, np.float32), (64, np.float32),
+                    (sizes[0], np.float32), (sizes[1], np.uint32),
+                    (64, np.float32), (64, np.uint16))))
+
+
+def test_built_in_split_k_cuda_text_compiles_for_hopper(monkeypatch):
+    """The split-K configurations the built-in choice weighs, summing in
+    the kernel, compile for sm_90a without spills or serialised
+    warpgroup products."""
+    monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    ex = load_example("gemm_bf16")
+    from enigma._gemm_configs import _gemm_choices
+    configs = {c for m, n, k in ((16, 6144, 4096), (128, 4096, 4096),
+                                 (128, 8192, 28672))
+               for _, c, _ in _gemm_choices(m, n, k, 132) if c.split_k > 1}
+    assert {(c.bm, c.bn) for c in configs} >= {(64, 128), (128, 64),
+                                               (128, 128)}
+    for c in sorted(configs, key=repr):
+        source = ex.compiled(c).cuda_source
+        assert "atomic" in source and "memory_order_acq_rel" in source, c
+        try:
+            _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
+                                                      log=True)
+        except enigma.BackendUnavailableError:
+            pytest.skip("NVRTC is not installed here")
+        if "Used " in log:
+            assert "0 bytes spill stores" in log, f"{c}\n{log}"
+            assert "C7514" not in log and "C7515" not in log, f"{c}\n{log}"
+            continue
+        sass_tool = pipeline_sass()
+        tool = sass_tool.cuobjdump()
+        if tool is None:
+            pytest.skip("this NVRTC gave no ptxas report and cuobjdump is "
+                        "missing: spills unread")
+        sass, _, _ = sass_tool.sass_of(source, tool)
+        assert not sass_tool.uses_local_memory(sass), c
