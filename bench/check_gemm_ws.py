@@ -448,9 +448,24 @@ def _candidates(m, n, k, processors, autotune):
                 seen.add(cand)
                 out.append(("split-K", cand, True))
             split *= 2
-    # ... and each split also with its partials summed by a second kernel.
-    out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in out
-            if c.split_k > 1]
+    # ... wider blocks split so that they fill the GPU best (any count of
+    # splits, not only powers of two) ...
+    bm, wm = (64, 4) if m <= 64 else (128, 8)
+    for bn in (128, 192, 256):
+        stages = min(8, (227 * 1024) // ((bm + bn) * 64 * 2))
+        tiles = -(-m // bm) * -(-n // bn)
+        split = min(16, processors // tiles, -(-k // 64) // 4)
+        if split < 2:
+            continue
+        cand = enigma.MmaConfig(bm, bn, 64, wm, 1, stages,
+                                warp_specialized=True, split_k=split)
+        if all((c.bm, c.bn, c.split_k) != (bm, bn, split) for c in seen):
+            seen.add(cand)
+            out.append(("split-K", cand, True))
+    # ... and the model's splits also with their partials summed by a
+    # second kernel.
+    out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in
+            _gemm_choices(m, n, k, processors) if c.split_k > 1]
     if autotune:
         seen = {c for _, c, _ in out}
         out += [(label("bf16", False, c), c, True)
