@@ -148,10 +148,12 @@ class Gemm:
     (with split_k: the partials' kernel and their reduction)."""
 
     def __init__(self, rt, dtype, tf32, config, bounds_check=False,
-                 sum_in_kernel=True):
+                 sum_in_kernel=None):
         import enigma
         self.rt, self.dtype, self.tf32, self.config = rt, dtype, tf32, config
         ex = _example("gemm_bf16" if dtype == "bf16" else "gemm_f32")
+        if sum_in_kernel is None:   # the example's default form
+            sum_in_kernel = getattr(ex, "SUM_IN_KERNEL", False)
         self.b_transposed = dtype == "f32t"   # B stored n x k
         # Split K summed by the last threadgroup of each block (one
         # kernel), or by a second kernel.
@@ -476,6 +478,7 @@ def _candidates(m, n, k, processors, autotune):
 
 
 SPLIT_TWO_KERNELS = "split-K, 2 kernels"
+SPLIT_IN_KERNEL = "split-K"   # the name _gemm_choices gives its splits
 
 
 def worker_variants(shapes, rounds, autotune):
@@ -535,7 +538,8 @@ def run_variants(args, autotune):
         return config.replace("MmaConfig(", "(").replace(
             ", warp_specialized=True", "").replace("persistent=True",
                                                   "persistent")
-    columns = ["data-parallel", "split-K", SPLIT_TWO_KERNELS, "stream-K"]
+    columns = ["data-parallel", SPLIT_IN_KERNEL, SPLIT_TWO_KERNELS,
+               "stream-K"]
     geo = {}
     print()
     if autotune:
@@ -552,8 +556,11 @@ def run_variants(args, autotune):
             print(f"| {name} | FAILED: {errors.get(tuple(shape), 'no result')} |")
             continue
         r = got[0]
+        # The built-in choice runs in the example's default form.
+        default = _example("gemm_bf16").SUM_IN_KERNEL
         timed = {e["config"]: e for e in r["results"]
-                 if e.get("sum_in_kernel", True)}
+                 if "split_k=" not in e["config"] or
+                 e.get("sum_in_kernel", True) == default}
         chosen = timed.get(r["chosen"])
         cell = (lambda e: "-" if e is None else e.get("error", "")[:60]
                 or f"{ratio(e):.3f}")

@@ -35,12 +35,18 @@ def from_bf16(bits):
         np.float32)
 
 
-def make_kernel(config, sum_in_kernel=True):
+# How split-K partials are summed by default: by a second kernel, which
+# measured 0-4 us faster than the sum in the kernel (the last threadgroup
+# of each block reading all of its partials) on an H200 (docs/benchmarks.md).
+SUM_IN_KERNEL = False
+
+
+def make_kernel(config, sum_in_kernel=SUM_IN_KERNEL):
     """The kernel for one tile configuration. With ``split_k``: the kernel
-    taking the float workspace and uint counters of
-    ``enigma.split_k_workspace`` after A and B, whose last threadgroup
-    per block sums the partials (``sum_in_kernel=False``: the kernel of
-    the float partial products, summed by ``compiled_reduce``'s kernel).
+    of the float partial products, summed by ``compiled_reduce``'s kernel
+    (``sum_in_kernel=True``: the kernel taking the float workspace and
+    uint counters of ``enigma.split_k_workspace`` after A and B, whose
+    last threadgroup per block sums the partials).
     With ``stream_k``: the kernel taking the float workspace and uint
     flags of ``enigma.stream_k_workspace`` after A and B."""
     if config.split_k > 1 and sum_in_kernel:
@@ -81,7 +87,7 @@ def make_kernel(config, sum_in_kernel=True):
 
 
 @functools.lru_cache(maxsize=None)
-def compiled(config, sum_in_kernel=True):
+def compiled(config, sum_in_kernel=SUM_IN_KERNEL):
     return enigma.compile(make_kernel(config, sum_in_kernel))
 
 
@@ -133,19 +139,20 @@ def _shapes(a, b):
     return m, n, k
 
 
-def run(rt, a, b, config=None, processors=None, sum_in_kernel=True):
+def run(rt, a, b, config=None, processors=None,
+        sum_in_kernel=SUM_IN_KERNEL):
     """C = A @ B for bfloat16 bit arrays (uint16, see to_bf16); returns the
     bfloat16 bits of the (M, N) result. ``processors``: the threadgroups of
     a persistent configuration (default: the GPU's multiprocessors).
-    ``sum_in_kernel=False``: a split-K configuration's partials are summed
-    by a second kernel."""
+    ``sum_in_kernel``: a split-K configuration's partials are summed in
+    its kernel (``enigma.split_k_workspace``), not by a second kernel."""
     a, b = np.ascontiguousarray(a, np.uint16), np.ascontiguousarray(b, np.uint16)
     m, n, k = _shapes(a, b)
     config = config or config_for(rt, m, n, k)
     grid, threads = config.launch(m, n, processors or processors_of(rt))
     if config.split_k > 1 and sum_in_kernel:   # counters zeroed
         floats, counters = enigma.split_k_workspace(config, m, n)
-        raw = rt.execute(compiled(config),
+        raw = rt.execute(compiled(config, True),
                          [a, b, np.zeros(floats, np.float32),
                           np.zeros(counters, np.uint32)],
                          output_size=m * n * 2, grid=grid, threads=threads,

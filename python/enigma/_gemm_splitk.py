@@ -17,7 +17,7 @@ runtimes, which run threadgroups one after another, compute the same.
 
 from __future__ import annotations
 
-from ._control import if_, range_constexpr
+from ._control import for_range, if_
 from ._cooperation import atomic_fetch_add, atomic_store, threadgroup_alloc
 from ._ir import BufferProxy, fail
 from ._mma import mma_load, mma_store
@@ -95,11 +95,15 @@ class SplitKReduction:
                                                order="acq_rel")
         barrier()
         with if_(self.arrived[0] == splits - 1):
+            # One partial at a time (a loop, not unrolled: ptxas hoisted
+            # the unrolled loads of 128 x 128 blocks and spilled).
             total = mma_load(self.workspace, s.wtm, s.wtn, ld=c.bn,
                              offset=first)
-            for h in range_constexpr(1, splits):
-                total = total + mma_load(self.workspace, s.wtm, s.wtn,
-                                         ld=c.bn, offset=first + h * slot)
+            with for_range(1, splits, dtype="uint", init=[total]) as \
+                    (h, carry):
+                carry[0] = carry[0] + mma_load(
+                    self.workspace, s.wtm, s.wtn, ld=c.bn,
+                    offset=first + h * slot)
             with if_(tid == 0):   # ready for the next launch
                 atomic_store(self.flags, block, 0)
-            store(s, total, row0, col0, epilogue)
+            store(s, carry[0], row0, col0, epilogue)

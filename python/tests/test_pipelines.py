@@ -316,7 +316,8 @@ def test_gemm_split_k(runtime, rng, m, n, k, split):
         ex.check_output(c, a, b)
         if runtime.name == "metal-host" and config.bk == 64:
             continue
-        assert np.array_equal(ex.run(runtime, a, b, config), c), config
+        assert np.array_equal(ex.run(runtime, a, b, config,
+                                     sum_in_kernel=True), c), config
 
 
 def test_split_k_partials_and_their_sum(runtime, rng):
