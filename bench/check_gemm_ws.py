@@ -453,7 +453,7 @@ def _candidates(m, n, k, processors, autotune):
     # ... wider blocks split so that they fill the GPU best (any count of
     # splits, not only powers of two) ...
     bm, wm = (64, 4) if m <= 64 else (128, 8)
-    for bn in (128, 192, 256):
+    for bn in (64, 128, 192, 256):
         stages = min(8, (227 * 1024) // ((bm + bn) * 64 * 2))
         tiles = -(-m // bm) * -(-n // bn)
         split = min(16, processors // tiles, -(-k // 64) // 4)
@@ -464,6 +464,7 @@ def _candidates(m, n, k, processors, autotune):
         if all((c.bm, c.bn, c.split_k) != (bm, bn, split) for c in seen):
             seen.add(cand)
             out.append(("split-K", cand, True))
+            out.append((SPLIT_TWO_KERNELS, cand, False))
     # ... and the model's splits also with their partials summed by a
     # second kernel.
     out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in
