@@ -6,6 +6,7 @@ import importlib.util
 import os
 import pathlib
 import secrets
+import subprocess
 import sys
 
 import numpy as np
@@ -81,6 +82,70 @@ def pipeline_sass():
         spec.loader.exec_module(module)
         sys.modules[key] = module
     return sys.modules[key]
+
+
+def assert_no_spills_on_hopper(source, what):
+    """NVRTC builds ``source`` for sm_90a (the caller sets
+    ``ENIGMA_NVRTC_OPTIONS=--ptxas-options=-v``): no spills and no
+    serialised warpgroup products in ptxas's report, or, where this NVRTC
+    keeps the report to itself (13.0 on the GPU machines), no local
+    memory in the SASS. Skips where NVRTC or cuobjdump is missing."""
+    import enigma
+    try:
+        _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
+                                                  log=True)
+    except enigma.BackendUnavailableError:
+        pytest.skip("NVRTC is not installed here")
+    if "Used " in log:
+        assert "0 bytes spill stores" in log, f"{what}\n{log}"
+        assert "C7514" not in log and "C7515" not in log, f"{what}\n{log}"
+        return
+    sass_tool = pipeline_sass()
+    tool = sass_tool.cuobjdump()
+    if tool is None:
+        pytest.skip("this NVRTC gave no ptxas report and cuobjdump is "
+                    "missing: spills unread")
+    sass, _, _ = sass_tool.sass_of(source, tool)
+    assert not sass_tool.uses_local_memory(sass), what
+
+
+def run_on_cuda_in_child(test_file):
+    """Where the suite runs on CUDA: ``test_file``'s tests on the GPU in a
+    child process limited to 10 minutes (a wait that never ends fails
+    instead of hanging the suite); its tests named ``own_process`` stay
+    out."""
+    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
+        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
+    env = dict(os.environ, ENIGMA_TEST_BACKENDS="cuda",
+               ENIGMA_CUDA_PIPELINE_TESTS="1")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", test_file, "-q", "-p",
+         "no:cacheprovider", "-k", "not own_process"],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def skip_cuda_outside_child(request, why):
+    """In an autouse fixture: skips a test on the CUDA runtime unless it
+    runs in the child process of :func:`run_on_cuda_in_child`."""
+    runtime = request.node.funcargs.get("runtime")
+    if runtime is not None and runtime.name == "cuda" and \
+            os.environ.get("ENIGMA_CUDA_PIPELINE_TESTS") != "1":
+        pytest.skip(why)
+
+
+def gemm_operands(rng, m, n, k, dtype):
+    """(A, B as the kernel takes them, A and B in float64): normal
+    values, bfloat16 bits for "bf16", else float32."""
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    if dtype == "bf16":
+        ex = load_example("gemm_bf16")
+        a, b = ex.to_bf16(a), ex.to_bf16(b)
+        return a, b, ex.from_bf16(a).astype(np.float64), \
+            ex.from_bf16(b).astype(np.float64)
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
 def load_example(name):

@@ -18,39 +18,27 @@ On CUDA (the GPU script) the kernels run in a process of their own with a
 time limit.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
-from conftest import load_example, pipeline_sass
+from conftest import (assert_no_spills_on_hopper, gemm_operands,
+                      load_example, run_on_cuda_in_child,
+                      skip_cuda_outside_child)
 
 import enigma
 
 
 @pytest.fixture(autouse=True)
 def _isolated_on_cuda(request):
-    runtime = request.node.funcargs.get("runtime")
-    if runtime is not None and runtime.name == "cuda" and \
-            os.environ.get("ENIGMA_CUDA_PIPELINE_TESTS") != "1":
-        pytest.skip("split K on CUDA runs in its own process "
-                    "(test_split_k_on_cuda_in_its_own_process)")
+    skip_cuda_outside_child(request, "split K on CUDA runs in its own "
+                            "process (test_split_k_on_cuda_in_its_own_"
+                            "process)")
 
 
 def test_split_k_on_cuda_in_its_own_process():
     """Where the suite runs on CUDA: this file's tests on the GPU in a
     child process limited to 10 minutes."""
-    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
-        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
-    env = dict(os.environ, ENIGMA_TEST_BACKENDS="cuda",
-               ENIGMA_CUDA_PIPELINE_TESTS="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", __file__, "-q", "-p",
-         "no:cacheprovider", "-k", "not own_process"],
-        capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    run_on_cuda_in_child(__file__)
 
 
 def _ws(*shape, **options):
@@ -79,18 +67,6 @@ def _kernel(config, dtype, shift=None):
                           workspace=W, flags=F,
                           epilogue=None if shift is None else add)
     return enigma.compile(gemm)
-
-
-def _operands(rng, m, n, k, dtype):
-    a = rng.standard_normal((m, k))
-    b = rng.standard_normal((k, n))
-    if dtype == "bf16":
-        ex = load_example("gemm_bf16")
-        a, b = ex.to_bf16(a), ex.to_bf16(b)
-        return a, b, ex.from_bf16(a).astype(np.float64), \
-            ex.from_bf16(b).astype(np.float64)
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
 def _run(runtime, compiled, config, a, b, m, n, k):
@@ -127,7 +103,7 @@ def _check(c, fa, fb, extra=0.0):
 def test_split_k_in_kernel_matches_float64(runtime, rng, dtype, m, n, k,
                                            split):
     config = _ws(*(BF16 if dtype == "bf16" else F32), split_k=split)
-    a, b, fa, fb = _operands(rng, m, n, k, dtype)
+    a, b, fa, fb = gemm_operands(rng, m, n, k, dtype)
     compiled = _kernel(config, dtype)
     c, flags = _run(runtime, compiled, config, a, b, m, n, k)
     _check(c, fa, fb)
@@ -141,7 +117,7 @@ def test_epilogue_runs_once_per_block(runtime, rng):
     the block only (twice would add 1)."""
     m, n, k = 70, 100, 200
     config = _ws(*F32, split_k=3)
-    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, _ = _run(runtime, _kernel(config, "f32", shift=0.5), config, a, b, m,
                 n, k)
     _check(c, fa, fb, extra=0.5)
@@ -227,19 +203,4 @@ def test_built_in_split_k_cuda_text_compiles_for_hopper(monkeypatch):
     for c in sorted(configs, key=repr):
         source = ex.compiled(c, sum_in_kernel=True).cuda_source
         assert "atomic" in source and "memory_order_acq_rel" in source, c
-        try:
-            _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
-                                                      log=True)
-        except enigma.BackendUnavailableError:
-            pytest.skip("NVRTC is not installed here")
-        if "Used " in log:
-            assert "0 bytes spill stores" in log, f"{c}\n{log}"
-            assert "C7514" not in log and "C7515" not in log, f"{c}\n{log}"
-            continue
-        sass_tool = pipeline_sass()
-        tool = sass_tool.cuobjdump()
-        if tool is None:
-            pytest.skip("this NVRTC gave no ptxas report and cuobjdump is "
-                        "missing: spills unread")
-        sass, _, _ = sass_tool.sass_of(source, tool)
-        assert not sass_tool.uses_local_memory(sass), c
+        assert_no_spills_on_hopper(source, c)

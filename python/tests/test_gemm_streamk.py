@@ -21,14 +21,12 @@ On CUDA (the GPU script) the kernels run in a process of their own with a
 time limit (a wait that never ends fails instead of hanging the suite).
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
-from conftest import load_example, pipeline_sass
+from conftest import (assert_no_spills_on_hopper, gemm_operands,
+                      load_example, run_on_cuda_in_child,
+                      skip_cuda_outside_child)
 
 import enigma
 
@@ -36,25 +34,15 @@ import enigma
 
 @pytest.fixture(autouse=True)
 def _isolated_on_cuda(request):
-    runtime = request.node.funcargs.get("runtime")
-    if runtime is not None and runtime.name == "cuda" and \
-            os.environ.get("ENIGMA_CUDA_PIPELINE_TESTS") != "1":
-        pytest.skip("stream-K on CUDA runs in its own process "
-                    "(test_stream_k_on_cuda_in_its_own_process)")
+    skip_cuda_outside_child(request, "stream-K on CUDA runs in its own "
+                            "process (test_stream_k_on_cuda_in_its_own_"
+                            "process)")
 
 
 def test_stream_k_on_cuda_in_its_own_process():
     """Where the suite runs on CUDA: this file's tests on the GPU in a
     child process limited to 10 minutes."""
-    if "cuda" not in os.environ.get("ENIGMA_TEST_BACKENDS", ""):
-        pytest.skip("runs where ENIGMA_TEST_BACKENDS includes cuda")
-    env = dict(os.environ, ENIGMA_TEST_BACKENDS="cuda",
-               ENIGMA_CUDA_PIPELINE_TESTS="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", __file__, "-q", "-p",
-         "no:cacheprovider", "-k", "not own_process"],
-        capture_output=True, text=True, timeout=600, env=env)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    run_on_cuda_in_child(__file__)
 
 
 _example = load_example
@@ -137,18 +125,6 @@ def _kernel(config, dtype, epilogue=None):
     return enigma.compile(stream_k_gemm)
 
 
-def _operands(rng, m, n, k, dtype):
-    a = rng.standard_normal((m, k))
-    b = rng.standard_normal((k, n))
-    if dtype == "bf16":
-        ex = _example("gemm_bf16")
-        a, b = ex.to_bf16(a), ex.to_bf16(b)
-        return a, b, ex.from_bf16(a).astype(np.float64), \
-            ex.from_bf16(b).astype(np.float64)
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    return a, b, a.astype(np.float64), b.astype(np.float64)
-
-
 def _run(runtime, compiled, config, a, b, m, n, k, groups=None):
     """(C, flags after the launch of ``groups`` threadgroups, default
     config.launch's); the workspace is poisoned with NaN."""
@@ -196,7 +172,7 @@ def test_stream_k_matches_float64(runtime, rng, dtype, m, n, k, groups,
                                   split):
     config = _ws(*(BF16 if dtype == "bf16" else F32), stream_k=groups)
     assert _most_split(config, m, n, k) == split
-    a, b, fa, fb = _operands(rng, m, n, k, dtype)
+    a, b, fa, fb = gemm_operands(rng, m, n, k, dtype)
     c, flags = _run(runtime, _kernel(config, dtype), config, a, b, m, n, k)
     _check(c, fa, fb)
     assert (flags == 0).all()   # lowered again for the next launch
@@ -213,7 +189,7 @@ def test_stream_k_epilogue_once_per_block(runtime, rng):
         cols = enigma.mma_iota(1, acc.rows, acc.cols) + col
         return acc * 2.0 + cols.cast("float")
 
-    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, _ = _run(runtime, _kernel(config, "f32", epilogue), config, a, b, m,
                 n, k)
     _check(c / 2, fa, fb, extra=np.arange(n) / 2.0)
@@ -225,7 +201,7 @@ def test_stream_k_is_the_same_bit_for_bit(runtime, rng):
     m, n, k, groups = 64, 130, 1000, 7
     config = _ws(*F32, stream_k=groups)
     assert _most_split(config, m, n, k) == 3
-    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     compiled = _kernel(config, "f32")
     first, _ = _run(runtime, compiled, config, a, b, m, n, k)
     _check(first, fa, fb)
@@ -242,7 +218,7 @@ def test_other_grids_divide_the_work_among_their_threadgroups(runtime, rng,
     stay idle."""
     m, n, k = 70, 130, 333
     config = _ws(*F32, stream_k=5)
-    a, b, fa, fb = _operands(rng, m, n, k, "f32")
+    a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, flags = _run(runtime, _kernel(config, "f32"), config, a, b, m, n, k,
                     groups)
     _check(c, fa, fb)
@@ -350,21 +326,4 @@ def test_built_in_stream_k_cuda_text_compiles_for_hopper(monkeypatch):
         source = ex.compiled(c).cuda_source
         assert "memory_order_release" in source
         assert "memory_order_acquire" in source
-        try:
-            _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
-                                                      log=True)
-        except enigma.BackendUnavailableError:
-            pytest.skip("NVRTC is not installed here")
-        if "Used " in log:
-            assert "0 bytes spill stores" in log, f"{c}\n{log}"
-            assert "C7514" not in log and "C7515" not in log, f"{c}\n{log}"
-            continue
-        # Some NVRTC builds (13.0 on the GPU machines) compile but keep
-        # ptxas's -v report out of the program log: read the SASS.
-        sass_tool = pipeline_sass()
-        tool = sass_tool.cuobjdump()
-        if tool is None:
-            pytest.skip("this NVRTC gave no ptxas report and cuobjdump is "
-                        "missing: spills unread")
-        sass, _, _ = sass_tool.sass_of(source, tool)
-        assert not sass_tool.uses_local_memory(sass), c
+        assert_no_spills_on_hopper(source, c)
