@@ -49,26 +49,16 @@ def make_kernel(config, sum_in_kernel=SUM_IN_KERNEL):
     last threadgroup per block sums the partials).
     With ``stream_k``: the kernel taking the float workspace and uint
     flags of ``enigma.stream_k_workspace`` after A and B."""
-    if config.split_k > 1 and sum_in_kernel:
+    if config.stream_k or (config.split_k > 1 and sum_in_kernel):
         @enigma.kernel
-        def gemm_bf16_split_k(A: enigma.bf16, B: enigma.bf16,
-                              W: enigma.f32, F: enigma.u32,
-                              M: enigma.Scalar(enigma.u32),
-                              N: enigma.Scalar(enigma.u32),
-                              K: enigma.Scalar(enigma.u32), C: enigma.bf16):
+        def gemm_bf16_workspace(A: enigma.bf16, B: enigma.bf16,
+                                W: enigma.f32, F: enigma.u32,
+                                M: enigma.Scalar(enigma.u32),
+                                N: enigma.Scalar(enigma.u32),
+                                K: enigma.Scalar(enigma.u32), C: enigma.bf16):
             enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
                               workspace=W, flags=F)
-        return gemm_bf16_split_k
-    if config.stream_k:
-        @enigma.kernel
-        def gemm_bf16_stream_k(A: enigma.bf16, B: enigma.bf16,
-                               W: enigma.f32, F: enigma.u32,
-                               M: enigma.Scalar(enigma.u32),
-                               N: enigma.Scalar(enigma.u32),
-                               K: enigma.Scalar(enigma.u32), C: enigma.bf16):
-            enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
-                              workspace=W, flags=F)
-        return gemm_bf16_stream_k
+        return gemm_bf16_workspace
     if config.split_k > 1:
         @enigma.kernel
         def gemm_bf16_partials(A: enigma.bf16, B: enigma.bf16,
@@ -150,11 +140,13 @@ def run(rt, a, b, config=None, processors=None,
     m, n, k = _shapes(a, b)
     config = config or config_for(rt, m, n, k)
     grid, threads = config.launch(m, n, processors or processors_of(rt))
-    if config.split_k > 1 and sum_in_kernel:   # counters zeroed
-        floats, counters = enigma.split_k_workspace(config, m, n)
+    if config.stream_k or (config.split_k > 1 and sum_in_kernel):
+        # A float workspace of partials and zeroed uint flags/counters.
+        floats, flags = enigma.stream_k_workspace(config) if \
+            config.stream_k else enigma.split_k_workspace(config, m, n)
         raw = rt.execute(compiled(config, True),
                          [a, b, np.zeros(floats, np.float32),
-                          np.zeros(counters, np.uint32)],
+                          np.zeros(flags, np.uint32)],
                          output_size=m * n * 2, grid=grid, threads=threads,
                          scalars=[m, n, k])
     elif config.split_k > 1:   # float partials, then their fixed-order sum
@@ -166,13 +158,6 @@ def run(rt, a, b, config=None, processors=None,
         raw = rt.execute(compiled_reduce(config.split_k), [w],
                          output_size=m * n * 2, grid=grid, threads=threads,
                          scalars=[m, n])
-    elif config.stream_k:   # a workspace of partials, flags zeroed
-        floats, flags = enigma.stream_k_workspace(config)
-        raw = rt.execute(compiled(config),
-                         [a, b, np.zeros(floats, np.float32),
-                          np.zeros(flags, np.uint32)],
-                         output_size=m * n * 2, grid=grid, threads=threads,
-                         scalars=[m, n, k])
     else:
         raw = rt.execute(compiled(config), [a, b], output_size=m * n * 2,
                          grid=grid, threads=threads, scalars=[m, n, k])
