@@ -465,6 +465,21 @@ def _candidates(m, n, k, processors, autotune):
             seen.add(cand)
             out.append(("split-K", cand, True))
             out.append((SPLIT_TWO_KERNELS, cand, False))
+    # ... blocks of 16 rows for decode (simdgroup products: wgmma blocks
+    # have 64 rows, three quarters of them zeros at M = 16; the stages are
+    # a third as large, so more of them are in flight), whole and split
+    # to fill the GPU ...
+    if m <= 16:
+        for bn, stages in ((64, 16), (128, 12)):
+            whole = enigma.MmaConfig(16, bn, 64, 1, 4, stages,
+                                     warp_specialized=True)
+            out.append(("data-parallel", whole, True))
+            split = min(16, processors // whole.tiles(m, n),
+                        -(-k // 64) // 4)
+            if split >= 2:
+                out.append((SPLIT_TWO_KERNELS, enigma.MmaConfig(
+                    16, bn, 64, 1, 4, stages, warp_specialized=True,
+                    split_k=split), False))
     # ... and the model's splits also with their partials summed by a
     # second kernel.
     out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in
