@@ -311,7 +311,8 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     128 x 256 persistent tiles when they fill every multiprocessor, else
     64- or 128-row blocks 64 or 128 wide, whole or with K split
     (``split_k``), whichever a cost model of an H100's times finds
-    fastest; stream-K (``stream_k``, :func:`stream_k_workspace`) only
+    fastest (at ``m <= 16`` a 64-row block that is not persistent runs
+    as 16 rows of simdgroup products); stream-K (``stream_k``, :func:`stream_k_workspace`) only
     when asked for, never by this rule. Float operands (TF32 or not)
     and other targets: :func:`default_gemm_config` (the TF32 warpgroup
     configurations, :func:`enigma.tf32_gemm_configs`, are chosen by
@@ -334,7 +335,25 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     for choice in choices[1:]:   # a later way must be clearly faster
         if choice[2] < pick[2] * _DISPLACE:
             pick = choice
-    return pick[1]
+    return _decode_rows(pick[1]) if m <= 16 else pick[1]
+
+
+def _decode_rows(config):
+    """At M <= 16, a non-persistent 64-row warpgroup block 64 or 128 wide
+    as 16 rows of simdgroup products, split the same way: three quarters
+    of a 64-row A tile are zeros there, and the smaller stages leave room
+    for more of them in flight (on an H100, 2026-12-06: 2-11 % faster on
+    the five decode shapes timed, docs/benchmarks.md)."""
+    c = config
+    if c.bm != 64 or c.bn not in _DECODE_STAGES or c.persistent:
+        return c
+    return MmaConfig(16, c.bn, 64, 1, 4, _DECODE_STAGES[c.bn],
+                     warp_specialized=True, split_k=c.split_k)
+
+
+# The stages of 16-row decode blocks by width (16 x 64 and 16 x 128 bf16
+# blocks: 160 and 216 KiB).
+_DECODE_STAGES = {64: 16, 128: 12}
 
 
 # The cost model of gemm_config_for (docs/design/gemm-heuristic.md), in

@@ -320,6 +320,26 @@ def test_gemm_split_k(runtime, rng, m, n, k, split):
                                      sum_in_kernel=True), c), config
 
 
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (16, 200, 300), (7, 129, 64)])
+def test_decode_blocks(runtime, rng, m, n, k):
+    """16-row blocks of simdgroup products (the built-in choice at M <=
+    16), whole and split, with M = 1, odd N and K; the built-in
+    configurations themselves (16 and 12 stages) on the CPU and CUDA, two
+    stages on Metal's 32 KiB."""
+    ex = _example("gemm_bf16")
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    configs = [enigma.MmaConfig(16, 64, 64, 1, 4, 2, warp_specialized=True),
+               enigma.MmaConfig(16, 128, 32, 1, 4, 2, warp_specialized=True,
+                                split_k=3)]
+    if runtime.name in ("cpu", "cuda"):
+        configs += [enigma.gemm_config_for(m, n, k),
+                    enigma.gemm_config_for(16, 4096, 14336)]
+        assert {c.bm for c in configs} == {16}
+    for config in configs:
+        ex.check_output(ex.run(runtime, a, b, config), a, b)
+
+
 def test_split_k_partials_and_their_sum(runtime, rng):
     """The partials are each range's product (float64 reference per
     range), poisoned first; the sum adds them in order 0, 1, ... so it
@@ -391,9 +411,16 @@ def test_gemm_config_for_follows_its_rule():
     cfg = enigma.gemm_config_for
     big = cfg(4096, 4096, 4096)
     assert (big.bm, big.bn, big.persistent, big.split_k) == (128, 256, True, 1)
-    decode = cfg(16, 4096, 14336)       # 32 blocks of 64 x 128: K in 4
-    assert (decode.bm, decode.bn, decode.split_k) == (64, 128, 4)
+    # 32 blocks of 64 x 128: K in 4, as 16 rows of simdgroup products at
+    # M <= 16 (a 64-row tile would be three quarters zeros).
+    decode = cfg(16, 4096, 14336)
+    assert (decode.bm, decode.bn, decode.split_k, decode.wm, decode.wn) == \
+        (16, 128, 4, 1, 4)
     assert decode.tiles(16, 4096) * decode.split_k <= 132
+    assert (cfg(17, 4096, 14336).bm, cfg(17, 4096, 14336).split_k) == (64, 4)
+    narrow = cfg(16, 8192, 8192)        # 128 blocks of 64 columns
+    assert (narrow.bm, narrow.bn, narrow.split_k, narrow.stages) == \
+        (16, 64, 1, 16)
     wide = cfg(16, 28672, 4096)         # 224 blocks fill the GPU
     assert (wide.bm, wide.split_k, wide.persistent) == (64, 1, True)
     # 32 blocks of 128 x 128 would need K in 4 (float partials of 4 x m x
