@@ -148,6 +148,19 @@ def gemm_operands(rng, m, n, k, dtype):
     return a, b, a.astype(np.float64), b.astype(np.float64)
 
 
+def check_float_product(c, fa, fb, extra=0.0):
+    """``c`` (float32) against ``fa @ fb + extra`` in float64, within the
+    float accumulation error 2 K 2^-24 (|a| @ |b|) and the rounding of
+    ``extra``'s addition; NaN (a poisoned element left) fails."""
+    want = fa @ fb + extra
+    bound = 2 * fa.shape[1] * 2.0**-24 * (np.abs(fa) @ np.abs(fb)) + \
+        abs(extra) * 2.0**-23 + 1e-30
+    err = np.abs(c - want)
+    bad = ~(err <= bound)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
+                           f"tolerance, worst {float(np.nanmax(err))}")
+
+
 def load_example(name):
     """Imports examples/python/<name>.py as module ``enigma_example_<name>``
     (once per process)."""

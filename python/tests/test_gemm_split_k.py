@@ -21,8 +21,8 @@ time limit.
 import numpy as np
 import pytest
 
-from conftest import (assert_no_spills_on_hopper, gemm_operands,
-                      load_example, run_on_cuda_in_child,
+from conftest import (assert_no_spills_on_hopper, check_float_product,
+                      gemm_operands, load_example, run_on_cuda_in_child,
                       skip_cuda_outside_child)
 
 import enigma
@@ -84,16 +84,6 @@ def _run(runtime, compiled, config, a, b, m, n, k):
             np.frombuffer(f, np.uint32))
 
 
-def _check(c, fa, fb, extra=0.0):
-    want = fa @ fb + extra
-    bound = 2 * fa.shape[1] * 2.0**-24 * (np.abs(fa) @ np.abs(fb)) + \
-        abs(extra) * 2.0**-23 + 1e-30
-    err = np.abs(c - want)
-    bad = ~(err <= bound)
-    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
-                           f"tolerance, worst {float(np.nanmax(err))}")
-
-
 @pytest.mark.parametrize("dtype", ["bf16", "f32"])
 @pytest.mark.parametrize("m,n,k,split", [
     (1, 77, 300, 3),       # 2 blocks; 10 or 5 K tiles in 3 ranges
@@ -106,7 +96,7 @@ def test_split_k_in_kernel_matches_float64(runtime, rng, dtype, m, n, k,
     a, b, fa, fb = gemm_operands(rng, m, n, k, dtype)
     compiled = _kernel(config, dtype)
     c, flags = _run(runtime, compiled, config, a, b, m, n, k)
-    _check(c, fa, fb)
+    check_float_product(c, fa, fb)
     assert not flags.any(), flags          # ready for the next launch
     again, _ = _run(runtime, compiled, config, a, b, m, n, k)
     assert np.array_equal(again, c)        # the same bits
@@ -120,7 +110,7 @@ def test_epilogue_runs_once_per_block(runtime, rng):
     a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, _ = _run(runtime, _kernel(config, "f32", shift=0.5), config, a, b, m,
                 n, k)
-    _check(c, fa, fb, extra=0.5)
+    check_float_product(c, fa, fb, extra=0.5)
 
 
 def test_same_bits_as_the_second_kernel(runtime, rng):

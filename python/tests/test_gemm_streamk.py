@@ -24,8 +24,8 @@ time limit (a wait that never ends fails instead of hanging the suite).
 import numpy as np
 import pytest
 
-from conftest import (assert_no_spills_on_hopper, gemm_operands,
-                      load_example, run_on_cuda_in_child,
+from conftest import (assert_no_spills_on_hopper, check_float_product,
+                      gemm_operands, load_example, run_on_cuda_in_child,
                       skip_cuda_outside_child)
 
 import enigma
@@ -141,15 +141,6 @@ def _run(runtime, compiled, config, a, b, m, n, k, groups=None):
             np.frombuffer(f, np.uint32))
 
 
-def _check(c, fa, fb, extra=0.0):
-    want = fa @ fb + extra
-    bound = 2 * fa.shape[1] * 2.0**-24 * (np.abs(fa) @ np.abs(fb)) + 1e-30
-    err = np.abs(c - want)
-    bad = ~(err <= bound)
-    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements out of "
-                           f"tolerance, worst {float(np.nanmax(err))}")
-
-
 def _most_split(config, m, n, k):
     """The most threadgroups sharing one block."""
     kt = -(-k // config.bk)
@@ -174,7 +165,7 @@ def test_stream_k_matches_float64(runtime, rng, dtype, m, n, k, groups,
     assert _most_split(config, m, n, k) == split
     a, b, fa, fb = gemm_operands(rng, m, n, k, dtype)
     c, flags = _run(runtime, _kernel(config, dtype), config, a, b, m, n, k)
-    _check(c, fa, fb)
+    check_float_product(c, fa, fb)
     assert (flags == 0).all()   # lowered again for the next launch
 
 
@@ -192,7 +183,7 @@ def test_stream_k_epilogue_once_per_block(runtime, rng):
     a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, _ = _run(runtime, _kernel(config, "f32", epilogue), config, a, b, m,
                 n, k)
-    _check(c / 2, fa, fb, extra=np.arange(n) / 2.0)
+    check_float_product(c / 2, fa, fb, extra=np.arange(n) / 2.0)
 
 
 def test_stream_k_is_the_same_bit_for_bit(runtime, rng):
@@ -204,7 +195,7 @@ def test_stream_k_is_the_same_bit_for_bit(runtime, rng):
     a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     compiled = _kernel(config, "f32")
     first, _ = _run(runtime, compiled, config, a, b, m, n, k)
-    _check(first, fa, fb)
+    check_float_product(first, fa, fb)
     for _ in range(2):
         again, _ = _run(runtime, compiled, config, a, b, m, n, k)
         assert np.array_equal(again.view(np.uint32), first.view(np.uint32))
@@ -221,7 +212,7 @@ def test_other_grids_divide_the_work_among_their_threadgroups(runtime, rng,
     a, b, fa, fb = gemm_operands(rng, m, n, k, "f32")
     c, flags = _run(runtime, _kernel(config, "f32"), config, a, b, m, n, k,
                     groups)
-    _check(c, fa, fb)
+    check_float_product(c, fa, fb)
     assert (flags == 0).all()
     assert len(enigma.stream_k_schedule(config, m, n, k, groups)) == \
         min(groups, 5)
