@@ -49,7 +49,9 @@ heuristic's configurations on the check shapes too.
 With --compare-streamk: per shape of --heuristic, the built-in choice and
 each alternative its cost model weighed (enigma.gemm_config_for: whole
 blocks, split K where it applies, each split also with its partials
-summed by a second kernel, stream-K), each checked and timed against
+summed by a second kernel, stream-K; besides those, every GPU-filling
+split of 64- to 256-wide blocks, 16-row blocks at M <= 16 and 96- or
+192-wide tiles), each checked and timed against
 cuBLAS in the same process; a table of the ratios side by side (the best
 of each way) and the geometric mean of each column; --save writes every
 candidate's times, --shape-list other shapes. About 6 minutes on an
@@ -480,6 +482,20 @@ def _candidates(m, n, k, processors, autotune):
                 out.append((SPLIT_TWO_KERNELS, enigma.MmaConfig(
                     16, bn, 64, 1, 4, stages, warp_specialized=True,
                     split_k=split), False))
+    # ... tiles 96 or 192 wide, which make 128 blocks where 64 and 128 do
+    # not (cuBLAS ran 96 x 64 tiles at 128 x 6144 x 4096; widths that are
+    # not multiples of 64 run as simdgroup products, B unswizzled) ...
+    for bm, wm, wn, bn in ((64, 4, 1, 96), (16, 1, 4, 192)):
+        if (bm == 16) != (m <= 16):
+            continue
+        cand = enigma.MmaConfig(bm, bn, 64, wm, wn, 8,
+                                warp_specialized=True)
+        split = min(16, processors // cand.tiles(m, n), -(-k // 64) // 4)
+        out.append(("data-parallel", cand, True))
+        if split >= 2:
+            out.append((SPLIT_TWO_KERNELS, enigma.MmaConfig(
+                bm, bn, 64, wm, wn, 8, warp_specialized=True,
+                split_k=split), False))
     # ... and the model's splits also with their partials summed by a
     # second kernel.
     out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in
