@@ -773,7 +773,8 @@ void KernelBuilder::requireThreadgroupSize(unsigned threads) {
 void KernelBuilder::requireMatrixExtent(const Buffer &buffer,
                                         const Value &rows, const Value &cols,
                                         const Value &pitch,
-                                        const std::string &what) {
+                                        const std::string &what,
+                                        std::array<uint64_t, 6> factors) {
   KernelOp kernel = impl->kernel;
   if (buffer.owner != this)
     throw EnigmaError(what + ": the buffer belongs to another kernel");
@@ -810,6 +811,19 @@ void KernelBuilder::requireMatrixExtent(const Buffer &buffer,
   if (!side(rows, "rows", fields) || !side(cols, "cols", fields) ||
       !side(pitch, "pitch", fields))
     return;
+  // Divisors and scales other than 1 (a side counted in blocks).
+  const char *names[3] = {"rows", "cols", "pitch"};
+  for (unsigned i = 0; i < 3; ++i)
+    for (auto [suffix, value] : {std::pair{"_divisor", factors[2 * i]},
+                                 std::pair{"_scale", factors[2 * i + 1]}}) {
+      if (value == 0)
+        throw EnigmaError(what + ": a side's " + std::string(suffix + 1) +
+                          " must be positive");
+      if (value != 1)
+        fields.emplace_back(
+            b.getStringAttr(std::string(names[i]) + suffix),
+            b.getI64IntegerAttr(int64_t(value)));
+    }
   SmallVector<Attribute> entries;
   if (auto had = kernel->getAttrOfType<ArrayAttr>(KernelOp::kMatrixExtentsAttr))
     entries.assign(had.begin(), had.end());

@@ -73,11 +73,11 @@ std::string formatUint128(unsigned __int128 value) {
     digits.insert(digits.begin(), char('0' + int(value % 10)));
   return digits;
 }
-/// A matrix side's value at this launch: the constant, or the scalar
+/// A matrix side's base at this launch: the constant, or the scalar
 /// parameter read in its own dtype; nothing for a negative signed value.
-std::optional<uint64_t> sideValue(const KernelArtifact &kernel,
-                                  const MatrixExtent::Side &side,
-                                  const ScalarBits &scalars) {
+std::optional<uint64_t> sideBase(const KernelArtifact &kernel,
+                                 const MatrixExtent::Side &side,
+                                 const ScalarBits &scalars) {
   if (side.param < 0)
     return side.value;
   if (size_t(side.param) >= kernel.params.size())
@@ -90,6 +90,23 @@ std::optional<uint64_t> sideValue(const KernelArtifact &kernel,
   if (isSigned(dtype) && (value >> (bits - 1)) & 1)
     return std::nullopt;
   return value;
+}
+
+/// The side: its base divided (rounding up) by its divisor, times its
+/// scale, at most 2^63 (so that the extent's product fits 128 bits; no
+/// buffer is that large).
+std::optional<uint64_t> sideValue(const KernelArtifact &kernel,
+                                  const MatrixExtent::Side &side,
+                                  const ScalarBits &scalars) {
+  std::optional<uint64_t> base = sideBase(kernel, side, scalars);
+  if (!base || side.divisor == 0)
+    return std::nullopt;
+  const unsigned __int128 value =
+      (unsigned __int128)(*base / side.divisor +
+                          (*base % side.divisor != 0)) *
+      side.scale;
+  const uint64_t most = uint64_t(1) << 63;
+  return value > most ? most : uint64_t(value);
 }
 
 /// The matrices of kernel.matrixExtents against their bound buffers.

@@ -115,14 +115,20 @@ def _persistent_tiles(config, m, n, body):
 def _require_matrices(what, matrices):
     """Records each ``(buffer, verb, (rows, cols), shape, pitch, pitch
     name)`` on the kernel, so that a launch with a buffer too small for
-    its matrix is a DispatchError (sides that are scalar parameters or
-    constants; others are not judged)."""
+    its matrix is a DispatchError. Sides are scalar parameters or
+    constants, each optionally as ``(side, divisor, scale)``: ``ceil(side
+    / divisor) * scale`` (sides counted in blocks or multiples); others
+    are not judged."""
+    def side(x):
+        return x if isinstance(x, tuple) else (x, 1, 1)
     for buf, verb, (rows, cols), shape, pitch, pitch_name in matrices:
+        (rows, rd, rs), (cols, cd, cs), (pitch, pd, ps) = \
+            side(rows), side(cols), side(pitch)
         _call("require_matrix_extent", buf._buffer,
               _index(rows, f"{what}: rows"), _index(cols, f"{what}: cols"),
               _index(pitch, f"{what}: {pitch_name}"),
               f"{what} {verb} as {'a' if shape[0] == 'k' else 'an'} "
-              f"{shape} matrix (pitch {pitch_name})")
+              f"{shape} matrix (pitch {pitch_name})", rd, rs, cd, cs, pd, ps)
 
 
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
@@ -223,7 +229,7 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                              (B, "reads B", (n, k) if b_transposed else
                               (k, n), "n x k" if b_transposed else "k x n",
                               ldb, "ldb"),
-                             (C, "writes C", (m * c.split_k, n) if
+                             (C, "writes C", ((m, 1, c.split_k), n) if
                               partials_in_c else (m, n),
                               "(split_k m) x n" if partials_in_c else
                               "m x n", ldc, "ldc")))

@@ -55,13 +55,16 @@ def split_k_buffers(config, m, n, workspace, flags, what):
         if buf.dtype.name != dtype:
             fail(f"{what}: {config}: {name} must hold {dtype}, got "
                  f"{buf.dtype.name}")
+    # A row per block row of C (ceil(m / bm)) holding the split_k partials
+    # of each of its ceil(n / bn) blocks; a counter per block.
     c = config
-    blocks = ((m + (c.bm - 1)) // c.bm) * ((n + (c.bn - 1)) // c.bn)
+    per_row = (n, c.bn, c.split_k * c.bm * c.bn)
     return ((workspace, "writes its split-K partials into the workspace",
-             (blocks * (c.split_k * c.bm), c.bn),
-             "(blocks split_k bm) x bn", c.bn, "bn"),
+             ((m, c.bm, 1), per_row), "(ceil(m/bm)) x (ceil(n/bn) split_k "
+             "bm bn)", per_row, "ceil(n/bn) split_k bm bn"),
             (flags, "counts the split-K partials of each block in flags",
-             (1, blocks), "1 x blocks", blocks, "blocks"))
+             ((m, c.bm, 1), (n, c.bn, 1)), "(ceil(m/bm)) x (ceil(n/bn))",
+             (n, c.bn, 1), "ceil(n/bn)"))
 
 
 class SplitKReduction:

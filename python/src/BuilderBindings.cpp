@@ -191,8 +191,19 @@ void bindBuilder(nb::module_ &m) {
       .def("end_if", &KernelBuilder::endIf)
       .def("require_threadgroup_size", &KernelBuilder::requireThreadgroupSize,
            "threads"_a)
-      .def("require_matrix_extent", &KernelBuilder::requireMatrixExtent,
-           "buffer"_a, "rows"_a, "cols"_a, "pitch"_a, "what"_a)
+      .def(
+          "require_matrix_extent",
+          [](KernelBuilder &b, const Buffer &buffer, const Value &rows,
+             const Value &cols, const Value &pitch, const std::string &what,
+             uint64_t rowsDivisor, uint64_t rowsScale, uint64_t colsDivisor,
+             uint64_t colsScale, uint64_t pitchDivisor, uint64_t pitchScale) {
+            b.requireMatrixExtent(buffer, rows, cols, pitch, what,
+                                  {rowsDivisor, rowsScale, colsDivisor,
+                                   colsScale, pitchDivisor, pitchScale});
+          },
+          "buffer"_a, "rows"_a, "cols"_a, "pitch"_a, "what"_a,
+          "rows_divisor"_a = 1, "rows_scale"_a = 1, "cols_divisor"_a = 1,
+          "cols_scale"_a = 1, "pitch_divisor"_a = 1, "pitch_scale"_a = 1)
       .def("mlir_text", &KernelBuilder::mlirText, "locations"_a = false)
       .def(
           "compile",

@@ -168,7 +168,8 @@ def test_mistakes_are_refused(arrays):
     assert (floats, counters) == (2 * 64 * 64, 1)
     grid, threads = config.launch(8, 8)
     for sizes, words in (((floats - 1, 1), "into the workspace as an "
-                          r"\(blocks split_k bm\) x bn matrix"),
+                          r"\(ceil\(m/bm\)\) x \(ceil\(n/bn\) split_k bm "
+                          r"bn\) matrix"),
                          ((floats, 0), "counts the split-K partials")):
         with pytest.raises(enigma.DispatchError, match=words):
             gemm.launch(grid=grid, threads=threads)(
@@ -176,6 +177,57 @@ def test_mistakes_are_refused(arrays):
                     (64, np.float32), (64, np.float32),
                     (sizes[0], np.float32), (sizes[1], np.uint32),
                     (64, np.float32), (64, np.uint16))))
+
+
+def test_small_buffers_refused_with_sides_known_at_launch(arrays):
+    """m and n as scalar parameters: the workspace and counters (blocks of
+    C), and without them the float partials in C (split_k m rows), are
+    judged at each launch from the values passed; one element short is a
+    DispatchError before anything runs."""
+    config = _ws(*F32, split_k=3)
+
+    @enigma.kernel
+    def summed(A: enigma.f32, B: enigma.f32, W: enigma.f32, F: enigma.u32,
+               m: enigma.Scalar(enigma.u32), n: enigma.Scalar(enigma.u32),
+               k: enigma.Scalar(enigma.u32), C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=m, n=n, k=k, config=config,
+                          workspace=W, flags=F)
+
+    @enigma.kernel
+    def partials(A: enigma.f32, B: enigma.f32,
+                 m: enigma.Scalar(enigma.u32), n: enigma.Scalar(enigma.u32),
+                 k: enigma.Scalar(enigma.u32), C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=m, n=n, k=k, config=config)
+
+    m, n, k = 70, 130, 40      # 2 x 3 blocks of 64 x 64
+    floats, counters = enigma.split_k_workspace(config, m, n)
+    assert (floats, counters) == (6 * 3 * 64 * 64, 6)
+    grid, threads = config.launch(m, n)
+    a, b = np.ones(m * k, np.float32), np.ones(k * n, np.float32)
+
+    def run_summed(w, f):
+        c = arrays.put(np.full(m * n, np.nan, np.float32))
+        summed.launch(grid=grid, threads=threads)(
+            arrays.put(a), arrays.put(b), arrays.put(w), arrays.put(f),
+            m, n, k, c)
+        return arrays.get(c)
+
+    for w, f, words in (
+            (np.zeros(floats - 1, np.float32), np.zeros(counters, np.uint32),
+             "writes its split-K partials into the workspace"),
+            (np.zeros(floats, np.float32), np.zeros(counters - 1, np.uint32),
+             "counts the split-K partials")):
+        with pytest.raises(enigma.DispatchError, match=words):
+            run_summed(w, f)
+    got = run_summed(np.zeros(floats, np.float32),
+                     np.zeros(counters, np.uint32))
+    assert np.all(got == k)            # exactly enough: it runs
+
+    with pytest.raises(enigma.DispatchError,
+                       match=r"writes C as an \(split_k m\) x n matrix"):
+        partials.launch(grid=grid, threads=threads)(
+            arrays.put(a), arrays.put(b), m, n, k,
+            arrays.put(np.zeros(3 * m * n - 1, np.float32)))
 
 
 def test_built_in_split_k_cuda_text_compiles_for_hopper(monkeypatch):

@@ -144,3 +144,10 @@ enigma.kernel @extent_pitch_a_buffer(%A: memref<?xf32>, %n: i32) attributes {eni
 enigma.kernel @extent_without_words(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 0 : i64, rows = 1 : i64, cols = 1 : i64, pitch = 1 : i64}]} {
   enigma.return
 }
+
+// -----
+
+// expected-error @+1 {{enigma.matrix_extents entry 0 has a `rows_divisor` that is not a positive integer}}
+enigma.kernel @extent_divided_by_zero(%A: memref<?xf32>, %n: i32) attributes {enigma.matrix_extents = [{buffer = 0 : i64, rows_param = 1 : i64, rows_divisor = 0 : i64, cols = 1 : i64, pitch = 1 : i64, what = "x"}]} {
+  enigma.return
+}

@@ -81,3 +81,17 @@ enigma.kernel @matrix_extents(
                                 what = "reads A"}]} {
   enigma.return
 }
+
+// A side counted in blocks: ceil(m / 64) rows, each 3 x 4096 elements.
+// CHECK-LABEL: enigma.kernel @matrix_extents_in_blocks(
+// CHECK: enigma.matrix_extents = [{buffer = 0 : i64, cols = 4096 : i64, pitch_param = 2 : i64, pitch_scale = 3 : i64, rows_divisor = 64 : i64, rows_param = 1 : i64, what = "sums in W"}]
+enigma.kernel @matrix_extents_in_blocks(
+    %W: memref<?xf32, #enigma.address_space<device>> {enigma.name = "W", enigma.dtype = "f32"},
+    %m: i32 {enigma.name = "m", enigma.dtype = "u32"},
+    %n: i32 {enigma.name = "n", enigma.dtype = "u32"}) attributes {
+      enigma.matrix_extents = [{buffer = 0 : i64, rows_param = 1 : i64,
+                                rows_divisor = 64 : i64, cols = 4096 : i64,
+                                pitch_param = 2 : i64, pitch_scale = 3 : i64,
+                                what = "sums in W"}]} {
+  enigma.return
+}

@@ -182,6 +182,41 @@ TEST_F(DirectLaunchTest, DeclaredMatricesAreCheckedBeforeRunning) {
     ASSERT_EQ(v, 7.0f); // nothing ran
 }
 
+TEST_F(DirectLaunchTest, SidesCountedInBlocksAreChecked) {
+  // A workspace of ceil(n / 16) rows of 3 x 8 elements (split-K partials
+  // per block row): n = 36 needs 3 x 24 = 72 elements, X has 64.
+  KernelArtifact kernel = axpy();
+  MatrixExtent matrix;
+  matrix.param = 0;
+  matrix.rows.param = 3;
+  matrix.rows.divisor = 16;
+  matrix.cols.value = 8;
+  matrix.cols.scale = 3;
+  matrix.pitch.value = 24;
+  matrix.what = "part writes its partials into X";
+  kernel.matrixExtents = {matrix};
+  DirectLauncher launcher(backend, kernel);
+  alignas(16) static float x[64], y[64];
+  auto argsFor = [&](int64_t n) {
+    return std::vector<DirectArg>{
+        {address(x), sizeof x},
+        {address(y), sizeof y},
+        {launcher.scalarBits(2, HostNumber(1.0)), 0},
+        {launcher.scalarBits(3, HostNumber(n)), 0}};
+  };
+  // n = 32: two rows of blocks, 48 elements.
+  launcher.launch(argsFor(32).data(), {16, 1, 1}, {16, 1, 1}, LaunchQueue{});
+  try {
+    launcher.launch(argsFor(36).data(), {16, 1, 1}, {16, 1, 1},
+                    LaunchQueue{});
+    FAIL() << "partials past X were launched";
+  } catch (const DispatchError &e) {
+    EXPECT_NE(std::string(e.what()).find("3 x 24 with pitch 24: 72 elements"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(DirectLaunchTest, FunctionConstantsAreBoundWhenLoaded) {
   KernelArtifact kernel = axpy();
   kernel.constants = {{0, DType::I32}};

@@ -22,6 +22,7 @@
 #include "enigma/Support/DType.h"
 #include "enigma/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -175,10 +176,14 @@ public:
   /// constants; a side computed in the kernel cannot be judged before the
   /// launch, and then nothing is recorded; nor inside an if or a loop,
   /// where the part may not run at all. `what` starts the message
-  /// ("gemm_block reads A as an m x k matrix (pitch lda)").
+  /// ("gemm_block reads A as an m x k matrix (pitch lda)"). `factors`:
+  /// each side's divisor and scale (ceil(side / divisor) * scale; rows,
+  /// cols, pitch in turn), for sides counted in blocks or multiples.
   void requireMatrixExtent(const Buffer &buffer, const Value &rows,
                            const Value &cols, const Value &pitch,
-                           const std::string &what);
+                           const std::string &what,
+                           std::array<uint64_t, 6> factors = {1, 1, 1, 1, 1,
+                                                              1});
 
   // --- Values -------------------------------------------------------------
   Value constant(double value, DType dtype);

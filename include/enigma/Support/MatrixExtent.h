@@ -17,11 +17,15 @@ namespace enigma {
 
 /// Buffer parameter `param` holds a `rows x cols` matrix, rows `pitch`
 /// elements apart: it needs `(rows - 1) * pitch + cols` elements (none when
-/// a side is 0). Each side is a constant or the value of a scalar parameter.
+/// a side is 0). Each side is a constant or the value of a scalar parameter,
+/// divided (rounding up) by `divisor` and multiplied by `scale`: the blocks
+/// of a side (ceil(m / 64)) or a multiple of it (split_k m).
 struct MatrixExtent {
   struct Side {
-    int param = -1;     // scalar parameter index, or -1 for `value`
-    uint64_t value = 0; // the constant
+    int param = -1;       // scalar parameter index, or -1 for `value`
+    uint64_t value = 0;   // the constant
+    uint64_t divisor = 1; // ceil(base / divisor) * scale
+    uint64_t scale = 1;
   };
   unsigned param = 0;
   Side rows, cols, pitch;

@@ -146,6 +146,13 @@ std::string checkSide(KernelOp kernel, DictionaryAttr entry, StringRef name) {
     return ("needs exactly one of `" + name + "` (a constant) and `" + name +
             "_param` (a scalar argument's index)")
         .str();
+  for (StringRef factor : {"_divisor", "_scale"})
+    if (auto f = entry.get((name + factor).str())) {
+      auto value = llvm::dyn_cast<IntegerAttr>(f);
+      if (!value || value.getValue().isNegative() || value.getValue().isZero())
+        return ("has a `" + name + factor + "` that is not a positive integer")
+            .str();
+    }
   if (constant)
     return constant.getValue().isNegative()
                ? ("has a negative `" + name + "`").str()
@@ -207,6 +214,10 @@ std::vector<MatrixExtent> KernelOp::getMatrixExtents() {
       else
         s.param = int(entry.getAs<IntegerAttr>((name + "_param").str())
                           .getInt());
+      if (auto d = entry.getAs<IntegerAttr>((name + "_divisor").str()))
+        s.divisor = d.getValue().getZExtValue();
+      if (auto f = entry.getAs<IntegerAttr>((name + "_scale").str()))
+        s.scale = f.getValue().getZExtValue();
       return s;
     };
     extent.rows = side("rows");

@@ -36,8 +36,11 @@ def Enigma_KernelOp : Enigma_Op<"kernel", [
     running past its end. Each entry is a dictionary: `buffer` (the buffer
     argument's index), the sides `rows`, `cols` and `pitch`, each either a
     constant (`rows = 64`) or the index of an integer scalar argument
-    (`rows_param = 3`), and `what` (the message's words). The buffer needs
-    `(rows - 1) * pitch + cols` elements when both sides are non-zero.
+    (`rows_param = 3`), optionally divided (rounding up) and scaled
+    (`rows_divisor = 64, rows_scale = 2`: `ceil(rows / 64) * 2`, for sides
+    counted in blocks or multiples), and `what` (the message's words). The
+    buffer needs `(rows - 1) * pitch + cols` elements when both sides are
+    non-zero.
 
     ```mlir
     enigma.kernel @vector_add(%A: memref<?xf32, #enigma.address_space<device>>) {
