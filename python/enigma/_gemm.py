@@ -112,7 +112,7 @@ def _persistent_tiles(config, m, n, body):
         body(*grouped_block_origin(c, m, n, t))
 
 
-def _require_matrices(what, matrices):
+def require_matrices(what, matrices):
     """Records each ``(buffer, verb, (rows, cols), shape, pitch, pitch
     name)`` on the kernel, so that a launch with a buffer too small for
     its matrix is a DispatchError. Sides are scalar parameters or
@@ -127,8 +127,17 @@ def _require_matrices(what, matrices):
         _call("require_matrix_extent", buf._buffer,
               _index(rows, f"{what}: rows"), _index(cols, f"{what}: cols"),
               _index(pitch, f"{what}: {pitch_name}"),
-              f"{what} {verb} as {'a' if shape[0] == 'k' else 'an'} "
-              f"{shape} matrix (pitch {pitch_name})", rd, rs, cd, cs, pd, ps)
+              f"{what} {verb} as {_article(shape)} {shape} matrix (pitch "
+              f"{pitch_name})", rd, rs, cd, cs, pd, ps)
+
+
+def _article(shape: str) -> str:
+    """"an m x k", "a k x n", "a 1 x m", "a (split_k m) x n": a side
+    named by one letter is spoken as the letter, a longer name or a
+    number as itself."""
+    head = shape.lstrip("(")
+    letter = head[:1] in "fhlmnrsx" and head[1:2] in (" ", ")", "")
+    return "an" if letter or head[:1] in "aeio8" else "a"
 
 
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
@@ -197,9 +206,9 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         if origin is not None:
             fail(f"{what}: {c}: a stream-K launch schedules its own blocks "
                  "(no origin)")
-        _require_matrices(what, stream_k_buffers(c, workspace, flags, what))
+        require_matrices(what, stream_k_buffers(c, workspace, flags, what))
     elif c.split_k > 1 and (workspace is not None or flags is not None):
-        _require_matrices(what, split_k_buffers(c, m, n, workspace, flags,
+        require_matrices(what, split_k_buffers(c, m, n, workspace, flags,
                                                 what))
     elif workspace is not None or flags is not None:
         fail(f"{what}: {c}: workspace and flags belong to split-K and "
@@ -223,7 +232,7 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
     ldc = n if ldc is None else ldc
-    _require_matrices(what, ((A, "reads A", (k, m) if a_transposed else
+    require_matrices(what, ((A, "reads A", (k, m) if a_transposed else
                               (m, k), "k x m" if a_transposed else "m x k",
                               lda, "lda"),
                              (B, "reads B", (n, k) if b_transposed else
@@ -551,7 +560,7 @@ def gemm_split_k_reduce(W, C, *, m, n, splits, ldc=None, ldw=None,
         fail(f"{what}: splits must be at least 1, got {splits}")
     ldc = n if ldc is None else ldc
     ldw = n if ldw is None else ldw
-    _require_matrices(what, ((W, "reads W", (m * splits, n),
+    require_matrices(what, ((W, "reads W", (m * splits, n),
                               "(splits m) x n", ldw, "ldw"),
                              (C, "writes C", (m, n), "m x n", ldc, "ldc")))
     i = thread_position_in_grid_xyz("x")

@@ -18,7 +18,7 @@ from ._dtypes import as_dtype
 from ._fp8 import saturating_cast
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
 from ._math import as_type, imax, where
-from ._gemm import MmaConfig, grouped_block_origin
+from ._gemm import MmaConfig, grouped_block_origin, require_matrices
 from ._gemm_fp8_pipelined import gemm_fp8_pipelined
 from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
                    mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros)
@@ -286,13 +286,25 @@ def gemm_fp8_block(A, B, C, *, m, n, k, config: MmaConfig, scale_a, scale_b,
     lda = k if lda is None else lda
     ldb = k if ldb is None else ldb
     ldc = n if ldc is None else ldc
-    for buf, verb, rows, cols, shape, pitch, pname in (
-            (A, "reads A", m, k, "an m x k", lda, "lda"),
-            (B, "reads B", n, k, "an n x k", ldb, "ldb"),
-            (C, "writes C", m, n, "an m x n", ldc, "ldc")):
-        _call("require_matrix_extent", buf._buffer, _u32(rows), _u32(cols),
-              _u32(pitch), f"{what} {verb} as {shape} matrix (pitch "
-              f"{pname})")
+    # The operands, C and the scales, judged at each launch.
+    kb = (k, FP8_BLOCK, 1)           # ceil(k / 128) K blocks
+    scales = {"tensor": ((1, 1), "1 x 1", 1, "1", (1, 1), "1 x 1", 1, "1"),
+              "row": ((1, m), "1 x m", m, "m", (1, n), "1 x n", n, "n"),
+              "block": ((kb, m), "(ceil(k/128)) x m", m, "m",
+                        ((n, FP8_BLOCK, 1), kb),
+                        "(ceil(n/128)) x (ceil(k/128))", kb,
+                        "ceil(k/128)")}[scaling]
+    require_matrices(what, (
+        (A, "reads A", (m, k), "m x k", lda, "lda"),
+        (B, "reads B", (n, k), "n x k", ldb, "ldb"),
+        (C, "writes C", (m, n), "m x n", ldc, "ldc"),
+        (scale_a, f"reads {scaling} scales of A", scales[0], scales[1],
+         scales[2], scales[3]),
+        (scale_b, f"reads {scaling} scales of B", scales[4], scales[5],
+         scales[6], scales[7])) + tuple(
+        (buf, f"reads {name}", (1, 1), "1 x 1", 1, "1")
+        for buf, name in ((scale_out, "scale_out"), (amax, "amax"))
+        if buf is not None))
 
     group = fp8_warpgroup_shape(c)
     wtm, wtn = c.bm // c.wm, c.bn // c.wn

@@ -331,3 +331,39 @@ def test_pipelined_sass_has_qgmma_tma_and_no_local_memory(monkeypatch):
         assert "UTMALDG" in sass, config        # TMA copies of A and B
         assert "USETMAXREG" in sass, config     # the roles' registers
         assert not sass_tool.uses_local_memory(sass), config
+
+
+@pytest.mark.parametrize("scaling", ["tensor", "row", "block"])
+def test_short_scales_are_refused_before_the_launch(runtime, rng, scaling):
+    """With m, n and k as scalar parameters each launch judges the scale
+    buffers by the scaling's shape (block: ceil(k/128) x m for A,
+    ceil(n/128) x ceil(k/128) for B): one element short is a
+    DispatchError naming them; exactly enough runs."""
+    _host_runtime(runtime)
+    m, n, k = 70, 130, 300           # 3 K blocks, 2 blocks of B's rows
+    config = enigma.MmaConfig(64, 64, 128, 2, 2, 2)
+    kern = enigma.gemm_fp8_kernel(config, scaling, "f8e4m3", "f8e4m3",
+                                  "f32", False, False)
+    a = random_bits(rng, (m, k), "f8e4m3")
+    b = random_bits(rng, (n, k), "f8e4m3")
+    sa, sb = scales_for(rng, scaling, m, n, k)
+    assert (sa.size, sb.size) == {"tensor": (1, 1), "row": (m, n),
+                                  "block": (3 * m, 2 * 3)}[scaling]
+    grid, threads = config.launch(m, n)
+
+    def launch(sa, sb):
+        c = np.full((m, n), np.nan, np.float32)
+        kern.launch(grid=grid, threads=threads)(
+            a, b, sa, sb, np.ones(1, np.float32), m, n, k, c,
+            np.zeros(1, np.uint32), runtime=runtime)
+        return c
+
+    for short, name in ((0, "A"), (1, "B")):
+        scales = [sa, sb]
+        scales[short] = scales[short].reshape(-1)[:-1].copy()
+        if scales[short].size == 0:
+            scales[short] = np.zeros(0, np.float32)
+        with pytest.raises(enigma.DispatchError,
+                           match=f"reads {scaling} scales of {name}"):
+            launch(*scales)
+    assert not np.isnan(launch(sa, sb)).any()

@@ -66,7 +66,7 @@ def test_small_stream_k_workspace_message_reads(arrays):
     grid, threads = config.launch(8, 8)
     with pytest.raises(enigma.DispatchError,
                        match="writes its stream-K partials into the "
-                             r"workspace as an \(stream_k bm\) x bn matrix"):
+                             r"workspace as a \(stream_k bm\) x bn matrix"):
         gemm.launch(grid=grid, threads=threads)(
             *(arrays.put(np.zeros(count, dtype)) for count, dtype in (
                 (64, np.float16), (64, np.float16), (64, np.float32),

@@ -167,7 +167,7 @@ def test_mistakes_are_refused(arrays):
     floats, counters = enigma.split_k_workspace(config, 8, 8)
     assert (floats, counters) == (2 * 64 * 64, 1)
     grid, threads = config.launch(8, 8)
-    for sizes, words in (((floats - 1, 1), "into the workspace as an "
+    for sizes, words in (((floats - 1, 1), "into the workspace as a "
                           r"\(ceil\(m/bm\)\) x \(ceil\(n/bn\) split_k bm "
                           r"bn\) matrix"),
                          ((floats, 0), "counts the split-K partials")):
@@ -224,7 +224,7 @@ def test_small_buffers_refused_with_sides_known_at_launch(arrays):
     assert np.all(got == k)            # exactly enough: it runs
 
     with pytest.raises(enigma.DispatchError,
-                       match=r"writes C as an \(split_k m\) x n matrix"):
+                       match=r"writes C as a \(split_k m\) x n matrix"):
         partials.launch(grid=grid, threads=threads)(
             arrays.put(a), arrays.put(b), m, n, k,
             arrays.put(np.zeros(3 * m * n - 1, np.float32)))
