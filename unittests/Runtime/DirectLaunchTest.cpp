@@ -78,6 +78,15 @@ protected:
   std::string cacheDir;
   std::shared_ptr<CpuBackend> backend;
 };
+
+/// axpy's arguments with x and y of 64 floats, a = 1 and the given n.
+std::vector<DirectArg> axpyArgs(DirectLauncher &launcher, float *x, float *y,
+                                int64_t n) {
+  return {{address(x), 64 * sizeof(float)},
+          {address(y), 64 * sizeof(float)},
+          {launcher.scalarBits(2, HostNumber(1.0)), 0},
+          {launcher.scalarBits(3, HostNumber(n)), 0}};
+}
 } // namespace
 
 TEST_F(DirectLaunchTest, WritesTheCallersMemoryInPlace) {
@@ -156,13 +165,7 @@ TEST_F(DirectLaunchTest, DeclaredMatricesAreCheckedBeforeRunning) {
   alignas(16) static float x[64], y[64];
   for (float &v : y)
     v = 7.0f;
-  auto argsFor = [&](int64_t n) {
-    return std::vector<DirectArg>{
-        {address(x), sizeof x},
-        {address(y), sizeof y},
-        {launcher.scalarBits(2, HostNumber(1.0)), 0},
-        {launcher.scalarBits(3, HostNumber(n)), 0}};
-  };
+  auto argsFor = [&](int64_t n) { return axpyArgs(launcher, x, y, n); };
   // 16 rows: 62 elements, X has 64.
   launcher.launch(argsFor(16).data(), {64, 1, 1}, {32, 1, 1}, LaunchQueue{});
   for (float &v : y)
@@ -197,13 +200,7 @@ TEST_F(DirectLaunchTest, SidesCountedInBlocksAreChecked) {
   kernel.matrixExtents = {matrix};
   DirectLauncher launcher(backend, kernel);
   alignas(16) static float x[64], y[64];
-  auto argsFor = [&](int64_t n) {
-    return std::vector<DirectArg>{
-        {address(x), sizeof x},
-        {address(y), sizeof y},
-        {launcher.scalarBits(2, HostNumber(1.0)), 0},
-        {launcher.scalarBits(3, HostNumber(n)), 0}};
-  };
+  auto argsFor = [&](int64_t n) { return axpyArgs(launcher, x, y, n); };
   // n = 32: two rows of blocks, 48 elements.
   launcher.launch(argsFor(32).data(), {16, 1, 1}, {16, 1, 1}, LaunchQueue{});
   try {
