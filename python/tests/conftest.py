@@ -161,6 +161,26 @@ def check_float_product(c, fa, fb, extra=0.0):
                            f"tolerance, worst {float(np.nanmax(err))}")
 
 
+def box_thread_sums(x, groups, box_rows, box_cols, threads):
+    """float64 array [group, box, thread]: ``x`` zero-padded to whole
+    boxes, group ``g`` its column block ``g`` of ``box_cols``, box ``i``
+    its rows ``i * box_rows ...``; each thread's sum of the box's
+    elements ``t, t + threads, ...`` (row-major) - what the pipeline
+    tests' consumers add per stage."""
+    rows, cols = x.shape
+    boxes = -(-rows // box_rows)
+    padded = np.zeros((boxes * box_rows, groups * box_cols))
+    padded[:rows, :cols] = x
+    out = np.zeros((groups, boxes, threads))
+    for g in range(groups):
+        for i in range(boxes):
+            box = padded[i * box_rows:(i + 1) * box_rows,
+                         g * box_cols:(g + 1) * box_cols].reshape(-1)
+            for t in range(threads):
+                out[g, i, t] = box[t::threads].sum()
+    return out
+
+
 def load_example(name):
     """Imports examples/python/<name>.py as module ``enigma_example_<name>``
     (once per process)."""

@@ -23,7 +23,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import assert_no_spills_on_hopper
+from conftest import assert_no_spills_on_hopper, box_thread_sums
 
 import enigma
 
@@ -92,19 +92,11 @@ def _turn_sums(turns: bool):
 
 
 def _turn_sums_reference(x, tiles):
-    rows, cols = x.shape
-    boxes = -(-rows // BOX_ROWS)
-    padded = np.zeros((boxes * BOX_ROWS, tiles * BOX_COLS))
-    padded[:rows, :cols] = x
-    out = np.full(tiles * THREADS, START)
-    for g in range(tiles):
-        for i in range(boxes):
-            box = padded[i * BOX_ROWS:(i + 1) * BOX_ROWS,
-                         g * BOX_COLS:(g + 1) * BOX_COLS].reshape(-1)
-            for t in range(THREADS):
-                out[g * THREADS + t] = 0.5 * (
-                    out[g * THREADS + t] + (i + 1) * box[t::THREADS].sum())
-    return out
+    sums = box_thread_sums(x, tiles, BOX_ROWS, BOX_COLS, THREADS)
+    out = np.full((tiles, THREADS), START)
+    for i in range(sums.shape[1]):
+        out = 0.5 * (out + (i + 1) * sums[:, i])
+    return out.reshape(-1)
 
 
 def _run(runtime, kernel, x, rows, cols, threadgroups):

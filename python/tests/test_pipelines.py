@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import load_example
+from conftest import box_thread_sums, load_example
 
 import enigma
 
@@ -116,18 +116,11 @@ def _weighted_box_sums(stages):
 
 
 def _box_sums_reference(x, groups):
-    rows, cols = x.shape
-    boxes = -(-rows // BOX_ROWS)
-    padded = np.zeros((boxes * BOX_ROWS, groups * BOX_COLS))
-    padded[:rows, :cols] = x
-    out = np.full(groups * THREADS, START)
-    for g in range(groups):
-        for i in range(boxes):
-            box = padded[i * BOX_ROWS:(i + 1) * BOX_ROWS,
-                         g * BOX_COLS:(g + 1) * BOX_COLS].reshape(-1)
-            for t in range(THREADS):
-                out[g * THREADS + t] += (i + 1) * box[t::THREADS].sum()
-    return out
+    sums = box_thread_sums(x, groups, BOX_ROWS, BOX_COLS, THREADS)
+    out = np.full((groups, THREADS), START)
+    for i in range(sums.shape[1]):
+        out += (i + 1) * sums[:, i]
+    return out.reshape(-1)
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4, 9, 16])
