@@ -18,6 +18,8 @@ On CUDA (the GPU script) the kernels run in a process of their own with a
 time limit.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -228,6 +230,23 @@ def test_small_buffers_refused_with_sides_known_at_launch(arrays):
         partials.launch(grid=grid, threads=threads)(
             arrays.put(a), arrays.put(b), m, n, k,
             arrays.put(np.zeros(3 * m * n - 1, np.float32)))
+
+
+def test_metal_text_counts_after_a_device_barrier():
+    """The MSL of the in-kernel sum: the counters are device atomics, the
+    partials reach device memory (threadgroup_barrier mem_device) before
+    one atomic add counts them, its old value is shared through a
+    threadgroup word, and the last threadgroup sets the counter back to
+    zero."""
+    ex = load_example("gemm_bf16")
+    src = ex.compiled(_ws(*BF16, split_k=3), sum_in_kernel=True).metal_source
+    assert "device atomic_uint* F [[buffer(3)]]" in src
+    barrier = src.index("threadgroup_barrier(mem_flags::mem_device);")
+    add = src.index("atomic_fetch_add_explicit(", barrier)
+    assert "(uint)1u, memory_order_relaxed)" in src[add:add + 120]
+    assert re.search(r"threadgroup uint v\d+\[1\];", src)
+    reset = src.index("atomic_store_explicit(", add)
+    assert "(uint)0u, memory_order_relaxed)" in src[reset:reset + 120]
 
 
 def test_built_in_split_k_cuda_text_compiles_for_hopper(monkeypatch):
