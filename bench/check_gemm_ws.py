@@ -496,6 +496,26 @@ def _candidates(m, n, k, processors, autotune):
             out.append((SPLIT_TWO_KERNELS, enigma.MmaConfig(
                 bm, bn, 64, wm, wn, 8, warp_specialized=True,
                 split_k=split), False))
+    # ... small-batch blocks as cuBLAS ran them at 128 x 4096 x 4096 (64 x
+    # 64 tiles, 13 stages, pairs of threadgroups sharing a tile): 64 x 64
+    # blocks with deep rings, whole, and clusters of two sharing A or B ...
+    if 16 < m <= 256:
+        for c in (enigma.MmaConfig(64, 64, 64, 4, 1, 12,
+                                   warp_specialized=True),
+                  enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                                   persistent=True, cluster=2),
+                  enigma.MmaConfig(128, 64, 64, 8, 1, 8, warp_specialized=True,
+                                   persistent=True, cluster=2),
+                  enigma.MmaConfig(64, 128, 64, 4, 1, 8, warp_specialized=True,
+                                   persistent=True, cluster=2),
+                  enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                                   persistent=True, cluster=2,
+                                   cluster_shares="b"),
+                  enigma.MmaConfig(64, 128, 64, 4, 1, 8, warp_specialized=True,
+                                   persistent=True, cluster=2,
+                                   cluster_shares="b")):
+            if c not in {x for _, x, _ in out}:
+                out.append(("data-parallel", c, True))
     # ... and the model's splits also with their partials summed by a
     # second kernel.
     out += [(SPLIT_TWO_KERNELS, c, False) for name, c, _ in

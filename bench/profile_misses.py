@@ -8,7 +8,8 @@ benchmark):
         --section WarpStateStats --section Occupancy \\
         python3 bench/profile_misses.py gemm 128 4096 4096
 
-Cases: ``gemm M N K`` (bf16, the built-in configuration, and torch.matmul),
+Cases: ``gemm M N K [BM BN BK WM WN STAGES]`` (bf16, the built-in
+configuration or the one given, and torch.matmul),
 ``attention B H S D causal`` (bf16 forward and SDPA's cuDNN backend),
 ``gemv4 M N K`` (4-bit quantized_matmul, group 64, and bf16 torch.matmul).
 Each Enigma result is checked against torch before the profiled launches.
@@ -51,10 +52,13 @@ def _profiled(*fns):
     torch.cuda.nvtx.range_pop()
 
 
-def gemm(m, n, k):
+def gemm(m, n, k, *shape):
+    """``shape``: optionally the configuration's bm, bn, bk, wm, wn, stages
+    (warp-specialised, whole blocks) instead of the built-in choice."""
     ws = _bench_module("check_gemm_ws")
     rt = enigma.CudaRuntime()
-    config = enigma.gemm_config_for(m, n, k, "bf16", rt.multiprocessors)
+    config = enigma.MmaConfig(*shape, warp_specialized=True) if shape else \
+        enigma.gemm_config_for(m, n, k, "bf16", rt.multiprocessors)
     print(f"gemm {m}x{n}x{k}: {config}", flush=True)
     g = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)

@@ -80,23 +80,30 @@ def grouped_block_origin(config, m, n, pid=None):
     that threadgroups running together share rows of A and columns of B
     in L2. With a cluster, the ``cluster`` threadgroups of one cluster
     (consecutive ``pid``) take consecutive block columns of one block row,
-    whose A tiles they share."""
+    whose A tiles they share, or with ``cluster_shares="b"`` consecutive
+    block rows of one block column, whose B tiles they share."""
     c = config
     if pid is None:
         pid = threadgroup_position_in_grid("x")
     rank = pid % c.cluster if c.cluster > 1 else 0
     if c.cluster > 1:
         pid = pid // c.cluster
-    span = c.bn * c.cluster        # columns of one cluster's blocks
-    blocks_m = (m + (c.bm - 1)) // c.bm
-    blocks_n = (n + (span - 1)) // span
+    rows_shared = getattr(c, "cluster_shares", "a") == "b"
+    # The rows and columns of one cluster's blocks.
+    span_m = c.bm * c.cluster if rows_shared else c.bm
+    span_n = c.bn if rows_shared else c.bn * c.cluster
+    blocks_m = (m + (span_m - 1)) // span_m
+    blocks_n = (n + (span_n - 1)) // span_n
     per_group = c.group_m * blocks_n
     group = pid // per_group
     first_m = group * c.group_m
     size_m = imin(blocks_m - first_m, c.group_m)
     in_group = pid % per_group
-    return ((first_m + in_group % size_m) * c.bm,
-            (in_group // size_m) * span + rank * c.bn)
+    row0 = (first_m + in_group % size_m) * span_m
+    col0 = (in_group // size_m) * span_n
+    if rows_shared:
+        return row0 + rank * c.bm, col0
+    return row0, col0 + rank * c.bn
 
 
 def _persistent_tiles(config, m, n, body):
@@ -105,8 +112,11 @@ def _persistent_tiles(config, m, n, body):
     threadgroup's position ``t`` and ``G`` threadgroups (whole clusters
     walk cluster blocks together)."""
     c = config
-    tiles = (((m + (c.bm - 1)) // c.bm) *
-             ((n + (c.bn * c.cluster - 1)) // (c.bn * c.cluster)) * c.cluster)
+    rows, cols = (m + (c.bm - 1)) // c.bm, (n + (c.bn - 1)) // c.bn
+    if c.cluster_shares == "b":
+        tiles = ((rows + (c.cluster - 1)) // c.cluster) * c.cluster * cols
+    else:
+        tiles = rows * ((cols + (c.cluster - 1)) // c.cluster) * c.cluster
     with for_range(threadgroup_position_in_grid("x"), tiles,
                    threadgroups_per_grid("x"), dtype="uint") as t:
         body(*grouped_block_origin(c, m, n, t))
@@ -450,9 +460,13 @@ def operand_copies(s, ring, row0, col0):
     by it). Other mainloops on the same ring layout (the 8-bit GEMM) add
     their own copies around it."""
     c = s.config
-    # The threadgroups of a cluster compute blocks of one block row: they
-    # share the A tile, which each loads a share of (multicast).
-    shared_a = c.cluster > 1 and not s.a_transposed
+    # The threadgroups of a cluster compute blocks of one block row (or
+    # with cluster_shares="b" of one block column): they share the A (B)
+    # tile, which each loads a share of (multicast).
+    shared_a = c.cluster > 1 and c.cluster_shares == "a" and \
+        not s.a_transposed
+    shared_b = c.cluster > 1 and c.cluster_shares == "b" and \
+        not s.b_copy_transposes
 
     def producer(kt, slot):
         k0 = kt * c.bk
@@ -465,7 +479,8 @@ def operand_copies(s, ring, row0, col0):
                        multicast=shared_a)
         if s.b_transposed:   # B^T: a bn x bk box of the n x k matrix
             stage_copy(ring, slot, 1, s.B, at=(col0, k0), shape=(s.n, s.k),
-                       ld=s.ldb, box=(c.bn, c.bk), swizzle=s.sw_b)
+                       ld=s.ldb, box=(c.bn, c.bk), swizzle=s.sw_b,
+                       multicast=shared_b)
         elif s.b_copy_transposes:   # TF32 wgmma: the k x n box, K-major
             stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
@@ -474,7 +489,7 @@ def operand_copies(s, ring, row0, col0):
             stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
                        block_cols=s.b_block or None,
-                       block_stride=s.b_stride or None)
+                       block_stride=s.b_stride or None, multicast=shared_b)
     return producer
 
 

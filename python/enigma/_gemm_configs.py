@@ -37,8 +37,11 @@ class MmaConfig:
     the Tensor Memory Accelerator on Hopper, the simdgroups consuming
     them); then ``persistent=True`` makes each threadgroup walk output
     blocks in grouped order (launch ``processors`` threadgroups, one per
-    multiprocessor) and ``cluster`` (1, 2, 4) threadgroups of consecutive
-    block columns share their A tiles (TMA multicast).
+    multiprocessor) and ``cluster`` (1, 2, 4) threadgroups share a tile
+    (TMA multicast): with ``cluster_shares="a"`` (the default) those of
+    consecutive block columns of one block row share their A tiles, with
+    ``"b"`` those of consecutive block rows of one block column their B
+    tiles (as cuBLAS pairs 64-row blocks at small M).
 
     ``split_k > 1`` (warp-specialised, not persistent, no cluster) splits
     K into ``split_k`` equal ranges of whole ``bk`` tiles, one per
@@ -55,11 +58,11 @@ class MmaConfig:
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
                  "warp_specialized", "persistent", "cluster", "split_k",
-                 "stream_k")
+                 "stream_k", "cluster_shares")
 
     def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
                  group_m=8, *, warp_specialized=False, persistent=False,
-                 cluster=1, split_k=1, stream_k=0):
+                 cluster=1, split_k=1, stream_k=0, cluster_shares="a"):
         self.bm, self.bn, self.bk = bm, bn, bk
         self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
         self.warp_specialized = warp_specialized
@@ -67,6 +70,7 @@ class MmaConfig:
         self.cluster = cluster
         self.split_k = split_k
         self.stream_k = stream_k
+        self.cluster_shares = cluster_shares
 
     @property
     def threads(self) -> int:
@@ -78,7 +82,11 @@ class MmaConfig:
     def producer_registers(self) -> int:
         """Registers per thread of the producer warpgroup (CUDA): 56 (its
         copies, TMA and fallback, spilled at 40 and 48 in clusters), 24
-        beside 512 consumers."""
+        beside 512 consumers, 80 beside 128 clustered ones (whose 256
+        registers it leaves untouched; a 12-stage ring sharing B spilled
+        at 56)."""
+        if self.threads <= 128 and self.cluster > 1:
+            return 80
         return 56 if self.threads <= 256 else 24
 
     @property
@@ -104,6 +112,11 @@ class MmaConfig:
                 if not isinstance(getattr(self, name), bool):
                     fail(f"{what}: config.{name} must be a bool")
                 continue
+            if name == "cluster_shares":
+                if self.cluster_shares not in ("a", "b"):
+                    fail(f"{what}: config.cluster_shares must be 'a' or "
+                         f"'b', got {self.cluster_shares!r}")
+                continue
             static_int(getattr(self, name), f"{what}: config.{name}",
                        0 if name == "stream_k" else 1)
 
@@ -111,9 +124,10 @@ class MmaConfig:
         """Output blocks of an m x n C, padded to whole clusters."""
         self.check_fields(f"{self}.tiles")
         m, n = _size(m, f"{self}: m"), _size(n, f"{self}: n")
-        per_row = -(-n // self.bn)
-        per_row = -(-per_row // self.cluster) * self.cluster
-        return -(-m // self.bm) * per_row
+        rows, cols = -(-m // self.bm), -(-n // self.bn)
+        if self.cluster_shares == "b":
+            return -(-rows // self.cluster) * self.cluster * cols
+        return rows * (-(-cols // self.cluster) * self.cluster)
 
     def blocks(self, m: int, n: int, processors: int | None = None) -> int:
         """Threadgroups of a launch over an m x n C: one per output block,
@@ -161,9 +175,10 @@ class MmaConfig:
 
     def __repr__(self) -> str:
         defaults = {"warp_specialized": False, "persistent": False,
-                    "cluster": 1, "split_k": 1, "stream_k": 0}
+                    "cluster": 1, "split_k": 1, "stream_k": 0,
+                    "cluster_shares": "a"}
         return ("MmaConfig(" + ", ".join(
-            f"{k}={v}" for k, v in self.as_dict().items()
+            f"{k}={v!r}" for k, v in self.as_dict().items()
             if defaults.get(k, object()) != v) + ")")
 
 

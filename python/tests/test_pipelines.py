@@ -468,6 +468,57 @@ def test_gemm_clusters_share_rows_of_a(runtime, rng, cluster):
         ex.check_output(c, a, b)
 
 
+@pytest.mark.parametrize("cluster", [2, 4])
+@pytest.mark.parametrize("b_transposed", [False, True])
+def test_gemm_clusters_share_columns_of_b(runtime, rng, cluster,
+                                          b_transposed):
+    """With cluster_shares="b" clustered threadgroups take consecutive
+    block rows of one block column (3 block rows: a cluster's last block
+    lies below C), B stored k x n or n x k."""
+    ex = _example("gemm_bf16")
+    m, n, k = 2 * 64 + 7, 2 * 64 + 3, 150
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+    for persistent in (False, True):
+        config = enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                                  persistent=persistent, cluster=cluster,
+                                  cluster_shares="b")
+        grid, threads = config.launch(m, n, processors=2 * cluster)
+
+        @enigma.kernel
+        def gemm_b(A: enigma.bf16, B: enigma.bf16, C: enigma.f32,
+                   M: enigma.Scalar(enigma.u32),
+                   N: enigma.Scalar(enigma.u32),
+                   K: enigma.Scalar(enigma.u32)):
+            enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                              b_transposed=b_transposed)
+
+        b_in = np.ascontiguousarray(b.T) if b_transposed else b
+        raw = runtime.execute(enigma.compile(gemm_b), [a, b_in],
+                              output_size=m * n * 4, scalars=[m, n, k],
+                              grid=grid, threads=threads)
+        out = np.frombuffer(raw, np.float32).reshape(m, n)
+        want = ex.from_bf16(a).astype(np.float64) @ \
+            ex.from_bf16(b).astype(np.float64)
+        assert np.allclose(out, want, rtol=1e-3, atol=1e-3), config
+
+
+def test_cluster_shares_b_launch_shape_and_mistakes():
+    c = enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                         persistent=True, cluster=2, cluster_shares="b")
+    # 3 block rows padded to 4 (two clusters per block column), 2 columns.
+    assert c.tiles(130, 128) == 4 * 2
+    assert c.tiles(128, 130) == 2 * 3
+    assert "cluster_shares='b'" in repr(c)
+    assert "cluster_shares" not in repr(enigma.MmaConfig(
+        64, 64, 64, 4, 1, 12, warp_specialized=True, cluster=2))
+    assert c != enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                                 persistent=True, cluster=2)
+    with pytest.raises(enigma.EnigmaError, match="cluster_shares"):
+        enigma.MmaConfig(64, 64, 64, 4, 1, 2, warp_specialized=True,
+                         cluster=2, cluster_shares="c").tiles(64, 64)
+
+
 def test_gemm_transposed_operands_warp_specialized(runtime, rng):
     m, n, k = 48, 80, 72
     a = rng.standard_normal((m, k)).astype(np.float32)
@@ -683,6 +734,10 @@ def _cuda_sources():
                      (10240, 8192)):
             c = enigma.gemm_config_for(m, n, k)
             sources.setdefault(f"bf16 {c}", bf16.compiled(c).cuda_source)
+    for shares in ("a", "b"):   # the small-batch clusters the bench tries
+        c = enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                             persistent=True, cluster=2, cluster_shares=shares)
+        sources[f"bf16 {c}"] = bf16.compiled(c).cuda_source
     sources["split-K sum"] = bf16.compiled_reduce(4).cuda_source
     sources["box sums"] = enigma.compile(_weighted_box_sums(3)).cuda_source
     sources["box copies"] = enigma.compile(_box_copies(3)).cuda_source
@@ -705,6 +760,18 @@ def test_cuda_text_has_roles_rings_and_tma():
     assert "enigma_stage_copy<64, 256, 64, 4096, 3, 3, 3, false, 2>" in src
     assert "enigma_consumer_barrier" not in src or "__syncthreads" not in \
         src.split("enigma_consumer_registers")[1]
+
+
+def test_cuda_text_of_a_cluster_sharing_b():
+    src = _example("gemm_bf16").compiled(
+        enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
+                         persistent=True, cluster=2,
+                         cluster_shares="b")).cuda_source
+    assert "__cluster_dims__(2, 1, 1)" in src
+    # B is shared by the cluster (multicast), A is not.
+    assert "enigma_stage_copy<64, 64, 64, 4096, 3, 3, 3, false, 2>" in src
+    assert "enigma_stage_copy<64, 64, 64, 4096, 3, 3, 3, true, 2>" in src
+    assert src.index("false, 2>") < src.index("true, 2>")
 
 
 def test_every_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
