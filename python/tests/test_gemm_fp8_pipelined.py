@@ -120,21 +120,26 @@ def test_pipelined_equals_classic_bit_for_bit(runtime, rng, scaling,
     assert np.array_equal(got[0], got[1])
 
 
+@pytest.mark.parametrize("cluster", [{}, {"cluster": 2},
+                                     {"cluster": 2, "cluster_shares": "b"}])
 def test_persistent_launch_with_fewer_threadgroups_than_blocks(runtime,
-                                                               rng):
-    """A persistent configuration launched on 3 threadgroups walks all
-    12 blocks (grouped order), each block's output once."""
+                                                               rng, cluster):
+    """A persistent configuration launched on 3 (a cluster: 4)
+    threadgroups walks all 12 blocks (grouped order), each block's output
+    once; clusters share A tiles along a block row or B tiles along a
+    block column (4 block rows, 3 columns: one padded)."""
     _host_runtime(runtime)
     m, n, k = 250, 190, 260
-    config = ws(64, 64, 128, 4, 1, 2, persistent=True, group_m=2)
+    config = ws(64, 64, 128, 4, 1, 2, persistent=True, group_m=2, **cluster)
     kern = enigma.gemm_fp8_kernel(config, "row", "f8e4m3", "f8e4m3",
                                   "f32", False, False)
     a = random_bits(rng, (m, k), "f8e4m3")
     b = random_bits(rng, (n, k), "f8e4m3")
     sa, sb = scales_for(rng, "row", m, n, k)
     c = np.full((m, n), np.nan, np.float32)
-    grid, threads = config.launch(m, n, processors=3)
-    assert grid[0] == 3 * config.threads
+    processors = 4 if cluster else 3
+    grid, threads = config.launch(m, n, processors=processors)
+    assert grid[0] == processors * config.threads
     kern.launch(grid=grid, threads=threads)(
         a, b, sa, sb, np.ones(1, np.float32), m, n, k, c,
         np.zeros(1, np.uint32), runtime=runtime)
