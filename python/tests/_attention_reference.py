@@ -1,7 +1,8 @@
 """References and helpers of the attention tests: bfloat16 bits in numpy,
 float64 attention (grouped heads, bottom-right causal masks, empty rows),
-the tolerance of the forward's result, and paged caches built from packed
-keys with shuffled pages."""
+the tolerance of the forward's result, float64 gradients with the bounds
+of the backward's rounding, and paged caches built from packed keys with
+shuffled pages."""
 
 import math
 
@@ -127,3 +128,67 @@ def paged_cache(rng, k, v, cu_k, page_size, spare=2):
             k_cache[page, :stop - start] = k[start:stop]
             v_cache[page, :stop - start] = v[start:stop]
     return k_cache, v_cache, table, lengths
+
+
+# Gradients. The backward kernels round P and dS to 16 bits before their
+# products (2^-8 relative each, bfloat16), use Delta from the 16-bit O and
+# round the gradients to 16 bits; so |g - ref| <= 2^-6 (|P| |dO|-, |dS| |Q|-
+# or |dS| |K|-products, computed in float64 from magnitudes, with |dP| +
+# rowsum(|dO| |O|) for dP - Delta) + 2^-8 |ref|. A wrong mask, a wrong
+# head or a missing block is off by the size of the terms.
+
+def _grads_head(q, k, v, do, causal, scale):
+    """float64 autograd of one head, and the magnitudes that bound the
+    kernels' rounding: (dq, dk, dv), (bound_q, bound_k, bound_v)."""
+    import torch
+    q, k, v = (torch.tensor(x, dtype=torch.float64, requires_grad=True)
+               for x in (q, k, v))
+    do = torch.tensor(do, dtype=torch.float64)
+    sq, skv = q.shape[0], k.shape[0]
+    s = q @ k.T * scale
+    if causal:
+        allowed = torch.arange(skv)[None, :] <= \
+            torch.arange(sq)[:, None] + skv - sq
+        s = s.masked_fill(~allowed, float("-inf"))
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)   # rows without keys
+    (p @ v).backward(do)
+    with torch.no_grad():
+        dp = do @ v.T
+        # Delta = rowsum(dO O) comes from the 16-bit O: its error follows
+        # the sum of magnitudes, not the (cancelling) sum.
+        delta = (do.abs() * (p @ v).abs()).sum(-1, keepdim=True)
+        ds = p * (dp.abs() + delta)
+        bound_q = ds @ k.abs() * scale
+        bound_k = ds.T @ q.abs() * scale
+        bound_v = p.T @ do.abs()
+    return ((q.grad, k.grad, v.grad),
+            (bound_q, bound_k, bound_v))
+
+
+def reference_grads(q, k, v, do, rows_q, rows_k, causal, scale):
+    """Gradients and bounds for packed (total, heads, d) tensors whose
+    sequences are the row ranges ``rows_q[b]`` / ``rows_k[b]``."""
+    q, k, v, do = values(q), values(k), values(v), values(do)
+    group = q.shape[1] // k.shape[1]
+    grads = [np.zeros(x.shape) for x in (q, k, v)]
+    bounds = [np.zeros(x.shape) for x in (q, k, v)]
+    for rq, rk in zip(rows_q, rows_k):
+        for h in range(q.shape[1]):
+            hk = h // group
+            (gq, gk, gv), (bq, bk, bv) = _grads_head(
+                q[rq, h], k[rk, hk], v[rk, hk], do[rq, h], causal, scale)
+            grads[0][rq, h] += gq.numpy()
+            grads[1][rk, hk] += gk.numpy()
+            grads[2][rk, hk] += gv.numpy()
+            bounds[0][rq, h] += bq.numpy()
+            bounds[1][rk, hk] += bk.numpy()
+            bounds[2][rk, hk] += bv.numpy()
+    return grads, bounds
+
+
+def check_grads(got, want, bounds):
+    for name, g, r, bound in zip(("dq", "dk", "dv"), got, want, bounds):
+        err = np.abs(values(g) - r)
+        bad = ~(err <= 2.0**-6 * bound + 2.0**-8 * np.abs(r) + 1e-5)
+        assert not bad.any(), (f"{name}: {int(bad.sum())} of {bad.size} out "
+                               f"of tolerance, worst {np.nanmax(err)}")

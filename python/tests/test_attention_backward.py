@@ -16,69 +16,10 @@ import numpy as np
 import pytest
 
 import enigma.attention as ea
-from _attention_reference import make, values
+from _attention_reference import (check_grads, make,
+                                  reference_grads, values)
 
 torch = pytest.importorskip("torch")
-
-
-def _expand(x, group, dim):
-    return x.repeat_interleave(group, dim)
-
-
-def _grads_head(q, k, v, do, causal, scale):
-    """float64 autograd of one head, and the magnitudes that bound the
-    kernels' rounding: (dq, dk, dv), (bound_q, bound_k, bound_v)."""
-    q, k, v = (torch.tensor(x, dtype=torch.float64, requires_grad=True)
-               for x in (q, k, v))
-    do = torch.tensor(do, dtype=torch.float64)
-    sq, skv = q.shape[0], k.shape[0]
-    s = q @ k.T * scale
-    if causal:
-        allowed = torch.arange(skv)[None, :] <= \
-            torch.arange(sq)[:, None] + skv - sq
-        s = s.masked_fill(~allowed, float("-inf"))
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0)   # rows without keys
-    (p @ v).backward(do)
-    with torch.no_grad():
-        dp = do @ v.T
-        # Delta = rowsum(dO O) comes from the 16-bit O: its error follows
-        # the sum of magnitudes, not the (cancelling) sum.
-        delta = (do.abs() * (p @ v).abs()).sum(-1, keepdim=True)
-        ds = p * (dp.abs() + delta)
-        bound_q = ds @ k.abs() * scale
-        bound_k = ds.T @ q.abs() * scale
-        bound_v = p.T @ do.abs()
-    return ((q.grad, k.grad, v.grad),
-            (bound_q, bound_k, bound_v))
-
-
-def reference_grads(q, k, v, do, rows_q, rows_k, causal, scale):
-    """Gradients and bounds for packed (total, heads, d) tensors whose
-    sequences are the row ranges ``rows_q[b]`` / ``rows_k[b]``."""
-    q, k, v, do = values(q), values(k), values(v), values(do)
-    group = q.shape[1] // k.shape[1]
-    grads = [np.zeros(x.shape) for x in (q, k, v)]
-    bounds = [np.zeros(x.shape) for x in (q, k, v)]
-    for rq, rk in zip(rows_q, rows_k):
-        for h in range(q.shape[1]):
-            hk = h // group
-            (gq, gk, gv), (bq, bk, bv) = _grads_head(
-                q[rq, h], k[rk, hk], v[rk, hk], do[rq, h], causal, scale)
-            grads[0][rq, h] += gq.numpy()
-            grads[1][rk, hk] += gk.numpy()
-            grads[2][rk, hk] += gv.numpy()
-            bounds[0][rq, h] += bq.numpy()
-            bounds[1][rk, hk] += bk.numpy()
-            bounds[2][rk, hk] += bv.numpy()
-    return grads, bounds
-
-
-def check_grads(got, want, bounds):
-    for name, g, r, bound in zip(("dq", "dk", "dv"), got, want, bounds):
-        err = np.abs(values(g) - r)
-        bad = ~(err <= 2.0**-6 * bound + 2.0**-8 * np.abs(r) + 1e-5)
-        assert not bad.any(), (f"{name}: {int(bad.sum())} of {bad.size} out "
-                               f"of tolerance, worst {np.nanmax(err)}")
 
 
 def _bhsd_to_packed(x):

@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import enigma.attention as ea  # noqa: E402
 import enigma.torch as et  # noqa: E402
+from _attention_reference import check_grads, reference_grads  # noqa: E402
 
 
 def devices():
@@ -47,6 +48,36 @@ def inputs(shapes, dtype, device, seed):
             .requires_grad_() for s in shapes]
 
 
+def gradient_of(o, rng):
+    """A random dO for ``o`` from the test's seed (replayable)."""
+    g = torch.Generator().manual_seed(int(rng.integers(1 << 30)))
+    return torch.randn(o.shape, generator=g).to(o.dtype).to(o.device)
+
+
+def packed(x):
+    """A (B, H, S, D) or (total, H, D) tensor as float64 numpy (total, H,
+    D) and the row ranges of its batches."""
+    x = x.detach().double().cpu()
+    if x.dim() == 3:
+        return x.numpy(), None
+    b, h, s, d = x.shape
+    return (x.transpose(1, 2).reshape(b * s, h, d).numpy(),
+            [slice(i * s, (i + 1) * s) for i in range(b)])
+
+
+def check_autograd(tensors, do, rows=None, causal=False):
+    """The gradients autograd left in ``tensors`` (q, k, v) against float64
+    autograd, within the bounds of the backward's 16-bit rounding
+    (_attention_reference)."""
+    (q, rows_q), (k, rows_k), (v, _), (g, _) = (packed(x) for x in
+                                                (*tensors, do))
+    if rows is not None:
+        rows_q, rows_k = rows
+    want, bounds = reference_grads(q, k, v, g, rows_q, rows_k, causal,
+                                   q.shape[-1] ** -0.5)
+    check_grads([packed(x.grad)[0] for x in tensors], want, bounds)
+
+
 def close(got, want, what, rel=2.0**-6):
     """Element-wise |got - want| <= rel (|want| + mean |want|): a few
     16-bit roundings, while a wrong mask, head or block is off by the
@@ -67,15 +98,11 @@ def test_attention_op_and_autograd(device, dtype, causal, rng):
     o, lse = et.attention(q, k, v, causal=causal, return_lse=True)
     assert o.dtype == dtype and o.device == q.device
     assert lse.shape == (2, 4, 37)
-    q64, k64, v64 = (x.detach().double().cpu().requires_grad_()
-                     for x in (q, k, v))
-    want = reference(q64, k64, v64, causal)
+    want = reference(*(x.detach().double().cpu() for x in (q, k, v)), causal)
     close(o, want, "o")
-    do = torch.randn_like(o)
+    do = gradient_of(o, rng)
     o.backward(do)
-    want.backward(do.double().cpu())
-    for name, x, x64 in (("dq", q, q64), ("dk", k, k64), ("dv", v, v64)):
-        close(x.grad, x64.grad, name, rel=2.0**-5)
+    check_autograd((q, k, v), do, causal=causal)
     # enigma.attention takes the tensors too, through the same op.
     assert torch.equal(ea.attention(q, k, v, causal=causal), o)
 
@@ -91,23 +118,17 @@ def test_varlen_op_and_autograd(device, rng):
                      torch.bfloat16, device, int(rng.integers(1 << 30)))
     o = et.attention_varlen(q, k, v, cu_q, cu_k, max_seqlen_q=33,
                             max_seqlen_k=40, causal=True)
-    do = torch.randn_like(o)
+    do = gradient_of(o, rng)
     o.backward(do)
-    grads = {"q": torch.zeros(q.shape, dtype=torch.float64),
-             "k": torch.zeros(k.shape, dtype=torch.float64),
-             "v": torch.zeros(k.shape, dtype=torch.float64)}
+    rows = [[slice(int(c[b]), int(c[b + 1])) for b in range(4)]
+            for c in (cu_q, cu_k)]
     for b in range(4):
-        rq = slice(int(cu_q[b]), int(cu_q[b + 1]))
-        rk = slice(int(cu_k[b]), int(cu_k[b + 1]))
-        parts = [x.detach()[r].double().cpu().transpose(0, 1)[None]
-                 .requires_grad_() for x, r in ((q, rq), (k, rk), (v, rk))]
-        want = reference(*parts, True)
-        close(o[rq].transpose(0, 1)[None], want, f"o of sequence {b}")
-        want.backward(do[rq].double().cpu().transpose(0, 1)[None])
-        for name, part, r in zip("qkv", parts, (rq, rk, rk)):
-            grads[name][r] += part.grad[0].transpose(0, 1)
-    for name, x in zip("qkv", (q, k, v)):
-        close(x.grad, grads[name], "d" + name, rel=2.0**-5)
+        want = reference(*(x.detach()[r].double().cpu().transpose(0, 1)[None]
+                           for x, r in ((q, rows[0][b]), (k, rows[1][b]),
+                                        (v, rows[1][b]))), True)
+        close(o[rows[0][b]].transpose(0, 1)[None], want,
+              f"o of sequence {b}")
+    check_autograd((q, k, v), do, rows, causal=True)
 
 
 @pytest.mark.parametrize("device", devices())
