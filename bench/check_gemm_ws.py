@@ -482,10 +482,12 @@ def _candidates(m, n, k, processors, autotune):
                 out.append((SPLIT_TWO_KERNELS, enigma.MmaConfig(
                     16, bn, 64, 1, 4, stages, warp_specialized=True,
                     split_k=split), False))
-    # ... tiles 96 or 192 wide, which make 128 blocks where 64 and 128 do
-    # not (cuBLAS ran 96 x 64 tiles at 128 x 6144 x 4096; widths that are
-    # not multiples of 64 run as simdgroup products, B unswizzled) ...
-    for bm, wm, wn, bn in ((64, 4, 1, 96), (16, 1, 4, 192)):
+    # ... tiles 96 wide, which make 128 blocks where 64 and 128 do not
+    # (cuBLAS ran 96 x 64 tiles at 128 x 6144 x 4096; widths that are not
+    # multiples of 64 run as simdgroup products, B unswizzled; 16 x 192
+    # blocks of four simdgroups gave wrong products on an H200 and are
+    # refused) ...
+    for bm, wm, wn, bn in ((64, 4, 1, 96),):
         if (bm == 16) != (m <= 16):
             continue
         cand = enigma.MmaConfig(bm, bn, 64, wm, wn, 8,

@@ -503,6 +503,39 @@ def test_gemm_clusters_share_columns_of_b(runtime, rng, cluster,
         assert np.allclose(out, want, rtol=1e-3, atol=1e-3), config
 
 
+def test_unswizzled_b_split_among_simdgroups_is_refused(runtime, rng):
+    """16 x 192 blocks of four simdgroups (48 columns each, B k x n in one
+    unswizzled tile) gave wrong products on an H200: refused with the
+    ways around it; B stored n x k is another layout (K-major rows), which
+    runs here as before."""
+    ex = _example("gemm_bf16")
+    config = enigma.MmaConfig(16, 192, 64, 1, 4, 2, warp_specialized=True)
+    with pytest.raises(enigma.EnigmaError, match="multiple or a divisor"):
+        ex.compiled(config)
+    m, n, k = 5, 200, 70
+    a = ex.to_bf16(rng.standard_normal((m, k)))
+    b = ex.to_bf16(rng.standard_normal((k, n)))
+
+    @enigma.kernel
+    def gemm_nk(A: enigma.bf16, B: enigma.bf16, C: enigma.f32,
+                M: enigma.Scalar(enigma.u32), N: enigma.Scalar(enigma.u32),
+                K: enigma.Scalar(enigma.u32)):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config,
+                          b_transposed=True)
+
+    grid, threads = config.launch(m, n)
+    if runtime.name == "metal-host":
+        pytest.skip("2 stages of 16 x 192 tiles need 52 KiB (Metal: 32)")
+    raw = runtime.execute(enigma.compile(gemm_nk),
+                          [a, np.ascontiguousarray(b.T)],
+                          output_size=m * n * 4, scalars=[m, n, k],
+                          grid=grid, threads=threads)
+    out = np.frombuffer(raw, np.float32).reshape(m, n)
+    want = ex.from_bf16(a).astype(np.float64) @ \
+        ex.from_bf16(b).astype(np.float64)
+    assert np.allclose(out, want, rtol=1e-3, atol=1e-3)
+
+
 def test_cluster_shares_b_launch_shape_and_mistakes():
     c = enigma.MmaConfig(64, 64, 64, 4, 1, 12, warp_specialized=True,
                          persistent=True, cluster=2, cluster_shares="b")
