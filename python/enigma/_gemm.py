@@ -331,16 +331,20 @@ class _GemmShape:
                 (self.wtn % block == 0 or block % self.wtn == 0))):
             self.b_block = 64 if self.group else block
         if c.warp_specialized and not self.group and not b_k_major and \
-                not self.b_block and c.bn > block and c.wn > 1:
-            # An unswizzled B wider than a block, its columns split among
-            # simdgroups: 16 x 192 blocks of four simdgroups (48 columns
-            # each) gave wrong products on an H200 (2026-12-06) while the
-            # CPU and MSL results were right; refused until found.
+                not self.b_block and c.bn > block and \
+                (c.wn > 1 or c.bn * dtype.itemsize > 256):
+            # An unswizzled B wider than a block: 16 x 192 blocks of four
+            # simdgroups (48 columns each, rows of 384 bytes) gave wrong
+            # products on an H200 (2026-12-06) while the CPU and MSL
+            # results were right. Until the cause is found, the layouts
+            # that share either trait are refused; 64 x 96 blocks of one
+            # simdgroup column (192-byte rows) ran right.
             fail(f"gemm_block: {c}: a warp-specialised B tile of {c.bn} "
-                 f"columns stored k x n, split among {c.wn} simdgroup "
-                 f"columns of {self.wtn}, is not supported: each "
-                 f"simdgroup's columns must be a multiple or a divisor of "
-                 f"{block}, or wn must be 1")
+                 f"columns stored k x n outside {block}-column blocks "
+                 f"({c.wn} simdgroup columns of {self.wtn}) is not "
+                 f"supported: each simdgroup's columns must be a multiple "
+                 f"or a divisor of {block}, or wn must be 1 with rows of "
+                 f"at most 256 bytes")
         self.a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
         self.b_shape = (c.bn, c.bk) if b_k_major else \
             (c.bk, self.b_block or c.bn)

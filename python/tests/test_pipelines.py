@@ -512,6 +512,10 @@ def test_unswizzled_b_split_among_simdgroups_is_refused(runtime, rng):
     config = enigma.MmaConfig(16, 192, 64, 1, 4, 2, warp_specialized=True)
     with pytest.raises(enigma.EnigmaError, match="multiple or a divisor"):
         ex.compiled(config)
+    # One simdgroup column, rows of 320 bytes: refused too (unverified).
+    with pytest.raises(enigma.EnigmaError, match="at most 256 bytes"):
+        ex.compiled(enigma.MmaConfig(64, 160, 64, 4, 1, 2,
+                                     warp_specialized=True))
     m, n, k = 5, 200, 70
     a = ex.to_bf16(rng.standard_normal((m, k)))
     b = ex.to_bf16(rng.standard_normal((k, n)))
