@@ -88,7 +88,7 @@ def grouped_block_origin(config, m, n, pid=None):
     rank = pid % c.cluster if c.cluster > 1 else 0
     if c.cluster > 1:
         pid = pid // c.cluster
-    rows_shared = getattr(c, "cluster_shares", "a") == "b"
+    rows_shared = c.cluster_shares == "b"
     # The rows and columns of one cluster's blocks.
     span_m = c.bm * c.cluster if rows_shared else c.bm
     span_n = c.bn if rows_shared else c.bn * c.cluster
@@ -112,12 +112,7 @@ def _persistent_tiles(config, m, n, body):
     threadgroup's position ``t`` and ``G`` threadgroups (whole clusters
     walk cluster blocks together)."""
     c = config
-    rows, cols = (m + (c.bm - 1)) // c.bm, (n + (c.bn - 1)) // c.bn
-    if c.cluster_shares == "b":
-        tiles = ((rows + (c.cluster - 1)) // c.cluster) * c.cluster * cols
-    else:
-        tiles = rows * ((cols + (c.cluster - 1)) // c.cluster) * c.cluster
-    with for_range(threadgroup_position_in_grid("x"), tiles,
+    with for_range(threadgroup_position_in_grid("x"), c._padded_tiles(m, n),
                    threadgroups_per_grid("x"), dtype="uint") as t:
         body(*grouped_block_origin(c, m, n, t))
 

@@ -124,10 +124,18 @@ class MmaConfig:
         """Output blocks of an m x n C, padded to whole clusters."""
         self.check_fields(f"{self}.tiles")
         m, n = _size(m, f"{self}: m"), _size(n, f"{self}: n")
-        rows, cols = -(-m // self.bm), -(-n // self.bn)
+        return self._padded_tiles(m, n)
+
+    def _padded_tiles(self, m, n):
+        """:meth:`tiles` of sides that may be traced values (the persistent
+        schedule's count in the kernel): the blocks along the shared side
+        rounded up to whole clusters."""
+        rows, cols = (m + (self.bm - 1)) // self.bm, \
+            (n + (self.bn - 1)) // self.bn
+        c = self.cluster
         if self.cluster_shares == "b":
-            return -(-rows // self.cluster) * self.cluster * cols
-        return rows * (-(-cols // self.cluster) * self.cluster)
+            return ((rows + (c - 1)) // c) * c * cols
+        return rows * (((cols + (c - 1)) // c) * c)
 
     def blocks(self, m: int, n: int, processors: int | None = None) -> int:
         """Threadgroups of a launch over an m x n C: one per output block,

@@ -250,8 +250,9 @@ class QmmConfig:
     chosen per launch so that the GPU has enough threadgroups; 1: none)."""
 
     # Never clustered: gemm's grouped block order (_gemm.grouped_block_origin)
-    # reads this.
+    # reads these.
     cluster = 1
+    cluster_shares = "a"
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
                  "splits")

@@ -87,6 +87,32 @@ std::vector<DirectArg> axpyArgs(DirectLauncher &launcher, float *x, float *y,
           {launcher.scalarBits(2, HostNumber(1.0)), 0},
           {launcher.scalarBits(3, HostNumber(n)), 0}};
 }
+
+/// axpy launched with `matrix` declared on X: with n = `fits` it runs;
+/// with n = `past` it is a DispatchError whose message holds `message`,
+/// and nothing runs (Y keeps its values).
+void expectMatrixJudged(const std::shared_ptr<CpuBackend> &backend,
+                        const MatrixExtent &matrix, int64_t fits,
+                        int64_t past, const std::string &message) {
+  KernelArtifact kernel = axpy();
+  kernel.matrixExtents = {matrix};
+  DirectLauncher launcher(backend, kernel);
+  alignas(16) static float x[64], y[64];
+  launcher.launch(axpyArgs(launcher, x, y, fits).data(), {16, 1, 1},
+                  {16, 1, 1}, LaunchQueue{});
+  for (float &v : y)
+    v = 7.0f;
+  try {
+    launcher.launch(axpyArgs(launcher, x, y, past).data(), {16, 1, 1},
+                    {16, 1, 1}, LaunchQueue{});
+    FAIL() << "a matrix past X was launched";
+  } catch (const DispatchError &e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+        << e.what();
+  }
+  for (float v : y)
+    ASSERT_EQ(v, 7.0f); // nothing ran
+}
 } // namespace
 
 TEST_F(DirectLaunchTest, WritesTheCallersMemoryInPlace) {
@@ -152,43 +178,22 @@ TEST_F(DirectLaunchTest, ShapeAndBoundsAreCheckedBeforeRunning) {
 
 TEST_F(DirectLaunchTest, DeclaredMatricesAreCheckedBeforeRunning) {
   // As gemm_block records its operands: X read as an n x 2 matrix of
-  // pitch 4 needs (n - 1) * 4 + 2 elements.
-  KernelArtifact kernel = axpy();
+  // pitch 4 needs (n - 1) * 4 + 2 elements; 16 rows: 62, X has 64.
   MatrixExtent matrix;
   matrix.param = 0;
   matrix.rows.param = 3;
   matrix.cols.value = 2;
   matrix.pitch.value = 4;
   matrix.what = "part reads X as an n x 2 matrix (pitch 4)";
-  kernel.matrixExtents = {matrix};
-  DirectLauncher launcher(backend, kernel);
-  alignas(16) static float x[64], y[64];
-  for (float &v : y)
-    v = 7.0f;
-  auto argsFor = [&](int64_t n) { return axpyArgs(launcher, x, y, n); };
-  // 16 rows: 62 elements, X has 64.
-  launcher.launch(argsFor(16).data(), {64, 1, 1}, {32, 1, 1}, LaunchQueue{});
-  for (float &v : y)
-    v = 7.0f;
-  try {
-    launcher.launch(argsFor(20).data(), {16, 1, 1}, {16, 1, 1},
-                    LaunchQueue{});
-    FAIL() << "a matrix past X was launched";
-  } catch (const DispatchError &e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "part reads X as an n x 2 matrix (pitch 4), 20 x 2 with "
-                  "pitch 4: 78 elements, but X (f32) has 64 (256 bytes)"),
-              std::string::npos)
-        << e.what();
-  }
-  for (float v : y)
-    ASSERT_EQ(v, 7.0f); // nothing ran
+  expectMatrixJudged(backend, matrix, 16, 20,
+                     "part reads X as an n x 2 matrix (pitch 4), 20 x 2 with "
+                     "pitch 4: 78 elements, but X (f32) has 64 (256 bytes)");
 }
 
 TEST_F(DirectLaunchTest, SidesCountedInBlocksAreChecked) {
   // A workspace of ceil(n / 16) rows of 3 x 8 elements (split-K partials
-  // per block row): n = 36 needs 3 x 24 = 72 elements, X has 64.
-  KernelArtifact kernel = axpy();
+  // per block row): n = 32 needs two rows, 48 elements; n = 36 needs
+  // 3 x 24 = 72 elements, X has 64.
   MatrixExtent matrix;
   matrix.param = 0;
   matrix.rows.param = 3;
@@ -197,21 +202,8 @@ TEST_F(DirectLaunchTest, SidesCountedInBlocksAreChecked) {
   matrix.cols.scale = 3;
   matrix.pitch.value = 24;
   matrix.what = "part writes its partials into X";
-  kernel.matrixExtents = {matrix};
-  DirectLauncher launcher(backend, kernel);
-  alignas(16) static float x[64], y[64];
-  auto argsFor = [&](int64_t n) { return axpyArgs(launcher, x, y, n); };
-  // n = 32: two rows of blocks, 48 elements.
-  launcher.launch(argsFor(32).data(), {16, 1, 1}, {16, 1, 1}, LaunchQueue{});
-  try {
-    launcher.launch(argsFor(36).data(), {16, 1, 1}, {16, 1, 1},
-                    LaunchQueue{});
-    FAIL() << "partials past X were launched";
-  } catch (const DispatchError &e) {
-    EXPECT_NE(std::string(e.what()).find("3 x 24 with pitch 24: 72 elements"),
-              std::string::npos)
-        << e.what();
-  }
+  expectMatrixJudged(backend, matrix, 32, 36,
+                     "3 x 24 with pitch 24: 72 elements");
 }
 
 TEST_F(DirectLaunchTest, FunctionConstantsAreBoundWhenLoaded) {
