@@ -57,6 +57,16 @@ class DType:
     def __repr__(self) -> str:
         return f"enigma.{self.name}"
 
+    def __call__(self, *args, **kwargs):
+        """``enigma.i32(x)`` reads like numpy's ``np.int32(x)`` but an
+        element type converts nothing: the error names the spellings that
+        do."""
+        raise _core.EnigmaError(
+            f"{self!r} is an element type, not a conversion: convert a "
+            f"value with v.cast({self!r}) or enigma.metal_cast(v, "
+            f"{self.msl!r}) (a Python number: enigma.metal_cast(3, "
+            f"{self.msl!r}))")
+
     def __eq__(self, other) -> bool:
         other = as_dtype(other, strict=False)
         return other is not None and other.name == self.name

@@ -596,6 +596,23 @@ def test_every_mistake_has_one_marker():
         line_of(name)
 
 
+def test_an_element_type_called_as_a_conversion_names_the_spellings():
+    """enigma.i32(x) reads like numpy's np.int32(x); it is an EnigmaError
+    naming v.cast and metal_cast, not "object is not callable"."""
+    @enigma.kernel
+    def k(A: enigma.f32, B: enigma.i32):
+        i = enigma.thread_position_in_grid
+        B[i] = enigma.i32(A[i])
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"enigma.i32 is an element type, not a "
+                             r"conversion: convert a value with "
+                             r"v.cast\(enigma.i32\) or "
+                             r"enigma.metal_cast\(v, 'int'\)"):
+        enigma.compile(k)
+    # The classes still make their element types (the original spelling).
+    assert enigma.Int32() == enigma.i32
+
+
 def test_divergence_note_names_the_branch():
     # The verifier's note points at the if_ that makes the barrier divergent.
     with pytest.raises(enigma.EnigmaError) as info:
