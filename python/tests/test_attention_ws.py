@@ -186,7 +186,9 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
             kernel = forward_ws.forward_ws_kernel("bf16", d, causal, config)
             source = compiled(kernel).cuda_source
             # The producer warpgroup and the consumers with their budgets.
-            assert "enigma_producer_registers<56>" in source
+            assert (f"enigma_producer_registers<"
+                    f"{forward_ws.producer_registers(config.threads)}>"
+                    in source)
             assert (f"enigma_consumer_registers<"
                     f"{forward_ws.consumer_registers(config.threads)},"
                     in source)

@@ -183,10 +183,13 @@ protected:
 
   const bool linear = cudaUsesLinearBlocks(kernel);
   const CudaTensorMapPlan tma = cudaTensorMapPlan(kernel);
+  /// Set while the producer's TMA form is printed (CudaPipelineContext).
+  mutable bool tmaProducer = false;
   const CudaPipelineContext pipelines = pipelineContext();
 
   CudaPipelineContext pipelineContext() const {
     CudaPipelineContext context{tma};
+    context.tmaProducer = &tmaProducer;
     KernelOp k = kernel;
     SmallVector<PipelineRingOp> rings = pipelineRings(k);
     if (rings.empty())

@@ -136,7 +136,7 @@ public:
       e.line() << "if (" << c.threadIndex << " < " << c.consumerThreads + 32
                << "u) { // its first warp issues the copies\n";
       e.indentMore();
-      if (failed(e.emitBlock(roles.getProducer().front())))
+      if (failed(producer(roles)))
         return failure();
       e.indentLess();
       e.line() << "}\n";
@@ -161,6 +161,44 @@ public:
     e.indentLess();
     e.line() << "}\n";
     e.line() << "enigma_ring_end<" << c.cluster << ">();\n";
+    return success();
+  }
+
+  /// The producer region, run by the producer's first warp. Where every
+  /// ring may use the TMA it is printed twice: when the runtime's tensor
+  /// maps are valid, run by the warp's first thread alone with copies that
+  /// only issue TMA boxes (the warp's instructions per stage bound small
+  /// blocks' K steps), else by the whole warp with the cp.async fallback.
+  LogicalResult producer(WarpRolesOp roles) {
+    Block &body = roles.getProducer().front();
+    auto rings = pipelineRings(roles->getParentOfType<KernelOp>());
+    bool tma = c.tmaProducer && llvm::all_of(rings, [&](PipelineRingOp ring) {
+      return tmaCondition(ring) != "false";
+    });
+    if (!tma)
+      return e.emitBlock(body);
+    std::string condition;
+    for (PipelineRingOp ring : rings)
+      condition += (condition.empty() ? "" : " && ") +
+                   e.expr(ring.getResult()) + ".tma";
+    e.line() << "if (" << condition << ") { // through the TMA\n";
+    e.indentMore();
+    e.line() << "if (" << lane() << " == 0u) {\n";
+    e.indentMore();
+    *c.tmaProducer = true;
+    LogicalResult printed = e.emitBlock(body);
+    *c.tmaProducer = false;
+    if (failed(printed))
+      return failure();
+    e.indentLess();
+    e.line() << "}\n";
+    e.indentLess();
+    e.line() << "} else { // cp.async by the warp\n";
+    e.indentMore();
+    if (failed(e.emitBlock(body)))
+      return failure();
+    e.indentLess();
+    e.line() << "}\n";
     return success();
   }
 
@@ -235,6 +273,18 @@ public:
     std::string base = "(ulong)" + e.expr(copy.getSlot()) + " * " +
                        std::to_string(slot) + "ul + " +
                        std::to_string(copy.getOffset()) + "ul";
+    if (c.tmaProducer && *c.tmaProducer) {
+      e.line() << "enigma_stage_copy_tma<" << copy.getBoxRows() << ", "
+               << copy.getBoxCols() << ", " << copy.getBlockColumns() << ", "
+               << copy.getBlockElementStride() << ", "
+               << (copy.getMulticast() ? "true" : "false") << ", "
+               << c.cluster << ">(" << e.expr(copy.getRing()) << ", (uint)"
+               << e.expr(copy.getSlot()) << ", " << mapArg << ", "
+               << e.expr(copy.getDestination()) << ", " << base
+               << ", (ulong)" << e.expr(copy.getRow()) << ", (ulong)"
+               << e.expr(copy.getCol()) << ");\n";
+      return success();
+    }
     e.line() << "enigma_stage_copy<" << copy.getBoxRows() << ", "
              << copy.getBoxCols() << ", " << copy.getBlockColumns() << ", "
              << copy.getBlockElementStride() << ", "
@@ -284,6 +334,12 @@ LogicalResult emitCudaPipelineOp(CFamilyEmitter &e, Operation *op,
                    << e.expr(commit.getRing()) << ", (uint)"
                    << e.expr(commit.getSlot()) << ", " << commit.getBytes()
                    << "u, " << p.producerThread() << ");\n";
+          return success();
+        }
+        if (context.tmaProducer && *context.tmaProducer) {   // one thread
+          e.line() << "enigma_ring_commit_tma(" << e.expr(commit.getRing())
+                   << ", (uint)" << e.expr(commit.getSlot()) << ", "
+                   << commit.getBytes() << "u);\n";
           return success();
         }
         // Every producer thread counts the commit; the one whose "lane"

@@ -31,6 +31,10 @@ struct CudaPipelineContext {
   /// name as the current printing pass spells it (empty: none).
   int boundsRecordIndex = -1;
   std::string boundsRecord;
+  /// The printer's flag, set while the producer's TMA form is printed: its
+  /// first thread alone runs it, and copies and commits print without the
+  /// cp.async fallback.
+  bool *tmaProducer = nullptr;
 };
 
 /// Prints `op` if it is one of the pipeline family's explicit ops.

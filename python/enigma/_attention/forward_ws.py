@@ -45,16 +45,21 @@ from .forward import (block_counts, element_type, finish, query_tile,
                       store_rows)
 from .tiles import NEG_INF, ContiguousKeys, TileLayout, i32
 
-# Registers per thread of the producer warpgroup on CUDA: its copies and
-# the sequence offsets it reads (56 as GEMM's producer; fewer spilled
-# there in clusters). The consumers get what the block's pool leaves.
-PRODUCER_REGISTERS = 56
+def producer_registers(threads: int) -> int:
+    """Registers per thread of the producer warpgroup on CUDA beside
+    ``threads`` consumers: its copies and the sequence offsets it reads,
+    in the TMA form and the cp.async fallback side by side. 56 as GEMM's
+    producer beside two consumer warpgroups, whose registers are scarce;
+    64 beside one (the causal D = 64 kernel's fallback spilled 4 bytes at
+    56, ptxas for sm_90a)."""
+    return 64 if threads <= 128 else 56
 
 
 def consumer_registers(threads: int) -> int:
     """Registers per consumer thread beside the producer warpgroup: the
     most ``setmaxnreg`` can give (docs/reference/pipelines.md)."""
-    return fitting_consumer_registers(threads, 128, PRODUCER_REGISTERS)
+    return fitting_consumer_registers(threads, 128,
+                                      producer_registers(threads))
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +92,7 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                              O: el, LSE: f32):
         ring = pipeline_ring(stages, [(el, bc * d), (el, bc * d)],
                              threads=threads,
-                             producer_registers=PRODUCER_REGISTERS,
+                             producer_registers=producer_registers(threads),
                              consumer_registers=consumer_registers(threads))
         q_s = threadgroup_alloc(el, rows * d)
         k_tail = threadgroup_alloc(el, bc * d)

@@ -260,12 +260,42 @@ enigma_ring_acquire(EnigmaRing<S> &ring,
   return slot;
 }
 
+/* Producer, one thread: the box of enigma_stage_copy below through the
+ * TMA (one box per column block; Multicast: this block's share of the
+ * rows, delivered to every block of the cluster). The CUDA text calls it
+ * directly in the producer's TMA form, where its first thread alone runs
+ * the producer (a handful of instructions per stage: a single warp's
+ * issue rate bounds small blocks' K steps, docs/design/warp-specialization.md). */
+template <int BoxRows, int BoxCols, int Bc, int Bs, bool Multicast,
+          int Cluster, int S, class T>
+__device__ __forceinline__ void
+enigma_stage_copy_tma(EnigmaRing<S> &ring, unsigned slot, const void *map,
+                      T *dst, enigma_mma::u64 dst_base, enigma_mma::u64 row,
+                      enigma_mma::u64 col) {
+  using enigma_mma::u64;
+#ifdef ENIGMA_HAS_RINGS
+  constexpr int Share = Multicast ? BoxRows / Cluster : BoxRows;
+  const unsigned rank = Multicast ? enigma_ring::cluster_rank() : 0u;
+  const unsigned bar = ring.bars + 8u * slot;
+  const unsigned at = enigma_mma::smem(dst) +
+                      unsigned(sizeof(T) * (dst_base + u64(rank) * Share * Bc));
+  const unsigned short mask =
+      Multicast ? (unsigned short)((1u << Cluster) - 1u) : 0;
+#pragma unroll
+  for (int j = 0; j < BoxCols / Bc; ++j)
+    enigma_ring::load_box(at + unsigned(sizeof(T) * j * Bs), map,
+                          int(col) + j * Bc, int(row + rank * Share), bar,
+                          mask);
+#else
+  (void)ring, (void)slot, (void)map, (void)dst, (void)dst_base, (void)row,
+      (void)col;
+#endif
+}
+
 /* Producer: a box of rows x cols matrix `src` (pitch ld) at (row, col)
  * into the stage: element (r, c) at dst + dst_base + (c / Bc) * Bs +
  * swizzle(r * Bc + c % Bc); outside the matrix zeros. Through the TMA
- * (lane 0, one box per column block; Multicast: this block's share of
- * the rows, delivered to every block of the cluster), else by the warp
- * with cp.async. */
+ * (lane 0: enigma_stage_copy_tma), else by the warp with cp.async. */
 template <int BoxRows, int BoxCols, int Bc, int Bs, int S0, int S1, int S2,
           bool Multicast, int Cluster, int S, class T>
 __device__ __forceinline__ void
@@ -277,20 +307,9 @@ enigma_stage_copy(EnigmaRing<S> &ring, unsigned slot, const void *map,
   using enigma_mma::u64;
 #ifdef ENIGMA_HAS_RINGS
   if (ring.tma && map) {
-    if (lane == 0) {
-      constexpr int Share = Multicast ? BoxRows / Cluster : BoxRows;
-      const unsigned rank = Multicast ? enigma_ring::cluster_rank() : 0u;
-      const unsigned bar = ring.bars + 8u * slot;
-      const unsigned at = enigma_mma::smem(dst) +
-                          unsigned(sizeof(T) * (dst_base + u64(rank) * Share * Bc));
-      const unsigned short mask =
-          Multicast ? (unsigned short)((1u << Cluster) - 1u) : 0;
-#pragma unroll
-      for (int j = 0; j < BoxCols / Bc; ++j)
-        enigma_ring::load_box(at + unsigned(sizeof(T) * j * Bs), map,
-                              int(col) + j * Bc, int(row + rank * Share), bar,
-                              mask);
-    }
+    if (lane == 0)
+      enigma_stage_copy_tma<BoxRows, BoxCols, Bc, Bs, Multicast, Cluster>(
+          ring, slot, map, dst, dst_base, row, col);
     return;
   }
 #else
@@ -302,6 +321,19 @@ enigma_stage_copy(EnigmaRing<S> &ring, unsigned slot, const void *map,
                          (Bc < BoxCols ? Bs : 0)>(
       dst, dst_base, src, row * ld + col, ld, valid_rows, valid_cols, lane,
       32u);
+}
+
+/* Producer, one thread (the TMA form): the stage's copies are issued; the
+ * full barrier completes once `bytes` have landed. */
+template <int S>
+__device__ __forceinline__ void
+enigma_ring_commit_tma(EnigmaRing<S> &ring, unsigned slot, unsigned bytes) {
+#ifdef ENIGMA_HAS_RINGS
+  enigma_ring::arrive_expect_tx(ring.bars + 8u * slot, bytes);
+#else
+  (void)slot, (void)bytes;
+#endif
+  ++ring.next;
 }
 
 /* Producer: the stage's copies are issued; the full barrier completes once
