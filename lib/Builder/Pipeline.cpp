@@ -84,9 +84,13 @@ PipelineRing pipelineRing(KernelBuilder &k,
 
 std::vector<Value> beginPipeline(KernelBuilder &k, const PipelineRing &ring,
                                  Value lower, Value upper,
-                                 const std::vector<Value> &inits) {
+                                 const std::vector<Value> &inits,
+                                 int consumerGroups) {
   if (ring.builder() != &k)
     throw EnigmaError("pipeline: the ring belongs to another kernel");
+  if (consumerGroups < 1 || consumerGroups > 4)
+    throw EnigmaError("pipeline: consumer_groups must be 1 to 4, got " +
+                      std::to_string(consumerGroups));
   KernelBuilder::Impl &impl = k.internals();
   for (const BuilderFrame &f : impl.frames)
     if (isa<PipelineOp>(f.op))
@@ -106,7 +110,7 @@ std::vector<Value> beginPipeline(KernelBuilder &k, const PipelineRing &ring,
   Location loc = impl.location;
   auto op = b.create<PipelineOp>(
       loc, types, mlir::Value::getFromOpaquePointer(ring.handle()), lo, hi,
-      initValues);
+      initValues, int64_t(consumerGroups));
   SmallVector<Type> consumerArgs{b.getIndexType(), b.getIndexType()};
   llvm::append_range(consumerArgs, types);
   SmallVector<Location> locs(consumerArgs.size(), loc);

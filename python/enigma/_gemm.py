@@ -28,8 +28,9 @@ from ._control import for_range, if_, range_constexpr
 from ._dtypes import as_dtype
 from ._ir import BufferProxy, current_tracer, fail, static_int, to_value
 from ._math import imin, where
-from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_operand,
-                   mma_store, mma_swizzle, mma_wait, mma_zeros)
+from ._cooperation import threadgroup_alloc
+from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
+                   mma_operand, mma_store, mma_swizzle, mma_wait, mma_zeros)
 from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        threadgroup_position_in_grid, threadgroups_per_grid)
@@ -219,6 +220,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         fail(f"{what}: {c}: workspace and flags belong to split-K and "
              "stream-K configurations (MmaConfig(split_k=...) or "
              "MmaConfig(stream_k=...))")
+    if c.consumer_groups > 1 and c.split_k > 1:
+        fail(f"{what}: {c}: consumer groups split each block's K steps "
+             "between themselves; with split_k the threadgroups split them "
+             "too: use one or the other")
     # Split K with its partials in C, summed by a second kernel.
     partials_in_c = c.split_k > 1 and workspace is None
     if c.split_k > 1 and origin is not None:
@@ -347,7 +352,19 @@ class _GemmShape:
         self.sw_b = mma_swizzle(self.b_shape[1], dtype)
         self.b_stride = c.bk * self.b_block
         self.ktiles = (k + (c.bk - 1)) // c.bk
-        warp = simdgroup_index_in_threadgroup()
+        simdgroup = simdgroup_index_in_threadgroup()
+        # With consumer groups, warpgroup w is in group w % G (the
+        # pipeline's rule) and `warp` counts the simdgroups of one group.
+        groups = c.consumer_groups
+        self.group_index = None
+        self.partials = None
+        warp = simdgroup
+        if groups > 1:
+            warpgroup = simdgroup // 4
+            self.group_index = warpgroup % groups
+            warp = (warpgroup // groups) * 4 + simdgroup % 4
+            # Where the groups' partial products meet (a bm x bn block).
+            self.partials = threadgroup_alloc("float", c.bm * c.bn)
         self.warp = warp
         self.wrow = (warp // c.wn) * self.wtm
         self.wcol = (warp % c.wn) * self.wtn
@@ -522,14 +539,39 @@ def _mainloop_pipelined(s, ring, row0, col0, k_begin=0, k_end=None):
                        asynchronous=asynchronous)
 
     acc, = pipeline_loop(ring, k_begin, k_end, producer=producer,
-                         consumer=consumer, init=[mma_zeros(s.wtm, s.wtn)])
+                         consumer=consumer, init=[mma_zeros(s.wtm, s.wtn)],
+                         consumer_groups=c.consumer_groups)
     return mma_wait(acc) if asynchronous else acc
+
+
+def _sum_groups(s, acc):
+    """With consumer groups: group 0's accumulator plus group 1's (its
+    every other K step), through threadgroup memory; group 1 gets a value
+    it does not store."""
+    c = s.config
+    offset = s.wrow * c.bn + s.wcol
+    with if_(s.group_index == 1):
+        mma_store(acc, s.partials, ld=c.bn, offset=offset)
+    barrier()
+    total = acc + mma_load(s.partials, s.wtm, s.wtn, ld=c.bn, offset=offset)
+    # The next block's partials wait until every group has read these.
+    barrier()
+    return total
 
 
 def _epilogue(s, acc, row0, col0, epilogue, base=0):
     """The user's epilogue, then this simdgroup's part of the block stored
     with bounds (``base``: the element of C where the m x n result
     begins)."""
+    if s.group_index is None:
+        _store_block(s, acc, row0, col0, epilogue, base)
+        return
+    total = _sum_groups(s, acc)
+    with if_(s.group_index == 0):   # the block's sum is group 0's
+        _store_block(s, total, row0, col0, epilogue, base)
+
+
+def _store_block(s, acc, row0, col0, epilogue, base):
     out_row, out_col = row0 + s.wrow, col0 + s.wcol
     if epilogue is not None:
         result = epilogue(acc, out_row, out_col)

@@ -54,15 +54,24 @@ class MmaConfig:
     blocks not making whole waves evenly among themselves, blocks split
     between threadgroups summed through a float workspace in a fixed
     order (docs/design/stream-k.md): :func:`gemm_block` then takes
-    ``workspace=`` and ``flags=`` (:func:`stream_k_workspace`)."""
+    ``workspace=`` and ``flags=`` (:func:`stream_k_workspace`).
+
+    ``consumer_groups = 2`` (warp-specialised, not stream-K, ``wm * wn`` a
+    multiple of 4) runs two groups of the ``wm x wn`` simdgroups, each
+    multiplying every other K step of the block into its own accumulator;
+    the two are added in threadgroup memory (``bm x bn`` floats) before
+    the epilogue. Twice the threads, the same block: on CUDA the groups'
+    products overlap, which small blocks need to keep the tensor cores
+    busy (docs/design/consumer-groups.md)."""
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
                  "warp_specialized", "persistent", "cluster", "split_k",
-                 "stream_k", "cluster_shares")
+                 "stream_k", "cluster_shares", "consumer_groups")
 
     def __init__(self, bm=128, bn=128, bk=32, wm=2, wn=2, stages=2,
                  group_m=8, *, warp_specialized=False, persistent=False,
-                 cluster=1, split_k=1, stream_k=0, cluster_shares="a"):
+                 cluster=1, split_k=1, stream_k=0, cluster_shares="a",
+                 consumer_groups=1):
         self.bm, self.bn, self.bk = bm, bn, bk
         self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
         self.warp_specialized = warp_specialized
@@ -71,12 +80,14 @@ class MmaConfig:
         self.split_k = split_k
         self.stream_k = stream_k
         self.cluster_shares = cluster_shares
+        self.consumer_groups = consumer_groups
 
     @property
     def threads(self) -> int:
         """The threadgroup (the consumers of a warp-specialised
-        configuration; CUDA adds its producer warpgroup itself)."""
-        return 32 * self.wm * self.wn
+        configuration, every group of them; CUDA adds its producer
+        warpgroup itself)."""
+        return 32 * self.wm * self.wn * self.consumer_groups
 
     @property
     def producer_registers(self) -> int:
@@ -101,8 +112,12 @@ class MmaConfig:
                                                 self.producer_registers)
 
     def smem_bytes(self, dtype) -> int:
-        return self.stages * (self.bm + self.bn) * self.bk * \
+        """Threadgroup memory: the stages of A and B tiles, and with
+        consumer groups the float block their partial products meet in."""
+        tiles = self.stages * (self.bm + self.bn) * self.bk * \
             as_dtype(dtype).itemsize
+        return tiles + (4 * self.bm * self.bn if self.consumer_groups > 1
+                        else 0)
 
     def check_fields(self, what: str = "MmaConfig"):
         """Each field of the right kind and at least its smallest value
@@ -184,7 +199,7 @@ class MmaConfig:
     def __repr__(self) -> str:
         defaults = {"warp_specialized": False, "persistent": False,
                     "cluster": 1, "split_k": 1, "stream_k": 0,
-                    "cluster_shares": "a"}
+                    "cluster_shares": "a", "consumer_groups": 1}
         return ("MmaConfig(" + ", ".join(
             f"{k}={v!r}" for k, v in self.as_dict().items()
             if defaults.get(k, object()) != v) + ")")
@@ -474,6 +489,14 @@ def check_config(config, dtype, what):
         fail(f"{what}: {c}: stream_k runs the warp-specialised persistent "
              "mainloop (warp_specialized=True, persistent=True) without "
              "cluster or split_k")
+    if c.consumer_groups not in (1, 2):
+        fail(f"{what}: {c}: consumer_groups must be 1 or 2")
+    if c.consumer_groups > 1 and (not c.warp_specialized or c.stream_k or
+                                  (c.wm * c.wn) % 4):
+        fail(f"{what}: {c}: consumer_groups = 2 runs the warp-specialised "
+             "mainloop (warp_specialized=True, not stream_k) with whole "
+             f"warpgroups in each group (wm * wn = {c.wm * c.wn} is not a "
+             "multiple of 4)")
     if (c.persistent or c.cluster > 1) and not c.warp_specialized:
         fail(f"{what}: {c}: persistent launches and clusters are part of the "
              "warp-specialised mainloop (warp_specialized=True)")

@@ -174,6 +174,9 @@ def _check(config, scaling, what):
     if c.split_k != 1:
         fail(f"{what}: {c}: split_k is gemm_block's; the 8-bit GEMM "
              "computes each block over all of K")
+    if c.consumer_groups != 1 or c.stream_k:
+        fail(f"{what}: {c}: consumer_groups and stream_k are gemm_block's; "
+             "the 8-bit GEMM runs one group of consumers over all of K")
     if (c.persistent or c.cluster != 1) and not c.warp_specialized:
         fail(f"{what}: {c}: persistent launches and clusters are part of "
              "the warp-specialised kernel (warp_specialized=True)")

@@ -142,7 +142,7 @@ def pipeline_ring(stages: int, buffers, *, threads: int | None = None,
 
 
 def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
-                  consumer, init=None) -> list:
+                  consumer, init=None, consumer_groups: int = 1) -> list:
     """``for i in [lower, upper): producer(i, slot); consumer(i, slot,
     carry)`` on ``ring`` (``pipeline_loop(ring, n, ...)``: from 0 to n).
 
@@ -161,7 +161,18 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
     targets run producers up to ``stages`` iterations ahead, which is the
     same because producers read nothing consumers write and consumers
     only read their own stage. Call it where every thread arrives (not
-    under a branch that depends on the thread)."""
+    under a branch that depends on the thread).
+
+    ``consumer_groups`` = G (1 to 4): the threadgroup's warpgroups (128
+    threads each; warpgroup ``simdgroup_index // 4``) form G groups,
+    warpgroup ``w`` in group ``w % G``, and iteration ``i`` runs the
+    consumer in group ``(i - lower) % G`` only; the other groups' carried
+    values pass unchanged. Each group so carries its own partial result
+    over every G-th iteration (add them afterwards, e.g. through
+    threadgroup memory), and on CUDA the groups' products overlap. The
+    kernel must run in threadgroups of a multiple of 128 G threads, and
+    the consumer takes no :class:`consumer_turn`
+    (docs/design/consumer-groups.md)."""
     if not isinstance(ring, PipelineRing):
         fail(f"pipeline_loop: ring must be an enigma.pipeline_ring(...), got "
              f"{type(ring).__name__}")
@@ -170,6 +181,11 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
             fail(f"pipeline_loop: {name} must be a function ({name}(i, "
                  f"slot{', carry' if name == 'consumer' else ''})), got "
                  f"{type(role).__name__}")
+    if isinstance(consumer_groups, bool) or \
+            not isinstance(consumer_groups, int) or \
+            not 1 <= consumer_groups <= 4:
+        fail(f"pipeline_loop: consumer_groups must be an int from 1 to 4, "
+             f"got {consumer_groups!r}")
     if upper is None:
         lower, upper = 0, lower
     lo, hi = _u32(lower, "pipeline_loop: lower"), _u32(upper,
@@ -183,7 +199,8 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
     tracer = current_tracer("pipeline_loop")
     index, slot = (IRValue(tracer, v) for v in
                    _call("begin_pipeline", ring._handle, lo._value,
-                         hi._value, [s.value._value for s in slots]))
+                         hi._value, [s.value._value for s in slots],
+                         consumer_groups))
     producer(index, slot)
     values = _call("begin_consumer")
     index, slot = IRValue(tracer, values[0]), IRValue(tracer, values[1])

@@ -25,7 +25,7 @@ void bindPipeline(nb::module_ &m) {
         "producer_registers"_a, "consumer_registers"_a, "cluster"_a,
         "A ring over threadgroup arrays, at the top of the kernel body");
   m.def("begin_pipeline", &beginPipeline, "builder"_a, "ring"_a, "lower"_a,
-        "upper"_a, "inits"_a,
+        "upper"_a, "inits"_a, "consumer_groups"_a = 1,
         "Opens a pipeline and its producer region; returns (index, slot)");
   m.def("begin_consumer", &beginConsumer, "builder"_a,
         "Ends the producer region; returns (index, slot, carried values)");

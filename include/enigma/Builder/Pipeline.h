@@ -66,9 +66,13 @@ PipelineRing pipelineRing(KernelBuilder &k,
 
 /// Opens `for i in [lower, upper)` on `ring` with carried values `inits`
 /// and its producer region; returns (i, slot) as u32 values.
+/// `consumerGroups` G > 1: iteration i's consumer runs only in the
+/// warpgroups w with w mod G == (i - lower) mod G
+/// (docs/design/consumer-groups.md).
 std::vector<Value> beginPipeline(KernelBuilder &k, const PipelineRing &ring,
                                  Value lower, Value upper,
-                                 const std::vector<Value> &inits);
+                                 const std::vector<Value> &inits,
+                                 int consumerGroups = 1);
 /// Ends the producer region and opens the consumer region; returns (i,
 /// slot, carried values...).
 std::vector<Value> beginConsumer(KernelBuilder &k);

@@ -8,7 +8,9 @@
 // copies (enigma.copy_tile_async), every write is complete, and visible to
 // the writer, at the copy_wait that must precede the product's barrier:
 // the fence can go there, once per wait, instead (ENIGMA_FENCE_AT_COPY_WAIT
-// in the prelude; docs/design/wgmma.md).
+// in the prelude; docs/design/wgmma.md). Stores to threadgroup arrays that
+// no warpgroup product reads (a GEMM's block of partial sums) need no
+// fence before the products and do not count.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ENIGMA_LIB_TARGET_CUDA_CUDAPROXYFENCE_H
@@ -18,9 +20,9 @@
 
 namespace enigma {
 
-/// Whether `kernel` has warpgroup products and writes threadgroup memory
-/// only through tile copies (an op whose effects are unknown counts as a
-/// write).
+/// Whether `kernel` has warpgroup products and writes the threadgroup
+/// memory they read only through tile copies (an op whose effects are
+/// unknown counts as a write to every array it names).
 bool cudaFencesAtCopyWait(KernelOp kernel);
 
 } // namespace enigma

@@ -6,6 +6,7 @@
 #include "enigma/Dialect/Enigma/IR/EnigmaSimdOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaThreadLoopOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -18,8 +19,30 @@ static bool isVaryingQuery(Operation *op, SyncScope scope) {
           ThreadIndexInThreadgroupOp, ThreadIndexInSimdgroupOp>(op))
     return true;
   // The simdgroup index is shared by the lanes of one simdgroup.
-  return scope == SyncScope::Threadgroup &&
+  return scope != SyncScope::Simdgroup &&
          isa<SimdgroupIndexInThreadgroupOp>(op);
+}
+
+/// `simdgroup index / 4k` (through casts): the same in the four simdgroups
+/// of a warpgroup.
+static bool isWarpgroupQuotient(Operation *op) {
+  auto div = dyn_cast<arith::DivUIOp>(op);
+  if (!div)
+    return false;
+  auto divisor = div.getRhs().getDefiningOp<arith::ConstantOp>();
+  auto value = divisor ? llvm::dyn_cast<IntegerAttr>(divisor.getValue())
+                       : IntegerAttr();
+  if (!value || value.getInt() <= 0 || value.getInt() % 4)
+    return false;
+  Value index = div.getLhs();
+  while (Operation *def = index.getDefiningOp()) {
+    if (isa<SimdgroupIndexInThreadgroupOp>(def))
+      return true;
+    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp>(def))
+      return false;
+    index = def->getOperand(0);
+  }
+  return false;
 }
 
 /// Scans give each lane the combination of the lanes below it.
@@ -36,7 +59,7 @@ static bool isScan(Operation *op) {
 static bool countsLanes(Operation *op, SyncScope scope) {
   if (isa<QuadSumOp, QuadProductOp, QuadXorOp>(op))
     return true;
-  return scope == SyncScope::Threadgroup &&
+  return scope != SyncScope::Simdgroup &&
          isa<SimdSumOp, SimdProductOp, SimdXorOp>(op);
 }
 
@@ -131,6 +154,8 @@ Operation *findVaryingSource(Value root, SyncScope scope) {
       continue; // kernel parameters are uniform
     }
     Operation *def = v.getDefiningOp();
+    if (scope == SyncScope::Warpgroup && isWarpgroupQuotient(def))
+      continue;
     if (isVaryingQuery(def, scope))
       return def;
     // Each thread gets its own old value, its own success, its own prefix.

@@ -213,8 +213,9 @@ LogicalResult checkUniform(Operation *op, ValueRange values, SyncScope scope,
     if (v && isThreadVarying(v, scope))
       return op->emitOpError()
              << what << " must be the same in every "
-             << (scope == SyncScope::Simdgroup ? "lane of the simdgroup"
-                                               : "thread of the threadgroup");
+             << (scope == SyncScope::Simdgroup   ? "lane of the simdgroup"
+                 : scope == SyncScope::Warpgroup ? "thread of the warpgroup"
+                                                 : "thread of the threadgroup");
   return success();
 }
 
@@ -321,12 +322,12 @@ LogicalResult checkWarpgroup(Operation *op, int64_t rows, Value bBase,
               "product; the accumulator has "
            << rows;
   if (failed(checkConvergent(
-          op, SyncScope::Threadgroup,
+          op, SyncScope::Warpgroup,
           "with 'warpgroup' is under control flow that depends on the "
-          "thread's position; the four simdgroups of a group multiply "
-          "together, so every thread must reach it")))
+          "thread's position within its warpgroup; the four simdgroups of a "
+          "group multiply together, so all of them must reach it")))
     return failure();
-  return checkUniform(op, {bBase, bOffset}, SyncScope::Threadgroup,
+  return checkUniform(op, {bBase, bOffset}, SyncScope::Warpgroup,
                       "with 'warpgroup', operand B's offsets");
 }
 

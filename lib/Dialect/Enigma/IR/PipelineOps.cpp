@@ -228,6 +228,34 @@ std::optional<std::string> producerComputable(Value root, Operation *pipeline) {
   return std::nullopt;
 }
 
+/// Groups of consumer warpgroups taking iterations in turn: 1 to 4 of them,
+/// each of whole warpgroups, and no turns (the turns order all consumer
+/// warpgroups of every iteration; a group runs only its own iterations).
+LogicalResult verifyConsumerGroups(PipelineOp op) {
+  int64_t groups = op.getConsumerGroups();
+  if (groups < 1 || groups > 4)
+    return op.emitOpError() << "consumer_groups = " << groups
+                            << ": 1 to 4 groups of consumer warpgroups";
+  if (groups == 1)
+    return success();
+  std::optional<uint64_t> threads =
+      op->getParentOfType<KernelOp>().getRequiredThreadgroupSize();
+  if (threads && *threads % uint64_t(128 * groups))
+    return op.emitOpError()
+           << "consumer_groups = " << groups << " needs a threadgroup of "
+           << 128 * groups << " threads or a multiple (whole warpgroups in "
+           << "every group), got " << *threads;
+  WalkResult turns = op.getConsumer().walk([](Operation *inner) {
+    return isa<ConsumerTurnBeginOp, ConsumerTurnEndOp>(inner)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (turns.wasInterrupted())
+    return op.emitOpError("with consumer_groups > 1 takes no consumer turns "
+                          "(each group runs only its own iterations)");
+  return success();
+}
+
 LogicalResult verifyPipeline(PipelineOp op) {
   PipelineRingOp ring = op.getRingOp();
   if (!ring)
@@ -257,6 +285,9 @@ LogicalResult verifyPipeline(PipelineOp op) {
     else if (auto why = producerComputable(bound, op))
       return op.emitOpError() << "bounds depend on " << *why
                               << ", which a producer warpgroup cannot compute";
+
+  if (failed(verifyConsumerGroups(op)))
+    return failure();
 
   Block &producer = op.getProducer().front();
   Block &consumer = op.getConsumer().front();

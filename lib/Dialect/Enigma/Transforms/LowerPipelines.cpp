@@ -12,6 +12,8 @@
 //     carried = consumer(i, slot (i - lb) % stages, carried)
 //   copy_wait(0); barrier                // the ring may be refilled after
 //
+// With consumer groups the consumer runs in the iteration's group only
+// (ConsumerBody.h).
 // Producer copies become enigma.copy_tile_async into the slot, with the
 // matrix's edges as the valid rows and columns (zero fill); transposing
 // ones element copies shared by the threadgroup. The refilled
@@ -21,6 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
+
+#include "ConsumerBody.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaOps.h"
@@ -204,19 +208,9 @@ public:
     Value ahead = add(i, stages - 1);
     produceIf(ahead, slotOf(ahead, stages));
     b.create<CopyAsyncCommitOp>(loc);
-    IRMapping map;
-    Block &consumer = op.getConsumer().front();
-    map.map(consumer.getArgument(0), i);
-    map.map(consumer.getArgument(1), slotOf(i, stages));
-    for (auto [arg, carried] : llvm::zip(consumer.getArguments().drop_front(2),
-                                         loop.getRegionIterArgs()))
-      map.map(arg, carried);
-    for (Operation &inner : consumer.without_terminator())
-      b.clone(inner, map);
-    SmallVector<Value> next;
-    for (Value v : consumer.getTerminator()->getOperands())
-      next.push_back(map.lookupOrDefault(v));
-    b.create<scf::YieldOp>(loc, next);
+    ClonedConsumer consumer = cloneConsumer(b, op, i, slotOf(i, stages),
+                                            loop.getRegionIterArgs());
+    b.create<scf::YieldOp>(loc, consumer.next);
     b.setInsertionPointAfter(loop);
     b.create<CopyAsyncWaitOp>(loc, b.getI64IntegerAttr(0));
     barrier();

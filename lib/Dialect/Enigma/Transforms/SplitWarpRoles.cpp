@@ -15,10 +15,14 @@
 // A consumer region that leaves asynchronous products in flight releases
 // its stage only when they are complete: after the next iteration's first
 // asynchronous product (which waits for all earlier ones), and after the
-// loop once the results are waited for.
+// loop once the results are waited for. With consumer groups (G of them,
+// each running every G-th iteration, ConsumerBody.h) stage i - G is
+// released after iteration i, and the last G after the loop.
 //
 //===----------------------------------------------------------------------===//
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
+
+#include "ConsumerBody.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Dialect/Enigma/IR/EnigmaPipelineOps.h"
@@ -54,6 +58,27 @@ void releaseIf(OpBuilder &b, Location loc, Value cond, Value ring) {
 // The consumer: pipelines become loops that wait for full stages
 //===----------------------------------------------------------------------===//
 
+/// Whether carried value `v` may be in flight at the end of an iteration:
+/// the result of an asynchronous product, or of the consumer groups' guard
+/// whose branch yields one.
+bool isInFlight(Value v, Operation *guard) {
+  if (auto mma = v.getDefiningOp<MmaOp>())
+    return mma.getAsynchronous();
+  if (!guard || v.getDefiningOp() != guard)
+    return false;
+  auto branch = cast<scf::IfOp>(guard);
+  unsigned k = llvm::cast<OpResult>(v).getResultNumber();
+  return isInFlight(branch.thenYield().getOperand(k), nullptr);
+}
+
+/// The first asynchronous product at the top level of the loop's body.
+MmaOp firstAsyncProduct(scf::ForOp loop) {
+  for (MmaOp mma : loop.getBody()->getOps<MmaOp>())
+    if (mma.getAsynchronous())
+      return mma;
+  return MmaOp();
+}
+
 void lowerConsumer(PipelineOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -68,30 +93,25 @@ void lowerConsumer(PipelineOp op) {
   Value slot = b.create<RingWaitOp>(loc, b.getIndexType(), ring);
   if (Attribute site = op->getAttr("enigma.bounds_site_full"))
     slot.getDefiningOp()->setAttr("enigma.bounds_site", site);
-  Block &consumer = op.getConsumer().front();
-  IRMapping map;
-  map.map(consumer.getArgument(0), loop.getInductionVar());
-  map.map(consumer.getArgument(1), slot);
-  for (auto [arg, carried] : llvm::zip(consumer.getArguments().drop_front(2),
-                                       loop.getRegionIterArgs()))
-    map.map(arg, carried);
-  MmaOp firstAsync;
-  for (Operation &inner : consumer.without_terminator()) {
-    Operation *clone = b.clone(inner, map);
-    if (auto mma = dyn_cast<MmaOp>(clone); mma && mma.getAsynchronous() &&
-                                           !firstAsync)
-      firstAsync = mma;
-  }
-  SmallVector<Value> next;
+  ClonedConsumer consumer =
+      cloneConsumer(b, op, loop.getInductionVar(), slot, loop.getRegionIterArgs());
+  SmallVector<Value> next = consumer.next;
   SmallVector<unsigned> inFlight;
-  for (auto [k, v] : llvm::enumerate(consumer.getTerminator()->getOperands())) {
-    Value mapped = map.lookupOrDefault(v);
-    next.push_back(mapped);
-    if (auto mma = mapped.getDefiningOp<MmaOp>(); mma && mma.getAsynchronous())
+  for (auto [k, v] : llvm::enumerate(next))
+    if (isInFlight(v, consumer.guard))
       inFlight.push_back(unsigned(k));
-  }
+  int64_t groups = op.getConsumerGroups();
+  MmaOp firstAsync = consumer.guard ? MmaOp() : firstAsyncProduct(loop);
   if (inFlight.empty()) {
     b.create<RingReleaseOp>(loc, ring);
+  } else if (groups > 1) {
+    // A group's products of iteration i - G are complete once its product
+    // of iteration i is issued (or, in the other groups, were never
+    // there): stage i - G is free in every thread after the guard.
+    Value past = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::sge, loop.getInductionVar(),
+        b.create<arith::AddIOp>(loc, lb, indexConstant(b, loc, groups)));
+    releaseIf(b, loc, past, ring);
   } else if (firstAsync) {
     // The first asynchronous product of iteration i completes those of
     // i - 1: their stage is free then.
@@ -116,8 +136,14 @@ void lowerConsumer(PipelineOp op) {
     for (unsigned k : inFlight)
       results[k] =
           b.create<MmaWaitOp>(loc, results[k].getType(), results[k]);
-    Value ran = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, ub, lb);
-    releaseIf(b, loc, ran, ring);
+    // The stages not yet released: the last one, or with groups the last
+    // G (fewer when the loop ran fewer iterations).
+    for (int64_t j = 0; j < groups; ++j) {
+      Value ran = b.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::sgt, ub,
+          b.create<arith::AddIOp>(loc, lb, indexConstant(b, loc, j)));
+      releaseIf(b, loc, ran, ring);
+    }
   }
   op.replaceAllUsesWith(results);
   op.erase();

@@ -21,7 +21,11 @@
 
 namespace enigma {
 
-enum class SyncScope { Threadgroup, Simdgroup };
+/// Who must agree: the whole threadgroup, one simdgroup, or one warpgroup
+/// (simdgroups 4q .. 4q + 3, which Hopper's warpgroup products run
+/// together; `simdgroup_index_in_threadgroup / 4` is the same in all of
+/// them).
+enum class SyncScope { Threadgroup, Simdgroup, Warpgroup };
 
 /// The op that makes `value` differ between threads that must meet at a
 /// barrier of `scope`, or null when `value` is uniform.

@@ -123,9 +123,18 @@ def Enigma_PipelineOp : Enigma_PipelineOpBase<"pipeline", [
     (asynchronous products) at the end of a consumer region: the stage is
     then released once the next iteration's first asynchronous product
     has completed them, and after the loop once they are waited for.
+
+    `consumer_groups` = G > 1 (docs/design/consumer-groups.md): the
+    threadgroup's warpgroups (128 threads each) form G groups, warpgroup w
+    in group w mod G, and iteration i runs the consumer region in group
+    (i - lower) mod G only; in the others the carried values pass
+    unchanged. Each group thus carries its own values over every G-th
+    iteration (partial sums of a K loop, added afterwards). The kernel
+    must run in threadgroups of a multiple of 128 G threads.
   }];
   let arguments = (ins Enigma_RingBarriers:$ring, Index:$lower, Index:$upper,
-                       Variadic<AnyType>:$inits);
+                       Variadic<AnyType>:$inits,
+                       DefaultValuedAttr<I64Attr, "1">:$consumer_groups);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
   let assemblyFormat = [{
