@@ -93,10 +93,11 @@ class MmaConfig:
     def producer_registers(self) -> int:
         """Registers per thread of the producer warpgroup (CUDA): 56 (its
         copies, TMA and fallback, spilled at 40 and 48 in clusters), 24
-        beside 512 consumers, 80 beside 128 clustered ones (whose 256
-        registers it leaves untouched; a 12-stage ring sharing B spilled
-        at 56)."""
-        if self.threads <= 128 and self.cluster > 1:
+        beside 512 consumers, 80 beside 128 consumers (whose 256
+        registers it leaves untouched; a 12-stage ring sharing B, and a
+        16-stage ring of 16 x 64 decode blocks with the TMA form printed
+        beside the fallback, spilled at 56)."""
+        if self.threads <= 128:
             return 80
         return 56 if self.threads <= 256 else 24
 
@@ -396,17 +397,19 @@ _DECODE_STAGES = {64: 16, 128: 12}
 
 
 # The cost model of gemm_config_for (docs/design/gemm-heuristic.md), in
-# microseconds, its constants fitted to an H100's times (2026-12-06): one
-# K step (bk = 64) of a block on its multiprocessor, by (bm, bn); the
-# memory's rate in bytes per microsecond; a second kernel's launch and
-# ramp.
-_STEP_US = {(64, 64): 0.40, (64, 128): 0.43, (128, 64): 0.42,
-            (128, 128): 0.54}
-_MEMORY_BYTES_PER_US = 2.6e6
+# microseconds, its constants fitted to an H100's times (2026-12-07, with
+# the producer's TMA form): one K step (bk = 64) of a block on its
+# multiprocessor, by (bm, bn), and of a 16-row decode block (_decode_rows)
+# by bn; the memory's rate in bytes per microsecond; a second kernel's
+# launch and ramp.
+_STEP_US = {(64, 64): 0.21, (64, 128): 0.21, (128, 64): 0.32,
+            (128, 128): 0.34}
+_DECODE_STEP_US = {64: 0.15, 128: 0.17}
+_MEMORY_BYTES_PER_US = 2.8e6
 # What one multiprocessor streams on its own: blocks on fewer than about
-# 80 multiprocessors do not reach the memory's rate (16 x 8192 x 8192 as
-# 64 whole blocks of 64 x 128 ran at 2.1e6 bytes per microsecond).
-_MULTIPROCESSOR_BYTES_PER_US = 3.3e4
+# 35 multiprocessors do not reach the memory's rate (16 x 4096 x 14336 as
+# 32 whole blocks of 16 x 128 streamed 8.1e4 bytes per microsecond each).
+_MULTIPROCESSOR_BYTES_PER_US = 8.0e4
 _SECOND_KERNEL_US = 6.0
 # A way later in the list replaces the one picked so far only when the
 # model finds it this much faster (the model's error on the shapes it was
@@ -441,8 +444,10 @@ def _gemm_choices(m, n, k, sm_count):
 
     choices = []
     for shape in shapes:
-        step = _STEP_US[shape[:2]]
         tiles = ws(*shape).tiles(m, n)
+        step = _STEP_US[shape[:2]]
+        if m <= 16 and tiles < sm_count and shape[1] in _DECODE_STEP_US:
+            step = _DECODE_STEP_US[shape[1]]   # run as 16 rows
         top = min(sm_count // tiles, k_tiles // _MIN_TILES_PER_SPLIT,
                   _MAX_SPLIT_K)
         # Split K (powers of two, the largest first; not of 64 x 64

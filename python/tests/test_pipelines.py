@@ -404,34 +404,38 @@ def test_gemm_config_for_follows_its_rule():
     cfg = enigma.gemm_config_for
     big = cfg(4096, 4096, 4096)
     assert (big.bm, big.bn, big.persistent, big.split_k) == (128, 256, True, 1)
-    # 32 blocks of 64 x 128: K in 4, as 16 rows of simdgroup products at
-    # M <= 16 (a 64-row tile would be three quarters zeros).
+    # At M <= 16 blocks run as 16 rows of simdgroup products (a 64-row
+    # tile would be three quarters zeros). 64 whole blocks of 16 x 64 cost
+    # the memory's time (224 decode steps of 0.15 us are less), which a
+    # split would only add its partials and second kernel to.
     decode = cfg(16, 4096, 14336)
     assert (decode.bm, decode.bn, decode.split_k, decode.wm, decode.wn) == \
-        (16, 128, 4, 1, 4)
-    assert decode.tiles(16, 4096) * decode.split_k <= 132
+        (16, 64, 1, 1, 4)
+    # At M = 17 the rows are 64: 224 steps of 0.21 us in one wave of 32
+    # blocks of 64 x 128 are slower than K in 4 on 128 multiprocessors.
     assert (cfg(17, 4096, 14336).bm, cfg(17, 4096, 14336).split_k) == (64, 4)
-    narrow = cfg(16, 8192, 8192)        # 128 blocks of 64 columns
+    narrow = cfg(16, 8192, 8192)        # 64 blocks of 128 columns
     assert (narrow.bm, narrow.bn, narrow.split_k, narrow.stages) == \
-        (16, 64, 1, 16)
+        (16, 128, 1, 12)
     wide = cfg(16, 28672, 4096)         # 224 blocks fill the GPU
     assert (wide.bm, wide.split_k, wide.persistent) == (64, 1, True)
-    # 32 blocks of 128 x 128 would need K in 4 (float partials of 4 x m x
-    # n); 64 blocks of 128 x 64 in 2 move half of that.
+    # 64 blocks of 64 x 128: 64 steps (13 us) below the memory's time on
+    # 64 multiprocessors; no split, no reduction.
     small = cfg(128, 4096, 4096)
-    assert (small.bm, small.bn, small.split_k) == (128, 64, 2)
-    # 128 blocks of 128 x 64 fill the GPU: no split, no reduction.
+    assert (small.bm, small.bn, small.split_k) == (64, 128, 1)
+    # 64 blocks of 128 x 128 stream 134 MB at the memory's rate; 128 x 64
+    # is no faster (the earlier block stays).
     fill = cfg(128, 8192, 8192)
-    assert (fill.bm, fill.bn, fill.split_k) == (128, 64, 1)
-    # Long K: 128 x 128 split in 4 stays (the model finds nothing 6 %
-    # faster).
+    assert (fill.bm, fill.bn, fill.split_k) == (128, 128, 1)
+    # Long K: whole 64 x 128 blocks (224 steps, 47 us) beat K in 4.
     long_k = cfg(128, 4096, 14336)
-    assert (long_k.bm, long_k.bn, long_k.split_k) == (128, 128, 4)
+    assert (long_k.bm, long_k.bn, long_k.split_k) == (64, 128, 1)
     # Stream-K is never the built-in choice (measured slower).
     assert all(cfg(mm, nn, kk).stream_k == 0 for mm in (1, 16, 128, 4096)
                for nn, kk in ((6144, 4096), (10240, 8192), (28672, 4096)))
     short = cfg(16, 4096, 128)          # 2 K tiles: no split
     assert short.split_k == 1
+    # Fewer multiprocessors: 16 x 128 blocks in two K ranges.
     assert cfg(16, 4096, 14336, sm_count=64).split_k == 2
     assert cfg(64, 64, 64, "f32") == enigma.default_gemm_config("cuda", "f32")
     assert cfg(64, 64, 64, target="cpu") == \
