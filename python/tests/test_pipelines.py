@@ -414,9 +414,13 @@ def test_gemm_config_for_follows_its_rule():
     # At M = 17 the rows are 64: 224 steps of 0.21 us in one wave of 32
     # blocks of 64 x 128 are slower than K in 4 on 128 multiprocessors.
     assert (cfg(17, 4096, 14336).bm, cfg(17, 4096, 14336).split_k) == (64, 4)
-    narrow = cfg(16, 8192, 8192)        # 64 blocks of 128 columns
+    # 128 blocks of 64 columns stream B where 64 of 128 would be modelled
+    # as fast: the narrower decode block comes first below 132 blocks.
+    narrow = cfg(16, 8192, 8192)
     assert (narrow.bm, narrow.bn, narrow.split_k, narrow.stages) == \
-        (16, 128, 1, 12)
+        (16, 64, 1, 16)
+    # 160 blocks of 64 fill the GPU: 16 x 128 whole.
+    assert (cfg(16, 10240, 8192).bn, cfg(16, 10240, 8192).split_k) == (128, 1)
     wide = cfg(16, 28672, 4096)         # 224 blocks fill the GPU
     assert (wide.bm, wide.split_k, wide.persistent) == (64, 1, True)
     # 64 blocks of 64 x 128: 64 steps (13 us) below the memory's time on

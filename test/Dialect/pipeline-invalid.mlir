@@ -398,3 +398,62 @@ enigma.kernel @ring_too_deep() attributes {enigma.threadgroup_size = 128 : i64} 
   %ring = enigma.pipeline_ring %a {stages = 17} : memref<1088xf32, #enigma.address_space<threadgroup>> -> memref<34xi64, #enigma.address_space<threadgroup>>
   enigma.return
 }
+
+// -----
+
+// Consumer groups: 1 to 4 of them.
+enigma.kernel @five_consumer_groups() attributes {enigma.threadgroup_size = 128 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %a = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{consumer_groups = 5: 1 to 4 groups of consumer warpgroups}}
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } {consumer_groups = 5 : i64} : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+// Whole warpgroups in every group: 3 warpgroups cannot form 2 groups.
+enigma.kernel @groups_of_unequal_warpgroups() attributes {enigma.threadgroup_size = 384 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %a = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2, consumer_registers = 152 : i64} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{consumer_groups = 2 needs a threadgroup of 256 threads or a multiple (whole warpgroups in every group), got 384}}
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } {consumer_groups = 2 : i64} : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}
+
+// -----
+
+// Turns order every warpgroup of every iteration; a group runs only its own.
+enigma.kernel @groups_with_turns() attributes {enigma.threadgroup_size = 256 : i64} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %a = enigma.threadgroup_alloc : memref<1024xf32, #enigma.address_space<threadgroup>>
+  %ring = enigma.pipeline_ring %a {stages = 2} : memref<1024xf32, #enigma.address_space<threadgroup>> -> memref<4xi64, #enigma.address_space<threadgroup>>
+  // expected-error @+1 {{with consumer_groups > 1 takes no consumer turns}}
+  enigma.pipeline %ring[%c0, %c4) producer {
+  ^bb0(%i: index, %s: index):
+    enigma.pipeline_yield
+  } consumer {
+  ^bb0(%i: index, %s: index):
+    enigma.consumer_turn_begin
+    enigma.consumer_turn_end
+    enigma.pipeline_yield
+  } {consumer_groups = 2 : i64} : memref<4xi64, #enigma.address_space<threadgroup>>
+  enigma.return
+}

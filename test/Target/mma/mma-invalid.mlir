@@ -382,7 +382,7 @@ enigma.kernel @warpgroup_varying_b() {
   %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
   %sg = enigma.simdgroup_index_in_threadgroup
   %sgi = arith.index_cast %sg : i32 to index
-  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the threadgroup}}
+  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the warpgroup}}
   %r = enigma.mma %acc, %a[%c0, %c0], %b[%c0, %sgi] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
   enigma.return
 }
@@ -412,7 +412,7 @@ enigma.kernel @warpgroup_reg_varying_b() {
   %a = enigma.mma_fill %zh : bf16 -> tensor<16x64xbf16>
   %sg = enigma.simdgroup_index_in_threadgroup
   %sgi = arith.index_cast %sg : i32 to index
-  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the threadgroup}}
+  // expected-error @+1 {{with 'warpgroup', operand B's offsets must be the same in every thread of the warpgroup}}
   %r = enigma.mma_reg %acc, %a, %b[%sgi, %c0] {b_ld = 64, warpgroup} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
   enigma.return
 }
@@ -488,5 +488,55 @@ enigma.kernel @pending_out_of_range() {
   %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
   // expected-error @+1 {{attribute 'pending' failed to satisfy constraint}}
   %w = enigma.mma_wait %acc {pending = 8} : tensor<16x64xf32>
+  enigma.return
+}
+
+// -----
+
+// A warpgroup product under a branch on the simdgroup within its
+// warpgroup: the four simdgroups would not all reach it.
+enigma.kernel @warpgroup_split_by_simdgroup() {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %sg = enigma.simdgroup_index_in_threadgroup
+  %sgi = arith.index_castui %sg : i32 to index
+  %lane = arith.remui %sgi, %c4 : index
+  %first = arith.cmpi eq, %lane, %c0 : index
+  // expected-note @+1 {{divergent control flow is here}}
+  %r = scf.if %first -> (tensor<16x64xf32>) {
+    // expected-error @+1 {{with 'warpgroup' is under control flow that depends on the thread's position within its warpgroup}}
+    %p = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    scf.yield %p : tensor<16x64xf32>
+  } else {
+    scf.yield %acc : tensor<16x64xf32>
+  }
+  enigma.return
+}
+
+// -----
+
+// A branch on the warpgroup (simdgroup index / 4) keeps its four
+// simdgroups together: accepted.
+enigma.kernel @warpgroup_branch_on_warpgroup(%O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O"}) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %sg = enigma.simdgroup_index_in_threadgroup
+  %sgi = arith.index_castui %sg : i32 to index
+  %wg = arith.divui %sgi, %c4 : index
+  %first = arith.cmpi eq, %wg, %c0 : index
+  %r = scf.if %first -> (tensor<16x64xf32>) {
+    %p = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+    scf.yield %p : tensor<16x64xf32>
+  } else {
+    scf.yield %acc : tensor<16x64xf32>
+  }
+  enigma.mma_store %r, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
