@@ -93,12 +93,14 @@ class MmaConfig:
     def producer_registers(self) -> int:
         """Registers per thread of the producer warpgroup (CUDA): 56 (its
         copies, TMA and fallback, spilled at 40 and 48 in clusters), 24
-        beside 512 consumers, 80 beside 128 consumers (whose 256
-        registers it leaves untouched; a 12-stage ring sharing B, and a
-        16-stage ring of 16 x 64 decode blocks with the TMA form printed
-        beside the fallback, spilled at 56)."""
+        beside 512 consumers; beside 128 consumers, whose 256 registers
+        it leaves untouched, 72, and 80 in clusters (a 16-stage ring of
+        16 x 64 decode blocks with the TMA form printed beside the
+        fallback spilled at 56, a 12-stage ring sharing B at 56; ptxas
+        13.2 spilled the TF32 128 x 128 consumers beside a producer at 80,
+        its register allocation being one for the whole kernel)."""
         if self.threads <= 128:
-            return 80
+            return 80 if self.cluster > 1 else 72
         return 56 if self.threads <= 256 else 24
 
     @property

@@ -71,6 +71,14 @@ def misaligned(a):
     return view
 
 
+def compile_error(fn) -> str:
+    """The message of the EnigmaError that compiling ``fn`` raises."""
+    import enigma
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(fn)
+    return str(info.value)
+
+
 def pipeline_sass():
     """tools/sass/pipeline_sass.py as a module (NVRTC to an sm_90a cubin,
     cuobjdump's SASS), loaded once per process."""

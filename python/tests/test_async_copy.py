@@ -18,7 +18,7 @@ import pytest
 
 import enigma
 
-from conftest import run_kernel
+from conftest import compile_error, run_kernel
 
 _NP = {"f32": np.float32, "f16": np.float16, "u8": np.uint8, "i32": np.int32,
        "u16": np.uint16}
@@ -496,12 +496,6 @@ def no_copies(A: enigma.f32, B: enigma.f32):
 # Mistakes
 # --------------------------------------------------------------------------
 
-def _compile_error(fn) -> str:
-    with pytest.raises(enigma.EnigmaError) as info:
-        enigma.compile(fn)
-    return str(info.value)
-
-
 def _line_of(fn, needle: str) -> int:
     import inspect
     lines, first = inspect.getsourcelines(fn.__wrapped__)
@@ -521,7 +515,7 @@ def lane_dependent(A: enigma.f32, B: enigma.f32):
 
 
 def test_copy_under_lane_dependent_condition_is_an_error():
-    message = _compile_error(lane_dependent)
+    message = compile_error(lane_dependent)
     assert f":{_line_of(lane_dependent, '# COPY')}:" in message
     assert "lane" in message and "simdgroup" in message
 
@@ -577,7 +571,7 @@ def unknown_buffer_name(A: enigma.f32, B: enigma.f32):
     (unknown_buffer_name, ["'C'"]),
 ])
 def test_mistakes_name_the_line(fn, words):
-    message = _compile_error(fn)
+    message = compile_error(fn)
     assert f":{_line_of(fn, '# BAD')}:" in message, message
     for w in words:
         assert w in message, message
@@ -593,7 +587,7 @@ def escaped_event(A: enigma.f32, B: enigma.f32):
 
 
 def test_event_waited_outside_its_branch_is_an_error():
-    message = _compile_error(escaped_event)
+    message = compile_error(escaped_event)
     assert f":{_line_of(escaped_event, '# BAD')}:" in message, message
     assert "branch" in message
 

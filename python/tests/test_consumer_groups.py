@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_no_spills_on_hopper, box_thread_sums, \
-    load_example
+    compile_error, load_example
 
 import enigma
 
@@ -167,12 +167,6 @@ def test_gemm_with_two_groups_and_an_epilogue(runtime, rng):
 # Mistakes
 # --------------------------------------------------------------------------
 
-def _compile_error(fn):
-    with pytest.raises(enigma.EnigmaError) as info:
-        enigma.compile(fn)
-    return str(info.value)
-
-
 def test_groups_need_whole_warpgroups_in_each():
     @enigma.kernel
     def bad(X: enigma.f32):
@@ -182,7 +176,7 @@ def test_groups_need_whole_warpgroups_in_each():
                              consumer=lambda i, s, c: None,
                              consumer_groups=2)
 
-    msg = _compile_error(bad)
+    msg = compile_error(bad)
     assert "consumer_groups = 2 needs a threadgroup of 256 threads" in msg \
         and "got 384" in msg, msg
 
@@ -199,7 +193,7 @@ def test_groups_take_no_turns():
         enigma.pipeline_loop(ring, 4, producer=lambda i, s: None,
                              consumer=consumer, consumer_groups=2)
 
-    assert "takes no consumer turns" in _compile_error(bad)
+    assert "takes no consumer turns" in compile_error(bad)
 
 
 @pytest.mark.parametrize("groups", [0, 5, True, 2.0])
@@ -211,7 +205,7 @@ def test_pipeline_loop_refuses_other_group_counts(groups):
                              consumer=lambda i, s, c: None,
                              consumer_groups=groups)
 
-    assert "consumer_groups must be an int from 1 to 4" in _compile_error(bad)
+    assert "consumer_groups must be an int from 1 to 4" in compile_error(bad)
 
 
 def test_gemm_config_mistakes():

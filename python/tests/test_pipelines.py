@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import box_thread_sums, load_example
+from conftest import compile_error, box_thread_sums, load_example
 
 import enigma
 
@@ -607,12 +607,6 @@ def test_persistent_launch_shape():
 # Mistakes
 # --------------------------------------------------------------------------
 
-def _compile_error(fn):
-    with pytest.raises(enigma.EnigmaError) as info:
-        enigma.compile(fn)
-    return str(info.value)
-
-
 def test_a_producer_that_stores_is_refused():
     @enigma.kernel
     def bad(X: enigma.f32, Out: enigma.f32):
@@ -626,7 +620,7 @@ def test_a_producer_that_stores_is_refused():
 
         enigma.pipeline_loop(ring, 4, producer=producer, consumer=consumer)
 
-    msg = _compile_error(bad)
+    msg = compile_error(bad)
     assert "producer region" in msg and "test_pipelines.py" in msg, msg
 
 
@@ -641,7 +635,7 @@ def test_a_consumer_that_writes_the_ring_is_refused():
         enigma.pipeline_loop(ring, 4, producer=lambda i, slot: None,
                              consumer=consumer)
 
-    msg = _compile_error(bad)
+    msg = compile_error(bad)
     assert "writes a pipeline ring's buffer" in msg, msg
 
 
@@ -651,7 +645,7 @@ def test_role_registers_that_do_not_fit_are_refused():
         enigma.pipeline_ring(2, [("float", 512)], threads=256,
                              consumer_registers=248)
 
-    msg = _compile_error(bad)
+    msg = compile_error(bad)
     assert "128 x 40 + 256 x 248 = 68608" in msg and "384 x 168 = 64512" \
         in msg, msg
 
@@ -665,7 +659,7 @@ def test_roles_that_fit_64k_but_not_the_launch_are_refused():
         enigma.pipeline_ring(2, [("float", 512)], threads=512,
                              producer_registers=24, consumer_registers=120)
 
-    msg = _compile_error(bad)
+    msg = compile_error(bad)
     assert "128 x 24 + 512 x 120 = 64512" in msg and \
         "640 x 96 = 61440" in msg and "test_pipelines.py" in msg, msg
 
@@ -690,7 +684,7 @@ def test_a_threadgroup_that_is_not_warpgroups_is_refused():
     def bad(X: enigma.f32):
         enigma.pipeline_ring(2, [("float", 512)], threads=96)
 
-    assert "multiple of 128" in _compile_error(bad)
+    assert "multiple of 128" in compile_error(bad)
 
 
 def test_a_pipeline_under_a_thread_dependent_branch_is_refused():
@@ -701,7 +695,7 @@ def test_a_pipeline_under_a_thread_dependent_branch_is_refused():
             enigma.pipeline_loop(ring, 4, producer=lambda i, s: None,
                                  consumer=lambda i, s, c: None)
 
-    assert "differs between threads" in _compile_error(bad)
+    assert "differs between threads" in compile_error(bad)
 
 
 def test_front_end_mistakes():
