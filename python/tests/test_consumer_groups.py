@@ -107,6 +107,31 @@ def test_groups_take_iterations_in_turn(runtime, rng, groups, warpgroups,
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
 
 
+def test_bounds_checked_groups(runtime, rng):
+    """Bounds-checked mode: the same sums; every ring wait has its site,
+    in both forms of the CUDA producer."""
+    rows, cols = 37, 45
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    compiled = enigma.compile(_grouped_box_sums(3, 2, 2), bounds_check=True)
+    raw = runtime.execute(compiled, [x], output_size=2 * 256 * 4,
+                          scalars=[rows, cols], grid=(2 * 256, 1, 1),
+                          threads=(256, 1, 1))
+    out = np.frombuffer(raw, np.float32).reshape(2, 2, WARPGROUP)
+    sums = box_thread_sums(x.astype(np.float64), 2, BOX_ROWS, BOX_COLS,
+                           WARPGROUP)
+    want = np.full((2, 2, WARPGROUP), START)
+    for box in range(sums.shape[1]):
+        want[:, box % 2] += (box + 1) * sums[:, box]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    sites = [s for s in compiled._artifact.bounds_check_sites
+             if s[0] == "ring wait"]
+    assert len(sites) == 2, sites
+    src = compiled.cuda_source
+    # The producer's TMA form and its fallback each wait with the check.
+    assert src.count("enigma_ring_acquire(") == 2
+    assert src.count("&enigma_ring_check") >= 3
+
+
 # --------------------------------------------------------------------------
 # gemm_block with two groups
 # --------------------------------------------------------------------------
