@@ -97,13 +97,17 @@ def assert_no_spills_on_hopper(source, what):
     ``ENIGMA_NVRTC_OPTIONS=--ptxas-options=-v``): no spills and no
     serialised warpgroup products in ptxas's report, or, where this NVRTC
     keeps the report to itself (13.0 on the GPU machines), no local
-    memory in the SASS. Skips where NVRTC or cuobjdump is missing."""
+    memory in the SASS; and the same under the other NVRTC a test
+    process may load (_ptxas_reports.py). Skips where NVRTC or cuobjdump
+    is missing."""
     import enigma
     try:
         _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a", [],
                                                   log=True)
     except enigma.BackendUnavailableError:
         pytest.skip("NVRTC is not installed here")
+    from _ptxas_reports import assert_clean_under_other_nvrtc
+    assert_clean_under_other_nvrtc({what: source})
     if "Used " in log:
         assert "0 bytes spill stores" in log, f"{what}\n{log}"
         assert "C7514" not in log and "C7515" not in log, f"{what}\n{log}"

@@ -14,6 +14,8 @@ configurations the pipelined kernel refuses, and its CUDA text for sm_90a
 import numpy as np
 import pytest
 
+from _ptxas_reports import assert_clean_under_other_nvrtc
+
 import enigma
 import enigma.attention as ea
 from _attention_reference import (check_forward, make, reference_bhsd,
@@ -180,6 +182,7 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
     spills, no serialised warpgroup products (C7514), the roles' register
     budgets in the text."""
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    sources = {}
     for d in (64, 128):
         for causal in (False, True):
             config = plans.forward_config(_FakeCuda("sm_90"), d)
@@ -202,3 +205,6 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
             assert "Used " in log, what + ": no ptxas remarks\n" + log
             assert "C7514" not in log, what + "\n" + log
             assert "0 bytes spill stores" in log, what + "\n" + log
+            sources[what] = source
+    # The same under the other NVRTC a test process may load.
+    assert_clean_under_other_nvrtc(sources)

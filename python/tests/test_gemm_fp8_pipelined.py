@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import enigma
+from _ptxas_reports import assert_clean_under_other_nvrtc
 from conftest import pipeline_sass
 from test_gemm_fp8 import (DECODE, Arrays, assert_close, decode_out,
                            dequantised, random_bits, run, scales_for)
@@ -298,9 +299,10 @@ def _ptxas_log(source):
 
 def test_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
-    silent = []
+    silent, sources = [], {}
     for what, kern in _cuda_kernels().items():
         src = enigma.compile(kern).cuda_source
+        sources[what] = src
         assert "__launch_bounds__(" in src and "enigma_ring_wait(" in src
         assert "enigma_ring_acquire(" in src, what
         assert "enigma_mma_fp8<" in src, what   # the 8-bit products
@@ -311,6 +313,8 @@ def test_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
         assert "0 bytes spill stores" in log, what + "\n" + log
         assert not re.findall(r"\(C75\d\d\)", log), what + "\n" + log
         assert "ptxas warning" not in log, what + "\n" + log
+    # The same under the other NVRTC a test process may load.
+    assert_clean_under_other_nvrtc(sources)
     if silent:
         pytest.skip(f"this NVRTC gave no ptxas report for {len(silent)} "
                     "kernels (they compiled): registers and spills unread")

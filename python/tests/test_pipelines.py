@@ -25,6 +25,7 @@ import sys
 import numpy as np
 import pytest
 
+from _ptxas_reports import assert_clean_under_other_nvrtc
 from conftest import compile_error, box_thread_sums, load_example
 
 import enigma
@@ -832,6 +833,9 @@ def test_every_pipelined_cuda_text_compiles_for_hopper(monkeypatch):
         # (C7514, C7515), of setmaxnreg ignored (C7508, C7507) or else.
         assert not re.findall(r"\(C75\d\d\)", log), what + "\n" + log
         assert "ptxas warning" not in log, what + "\n" + log
+    # The same under the other NVRTC a test process may load (PyTorch's or
+    # the toolkit's; _ptxas_reports.py says why).
+    assert_clean_under_other_nvrtc(_cuda_sources())
     if silent:
         pytest.skip(f"this NVRTC gave no ptxas report for {len(silent)} "
                     "kernels (they compiled): registers and spills unread")
