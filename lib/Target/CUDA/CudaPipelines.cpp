@@ -74,25 +74,46 @@ public:
              << "u};\n";
   }
 
-  /// Whether the ring's copies all have tensor maps; the runtime check of
-  /// their validity and of the buffers' alignment.
-  std::string tmaCondition(PipelineRingOp ring) {
+  /// The ring's copies that may use the TMA (a transposing copy never
+  /// does).
+  SmallVector<StageCopyOp> tmaCopies(PipelineRingOp ring) {
     SmallVector<StageCopyOp> copies;
     ring->getParentOp()->walk([&](StageCopyOp copy) {
       if (copy.getRing() == ring.getResult() && !copy.getTranspose())
-        copies.push_back(copy); // a transposing copy never uses the TMA
+        copies.push_back(copy);
     });
+    return copies;
+  }
+
+  /// The bits of the tensor maps of `copies` when every one has a map;
+  /// nothing when a copy has none or there is no copy (no TMA at all).
+  std::optional<unsigned> mapMask(ArrayRef<StageCopyOp> copies) {
     if (copies.empty())
-      return "false";
+      return std::nullopt;
     unsigned mask = 0;
     for (StageCopyOp copy : copies) {
       auto map = c.maps.mapOf.find(copy);
       if (map == c.maps.mapOf.end())
-        return "false";
+        return std::nullopt;
       mask |= 1u << map->second;
     }
-    std::string out = "(enigma_tmap_valid & " + std::to_string(mask) +
-                      "u) == " + std::to_string(mask) + "u";
+    return mask;
+  }
+
+  /// Whether every copy of the ring has a tensor map.
+  bool mayUseTma(PipelineRingOp ring) {
+    return mapMask(tmaCopies(ring)).has_value();
+  }
+
+  /// The runtime check that the ring's copies go through the TMA: their
+  /// tensor maps valid and the buffers aligned ("false" without maps).
+  std::string tmaCondition(PipelineRingOp ring) {
+    SmallVector<StageCopyOp> copies = tmaCopies(ring);
+    std::optional<unsigned> mask = mapMask(copies);
+    if (!mask)
+      return "false";
+    std::string out = "(enigma_tmap_valid & " + std::to_string(*mask) +
+                      "u) == " + std::to_string(*mask) + "u";
     for (auto [i, buffer] : llvm::enumerate(ring.getBuffers())) {
       bool swizzled = llvm::any_of(copies, [&](StageCopyOp copy) {
         return copy.getBuffer() == int64_t(i) && copy.getSwizzle() &&
@@ -173,7 +194,7 @@ public:
     Block &body = roles.getProducer().front();
     auto rings = pipelineRings(roles->getParentOfType<KernelOp>());
     bool tma = c.tmaProducer && llvm::all_of(rings, [&](PipelineRingOp ring) {
-      return tmaCondition(ring) != "false";
+      return mayUseTma(ring);
     });
     if (!tma)
       return e.emitBlock(body);
