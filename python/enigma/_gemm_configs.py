@@ -60,9 +60,9 @@ class MmaConfig:
     multiple of 4) runs two groups of the ``wm x wn`` simdgroups, each
     multiplying every other K step of the block into its own accumulator;
     the two are added in threadgroup memory (``bm x bn`` floats) before
-    the epilogue. Twice the threads, the same block: on CUDA the groups'
-    products overlap, which small blocks need to keep the tensor cores
-    busy (docs/design/consumer-groups.md)."""
+    the epilogue. Twice the threads, the same block and result; on an
+    H100 (2026-12-07) not faster for the built-in blocks, which no
+    built-in choice therefore uses (docs/design/consumer-groups.md)."""
 
     __slots__ = ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
                  "warp_specialized", "persistent", "cluster", "split_k",
