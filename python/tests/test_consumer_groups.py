@@ -107,6 +107,44 @@ def test_groups_take_iterations_in_turn(runtime, rng, groups, warpgroups,
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
 
 
+def test_groups_without_carried_values(runtime, rng):
+    """A consumer that only stores: each group stores its own boxes."""
+    rows = 37
+
+    @enigma.kernel
+    def copy_boxes(X: enigma.f32, rows: enigma.Scalar(enigma.u32),
+                   Out: enigma.f32):
+        ring = enigma.pipeline_ring(2, [("float", BOX_ROWS * BOX_COLS)],
+                                    threads=2 * WARPGROUP)
+        lane = enigma.thread_index_in_threadgroup() % WARPGROUP
+        boxes = (rows + (BOX_ROWS - 1)) // BOX_ROWS
+
+        def producer(i, slot):
+            enigma.stage_copy(ring, slot, 0, X, at=(i * BOX_ROWS, 0),
+                              shape=(rows, BOX_COLS), ld=BOX_COLS,
+                              box=(BOX_ROWS, BOX_COLS))
+
+        def consumer(i, slot, carry):
+            stage = ring.stage(0, slot)
+            for j in enigma.range_constexpr(BOX_ROWS * BOX_COLS // WARPGROUP):
+                e = lane + WARPGROUP * j
+                Out[i * (BOX_ROWS * BOX_COLS) + e] = stage[e] * 2.0
+
+        enigma.pipeline_loop(ring, boxes, producer=producer,
+                             consumer=consumer, consumer_groups=2)
+
+    x = rng.standard_normal((rows, BOX_COLS)).astype(np.float32)
+    padded = -(-rows // BOX_ROWS) * BOX_ROWS * BOX_COLS
+    compiled = enigma.compile(copy_boxes)
+    raw = runtime.execute(compiled, [x], output_size=padded * 4,
+                          scalars=[rows], grid=(2 * WARPGROUP, 1, 1),
+                          threads=(2 * WARPGROUP, 1, 1))
+    want = np.zeros(padded)
+    want[:rows * BOX_COLS] = 2.0 * x.astype(np.float64).ravel()
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32), want)
+    assert "enigma_ring_release" in compiled.cuda_source
+
+
 def test_bounds_checked_groups(runtime, rng):
     """Bounds-checked mode: the same sums; every ring wait has its site,
     in both forms of the CUDA producer."""

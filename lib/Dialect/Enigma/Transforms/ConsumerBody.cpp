@@ -38,9 +38,15 @@ ClonedConsumer cloneConsumer(OpBuilder &b, PipelineOp op, Value i, Value slot,
     branch = b.create<scf::IfOp>(loc, carried.getTypes(),
                                  groupTakesIteration(b, loc, op, i),
                                  /*withElse=*/true);
-    b.setInsertionPointToStart(branch.elseBlock());
-    b.create<scf::YieldOp>(loc, carried);
-    b.setInsertionPointToStart(branch.thenBlock());
+    // Without carried values the builder has given both blocks their
+    // (empty) yields; with them, the blocks are empty.
+    if (carried.empty()) {
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    } else {
+      b.setInsertionPointToStart(branch.elseBlock());
+      b.create<scf::YieldOp>(loc, carried);
+      b.setInsertionPointToStart(branch.thenBlock());
+    }
     out.guard = branch;
   }
   IRMapping map;
@@ -53,7 +59,7 @@ ClonedConsumer cloneConsumer(OpBuilder &b, PipelineOp op, Value i, Value slot,
     b.clone(inner, map);
   for (Value v : consumer.getTerminator()->getOperands())
     out.next.push_back(map.lookupOrDefault(v));
-  if (branch) {
+  if (branch && !carried.empty()) {
     b.create<scf::YieldOp>(loc, out.next);
     out.next.assign(branch.getResults().begin(), branch.getResults().end());
   }
