@@ -11,7 +11,7 @@ methods of buffer parameters and threadgroup tensors
 from __future__ import annotations
 
 from ._dtypes import as_dtype
-from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
+from ._ir import BufferProxy, IRValue, current_tracer, fail, kind_of, to_value
 
 MEMORY_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 
@@ -61,7 +61,7 @@ class ThreadgroupTensor:
             return index
         if isinstance(index, bool) or not isinstance(index, int):
             fail(f"index of {self.name} must be an integer, got "
-                 f"{type(index).__name__}")
+                 f"{kind_of(index)}")
         if index < 0 or (self.size is not None and index >= self.size):
             fail(f"index {index} is out of range for {self.name}")
         return to_value(index, as_dtype("u32"))

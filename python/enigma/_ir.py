@@ -189,6 +189,18 @@ def is_number(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, complex)
 
 
+def kind_of(x) -> str:
+    """How an error names a value of the wrong kind: its type, or for one
+    of enigma's own functions (a thread query written without its call,
+    as ``enigma.thread_position_in_grid`` may be) the call to write."""
+    name = getattr(x, "__name__", None)
+    package = sys.modules.get("enigma")
+    if name and not isinstance(x, type) and callable(x) and \
+            getattr(package, name, None) is x:
+        return f"the function enigma.{name}: call it, enigma.{name}()"
+    return type(x).__name__
+
+
 def to_value(x, like: DType | None = None) -> "IRValue":
     """An IRValue for ``x``. IRValues pass through. Python numbers become
     constants: a bool is a b1; an int takes the type ``like`` (i32 when
@@ -199,7 +211,7 @@ def to_value(x, like: DType | None = None) -> "IRValue":
         x.fail()
     tracer = current_tracer("a traced value")
     if not is_number(x):
-        fail(f"expected a traced value or a number, got {type(x).__name__}")
+        fail(f"expected a traced value or a number, got {kind_of(x)}")
     if isinstance(x, bool):
         return _constant(tracer, int(x), b1)
     if isinstance(x, int) or (hasattr(x, "is_integer") and
@@ -454,7 +466,7 @@ class BufferProxy:
                          f"must be an integer, got a {i!r}")
             elif isinstance(i, bool) or not isinstance(i, int):
                 fail(f"index {dim} of {self.name}{self._shape_text()} must "
-                     f"be an integer, got {type(i).__name__}")
+                     f"be an integer, got {kind_of(i)}")
             elif i < 0 or (isinstance(extent, int) and i >= extent):
                 fail(f"index {dim} of {self.name}{self._shape_text()} is {i},"
                      f" outside [0, {self._extent_names[dim]})")
@@ -496,7 +508,7 @@ class BufferProxy:
             return index
         if isinstance(index, bool) or not isinstance(index, int):
             fail(f"index of buffer {self.name} must be an integer, got "
-                 f"{type(index).__name__}")
+                 f"{kind_of(index)}")
         if index < 0:
             fail(f"index of buffer {self.name} is negative ({index})")
         return to_value(index, as_dtype("u32") if index < 2**32 else

@@ -596,6 +596,28 @@ def test_every_mistake_has_one_marker():
         line_of(name)
 
 
+def test_a_thread_query_used_without_its_call_names_the_call():
+    """enigma.thread_position_in_grid reads as a value; a newcomer writes
+    the other queries the same way. The index error names the call."""
+    @enigma.kernel
+    def k(A: enigma.f32):
+        t = enigma.thread_position_in_threadgroup
+        s = enigma.threadgroup_alloc("float", 64)
+        s[t] = A[0]
+        A[1] = s[0]
+
+    @enigma.kernel
+    def j(A: enigma.f32):
+        A[enigma.threadgroup_position_in_grid] = 1.0
+
+    for kernel, name in ((k, "thread_position_in_threadgroup"),
+                         (j, "threadgroup_position_in_grid")):
+        with pytest.raises(enigma.EnigmaError,
+                           match=rf"got the function enigma\.{name}: call "
+                                 rf"it, enigma\.{name}\(\)"):
+            enigma.compile(kernel)
+
+
 def test_an_element_type_called_as_a_conversion_names_the_spellings():
     """enigma.i32(x) reads like numpy's np.int32(x); it is an EnigmaError
     naming v.cast and metal_cast, not "object is not callable"."""
