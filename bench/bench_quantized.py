@@ -7,8 +7,10 @@ format, groups of 64) on one CUDA GPU, side by side in one run:
   bandwidth measured in this run (target >= 0.85), the speed-up over bf16
   cuBLAS (torch.matmul) on the same shape (target >= 3x), and torch's int4
   kernel (torch._weight_int4pack_mm) where the installed torch has it;
-* GEMM, M = 4096, the same shapes, against bf16 cuBLAS (target >= 0.8x)
-  and torch's int4 kernel where it runs.
+* GEMM, M = 4096 (``--gemm-m``: others), the same shapes, against bf16
+  cuBLAS (target >= 0.8x) and torch's int4 kernel where it runs; the
+  candidates are the prefill form (``DequantizedGemmConfig``: dequantise,
+  then the pipelined GEMM) and tile shapes of the fused kernel.
 
 Every implementation's result is checked against a float64 reference from
 the dequantised weights before it is timed. Times are CUDA-graph replays
@@ -40,7 +42,7 @@ import time
 import numpy as np
 
 import enigma
-from enigma.quantized import QmmConfig, QmvConfig
+from enigma.quantized import DequantizedGemmConfig, QmmConfig, QmvConfig
 
 SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)]
 GROUP = 64
@@ -55,7 +57,8 @@ GEMV_CONFIGS = {
          QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 64, 128, 1, 4, 2),
          QmmConfig(16, 64, 128, 1, 4, 2, splits=1), QmvConfig(8, 1, 4)],
 }
-GEMM_CONFIGS = [QmmConfig(128, 256, 64, 8, 1, 5),
+GEMM_CONFIGS = [DequantizedGemmConfig(),
+                QmmConfig(128, 256, 64, 8, 1, 5),
                 QmmConfig(128, 256, 64, 8, 1, 4),
                 QmmConfig(256, 128, 64, 16, 1, 4),
                 QmmConfig(64, 256, 64, 4, 1, 6),
@@ -370,7 +373,11 @@ def bench_gemv(torch, args, copy_gbps, gen):
 
 
 def bench_gemm(torch, args, gen):
-    m = args.gemm_m
+    for m in args.gemm_m:
+        bench_gemm_rows(torch, args, gen, m)
+
+
+def bench_gemm_rows(torch, args, gen, m):
     for n, k in SHAPES:
         name = f"4-bit GEMM M={m} N={n} K={k}"
         flops = 2.0 * m * n * k
@@ -456,7 +463,8 @@ def main(argv=None):
     parser.add_argument("--only", default="gemv,gemm",
                         help="comma-separated: gemv, gemm")
     parser.add_argument("--gemv-m", default="1,16")
-    parser.add_argument("--gemm-m", type=int, default=4096)
+    parser.add_argument("--gemm-m", default="4096",
+                        help="comma-separated rows of x for the GEMM")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--all-configs", action="store_true")
     parser.add_argument("--previous", action="store_true",
@@ -465,6 +473,7 @@ def main(argv=None):
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
     args.gemv_m = [int(v) for v in args.gemv_m.split(",") if v]
+    args.gemm_m = [int(v) for v in args.gemm_m.split(",") if v]
     unknown = [m for m in args.gemv_m if m not in GEMV_CONFIGS]
     if unknown:
         parser.error(f"--gemv-m takes {sorted(GEMV_CONFIGS)}, got {unknown}")

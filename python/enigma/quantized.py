@@ -13,9 +13,12 @@ row: ``w_hat[n, k] = scales[n, g] * q[n, k] + biases[n, g]``, ``g = k //
 group_size``. ``quantized_matmul`` computes ``x @ w_hat.T`` without
 materialising ``w_hat``: a matrix-vector kernel streams the packed words
 for a few rows of ``x`` (decode), a tensor-core kernel dequantises tiles
-of them into threadgroup memory ahead of ``enigma.mma`` for more
-(prefill). The kernels are in ``enigma._quantized`` and
-``enigma._quantized_matvec``.
+of them into threadgroup memory ahead of ``enigma.mma`` for more, and
+on CUDA from ``PREFILL_DEQUANTIZE_ROWS`` rows of 16-bit ``x`` on
+(prefill) the weights are dequantised once into a temporary and
+multiplied by the pipelined GEMM (``DequantizedGemmConfig``). The
+kernels are in ``enigma._quantized``, ``enigma._quantized_matvec`` and
+``enigma._quantized_prefill``.
 
 Arrays are numpy arrays (host; bfloat16 as uint16 bit patterns) or PyTorch
 tensors (CPU or CUDA); the kernels run where the arrays are, through the
@@ -29,20 +32,30 @@ import math
 import numpy as np
 
 from ._compile import compile as _compile_kernel
+from ._gemm import gemm_config_for, split_k_workspace, stream_k_workspace
 from ._inputs import bindable_input
 from ._launch import scoped_runtime
 from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
                          dequantize_kernel, matmul_kernel, quantize_kernel,
                          split_sum_kernel)
 from ._quantized_matvec import QmvConfig, matvec_kernel
+from ._quantized_prefill import (DequantizedGemmConfig, gemm_kernel,
+                                 needs_workspace)
 
 __all__ = ["quantize", "dequantize", "quantized_matmul", "QmvConfig",
-           "QmmConfig", "default_config", "quantized_matmul_configs",
-           "GROUP_SIZES", "BITS"]
+           "QmmConfig", "DequantizedGemmConfig", "default_config",
+           "quantized_matmul_configs", "GROUP_SIZES", "BITS",
+           "MATVEC_MAX_ROWS", "PREFILL_DEQUANTIZE_ROWS"]
 
 # Rows of x up to which quantized_matmul takes the matrix-vector kernel by
 # default; from here on the matrix hardware does the products.
 MATVEC_MAX_ROWS = 4
+# Rows of 16-bit x from which quantized_matmul on CUDA dequantises the
+# weights into a temporary and runs the pipelined GEMM
+# (DequantizedGemmConfig): dequantising costs ~2.5 bytes of memory traffic
+# per weight whatever M is, which from here on is a small part of the
+# product's time, and the GEMM is faster than the fused kernel.
+PREFILL_DEQUANTIZE_ROWS = 512
 _U32_LIMIT = 2**31            # sizes the kernels' uint indices must stay below
 
 # Default tile shapes per target. CUDA: the matrix-vector kernel with 8
@@ -223,6 +236,8 @@ def _kernel(kind, dtype, group_size, config=None, split=False):
         k = matvec_kernel(dtype, group_size, config)
     elif kind == "qmm":
         k = matmul_kernel(dtype, group_size, config, split)
+    elif kind == "gemm":
+        k = gemm_kernel(dtype, config)
     else:
         k = split_sum_kernel(dtype)
     return _compile_kernel(k, emit_only=True)
@@ -332,12 +347,17 @@ def quantized_matmul_configs(target: str = "cuda") -> dict:
 def default_config(m: int, target: str = "cuda", *, dtype=None):
     """The configuration :func:`quantized_matmul` takes for ``m`` rows of
     x on ``target``: the matrix-vector kernel up to 4 rows, then matrix
-    products with tiles of 16, 64 or 128 rows. ``dtype`` "f32": the tiles
-    step half as far along K, so that their float32 rows take the
+    products with tiles of 16, 64 or 128 rows; on CUDA from
+    ``PREFILL_DEQUANTIZE_ROWS`` rows of 16-bit x (``dtype`` "bf16", "f16"
+    or None) on, :class:`DequantizedGemmConfig` (the weights dequantised
+    into a temporary, then the pipelined GEMM). ``dtype`` "f32": the
+    tiles step half as far along K, so that their float32 rows take the
     threadgroup memory the 16-bit tiles were sized for."""
     configs = quantized_matmul_configs(target)
     if m <= MATVEC_MAX_ROWS:
         return configs["qmv"]
+    if target == "cuda" and m >= PREFILL_DEQUANTIZE_ROWS and dtype != "f32":
+        return DequantizedGemmConfig()
     if m <= 16:
         config = configs["small"]
     else:
@@ -378,8 +398,8 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
     shape (N, K / 8): the result has shape (..., N) and x's dtype, with
     float accumulation. ``transpose=True`` is MLX's default (w is (N, K));
     ``False`` is not supported. ``out`` (optional) receives the result.
-    ``config``: a :class:`QmvConfig` or :class:`QmmConfig` instead of
-    :func:`default_config`."""
+    ``config``: a :class:`QmvConfig`, :class:`QmmConfig` or
+    :class:`DequantizedGemmConfig` instead of :func:`default_config`."""
     if transpose is not True:
         raise ValueError("transpose must be True: w_q holds the rows of w "
                          "(N, K), packed along K")
@@ -422,8 +442,13 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
         kernel = _kernel("qmv", xa.dtype, group_size, config)
         kernel.launch(**config.launch(M, N))(*args, bound, N, K, **kw)
         return y
+    if isinstance(config, DequantizedGemmConfig):
+        _dequantized_gemm(xa, q, s, b, group_size, bound, (M, N, K), config,
+                          target, runtime)
+        return y
     if not isinstance(config, QmmConfig):
-        raise TypeError(f"config must be a QmvConfig or a QmmConfig, got "
+        raise TypeError(f"config must be a QmvConfig, a QmmConfig or a "
+                        f"DequantizedGemmConfig, got "
                         f"{type(config).__name__}")
     splits, tiles = _splits(config, M, N, K, target, xa)
     if splits * M * N >= _U32_LIMIT:
@@ -440,3 +465,39 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
     _kernel("sum", xa.dtype, 0).launch(grid=M * N, threads=256)(
         partial, bound, M * N, splits, **kw)
     return y
+
+
+def _dequantized_gemm(xa, q, s, b, group_size, bound, shape, config, target,
+                      runtime):
+    """``bound = x @ w_hat.T`` by :class:`DequantizedGemmConfig`: the
+    weights dequantised into a temporary of x's dtype, then the GEMM
+    kernel of ``_quantized_prefill`` (its workspace and zeroed flags for
+    split-K and stream-K configurations)."""
+    M, N, K = shape
+    if N * K >= _U32_LIMIT:
+        raise ValueError(f"DequantizedGemmConfig: the dequantised weights "
+                         f"({N} x {K}) exceed the kernels' 32-bit indices; "
+                         "pass a QmmConfig (enigma.quantized.default_config"
+                         "'s tiles dequantise in threadgroup memory)")
+    gemm = config.gemm
+    if gemm is None:
+        gemm = gemm_config_for(M, N, K, xa.dtype, _sm_count(xa), target)
+    kw = _runtime_kw(runtime)
+    w = xa.empty((N, K), xa.dtype)
+    dequantize(q.value, s.value, b.value, group_size, out=w, runtime=runtime)
+    processors = _sm_count(xa) if target == "cuda" else None
+    grid, threads = gemm.launch(M, N, processors)
+    kernel = _kernel("gemm", xa.dtype, 0, gemm)
+    run = kernel.launch(grid=grid, threads=threads)
+    if not needs_workspace(gemm):
+        run(xa.value, w, M, N, K, bound, **kw)
+        return
+    floats, flags = stream_k_workspace(gemm) if gemm.stream_k else \
+        split_k_workspace(gemm, M, N)
+    workspace = xa.empty((floats,), "f32")
+    zeros = xa.empty((flags,), "u32")
+    if xa.torch is not None:
+        zeros.zero_()
+    else:
+        zeros[:] = 0
+    run(xa.value, w, workspace, xa.bind(zeros), M, N, K, bound, **kw)

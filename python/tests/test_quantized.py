@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import enigma
-from enigma.quantized import QmmConfig, QmvConfig
+from enigma.quantized import DequantizedGemmConfig, QmmConfig, QmvConfig
 
 F32 = np.float32
 
@@ -409,6 +409,53 @@ def test_cuda_benchmark_tiles(qa, rng, m, config):
     product(qa, rng, m, 1000, 4160, 64, "bf16", config)
 
 
+# The prefill form (DequantizedGemmConfig): the weights dequantised into a
+# temporary, then gemm_block with B stored n x k. The target's default
+# GEMM, and warp-specialised blocks splitting K (partials summed in the
+# kernel) or running stream-K (K 32: three stages fit Metal's 32 KiB).
+_WS = dict(warp_specialized=True)
+PREFILL_GEMMS = {
+    "default": None,
+    "split-k": enigma.MmaConfig(64, 64, 32, 4, 1, 3, split_k=2, **_WS),
+    "stream-k": enigma.MmaConfig(64, 64, 32, 4, 1, 3, persistent=True,
+                                 stream_k=3, **_WS),
+}
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("gemm", PREFILL_GEMMS)
+def test_dequantized_gemm(qa, rng, dtype, gemm):
+    """M 1 and 67 (odd, past one 64-row block), N odd, K a multiple of the
+    group but not of the GEMM's K step, groups of 32 and 64."""
+    config = DequantizedGemmConfig(PREFILL_GEMMS[gemm])
+    product(qa, rng, 1, 23, 96, 32, dtype, config)
+    product(qa, rng, 67, 71, 320, 64, dtype, config)
+
+
+def test_dequantized_gemm_float32_and_batch_shape(qa, rng):
+    """float32 x (the target's float GEMM) as a (3, 5) batch of rows."""
+    product(qa, rng, 15, 9, 128, 64, "f32", DequantizedGemmConfig(),
+            shape=(3, 5))
+
+
+def test_dequantized_gemm_is_the_cuda_prefill_default():
+    """CUDA takes the prefill form for many rows of 16-bit x (not for
+    float32, nor below PREFILL_DEQUANTIZE_ROWS, nor off CUDA)."""
+    rows = enigma.quantized.PREFILL_DEQUANTIZE_ROWS
+    default = enigma.quantized.default_config
+    assert default(rows, "cuda") == DequantizedGemmConfig()
+    assert default(4096, "cuda", dtype="f16") == DequantizedGemmConfig()
+    assert isinstance(default(rows - 1, "cuda"), QmmConfig)
+    assert isinstance(default(4096, "cuda", dtype="f32"), QmmConfig)
+    assert isinstance(default(4096, "metal"), QmmConfig)
+
+
+def test_dequantized_gemm_config_checks_its_argument():
+    with pytest.raises(enigma.EnigmaError, match="MmaConfig or None"):
+        DequantizedGemmConfig("large")
+    assert "gemm=None" in repr(DequantizedGemmConfig())
+
+
 def test_matmul_default_configs_and_batch_shape(qa, rng):
     """No config: the defaults of the target for 1, 9 and 40 rows of x,
     here as a (2, 20) batch."""
@@ -420,7 +467,7 @@ def test_matmul_default_configs_and_batch_shape(qa, rng):
 def test_default_config_choice():
     assert isinstance(enigma.quantized.default_config(1), QmvConfig)
     assert isinstance(enigma.quantized.default_config(16), QmmConfig)
-    big = enigma.quantized.default_config(4096, "cuda")
+    big = enigma.quantized.quantized_matmul_configs("cuda")["large"]
     assert big.warpgroup("bf16") and big.bm == 128
     for target in ("metal", "cpu"):
         for m in (16, 64, 4096):
@@ -534,8 +581,8 @@ def test_wrong_dtypes_and_places(packed):
                        r"shape \(2, 6\)"):
         enigma.quantized_matmul(x, w_q, scales, biases,
                                 out=np.zeros((2, 5), np.uint16))
-    with pytest.raises(TypeError, match=r"config must be a QmvConfig or a "
-                       r"QmmConfig"):
+    with pytest.raises(TypeError, match=r"config must be a QmvConfig, a "
+                       r"QmmConfig or a DequantizedGemmConfig"):
         enigma.quantized_matmul(x, w_q, scales, biases, config=(16, 32))
 
 
