@@ -385,7 +385,8 @@ Value mmaWait(Value acc, int pending) {
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 
-Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup) {
+Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup,
+             bool asynchronous) {
   RankedTensorType t = requireFragment(acc, "mma accumulator");
   if (t.getRank() != 2 || acc.dtype() != DType::F32)
     throw EnigmaError("mma accumulates into a float fragment, got " +
@@ -415,7 +416,7 @@ Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup) {
                                 b.blockStride > 0
                                     ? bd.getI64IntegerAttr(b.blockStride)
                                     : IntegerAttr(),
-                                unit(bd, warpgroup));
+                                unit(bd, warpgroup), unit(bd, asynchronous));
   return wrapAs(kb, op.getResult(), DType::F32);
 }
 

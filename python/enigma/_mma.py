@@ -257,8 +257,10 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
     asynchronous product is complete, so its tiles may be refilled after a
     barrier). The result may only be the ``acc`` of another asynchronous
     product, also through loop-carried values, until :func:`mma_wait`
-    completes it; anything else is an EnigmaError. Elsewhere the product
-    is complete at once."""
+    completes it; anything else is an EnigmaError. A fragment ``a`` may
+    be in registers (flash attention's ``P @ V`` in flight while the next
+    scores' softmax runs): it is a value, so nothing can change it while
+    the product reads it. Elsewhere the product is complete at once."""
     what = "mma"
     if not isinstance(acc, Fragment):
         fail(f"{what}: the accumulator must be a fragment, got "
@@ -270,13 +272,14 @@ def mma(acc: Fragment, a, b: MmaOperand, *, k: int | None = None,
               _index(b.offset, f"{what}: B offset"), b.ld, b.transpose,
               b.swizzle)
     if isinstance(a, Fragment):
-        if asynchronous:
-            fail(f"{what}: asynchronous=True needs A in threadgroup memory, "
-                 "not a fragment")
+        if asynchronous and not warpgroup:
+            fail(f"{what}: asynchronous=True applies to warpgroup products "
+                 "only (warpgroup=True)")
         if k is not None and k != a.cols:
             fail(f"{what}: k={k} but A is a {a.rows} x {a.cols} fragment")
         return _wrap(_call("mma_reg", acc._value, a._value, *b_args,
-                           b.block_stride, bool(warpgroup)))
+                           b.block_stride, bool(warpgroup),
+                           bool(asynchronous)))
     if not isinstance(a, MmaOperand):
         fail(f"{what}: A must be an enigma.mma_operand(...) tile or a "
              f"fragment, got {type(a).__name__}")

@@ -137,17 +137,18 @@ void bindMma(nb::module_ &m) {
       "mma_reg",
       [](KernelBuilder &b, Value acc, Value a, const ThreadgroupArray &bm,
          Value bBase, Value bOffset, int64_t bLd, bool bTranspose,
-         Swizzle bSwizzle, int64_t bBlockStride, bool warpgroup) {
+         Swizzle bSwizzle, int64_t bBlockStride, bool warpgroup,
+         bool asynchronous) {
         checkBuilder(b, acc, "mma");
         checkBuilder(b, a, "mma");
         return mmaReg(acc, a,
                       {bm, bBase, bOffset, bLd, bTranspose, bSwizzle,
                        bBlockStride},
-                      warpgroup);
+                      warpgroup, asynchronous);
       },
       "builder"_a, "acc"_a, "a"_a, "b"_a, "b_base"_a, "b_offset"_a, "b_ld"_a,
       "b_transpose"_a, "b_swizzle"_a.none(), "b_block_stride"_a = 0,
-      "warpgroup"_a = false);
+      "warpgroup"_a = false, "asynchronous"_a = false);
   m.def(
       "mma_reduce_rows",
       [](KernelBuilder &b, Value v, const std::string &kind) {

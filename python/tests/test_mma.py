@@ -406,9 +406,9 @@ def test_warpgroup_product_with_a_from_before_the_loop(runtime, rng):
     compiled = _loop_invariant_register_a()
     # A from before the loop: not a wgmma reading registers (mma.sync);
     # the product on S, computed in the loop, is.
-    assert "enigma_mma_reg<64, true, 3, 3, 3, 0, false>" in \
+    assert "enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>" in \
         compiled.cuda_source
-    assert "enigma_mma_reg<64, false, 3, 3, 3, 0, true>" in \
+    assert "enigma_mma_reg<64, false, 3, 3, 3, 0, true, false>" in \
         compiled.cuda_source
     out = run_kernel(runtime, compiled,
                      [_to_bits(x, "bf16") for x in (a, kt, v)],
@@ -1246,13 +1246,22 @@ def test_warpgroup_product_mistakes():
     msg = _compile_error(rows32)
     assert "16 rows" in msg and "32 x 64" in msg, msg
 
-    def fragment_a_in_flight(A, B):
+    def fragment_a_in_flight_alone(A, B):
         t = enigma.threadgroup_alloc(enigma.bf16, 8192)
         enigma.mma(enigma.mma_zeros(16, 64), enigma.mma_zeros(16, 64, "bf16"),
-                   enigma.mma_operand(t, ld=64), warpgroup=True,
-                   asynchronous=True)
-    msg = _compile_error(fragment_a_in_flight)
-    assert "asynchronous=True needs A in threadgroup memory" in msg, msg
+                   enigma.mma_operand(t, ld=64), asynchronous=True)
+    msg = _compile_error(fragment_a_in_flight_alone)
+    assert "asynchronous=True applies to warpgroup products only" in msg, msg
+
+    def fragment_a_in_flight_read(A, B):
+        t = enigma.threadgroup_alloc(enigma.bf16, 8192)
+        o = enigma.mma(enigma.mma_zeros(16, 64),
+                       enigma.mma_zeros(16, 64, "bf16"),
+                       enigma.mma_operand(t, ld=64), warpgroup=True,
+                       asynchronous=True)
+        enigma.mma_store(o, B, ld=64)
+    msg = _compile_error(fragment_a_in_flight_read)
+    assert "is asynchronous" in msg and "enigma.mma_wait" in msg, msg
 
     def fragment_a_rows32(A, B):
         t = enigma.threadgroup_alloc(enigma.bf16, 8192)

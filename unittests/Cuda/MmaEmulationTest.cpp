@@ -603,7 +603,7 @@ TEST(MmaEmulation, RegisterOperandA) {
     auto pf = enigma_mma_load<enigma_frag<bfloat, 16, 32>, false, false>(
         p, 0, 32, 0, 0, lane);
     auto acc = enigma_mma_fill<enigma_frag<float, 16, 64>>(0.0f);
-    acc = enigma_mma_reg<64, false, 3, 3, 3, 0, false>(acc, pf, v, 0ull, 0ull, lane);
+    acc = enigma_mma_reg<64, false, 3, 3, 3, 0, false, false>(acc, pf, v, 0ull, 0ull, lane);
     enigma_mma_store<false, false>(acc, c, 0, 64, 0, 0, lane);
   });
   std::vector<double> want = product(P, V);

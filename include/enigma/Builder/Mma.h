@@ -99,8 +99,9 @@ Value mmaWait(Value acc, int pending = 0);
 /// acc + A * B with A an M x K fragment (converted to B's dtype, half or
 /// bfloat). With `warpgroup`, each simdgroup of a group of four brings its
 /// own 16-row A and B is shared (one wgmma reading A from registers on
-/// sm_90a).
-Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup = false);
+/// sm_90a). `asynchronous` (with `warpgroup`): as mma's.
+Value mmaReg(Value acc, Value a, const MmaOperand &b, bool warpgroup = false,
+             bool asynchronous = false);
 
 enum class RowReduce : uint8_t { Sum, Max, Min };
 /// A row vector: the sum / max / min of each row.

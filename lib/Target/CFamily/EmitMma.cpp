@@ -165,8 +165,8 @@ inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA
   }
   return acc;
 }
-template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg, typename T, int M, int N, int K,
-          typename PB>
+template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg, bool Async, typename T, int M, int N,
+          int K, typename PB>
 inline enigma_frag<float, M, N> enigma_mma_reg(enigma_frag<float, M, N> acc, thread const enigma_frag<T, M, K> &a,
                                                PB b, ulong b_base, ulong b_off, uint lane) {
   const ulong fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);
@@ -642,7 +642,8 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             swizzleArgs(mma.getBSwizzle()) + ", " +
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
             boolText(mma.getWarpgroup() &&
-                     !invariantInInnermostLoop(mma, mma.getA()));
+                     !invariantInInnermostLoop(mma, mma.getA())) +
+            ", " + boolText(mma.getAsynchronous());
         e.define(mma.getResult(),
                  "enigma_mma_reg<" + targs + ">(" + e.expr(mma.getAcc()) +
                      ", " + e.expr(mma.getA()) + ", " +

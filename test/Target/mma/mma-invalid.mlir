@@ -540,3 +540,57 @@ enigma.kernel @warpgroup_branch_on_warpgroup(%O: memref<?xf32, #enigma.address_s
   enigma.mma_store %r, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// -----
+
+enigma.kernel @register_a_asynchronous_needs_warpgroup() {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %v = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %p = enigma.mma_fill %one : bf16 -> tensor<16x64xbf16>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{'asynchronous' applies to warpgroup products only}}
+  %r = enigma.mma_reg %acc, %p, %v[%c0, %c0] {b_ld = 64, asynchronous} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @register_a_in_flight_result_read(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %v = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %p = enigma.mma_fill %one : bf16 -> tensor<16x64xbf16>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  // expected-error @+1 {{is asynchronous: its result may be read only by another asynchronous product (as the accumulator) or by enigma.mma_wait}}
+  %r = enigma.mma_reg %acc, %p, %v[%c0, %c0] {b_ld = 64, b_swizzle = array<i32: 3, 3, 3>, warpgroup, asynchronous} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  // expected-note @+1 {{read here}}
+  enigma.mma_store %r, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}
+
+// -----
+
+// A register-A product counts among the products a wait leaves in flight.
+enigma.kernel @register_a_product_counts_for_pending(
+    %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %a = enigma.threadgroup_alloc : memref<4096xbf16, #enigma.address_space<threadgroup>>
+  %p = enigma.mma_fill %one : bf16 -> tensor<16x64xbf16>
+  %acc = enigma.mma_fill %z : f32 -> tensor<16x64xf32>
+  %s = enigma.mma %acc, %a[%c0, %c0], %a[%c0, %c0] {k = 64, a_ld = 64, b_ld = 64, warpgroup, asynchronous} : memref<4096xbf16, #enigma.address_space<threadgroup>>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  %o = enigma.mma_reg %acc, %p, %a[%c0, %c0] {b_ld = 64, warpgroup, asynchronous} : tensor<16x64xbf16>, memref<4096xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
+  %sw = enigma.mma_wait %s {pending = 1} : tensor<16x64xf32>
+  // expected-error @+1 {{leaves 1 asynchronous product in flight, but only 0 run after its accumulator's product}}
+  %ow = enigma.mma_wait %o {pending = 1} : tensor<16x64xf32>
+  enigma.mma_store %sw, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.mma_store %ow, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
+  enigma.return
+}

@@ -33,7 +33,7 @@
 // MSL: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>(
 // MSL-SAME: (uint)thread_index_in_threadgroup, (uint)(threads_per_threadgroup.x * threads_per_threadgroup.y * threads_per_threadgroup.z));
 // MSL: enigma_frag<bfloat, 16, 64> [[Q:v[0-9]+]] = enigma_mma_load<enigma_frag<bfloat, 16, 64>, false, true>(Q,
-// MSL: enigma_frag<float, 16, 32> [[S:v[0-9]+]] = enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{v[0-9]+}}, [[Q]], {{v[0-9]+}}, {{.*}}, (uint)thread_index_in_simdgroup);
+// MSL: enigma_frag<float, 16, 32> [[S:v[0-9]+]] = enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>({{v[0-9]+}}, [[Q]], {{v[0-9]+}}, {{.*}}, (uint)thread_index_in_simdgroup);
 // MSL: enigma_row<float, 16> [[M:v[0-9]+]] = enigma_mma_reduce_rows<1>([[S]]);
 // MSL: enigma_frag<float, 16, 32> [[B:v[0-9]+]] = enigma_mma_broadcast_rows<enigma_frag<float, 16, 32>>([[M]]);
 // MSL: for (int enigma_i = 0; enigma_i < enigma_frag<float, 16, 32>::size; ++enigma_i) [[D:v[0-9]+]].v[enigma_i] = [[S]].v[enigma_i] - [[B]].v[enigma_i];
@@ -46,7 +46,7 @@
 // CUDA: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>({{v[0-9]+}}, 0ul, K, {{.*}}, (uint)enigma_linear, (uint)(enigma_sx * enigma_sy * enigma_sz));
 // CUDA: enigma_copy_async_commit();
 // CUDA: enigma_copy_async_wait<1>();
-// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>({{.*}}, (uint)(enigma_linear & 31u));
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>({{.*}}, (uint)(enigma_linear & 31u));
 // CUDA: #pragma unroll
 // CUDA: enigma_mma_store<true, false>(
 
@@ -54,7 +54,7 @@
 // CPP-LABEL: extern "C" void enigma_kernel_attention_step(
 // CPP: enigma_copy_tile_async<32, 64, 64, 3, 3, 3, 0>(
 // CPP: // threadgroup_barrier(mem_flags::mem_threadgroup)
-// CPP: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
+// CPP: enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>(
 // CPP-NOT: #pragma unroll
 // CPP: enigma_mma_store<true, false>(
 enigma.kernel @attention_step(
@@ -185,14 +185,14 @@ enigma.kernel @wait_leaving_one_in_flight(
 // IR: enigma.mma_reg %{{.*}}, %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, b_transpose, warpgroup} : tensor<16x128xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x64xf32>
 // IR: enigma.mma_reg %{{.*}}, %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, warpgroup} : tensor<16x64xbf16>, memref<8192xbf16, #enigma.address_space<threadgroup>>, tensor<16x128xf32>
 // MSL-LABEL: kernel void enigma_kernel_warpgroup_register_product(
-// MSL: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
-// MSL: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+// MSL: enigma_mma_reg<64, true, 3, 3, 3, 4096, true, false>(
+// MSL: enigma_mma_reg<64, false, 3, 3, 3, 4096, true, false>(
 // CUDA-LABEL: void enigma_kernel_warpgroup_register_product(
-// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
-// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 4096, true, false>(
+// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 4096, true, false>(
 // CPP-LABEL: void enigma_kernel_warpgroup_register_product(
-// CPP: enigma_mma_reg<64, true, 3, 3, 3, 4096, true>(
-// CPP: enigma_mma_reg<64, false, 3, 3, 3, 4096, true>(
+// CPP: enigma_mma_reg<64, true, 3, 3, 3, 4096, true, false>(
+// CPP: enigma_mma_reg<64, false, 3, 3, 3, 4096, true, false>(
 enigma.kernel @warpgroup_register_product(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index
@@ -219,9 +219,9 @@ enigma.kernel @warpgroup_register_product(
 // So is an A computed in the loop from values that do not change there
 // (the host compiler may hoist it).
 // CUDA-LABEL: void enigma_kernel_warpgroup_loop_invariant_a(
-// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
-// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false>(
-// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 0, true>(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>(
+// CUDA: enigma_mma_reg<64, true, 3, 3, 3, 0, false, false>(
+// CUDA: enigma_mma_reg<64, false, 3, 3, 3, 0, true, false>(
 enigma.kernel @warpgroup_loop_invariant_a(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index

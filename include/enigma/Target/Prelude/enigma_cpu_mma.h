@@ -176,7 +176,7 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
 }
 
 template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg,
-          class T, int M, int N, int K>
+          bool Async, class T, int M, int N, int K>
 inline enigma_frag<float, M, N>
 enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
                const T *b, uint64_t b_base, uint64_t b_off, uint32_t lane) {

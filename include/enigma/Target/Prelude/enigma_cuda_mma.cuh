@@ -975,7 +975,7 @@ __device__ __forceinline__ void a_registers(const enigma_frag<T, M, K> &a,
  * same B (enigma.mma_reg's `warpgroup`): one wgmma reading A from
  * registers on sm_90a when B has its shape. */
 template <int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Wg,
-          class T, int M, int N, int K>
+          bool Async, class T, int M, int N, int K>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
                const T *b, enigma_mma::u64 b_base, enigma_mma::u64 b_off,
@@ -995,12 +995,14 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
 #pragma unroll
       for (int kk = 0; kk < K / 16; ++kk)
         a_registers(a, 0, kk, &ar[4 * kk]);
-      enigma_wgmma::product_rs<kHalf, N, K, !BTr>(
+      enigma_wgmma::product_rs<kHalf, N, K, !BTr, Async>(
           acc.v, ar, b0 + unsigned(sizeof(T) * b_off),
           unsigned(sizeof(T) * BBs));
       return acc;
     }
   }
+  if constexpr (Async)
+    enigma_wgmma::synchronous_product_begin();
 #endif
   const bool direct = ((b_base | b_off) & 7u) == 0;
 #pragma unroll
@@ -1019,6 +1021,10 @@ enigma_mma_reg(enigma_frag<float, M, N> acc, const enigma_frag<T, M, K> &a,
                         &bf[bj >> 1][2 * (bj & 1)]);
     }
   }
+#if ENIGMA_HAS_WGMMA
+  if constexpr (Async)
+    enigma_wgmma::synchronous_product_end();
+#endif
   return acc;
 }
 

@@ -158,16 +158,17 @@ __device__ __forceinline__ void product_k_major(float *d, unsigned a,
 
 /* d += A * B with this warp's 16 x K rows of A in registers: `a` holds 4
  * registers per K step of 16, the mma.sync m16n8k16 A fragment. Complete
- * on return; A's registers stay live until then (the instructions read
- * them asynchronously). The emitter asks for this only when A changes
- * from one iteration of the loop around the product to the next
+ * on return, or with Async in flight (the previous group complete); the
+ * instructions read A's registers asynchronously, and ptxas keeps them
+ * until the group is waited for. The emitter asks for this only when A
+ * changes from one iteration of the loop around the product to the next
  * (EmitMma.cpp says why). */
-template <bool Half, int N, int K, bool TransB>
+template <bool Half, int N, int K, bool TransB, bool Async>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
   const u64 b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
-  group<N, K, false>(d, [&](int kk) {
+  group<N, K, Async>(d, [&](int kk) {
     op_rs<Tag, Tag, N, TransB ? 1 : 0>::run(
         d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)));
   });

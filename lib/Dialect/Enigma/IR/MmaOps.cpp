@@ -46,6 +46,14 @@ bool usesWarpgroupProducts(KernelOp kernel) {
       .wasInterrupted();
 }
 
+Value asynchronousProductAcc(Operation *op) {
+  if (auto mma = dyn_cast<MmaOp>(op); mma && mma.getAsynchronous())
+    return mma.getAcc();
+  if (auto reg = dyn_cast<MmaRegOp>(op); reg && reg.getAsynchronous())
+    return reg.getAcc();
+  return Value();
+}
+
 namespace {
 
 /// Largest fragment: 256 elements per lane (CUDA registers spill beyond).
@@ -264,9 +272,8 @@ LogicalResult checkInFlightUses(Operation *op, Value value) {
       Operation *user = use.getOwner();
       if (isa<MmaWaitOp>(user))
         continue;
-      if (auto mma = dyn_cast<MmaOp>(user))
-        if (mma.getAsynchronous() && use.get() == mma.getAcc())
-          continue;
+      if (Value acc = asynchronousProductAcc(user); acc && use.get() == acc)
+        continue;
       if (auto yield = dyn_cast<scf::YieldOp>(user)) {
         unsigned i = use.getOperandNumber();
         if (auto loop = dyn_cast<scf::ForOp>(yield->getParentOp())) {
@@ -390,6 +397,13 @@ LogicalResult verifyMmaReg(MmaRegOp op) {
                                                  op.getBBase(),
                                                  op.getBOffset())))
     return failure();
+  if (op.getAsynchronous()) {
+    if (!op.getWarpgroup())
+      return op.emitOpError("'asynchronous' applies to warpgroup products "
+                            "only");
+    if (failed(checkInFlightUses(op, op.getResult())))
+      return failure();
+  }
   return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
                           a.getDimSize(1), acc.getDimSize(1), op.getBLd(),
                           op.getBTranspose(), op.getBSwizzle(),
@@ -481,7 +495,7 @@ LogicalResult verifyMmaWait(MmaWaitOp wait) {
   int64_t issued = 0;
   for (Operation *op = wait->getPrevNode(); op && op != source;
        op = op->getPrevNode())
-    if (auto mma = dyn_cast<MmaOp>(op); mma && mma.getAsynchronous())
+    if (asynchronousProductAcc(op))
       ++issued;
   if (issued >= pending)
     return success();

@@ -844,6 +844,7 @@ struct SerializeThreadsPass
       // asynchronous becomes a value like any other (stored across
       // barriers).
       kernel.walk([](MmaOp mma) { mma.setAsynchronous(false); });
+      kernel.walk([](MmaRegOp mma) { mma.setAsynchronous(false); });
       kernel.walk([](MmaWaitOp wait) { wait.setPending(0); });
       return failed(Serializer(kernel).run()) ? WalkResult::interrupt()
                                               : WalkResult::advance();

@@ -62,8 +62,8 @@ void releaseIf(OpBuilder &b, Location loc, Value cond, Value ring) {
 /// the result of an asynchronous product, or of the consumer groups' guard
 /// whose branch yields one.
 bool isInFlight(Value v, Operation *guard) {
-  if (auto mma = v.getDefiningOp<MmaOp>())
-    return mma.getAsynchronous();
+  if (Operation *def = v.getDefiningOp(); def && asynchronousProductAcc(def))
+    return true;
   if (!guard || v.getDefiningOp() != guard)
     return false;
   auto branch = cast<scf::IfOp>(guard);
@@ -72,11 +72,11 @@ bool isInFlight(Value v, Operation *guard) {
 }
 
 /// The first asynchronous product at the top level of the loop's body.
-MmaOp firstAsyncProduct(scf::ForOp loop) {
-  for (MmaOp mma : loop.getBody()->getOps<MmaOp>())
-    if (mma.getAsynchronous())
-      return mma;
-  return MmaOp();
+Operation *firstAsyncProduct(scf::ForOp loop) {
+  for (Operation &op : *loop.getBody())
+    if (asynchronousProductAcc(&op))
+      return &op;
+  return nullptr;
 }
 
 void lowerConsumer(PipelineOp op) {
@@ -101,7 +101,8 @@ void lowerConsumer(PipelineOp op) {
     if (isInFlight(v, consumer.guard))
       inFlight.push_back(unsigned(k));
   int64_t groups = op.getConsumerGroups();
-  MmaOp firstAsync = consumer.guard ? MmaOp() : firstAsyncProduct(loop);
+  Operation *firstAsync =
+      consumer.guard ? nullptr : firstAsyncProduct(loop);
   if (inFlight.empty()) {
     b.create<RingReleaseOp>(loc, ring);
   } else if (groups > 1) {

@@ -50,6 +50,10 @@ bool usesFragments(KernelOp kernel);
 /// whole groups of four simdgroups).
 bool usesWarpgroupProducts(KernelOp kernel);
 
+/// The accumulator of `op` when it is an asynchronous product (enigma.mma
+/// or enigma.mma_reg with `asynchronous`), else a null value.
+mlir::Value asynchronousProductAcc(mlir::Operation *op);
+
 /// log2 of the elements of `element` in a 16-byte chunk: the address bits
 /// a tile swizzle must leave alone so that copies and vector loads move
 /// whole chunks.

@@ -186,7 +186,8 @@ def Enigma_MmaWaitOp
   let summary = "completes the asynchronous products of an accumulator";
   let description = [{
     The result is `acc` once every asynchronous warpgroup product
-    (enigma.mma `asynchronous`) of the simdgroup's group is complete; their
+    (enigma.mma or enigma.mma_reg `asynchronous`) of the simdgroup's group
+    is complete; their
     reads of threadgroup memory are over too. It writes nothing; the
     memory effect keeps it in place.
 
@@ -217,6 +218,12 @@ def Enigma_MmaRegOp
     offsets the same in every thread). The result of each simdgroup is the
     one above; the fact lets sm_90a run the four as one wgmma that reads A
     from registers.
+
+    `asynchronous` (with `warpgroup`): as enigma.mma's. The product may
+    still be in flight when the op returns (A's values are read while it
+    runs; they are values, so nothing can change them); its result may
+    only become the accumulator of another asynchronous product or the
+    operand of enigma.mma_wait.
   }];
   let arguments = (ins Enigma_AccumulatorFragment:$acc,
                        TensorRankOf<[F16, BF16], [2]>:$a,
@@ -226,7 +233,7 @@ def Enigma_MmaRegOp
                        UnitAttr:$b_transpose,
                        OptionalAttr<DenseI32ArrayAttr>:$b_swizzle,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$b_block_stride,
-                       UnitAttr:$warpgroup);
+                       UnitAttr:$warpgroup, UnitAttr:$asynchronous);
   let results = (outs Enigma_AccumulatorFragment:$result);
   let assemblyFormat = [{
     $acc `,` $a `,` $b `[` $b_base `,` $b_offset `]` attr-dict `:`
