@@ -11,10 +11,13 @@ the producer warpgroup. Also: which kernel the plans choose, the
 configurations the pipelined kernel refuses, and its CUDA text for sm_90a
 (NVRTC with ptxas remarks: no spills, no serialised products)."""
 
+import dataclasses
+import itertools
+
 import numpy as np
 import pytest
 
-from _ptxas_reports import assert_clean_under_other_nvrtc
+from _ptxas_reports import assert_clean_under_other_nvrtc, spill_free
 
 import enigma
 import enigma.attention as ea
@@ -26,23 +29,33 @@ from enigma._attention.launch import Target, compiled
 WS = ea.ForwardConfig
 
 
-def _config(runtime, d, rows=None):
+def _config(runtime, d, rows=None, overlap=False):
     """A pipelined tile shape the runtime holds: Metal's 32 KiB take one
     warpgroup and blocks of 16 keys (D 64 only); the CPU and CUDA the
-    default sm_90 shapes unless ``rows`` asks for one warpgroup."""
+    default sm_90 shapes unless ``rows`` asks for one warpgroup.
+    ``overlap``: with the products of two blocks issued together."""
     if runtime.name in ("metal", "metal-host"):
         if d > 64:
             pytest.skip("Q and two stages of D 128 exceed Metal's 32 KiB")
-        return WS(16, 64, True, pipelined=True, stages=2)
-    if runtime.name == "cuda" and not plans.hopper(runtime):
+        config = WS(16, 64, True, pipelined=True, stages=2)
+    elif runtime.name == "cuda" and not plans.hopper(runtime):
         pytest.skip("the pipelined kernel needs an sm_90 GPU")
-    if rows == 64:
-        return WS(32, 64, True, pipelined=True, stages=3)
-    if d == 64:   # the widest D 64 shape (the sm_90 default is classic)
-        return WS(128, 128, True, pipelined=True, stages=3)
-    return plans._HOPPER_FORWARD[d]
+    elif rows == 64:
+        config = WS(32, 64, True, pipelined=True, stages=3)
+    elif d == 64:   # the widest D 64 shape (the sm_90 default is classic)
+        config = WS(128, 128, True, pipelined=True, stages=3)
+    else:
+        config = plans._HOPPER_FORWARD[d]
+    return dataclasses.replace(config, overlap=overlap)
 
 
+# The two schedules of the consumer's products: one after the other, and
+# FlashAttention 3's overlap (the next block's scores beside P V).
+OVERLAP = pytest.mark.parametrize("overlap", [False, True],
+                                  ids=["serial", "overlap"])
+
+
+@OVERLAP
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("b,hq,hkv,sq,skv,d", [
     (1, 1, 1, 1, 1, 64),         # one row, one key
@@ -51,8 +64,8 @@ def _config(runtime, d, rows=None):
     (1, 2, 2, 100, 300, 128),    # three key blocks, a partial last one
     (2, 2, 1, 150, 77, 128),     # two query tiles of 128, Sq > Skv
 ])
-def test_forward_ws(runtime, rng, causal, b, hq, hkv, sq, skv, d):
-    config = _config(runtime, d)
+def test_forward_ws(runtime, rng, causal, b, hq, hkv, sq, skv, d, overlap):
+    config = _config(runtime, d, overlap=overlap)
     q = make(rng, (b, hq, sq, d), "bf16")
     k = make(rng, (b, hkv, skv, d), "bf16")
     v = make(rng, (b, hkv, skv, d), "bf16")
@@ -68,11 +81,12 @@ def test_forward_ws(runtime, rng, causal, b, hq, hkv, sq, skv, d):
             check_forward(wrong, None, want_o, want_lse, v)
 
 
+@OVERLAP
 @pytest.mark.parametrize("d", [64, 128])
-def test_forward_ws_one_warpgroup_f16(runtime, rng, d):
+def test_forward_ws_one_warpgroup_f16(runtime, rng, d, overlap):
     """One consumer warpgroup (64 rows), 32-key blocks, three stages,
     half precision, scale given."""
-    config = _config(runtime, d, rows=64)
+    config = _config(runtime, d, rows=64, overlap=overlap)
     q = make(rng, (1, 2, 97, d), "f16")
     k = make(rng, (1, 2, 131, d), "f16")
     v = make(rng, (1, 2, 131, d), "f16")
@@ -81,9 +95,10 @@ def test_forward_ws_one_warpgroup_f16(runtime, rng, d):
     check_forward(o, lse, *reference_bhsd(q, k, v, True, 0.07), v)
 
 
+@OVERLAP
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_ws_varlen_empty_and_non_finite_neighbours(runtime, rng,
-                                                           causal):
+                                                           causal, overlap):
     """Packed sequences, empty ones among them, and a last sequence
     without queries whose keys are NaN and values infinite: the partial
     blocks before it read its rows, which must not reach any output (0 x
@@ -91,7 +106,7 @@ def test_forward_ws_varlen_empty_and_non_finite_neighbours(runtime, rng,
     lengths_q = [5, 7, 0, 3, 66, 0]
     lengths_k = [9, 2, 4, 0, 70, 40]
     d = 64
-    config = _config(runtime, d)
+    config = _config(runtime, d, overlap=overlap)
     cu_q = np.concatenate([[0], np.cumsum(lengths_q)]).astype(np.int32)
     cu_k = np.concatenate([[0], np.cumsum(lengths_k)]).astype(np.int32)
     q = make(rng, (cu_q[-1], 4, d), "bf16")
@@ -109,11 +124,12 @@ def test_forward_ws_varlen_empty_and_non_finite_neighbours(runtime, rng,
     assert np.isneginf(lse[:, cu_q[3]:cu_q[4]]).all()   # no keys at all
 
 
-def test_forward_ws_bhsd_heads_do_not_leak(runtime, rng):
+@OVERLAP
+def test_forward_ws_bhsd_heads_do_not_leak(runtime, rng, overlap):
     """(B, H, S, D) keys whose length is not a multiple of the block: the
     rows after a head's last key are the next head's, here infinite."""
     d = 64
-    config = _config(runtime, d)
+    config = _config(runtime, d, overlap=overlap)
     q = make(rng, (1, 2, 20, d), "bf16")
     k = make(rng, (1, 2, 45, d), "bf16")
     v = make(rng, (1, 2, 45, d), "bf16")
@@ -162,6 +178,11 @@ def test_pipelined_config_mistakes(rng):
     q = make(rng, (1, 1, 8, 64), "bf16")
     with pytest.raises(ValueError, match="rows must be 64, 128 or 192"):
         ea.attention(q, q, q, config=WS(64, 32, True, pipelined=True))
+    with pytest.raises(ValueError, match="overlap and turns"):
+        ea.attention(q, q, q, config=WS(64, 64, True, pipelined=True,
+                                        turns=True, overlap=True))
+    with pytest.raises(ValueError, match="overlap is the pipelined"):
+        ea.attention(q, q, q, config=WS(64, 64, True, overlap=True))
     with pytest.raises(ValueError, match="bc must be a multiple of 16"):
         ea.attention(q, q, q, config=WS(40, 64, True, pipelined=True))
     q256 = make(rng, (1, 1, 8, 256), "bf16")
@@ -178,33 +199,34 @@ def test_pipelined_config_mistakes(rng):
 
 
 def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
-    """The default sm_90 shapes: NVRTC for sm_90a with ptxas remarks, no
-    spills, no serialised warpgroup products (C7514), the roles' register
-    budgets in the text."""
+    """The default sm_90 shapes and the overlapped schedule's: NVRTC for
+    sm_90a with ptxas remarks, no spills, no serialised warpgroup products
+    (C7514), the roles' register budgets in the text."""
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
     sources = {}
-    for d in (64, 128):
-        for causal in (False, True):
-            config = plans.forward_config(_FakeCuda("sm_90"), d)
-            kernel = forward_ws.forward_ws_kernel("bf16", d, causal, config)
-            source = compiled(kernel).cuda_source
-            # The producer warpgroup and the consumers with their budgets.
-            assert (f"enigma_producer_registers<"
-                    f"{forward_ws.producer_registers(config.threads)}>"
-                    in source)
-            assert (f"enigma_consumer_registers<"
-                    f"{forward_ws.consumer_registers(config.threads)},"
-                    in source)
-            assert "enigma_stage_copy<" in source
-            try:
-                _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a",
-                                                          [], log=True)
-            except enigma.BackendUnavailableError:
-                pytest.skip("NVRTC is not installed here")
-            what = f"d={d} causal={causal}"
-            assert "Used " in log, what + ": no ptxas remarks\n" + log
-            assert "C7514" not in log, what + "\n" + log
-            assert "0 bytes spill stores" in log, what + "\n" + log
-            sources[what] = source
+    for d, causal, overlap in itertools.product((64, 128), (False, True),
+                                                (False, True)):
+        config = plans.HOPPER_OVERLAP[d] if overlap else \
+            plans.forward_config(_FakeCuda("sm_90"), d)
+        kernel = forward_ws.forward_ws_kernel("bf16", d, causal, config)
+        source = compiled(kernel).cuda_source
+        # The producer warpgroup and the consumers with their budgets.
+        assert (f"enigma_producer_registers<"
+                f"{forward_ws.producer_registers(config.threads)}>"
+                in source)
+        assert (f"enigma_consumer_registers<"
+                f"{forward_ws.consumer_registers(config.threads)},"
+                in source)
+        assert "enigma_stage_copy<" in source
+        try:
+            _, log = enigma._core.Runtime.nvrtc_check(source, "sm_90a",
+                                                      [], log=True)
+        except enigma.BackendUnavailableError:
+            pytest.skip("NVRTC is not installed here")
+        what = f"d={d} causal={causal} overlap={overlap}"
+        assert "Used " in log, what + ": no ptxas remarks\n" + log
+        assert "C7514" not in log, what + "\n" + log
+        assert spill_free(log), what + "\n" + log
+        sources[what] = source
     # The same under the other NVRTC a test process may load.
     assert_clean_under_other_nvrtc(sources)

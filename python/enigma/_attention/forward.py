@@ -41,13 +41,19 @@ class ForwardConfig:
     two or more consumer warpgroups): they take turns at their products
     (ping-pong, :func:`enigma.consumer_turn`); off by default: on an
     H200 they gained 2-5 % at D 64 and -2 % to +3.5 % at D 128
-    (docs/benchmarks.md)."""
+    (docs/benchmarks.md). ``overlap=True`` (pipelined, not with
+    ``turns``): each warpgroup runs the next block's ``S = Q K^T`` and
+    this block's ``O += P V`` together, asynchronously, and the softmax
+    while ``P V`` is in flight (FlashAttention 3's intra-warpgroup
+    overlap); the stages then hold K block ``j`` beside V block ``j -
+    1``."""
     bc: int = 64
     rows: int = 64
     q_shared: bool = True
     pipelined: bool = False
     stages: int = 2
     turns: bool = False
+    overlap: bool = False
 
     @property
     def threads(self) -> int:

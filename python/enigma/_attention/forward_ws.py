@@ -34,7 +34,7 @@ from .._core import fitting_consumer_registers
 from .._control import if_
 from .._dtypes import f32, i32 as I32, u32 as U32, Scalar
 from .._kernel import kernel
-from .._math import exp2, fmax, imin, where
+from .._math import exp2, fmax, imax, imin, where
 from .._mma import (copy_commit, copy_wait, mma, mma_fill, mma_iota,
                     mma_wait, mma_zeros)
 from .._pipeline import (consumer_turn, pipeline_loop, pipeline_ring,
@@ -77,6 +77,7 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
     q_layout = TileLayout(el, rows, d)
     threads = config.threads
     turns = config.turns
+    overlap = config.overlap
     wide = d > 64     # K and V stored in blocks of 64 columns
 
     @kernel
@@ -122,14 +123,24 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
         q = q_layout.operand(q_s, transpose=False, row0=(sg // 4) * 64)
         off = i32(skv) - i32(sq)
 
-        def producer(j, slot):
-            at = (kv_row0 + j * bc, kv_col0)
-            for buffer, src in ((0, K), (1, V)):
-                stage_copy(ring, slot, buffer, src, at=at,
+        def copy_blocks(slot, k_block, v_block):
+            for buffer, src, block in ((0, K, k_block), (1, V, v_block)):
+                stage_copy(ring, slot, buffer, src,
+                           at=(kv_row0 + block * bc, kv_col0),
                            shape=(kv_rows, k_ss), ld=k_ss, box=(bc, d),
                            swizzle=layout.swizzle,
                            block_cols=64 if wide else None,
                            block_stride=layout.block if wide else None)
+
+        def producer(j, slot):
+            copy_blocks(slot, j, j)
+
+        def lagged_producer(last):
+            """With ``overlap``: stage ``j`` holds K block ``min(j, last)``
+            and V block ``j - 1`` (block 0 at ``j = 0``, where P is 0)."""
+            def produce(j, slot):
+                copy_blocks(slot, imin(j, last), imax(j, 1) - 1)
+            return produce
 
         def scores(k_tile, turn=False):
             acc = mma_zeros(16, bc)
@@ -185,6 +196,36 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
             products(mask(scores(ring.stage(0, slot), turn=turns), j * bc),
                      ring.stage(1, slot), carry)
 
+        def overlapped(with_mask):
+            """Block ``j``'s ``S = Q K^T`` and block ``j - 1``'s ``O += P
+            V`` issued together; the softmax of ``S`` runs while ``P V``
+            is in flight, then O is rescaled. Carries (O, m, l, P)."""
+            def consume(j, slot, carry):
+                k_op = layout.operand(ring.stage(0, slot), transpose=True)
+                v_op = layout.operand(ring.stage(1, slot), transpose=False)
+                s = mma(mma_zeros(16, bc), q, k_op, k=d, warpgroup=True,
+                        asynchronous=True)
+                o = mma(carry[0], carry[3], v_op, warpgroup=True,
+                        asynchronous=True)
+                s = mma_wait(s, pending=1) * scale2
+                if with_mask:
+                    s = mask(s, j * bc)
+                m = carry[1]
+                m_new = fmax(m, s.row_max())
+                m_use = where(m_new, 0.0, m_new == NEG_INF)
+                p = exp2(s - m_use)
+                alpha = exp2(m - m_use)
+                carry[1], carry[2] = m_new, carry[2] * alpha + p.row_sum()
+                carry[3] = p.cast(el)
+                carry[0] = mma_wait(o) * alpha
+            return consume
+
+        def drain(j, slot, carry):
+            """The last whole block's ``O += P V`` (V in this stage)."""
+            carry[0] = mma(carry[0], carry[3],
+                           layout.operand(ring.stage(1, slot),
+                                          transpose=False), warpgroup=True)
+
         # Whole blocks through the ring: those no row masks, then those
         # with the causal diagonal; a partial last block after them.
         blocks, full = block_counts(causal=causal, bc=bc, q0=q0, rows=rows,
@@ -192,10 +233,23 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
         whole = imin(blocks, skv // bc)
         full = imin(full, whole)
         state = [mma_zeros(16, d), mma_fill(NEG_INF, 16), mma_zeros(16)]
-        state = pipeline_loop(ring, 0, full, producer=producer,
-                              consumer=unmasked, init=state)
-        o, m, l = pipeline_loop(ring, full, whole, producer=producer,
-                                consumer=masked, init=state)
+        if overlap:
+            # Stage j: K block j beside V block j - 1; one more stage for
+            # the last block's V (its K copied again, unread).
+            lagged = lagged_producer(imax(whole, 1) - 1)
+            state.append(mma_zeros(16, bc).cast(el))
+            state = pipeline_loop(ring, 0, full, producer=lagged,
+                                  consumer=overlapped(False), init=state)
+            state = pipeline_loop(ring, full, whole, producer=lagged,
+                                  consumer=overlapped(True), init=state)
+            o, m, l, _ = pipeline_loop(ring, whole, whole + imin(whole, 1),
+                                       producer=lagged, consumer=drain,
+                                       init=state)
+        else:
+            state = pipeline_loop(ring, 0, full, producer=producer,
+                                  consumer=unmasked, init=state)
+            o, m, l = pipeline_loop(ring, full, whole, producer=producer,
+                                    consumer=masked, init=state)
         with if_(blocks > whole):
             # The rows past the end in a stage would belong to the next
             # sequence or head (0 x inf is NaN): this block is copied by

@@ -76,6 +76,14 @@ _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
 # softmax, not the copies, bounds a block), so D 64 keeps the classic one.
 _HOPPER_FORWARD = {128: ForwardConfig(128, 128, True, pipelined=True,
                                       stages=2)}
+# The overlapped schedule (ForwardConfig.overlap) carries P beside S and O:
+# at D 128 with 128-key blocks its consumers spilled (ptxas, sm_90a), with
+# 64-key blocks and 4 stages they do not. Not yet a default: not measured
+# on a GPU.
+HOPPER_OVERLAP = {64: ForwardConfig(128, 128, True, pipelined=True,
+                                    stages=3, overlap=True),
+                  128: ForwardConfig(64, 128, True, pipelined=True,
+                                     stages=4, overlap=True)}
 
 
 def hopper(runtime) -> bool:
@@ -126,23 +134,25 @@ def forward_configs(d: int, kernel: str = "both"):
         ws = [ForwardConfig(bc, 128, True, pipelined=True, stages=stages)
               for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
               if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
-              <= threadgroup_memory_limit(None)]
+              <= threadgroup_memory_limit(None)] + [HOPPER_OVERLAP[d]]
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
 
 
 def check_forward_config(checker, p: Problem, config: ForwardConfig):
     """What the pipelined kernel covers: contiguous keys, D 64 or 128,
     whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
-    if not isinstance(config.turns, bool):
-        checker.fail(f"the forward ({config}): turns must be a bool, got "
-                     f"{config.turns!r}")
+    for name in ("turns", "overlap"):
+        if not isinstance(getattr(config, name), bool):
+            checker.fail(f"the forward ({config}): {name} must be a bool, "
+                         f"got {getattr(config, name)!r}")
     if not config.pipelined:
         # Whole warpgroups of 64 rows (two threads a row), blocks of keys
         # in steps of the 16-key products.
         what = f"the forward ({config})"
-        if config.turns:
-            checker.fail(f"{what}: turns are the pipelined kernel's "
-                         "(pipelined=True)")
+        for name in ("turns", "overlap"):
+            if getattr(config, name):
+                checker.fail(f"{what}: {name} is the pipelined kernel's "
+                             "(pipelined=True)")
         checker.multiple(what, "rows", config.rows, 64, 64)
         checker.multiple(what, "bc", config.bc, 16, 16)
         return
@@ -160,6 +170,9 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
                      f"got {config.bc}")
     if not 2 <= config.stages <= 8:
         checker.fail(f"{what}: stages must be 2 to 8, got {config.stages}")
+    if config.overlap and config.turns:
+        checker.fail(f"{what}: overlap and turns are two schedules of the "
+                     "products; choose one")
 
 
 def check_backward_config(checker, config: BackwardConfig, atomic: bool):
