@@ -54,6 +54,17 @@ def other_nvrtc_reports(sources):
             return json.load(f)
 
 
+_SPILL_STORES = re.compile(r"(?<![0-9])([0-9]+) bytes spill stores")
+
+
+def spill_free(log):
+    """Whether ptxas's report shows functions and none of them spills
+    (each function's line reads "N bytes spill stores"; a plain substring
+    test for "0 bytes spill stores" would pass "80 bytes ...")."""
+    stores = _SPILL_STORES.findall(log)
+    return bool(stores) and not any(int(n) for n in stores)
+
+
 def ptxas_problems(log):
     """What a report shows wrong: spills, serialised warpgroup products or
     ignored register counts (C75xx), ptxas warnings; "" when none, or when
@@ -61,7 +72,7 @@ def ptxas_problems(log):
     if "Used " not in log:
         return ""
     problems = []
-    if "0 bytes spill stores" not in log:
+    if not spill_free(log):
         problems.append("spills")
     problems += re.findall(r"\(C75\d\d\)", log)
     if "ptxas warning" in log:
