@@ -11,7 +11,10 @@ benchmark):
 Cases: ``gemm M N K [BM BN BK WM WN STAGES]`` (bf16, the built-in
 configuration or the one given, and torch.matmul),
 ``attention B H S D causal`` (bf16 forward and SDPA's cuDNN backend),
-``gemv4 M N K`` (4-bit quantized_matmul, group 64, and bf16 torch.matmul).
+``gemv4 M N K`` (4-bit quantized_matmul, group 64, and bf16 torch.matmul),
+``fp8 M N K FAST`` (e4m3 gemm_fp8 with tensor scales, bf16 out, the
+default configuration, promoted when FAST is 0, and torch._scaled_mm with
+the matching use_fast_accum).
 Each Enigma result is checked against torch before the profiled launches.
 """
 
@@ -106,9 +109,24 @@ def gemv4(m, n, k):
               lambda: torch.matmul(x, w.T))
 
 
+def fp8(m, n, k, fast):
+    g = torch.Generator(device="cuda").manual_seed(4)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda", generator=g).to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    c = enigma.gemm_fp8(a, b, one, one, fast_accum=bool(fast))
+    torch.cuda.synchronize()
+    _check(c, a.float() @ b.float().T, 2e-2, "enigma gemm_fp8")
+    _profiled(lambda: enigma.gemm_fp8(a, b, one, one, out=c,
+                                      fast_accum=bool(fast)),
+              lambda: torch._scaled_mm(a, b.T, one, one,
+                                       out_dtype=torch.bfloat16,
+                                       use_fast_accum=bool(fast)))
+
+
 def main():
     case, *numbers = sys.argv[1:]
-    {"gemm": gemm, "attention": attention, "gemv4": gemv4}[case](
+    {"gemm": gemm, "attention": attention, "gemv4": gemv4, "fp8": fp8}[case](
         *(int(v) for v in numbers))
 
 

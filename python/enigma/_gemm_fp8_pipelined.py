@@ -22,12 +22,16 @@ from ._gemm import (GemmShape, block_epilogue, operand_copies,
                     persistent_tiles)
 from ._math import where
 from ._mma import mma, mma_load, mma_wait, mma_zeros
-from ._pipeline import pipeline_loop, pipeline_ring
+from ._pipeline import consumer_turn, pipeline_loop, pipeline_ring
 from ._threads import barrier
 
 __all__ = ["gemm_fp8_pipelined"]
 
 _SCALE_BLOCK = 128
+# Whether promoting consumers take turns at their products (_mainloop):
+# off until measured on a GPU (bench/profile_misses.py shows the tensor
+# pipe idle during the promotion, docs/benchmarks.md).
+PROMOTION_TURNS = False
 
 
 def _producer_registers(config):
@@ -96,6 +100,11 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
     """
     c = s.config
     asynchronous = s.group and fast_accum and not blockwise
+    # Promotion waits for each tile's products before adding them: with
+    # two or more consumer warpgroups they take turns at issuing them, so
+    # that one's wait and additions overlap another's products.
+    turns = PROMOTION_TURNS and bool(s.group) and not asynchronous and \
+        c.threads >= 256
     b_scale_row = (col0 // _SCALE_BLOCK) * kblocks
     out_row = row0 + s.wrow
     my_rows = where(0, s.m - out_row, out_row < s.m)
@@ -114,8 +123,17 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
             sa = mma_load(scale_a, s.wtm, s.wtn, ld=0, transpose=True,
                           offset=kt * s.m + out_row, bounds=(my_rows, s.wtn))
             sb = scale_b[b_scale_row + kt]
-        part = mma(mma_zeros(s.wtm, s.wtn), a_op, b_op, k=c.bk,
-                   warpgroup=s.group)
+        if turns:
+            # Issued in this warpgroup's turn, waited for after it: the
+            # next warpgroup's products queue behind on the tensor cores
+            # while this one waits and adds (ping-pong).
+            with consumer_turn():
+                part = mma(mma_zeros(s.wtm, s.wtn), a_op, b_op, k=c.bk,
+                           warpgroup=True, asynchronous=True)
+            part = mma_wait(part)
+        else:
+            part = mma(mma_zeros(s.wtm, s.wtn), a_op, b_op, k=c.bk,
+                       warpgroup=s.group)
         if blockwise:
             carry[0] = carry[0] + part * (sa * sb)
         else:
