@@ -338,6 +338,18 @@ LogicalResult checkWarpgroup(Operation *op, int64_t rows, Value bBase,
                       "with 'warpgroup', operand B's offsets");
 }
 
+/// An asynchronous product (enigma.mma or enigma.mma_reg): a warpgroup
+/// product whose in-flight result reaches only what may take it.
+LogicalResult checkAsynchronous(Operation *op, bool asynchronous,
+                                bool warpgroup, Value result) {
+  if (!asynchronous)
+    return success();
+  if (!warpgroup)
+    return op->emitOpError("'asynchronous' applies to warpgroup products "
+                           "only");
+  return checkInFlightUses(op, result);
+}
+
 LogicalResult verifyMma(MmaOp op) {
   auto acc = llvm::cast<RankedTensorType>(op.getAcc().getType());
   if (failed(checkShape(op, acc, "the accumulator")))
@@ -362,13 +374,9 @@ LogicalResult verifyMma(MmaOp op) {
   if (op.getWarpgroup() &&
       failed(checkWarpgroup(op, m, op.getBBase(), op.getBOffset())))
     return failure();
-  if (op.getAsynchronous()) {
-    if (!op.getWarpgroup())
-      return op.emitOpError("'asynchronous' applies to warpgroup products "
-                            "only");
-    if (failed(checkInFlightUses(op, op.getResult())))
-      return failure();
-  }
+  if (failed(checkAsynchronous(op, op.getAsynchronous(), op.getWarpgroup(),
+                                op.getResult())))
+    return failure();
   if (failed(checkOperandTile(op, "A", op.getA(), op.getABase(),
                               op.getAOffset(), m, k, op.getALd(),
                               op.getATranspose(), op.getASwizzle(),
@@ -397,13 +405,9 @@ LogicalResult verifyMmaReg(MmaRegOp op) {
                                                  op.getBBase(),
                                                  op.getBOffset())))
     return failure();
-  if (op.getAsynchronous()) {
-    if (!op.getWarpgroup())
-      return op.emitOpError("'asynchronous' applies to warpgroup products "
-                            "only");
-    if (failed(checkInFlightUses(op, op.getResult())))
-      return failure();
-  }
+  if (failed(checkAsynchronous(op, op.getAsynchronous(), op.getWarpgroup(),
+                                op.getResult())))
+    return failure();
   return checkOperandTile(op, "B", op.getB(), op.getBBase(), op.getBOffset(),
                           a.getDimSize(1), acc.getDimSize(1), op.getBLd(),
                           op.getBTranspose(), op.getBSwizzle(),
