@@ -13,6 +13,7 @@ configurations the pipelined kernel refuses, and its CUDA text for sm_90a
 
 import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -230,3 +231,38 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
         sources[what] = source
     # The same under the other NVRTC a test process may load.
     assert_clean_under_other_nvrtc(sources)
+
+
+def _softmax_beside_register_a_product(ptx):
+    """Whether the PTX runs exponentials while a register-A wgmma (P V)
+    is in flight: after that product's group, a wait that leaves one
+    group pending, then ex2 before the next wait for every group."""
+    rs = re.search(r"wgmma\.mma_async[^\n]*\}, \{%r", ptx)
+    if rs is None:
+        return False
+    rest = ptx[rs.end():]
+    leave_one = rest.find("wgmma.wait_group.sync.aligned 1;")
+    wait_all = rest.find("wgmma.wait_group.sync.aligned 0;")
+    exp = rest.find("ex2.approx", leave_one)
+    return 0 <= leave_one < exp < wait_all
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_overlapped_schedule_keeps_p_v_in_flight_during_the_softmax(d):
+    """The PTX of the overlapped schedule (NVRTC, compute_90a): P V is a
+    register-A wgmma left in flight while the softmax's exponentials run;
+    the serial schedule's PTX has no such stretch (the check can fail)."""
+    ptx = {}
+    for overlap in (False, True):
+        config = plans.HOPPER_OVERLAP[d] if overlap else \
+            dataclasses.replace(plans.HOPPER_OVERLAP[d], overlap=False)
+        source = compiled(forward_ws.forward_ws_kernel(
+            "bf16", d, False, config)).cuda_source
+        try:
+            image, _ = enigma._core.Runtime.nvrtc_binary(source,
+                                                         "compute_90a")
+        except enigma.BackendUnavailableError:
+            pytest.skip("NVRTC is not installed here")
+        ptx[overlap] = bytes(image).decode("utf-8", "replace")
+    assert _softmax_beside_register_a_product(ptx[True])
+    assert not _softmax_beside_register_a_product(ptx[False])
