@@ -479,14 +479,14 @@ def _dequantized_gemm(xa, q, s, b, group_size, bound, shape, config, target,
                          f"({N} x {K}) exceed the kernels' 32-bit indices; "
                          "pass a QmmConfig (enigma.quantized.default_config"
                          "'s tiles dequantise in threadgroup memory)")
+    sm_count = _sm_count(xa)
     gemm = config.gemm
     if gemm is None:
-        gemm = gemm_config_for(M, N, K, xa.dtype, _sm_count(xa), target)
+        gemm = gemm_config_for(M, N, K, xa.dtype, sm_count, target)
     kw = _runtime_kw(runtime)
     w = xa.empty((N, K), xa.dtype)
     dequantize(q.value, s.value, b.value, group_size, out=w, runtime=runtime)
-    processors = _sm_count(xa) if target == "cuda" else None
-    grid, threads = gemm.launch(M, N, processors)
+    grid, threads = gemm.launch(M, N, sm_count if target == "cuda" else None)
     kernel = _kernel("gemm", xa.dtype, 0, gemm)
     run = kernel.launch(grid=grid, threads=threads)
     if not needs_workspace(gemm):

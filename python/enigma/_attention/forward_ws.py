@@ -164,15 +164,20 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                                    (i32(row0) + off))
             return where(s, NEG_INF, masked)
 
-        def softmax(s, o, m, l):
-            """The online softmax step: (P, O and l rescaled, m)."""
+        def online_step(s, m, l):
+            """The online softmax step: (P, the rescale alpha, m, l)."""
             m_new = fmax(m, s.row_max())
             # A row with no key yet keeps m = -inf; its exponents use 0, so
             # that P and the rescale are 0 rather than NaN.
             m_use = where(m_new, 0.0, m_new == NEG_INF)
             p = exp2(s - m_use)
             alpha = exp2(m - m_use)
-            return p.cast(el), o * alpha, m_new, l * alpha + p.row_sum()
+            return p.cast(el), alpha, m_new, l * alpha + p.row_sum()
+
+        def softmax(s, o, m, l):
+            """The online softmax step: (P, O and l rescaled, m)."""
+            p, alpha, m_new, l_new = online_step(s, m, l)
+            return p, o * alpha, m_new, l_new
 
         def products(s, v_tile, carry):
             p, o, carry[1], carry[2] = softmax(s, carry[0], carry[1],
@@ -210,13 +215,8 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                 s = mma_wait(s, pending=1) * scale2
                 if with_mask:
                     s = mask(s, j * bc)
-                m = carry[1]
-                m_new = fmax(m, s.row_max())
-                m_use = where(m_new, 0.0, m_new == NEG_INF)
-                p = exp2(s - m_use)
-                alpha = exp2(m - m_use)
-                carry[1], carry[2] = m_new, carry[2] * alpha + p.row_sum()
-                carry[3] = p.cast(el)
+                carry[3], alpha, carry[1], carry[2] = online_step(
+                    s, carry[1], carry[2])
                 carry[0] = mma_wait(o) * alpha
             return consume
 
