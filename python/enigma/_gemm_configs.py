@@ -14,13 +14,18 @@ from ._dtypes import as_dtype
 from ._ir import fail, static_int
 
 
-def _size(x, what: str) -> int:
-    """A side of a product: an int (numpy's too) of at least 0."""
+def _size(x, what) -> int:
+    """A side of a product: an int (numpy's too) of at least 0. ``what``:
+    the side's name, or a function giving it (built only for the
+    message)."""
+    if type(x) is int and x >= 0:   # the common case, without a message
+        return x
     try:
         value = operator.index(x)
     except TypeError:
         value = None
     if value is None or isinstance(x, bool) or value < 0:
+        what = what() if callable(what) else what
         fail(f"{what} must be an int of at least 0, got {x!r}")
     return value
 
@@ -138,10 +143,30 @@ class MmaConfig:
             static_int(getattr(self, name), f"{what}: config.{name}",
                        0 if name == "stream_k" else 1)
 
+    def _fields_valid(self) -> bool:
+        """check_fields' verdict without building its messages (the launch
+        path asks on every call)."""
+        for name in MmaConfig.__slots__:
+            v = getattr(self, name)
+            if name in ("warp_specialized", "persistent"):
+                ok = isinstance(v, bool)
+            elif name == "cluster_shares":
+                ok = v in ("a", "b")
+            else:
+                ok = type(v) is int and v >= (0 if name == "stream_k" else 1)
+            if not ok:
+                return False
+        return True
+
+    def _check_for(self, method: str):
+        if not self._fields_valid():
+            self.check_fields(f"{self}.{method}")
+
     def tiles(self, m: int, n: int) -> int:
         """Output blocks of an m x n C, padded to whole clusters."""
-        self.check_fields(f"{self}.tiles")
-        m, n = _size(m, f"{self}: m"), _size(n, f"{self}: n")
+        self._check_for("tiles")
+        m = _size(m, lambda: f"{self}: m")
+        n = _size(n, lambda: f"{self}: n")
         return self._padded_tiles(m, n)
 
     def _padded_tiles(self, m, n):
@@ -161,7 +186,7 @@ class MmaConfig:
         with ``stream_k`` its ``stream_k`` threadgroups, which must not be
         more than ``processors`` when given (they wait for each other, so
         all must run at once)."""
-        self.check_fields(f"{self}.blocks")
+        self._check_for("blocks")
         if self.stream_k:
             if processors and self.stream_k > processors:
                 fail(f"{self}: a stream-K launch of {self.stream_k} "
