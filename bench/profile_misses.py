@@ -10,7 +10,9 @@ benchmark):
 
 Cases: ``gemm M N K [BM BN BK WM WN STAGES]`` (bf16, the built-in
 configuration or the one given, and torch.matmul),
-``attention B H S D causal`` (bf16 forward and SDPA's cuDNN backend),
+``attention B H S D causal [OVERLAP]`` (bf16 forward and SDPA's cuDNN
+backend; with OVERLAP 1 the pipelined kernel's serial and overlapped
+schedules, ``plans.HOPPER_OVERLAP``, instead of the default),
 ``gemv4 M N K`` (4-bit quantized_matmul, group 64, and bf16 torch.matmul),
 ``fp8 M N K FAST`` (e4m3 gemm_fp8 with tensor scales, bf16 out, the
 default configuration, promoted when FAST is 0, and torch._scaled_mm with
@@ -77,20 +79,33 @@ def gemm(m, n, k, *shape):
               lambda: torch.matmul(a, b))
 
 
-def attention(batch, heads, s, d, causal):
+def attention(batch, heads, s, d, causal, overlap=0):
+    import dataclasses
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import enigma.attention as ea
+    from enigma._attention import plans
     g = torch.Generator(device="cuda").manual_seed(2)
     q, k, v = (torch.randn(batch, heads, s, d, device="cuda",
                            dtype=torch.bfloat16, generator=g)
                for _ in range(3))
-    o = ea.attention(q, k, v, causal=bool(causal))
+    runs = [(lambda: ea.attention(q, k, v, causal=bool(causal)),
+             "enigma attention")]
+    if overlap:
+        forward_plan = _bench_module("bench_attention")._forward_plan
+        runs = []
+        for config in (dataclasses.replace(plans.HOPPER_OVERLAP[d],
+                                           overlap=False),
+                       plans.HOPPER_OVERLAP[d]):
+            run, o, _ = forward_plan((q, k, v, bool(causal)), config)
+            runs.append((run, f"enigma {config}", o))
     with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
         ref = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-        torch.cuda.synchronize()
-        _check(o, ref, 2e-2, "enigma attention")
-        _profiled(lambda: ea.attention(q, k, v, causal=bool(causal)),
+        for fn, what, *out in runs:
+            o = fn()
+            torch.cuda.synchronize()
+            _check(out[0] if out else o, ref, 2e-2, what)
+        _profiled(*(fn for fn, *_ in runs),
                   lambda: F.scaled_dot_product_attention(
                       q, k, v, is_causal=bool(causal)))
 

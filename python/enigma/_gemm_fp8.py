@@ -12,6 +12,9 @@ the layout Hopper's wgmma reads 8-bit types in, and what
 
 from __future__ import annotations
 
+import copy
+import functools
+
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import atomic_fetch_max, threadgroup_alloc
 from ._dtypes import as_dtype
@@ -92,6 +95,15 @@ def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
             fail(f"{what}: {name} must be a bool, got {v!r}")
     if warp_specialized is None:
         warp_specialized = target == "cuda"
+    # Copies: a caller may change the fields of what it is given.
+    return [copy.copy(c) for c in cached_fp8_configs(
+        target, scaling, bool(amax), warp_specialized, fast_accum)]
+
+
+@functools.lru_cache(maxsize=None)
+def cached_fp8_configs(target, scaling, amax, warp_specialized, fast_accum):
+    """:func:`gemm_fp8_configs` of checked arguments, made once (the call
+    form asks on every call; it must not change them)."""
     if warp_specialized:
         cands = _pipelined_configs(target, scaling, fast_accum)
     elif target == "cuda":
@@ -127,7 +139,7 @@ def gemm_fp8_configs(target: str = "cuda", scaling: str = "tensor",
         smem = c.smem_bytes("u8") + (_amax_bytes(c) if amax else 0)
         if smem <= _TG_LIMITS[target]:
             out.append(c)
-    return out
+    return tuple(out)
 
 
 def _pipelined_configs(target, scaling, fast_accum):

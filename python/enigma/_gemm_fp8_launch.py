@@ -14,8 +14,8 @@ import numpy as np
 
 from . import _core
 from ._dtypes import Scalar, as_dtype, f32, u32
-from ._inputs import bindable_input
-from ._gemm_fp8 import FP8_BLOCK, gemm_fp8_block, gemm_fp8_configs
+from ._inputs import bindable_input, torch_cuda_device
+from ._gemm_fp8 import FP8_BLOCK, cached_fp8_configs, gemm_fp8_block
 from ._kernel import kernel
 from ._gemm import MmaConfig
 
@@ -94,7 +94,7 @@ def _scale_array(s, like, what):
         if isinstance(s, (bool, np.bool_)):
             _error(f"{what} must be a float32 number or tensor, got {s!r}")
         if not isinstance(s, torch.Tensor):
-            s = torch.tensor(np.asarray(s, np.float32), device=like.device)
+            s = _device_scale(torch, np.asarray(s, np.float32), like.device)
         if s.dtype != torch.float32:
             _error(f"{what} must be float32, got {s.dtype}")
         if s.device != like.device:
@@ -167,11 +167,45 @@ def _empty(like, shape, dtype):
     return np.empty(shape, dtype=ndtype)
 
 
-def _zero_u32(like):
-    """One zero uint32 (the amax's float bits) where ``like`` lives."""
+# Scales given as numbers, on the device, by (device, value): creating a
+# CUDA tensor from host values copies and waits for the device, which
+# made each call of gemm_fp8 wait for the previous one (twice the time of
+# the kernel at 4096^3) and cannot be captured in a CUDA graph. The kernel
+# only reads its scales, so one tensor serves every call.
+_DEVICE_SCALES = {}
+_DEVICE_SCALES_MOST = 256
+
+
+def _device_scale(torch, values, device):
+    """A float32 tensor of ``values`` (a scalar numpy array) on ``device``,
+    made once per value."""
+    if values.ndim:
+        return torch.tensor(values, device=device)
+    key = (str(device), values.tobytes())
+    s = _DEVICE_SCALES.get(key)
+    if s is None:
+        if len(_DEVICE_SCALES) >= _DEVICE_SCALES_MOST:
+            _DEVICE_SCALES.clear()
+        s = _DEVICE_SCALES[key] = torch.tensor(values, device=device)
+    return s
+
+
+# The amax word bound when no amax is asked for (never written then).
+_UNUSED_AMAX = {}
+
+
+def _zero_u32(like, used=True):
+    """One zero uint32 (the amax's float bits) where ``like`` lives; with
+    ``used=False`` one kept per device (the kernel does not write it)."""
     if _is_torch(like):
         import torch
-        return torch.zeros(1, dtype=torch.uint32, device=like.device)
+        if used:
+            return torch.zeros(1, dtype=torch.uint32, device=like.device)
+        key = str(like.device)
+        if key not in _UNUSED_AMAX:
+            _UNUSED_AMAX[key] = torch.zeros(1, dtype=torch.uint32,
+                                            device=like.device)
+        return _UNUSED_AMAX[key]
     return np.zeros(1, np.uint32)
 
 
@@ -186,9 +220,7 @@ def _cuda_device(runtime, like):
         return (int(arch.group(1)) if arch else 0), runtime.multiprocessors
     if _is_torch(like) and like.device.type == "cuda":
         import torch
-        major, minor = torch.cuda.get_device_capability(like.device)
-        return (10 * major + minor, torch.cuda.get_device_properties(
-            like.device).multi_processor_count)
+        return torch_cuda_device(torch, like.device)
     return None
 
 
@@ -276,10 +308,8 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     target, arch = _target(runtime, a)
     if config is None:
         # The pipeline with roles needs sm_90 (TMA, mbarriers, setmaxnreg).
-        configs = gemm_fp8_configs(target, scaling, amax,
-                                   warp_specialized=arch >= 90,
-                                   fast_accum=fast_accum)
-        config = configs[0]
+        config = cached_fp8_configs(target, scaling, bool(amax), arch >= 90,
+                                  fast_accum)[0]
     elif config.warp_specialized and target == "cuda" and arch < 90:
         _error(f"{config} runs the warp-specialised pipeline, which needs "
                f"sm_90; the device is sm_{arch}")
@@ -288,7 +318,7 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     elif tuple(getattr(out, "shape", ())) != (m, n):
         _error(f"out must be {m} x {n}, got shape "
                f"{tuple(getattr(out, 'shape', ()))}")
-    amax_bits = _zero_u32(a)
+    amax_bits = _zero_u32(a, used=bool(amax))
     compiled = gemm_fp8_kernel(config, scaling, fa, fb, out_name,
                                scale_out is not None, bool(amax), fast_accum)
     cuda = _cuda_device(runtime, a)

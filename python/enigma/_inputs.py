@@ -30,3 +30,22 @@ def bindable_input(x):
             x = x.clone()
         return x
     return x
+
+
+_CUDA_DEVICES = {}   # device index -> (architecture number, multiprocessors)
+
+
+def torch_cuda_device(torch, device) -> tuple:
+    """(architecture number such as 90, multiprocessors) of PyTorch's CUDA
+    ``device`` (a torch.device, an index or None for the current one),
+    asked of PyTorch once per device: the library functions need them on
+    every call, and PyTorch's queries cost microseconds each."""
+    index = getattr(device, "index", device)
+    if index is None:
+        index = torch.cuda.current_device()
+    found = _CUDA_DEVICES.get(index)
+    if found is None:
+        p = torch.cuda.get_device_properties(index)
+        found = _CUDA_DEVICES[index] = (10 * p.major + p.minor,
+                                        p.multi_processor_count)
+    return found

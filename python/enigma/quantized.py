@@ -33,7 +33,7 @@ import numpy as np
 
 from ._compile import compile as _compile_kernel
 from ._gemm import gemm_config_for, split_k_workspace, stream_k_workspace
-from ._inputs import bindable_input
+from ._inputs import bindable_input, torch_cuda_device
 from ._launch import scoped_runtime
 from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
                          dequantize_kernel, matmul_kernel, quantize_kernel,
@@ -369,7 +369,7 @@ def default_config(m: int, target: str = "cuda", *, dtype=None):
 
 def _sm_count(x):
     if x.torch is not None and x.device.type == "cuda":
-        return x.torch.cuda.get_device_properties(x.device).multi_processor_count
+        return torch_cuda_device(x.torch, x.device)[1]
     return 132
 
 

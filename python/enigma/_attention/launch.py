@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .._inputs import bindable_input
+from .._inputs import bindable_input, torch_cuda_device
 
 from .._compile import compile as compile_kernel
 from .._runtime import CpuRuntime, CudaRuntime
@@ -52,8 +52,7 @@ def cores(runtime, device=None) -> int:
             if device is not None and getattr(device, "index", None) \
                     is not None:
                 index = device.index
-            return torch.cuda.get_device_properties(
-                index or 0).multi_processor_count
+            return torch_cuda_device(torch, index or 0)[1]
         except Exception:   # noqa: BLE001 - no torch, no device: a guess
             return 132
     return os.cpu_count() or 1

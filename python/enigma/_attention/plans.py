@@ -15,6 +15,7 @@ from .forward import ForwardConfig, forward_kernel
 from .forward_ws import forward_ws_kernel
 from .checks import Checker
 from .launch import Step, runtime_name, threadgroup_memory_limit
+from .._inputs import torch_cuda_device
 from .tiles import LOG2E
 
 
@@ -98,8 +99,8 @@ def hopper(runtime) -> bool:
         return bool(digits) and int(digits) >= 90
     try:
         import torch
-        return torch.cuda.get_device_capability(
-            getattr(runtime, "device", None) or 0)[0] >= 9
+        return torch_cuda_device(
+            torch, getattr(runtime, "device", None) or 0)[0] >= 90
     except Exception:   # noqa: BLE001 - no torch or no device: classic
         return False
 
