@@ -57,12 +57,17 @@ def other_nvrtc_reports(sources):
 _SPILL_STORES = re.compile(r"(?<![0-9])([0-9]+) bytes spill stores")
 
 
+def spill_stores(log):
+    """The bytes of spill stores of each function in ptxas's report."""
+    return [int(n) for n in _SPILL_STORES.findall(log)]
+
+
 def spill_free(log):
     """Whether ptxas's report shows functions and none of them spills
     (each function's line reads "N bytes spill stores"; a plain substring
     test for "0 bytes spill stores" would pass "80 bytes ...")."""
-    stores = _SPILL_STORES.findall(log)
-    return bool(stores) and not any(int(n) for n in stores)
+    stores = spill_stores(log)
+    return bool(stores) and not any(stores)
 
 
 def ptxas_problems(log):

@@ -75,16 +75,17 @@ _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
 # room (32 KiB of Q, 64 KiB per stage). On an H100 (2026-12-06) it ran
 # 1.13-1.20x the classic kernel at D 128 but 0.83x at D 64 (where the
 # softmax, not the copies, bounds a block), so D 64 keeps the classic one.
-_HOPPER_FORWARD = {128: ForwardConfig(128, 128, True, pipelined=True,
-                                      stages=2)}
-# The overlapped schedule (ForwardConfig.overlap) carries P beside S and O:
-# at D 128 with 128-key blocks its consumers spilled (ptxas, sm_90a), with
-# 64-key blocks and 4 stages they do not. Not yet a default: not measured
-# on a GPU.
+# The overlapped schedule (ForwardConfig.overlap: block j's S = Q K^T and
+# block j-1's O += P V in flight together) ran 1.06-1.10x the serial one
+# at D 128 (H100, 2026-12-07; 2124 against 2333 us, B H 128, S 4096), so
+# it is the default there; its causal consumers spill 80 bytes (ptxas,
+# sm_90a), still the faster. At D 64 it ran 0.87-0.91x the classic
+# kernel; with 64-key blocks 0.90x and 1.01x its serial twin (D 128).
 HOPPER_OVERLAP = {64: ForwardConfig(128, 128, True, pipelined=True,
                                     stages=3, overlap=True),
-                  128: ForwardConfig(64, 128, True, pipelined=True,
-                                     stages=4, overlap=True)}
+                  128: ForwardConfig(128, 128, True, pipelined=True,
+                                     stages=2, overlap=True)}
+_HOPPER_FORWARD = {128: HOPPER_OVERLAP[128]}
 
 
 def hopper(runtime) -> bool:
