@@ -34,7 +34,8 @@ WS = ea.ForwardConfig
 def _config(runtime, d, rows=None, overlap=False):
     """A pipelined tile shape the runtime holds: Metal's 32 KiB take one
     warpgroup and blocks of 16 keys (D 64 only); the CPU and CUDA the
-    default sm_90 shapes unless ``rows`` asks for one warpgroup.
+    default sm_90 shapes (the overlapped ones of ``plans.HOPPER_OVERLAP``)
+    unless ``rows`` asks for one warpgroup.
     ``overlap``: with the products of two blocks issued together."""
     if runtime.name in ("metal", "metal-host"):
         if d > 64:
@@ -44,9 +45,9 @@ def _config(runtime, d, rows=None, overlap=False):
         pytest.skip("the pipelined kernel needs an sm_90 GPU")
     elif rows == 64:
         config = WS(32, 64, True, pipelined=True, stages=3)
-    elif d == 64:   # the widest D 64 shape (the sm_90 default is classic)
-        config = WS(128, 128, True, pipelined=True, stages=3)
-    else:
+    elif overlap:
+        return plans.HOPPER_OVERLAP[d]
+    else:   # the sm_90 default (three consumer warpgroups at D 64)
         config = plans._HOPPER_FORWARD[d]
     return dataclasses.replace(config, overlap=overlap)
 
@@ -154,12 +155,11 @@ class _FakeCuda:
 
 
 def test_plans_choose_the_pipelined_kernel_on_hopper_only():
-    # D 64 keeps the classic kernel (measured faster there).
-    assert not plans.forward_config(_FakeCuda("sm_90"), 64).pipelined
     for d in (64, 128):
-        ws = plans.forward_config(_FakeCuda("sm_90"), d) if d == 128 else \
-            _config(Target("cpu"), d)
-        assert ws.pipelined and ws.rows == 128
+        ws = plans.forward_config(_FakeCuda("sm_90"), d)
+        # Three consumer warpgroups at D 64, two overlapped at D 128.
+        assert ws.pipelined and ws.rows == {64: 192, 128: 128}[d]
+        assert ws.overlap == (d == 128)
         assert ws.smem_bytes(d) <= 232448
         assert not plans.forward_config(_FakeCuda("sm_90"), d,
                                         paged=True).pipelined

@@ -70,22 +70,26 @@ _CUDA_FORWARD = {64: ForwardConfig(128, 64, True),
 _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
                  128: ForwardConfig(64, 64, False),
                  256: ForwardConfig(32, 64, False)}
-# The pipelined kernel on sm_90 (contiguous keys, D 128): two consumer
-# warpgroups of 64 rows and blocks of 128 keys, as many stages as leave
-# room (32 KiB of Q, 64 KiB per stage). On an H100 (2026-12-06) it ran
-# 1.13-1.20x the classic kernel at D 128 but 0.83x at D 64 (where the
-# softmax, not the copies, bounds a block), so D 64 keeps the classic one.
-# The overlapped schedule (ForwardConfig.overlap: block j's S = Q K^T and
-# block j-1's O += P V in flight together) ran 1.06-1.10x the serial one
-# at D 128 (H100, 2026-12-07; 2124 against 2333 us, B H 128, S 4096), so
-# it is the default there; its causal consumers spill 80 bytes (ptxas,
-# sm_90a), still the faster. At D 64 it ran 0.87-0.91x the classic
-# kernel; with 64-key blocks 0.90x and 1.01x its serial twin (D 128).
+# The pipelined kernel on sm_90 (contiguous keys): consumer warpgroups of
+# 64 rows and blocks of 128 keys, as many stages as leave room. On an H100
+# (2026-12-06) two consumer warpgroups ran 1.13-1.20x the classic kernel
+# at D 128 but 0.83x at D 64, where the softmax, not the copies, bounds a
+# block. The overlapped schedule (ForwardConfig.overlap: block j's
+# S = Q K^T and block j-1's O += P V in flight together) ran 1.06-1.10x
+# the serial one at D 128 (H100, 2026-12-07; 2124 against 2333 us, B H
+# 128, S 4096): the default there; its causal consumers spill 80 bytes
+# (ptxas, sm_90a), still the faster. At D 64 three consumer warpgroups
+# (192 rows, more warps to cover the softmax) ran 1.08x the classic kernel
+# without a mask and level with it causal (1415 against 1534 us, 843
+# against 845); the overlap there ran 0.87-0.91x the classic kernel (and
+# spilled with three warpgroups).
 HOPPER_OVERLAP = {64: ForwardConfig(128, 128, True, pipelined=True,
                                     stages=3, overlap=True),
                   128: ForwardConfig(128, 128, True, pipelined=True,
                                      stages=2, overlap=True)}
-_HOPPER_FORWARD = {128: HOPPER_OVERLAP[128]}
+_HOPPER_FORWARD = {64: ForwardConfig(128, 192, True, pipelined=True,
+                                     stages=2),
+                   128: HOPPER_OVERLAP[128]}
 
 
 def hopper(runtime) -> bool:
@@ -108,8 +112,8 @@ def hopper(runtime) -> bool:
 
 def forward_config(runtime, d: int, paged: bool = False) -> ForwardConfig:
     """The forward tile shape for ``runtime`` and head dimension ``d``:
-    the pipelined kernel on sm_90 GPUs for contiguous keys with D 128,
-    the classic one elsewhere (``paged``: keys in a paged cache)."""
+    the pipelined kernel on sm_90 GPUs for contiguous keys (D 64 and
+    128), the classic one elsewhere (``paged``: keys in a paged cache)."""
     Checker("forward_config").head_dim(d, None)
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
@@ -136,7 +140,9 @@ def forward_configs(d: int, kernel: str = "both"):
         ws = [ForwardConfig(bc, 128, True, pipelined=True, stages=stages)
               for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
               if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
-              <= threadgroup_memory_limit(None)] + [HOPPER_OVERLAP[d]]
+              <= threadgroup_memory_limit(None)]
+        ws += [c for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d])
+               if c not in ws]
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
 
 
