@@ -75,9 +75,9 @@ _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
 # (2026-12-06) two consumer warpgroups ran 1.13-1.20x the classic kernel
 # at D 128 but 0.83x at D 64, where the softmax, not the copies, bounds a
 # block. The overlapped schedule (ForwardConfig.overlap: block j's
-# S = Q K^T and block j-1's O += P V in flight together) ran 1.06-1.10x
-# the serial one at D 128 (H100, 2026-12-07; 2124 against 2333 us, B H
-# 128, S 4096): the default there; its causal consumers spill 80 bytes
+# S = Q K^T and block j-1's O += P V in flight together) ran 1.01-1.10x
+# the serial one at D 128 over three runs (H100, 2026-12-07; 2124 against
+# 2333 us, B H 128, S 4096, in the first): the default there; its causal consumers spill 80 bytes
 # (ptxas, sm_90a), still the faster. At D 64 three consumer warpgroups
 # (192 rows, more warps to cover the softmax) ran 1.08x the classic kernel
 # without a mask and level with it causal (1415 against 1534 us, 843
@@ -141,8 +141,9 @@ def forward_configs(d: int, kernel: str = "both"):
               for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
               if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
               <= threadgroup_memory_limit(None)]
-        ws += [c for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d])
-               if c not in ws]
+        for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d]):
+            if c not in ws:
+                ws.append(c)
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
 
 
