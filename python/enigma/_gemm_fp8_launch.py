@@ -308,8 +308,8 @@ def gemm_fp8(a, b, scale_a, scale_b, *, out_dtype="bf16", scale_out=None,
     target, arch = _target(runtime, a)
     if config is None:
         # The pipeline with roles needs sm_90 (TMA, mbarriers, setmaxnreg).
-        config = cached_fp8_configs(target, scaling, bool(amax), arch >= 90,
-                                  fast_accum)[0]
+        config = cached_fp8_configs(target, scaling, bool(amax),
+                                    arch >= 90, fast_accum)[0]
     elif config.warp_specialized and target == "cuda" and arch < 90:
         _error(f"{config} runs the warp-specialised pipeline, which needs "
                f"sm_90; the device is sm_{arch}")
