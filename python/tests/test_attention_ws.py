@@ -160,6 +160,12 @@ def test_plans_choose_the_pipelined_kernel_on_hopper_only():
         # Three consumer warpgroups at D 64, two overlapped at D 128.
         assert ws.pipelined and ws.rows == {64: 192, 128: 128}[d]
         assert ws.overlap == (d == 128)
+        # Short query sequences keep 64-row tiles at D 64 (mostly padding
+        # in 192 rows); D 128's 128-row tiles do not depend on it.
+        short = plans.forward_config(_FakeCuda("sm_90"), d, max_sq=767)
+        assert short.pipelined == (d == 128)
+        assert plans.forward_config(_FakeCuda("sm_90"), d,
+                                    max_sq=768) == ws
         assert ws.smem_bytes(d) <= 232448
         assert not plans.forward_config(_FakeCuda("sm_90"), d,
                                         paged=True).pipelined

@@ -78,6 +78,9 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
     threads = config.threads
     turns = config.turns
     overlap = config.overlap
+    if turns and overlap:   # the plans refuse it too; this is for callers
+        raise ValueError(f"{config}: overlap and turns are two schedules "
+                         "of the products; choose one")
     wide = d > 64     # K and V stored in blocks of 64 columns
 
     @kernel

@@ -110,15 +110,27 @@ def hopper(runtime) -> bool:
         return False
 
 
-def forward_config(runtime, d: int, paged: bool = False) -> ForwardConfig:
+# Query sequences shorter than this keep the classic kernel's 64-row tiles
+# at D 64: a 192-row tile of a short sequence would be mostly padding
+# (the 192-row shape was measured at 4096 rows only).
+_WIDE_TILE_MIN_ROWS = 4 * 192
+
+
+def forward_config(runtime, d: int, paged: bool = False,
+                   max_sq: int | None = None) -> ForwardConfig:
     """The forward tile shape for ``runtime`` and head dimension ``d``:
     the pipelined kernel on sm_90 GPUs for contiguous keys (D 64 and
-    128), the classic one elsewhere (``paged``: keys in a paged cache)."""
+    128), the classic one elsewhere (``paged``: keys in a paged cache).
+    ``max_sq``: the longest query sequence, when known (at D 64 the
+    pipelined kernel's 192-row tiles need at least 768 rows)."""
     Checker("forward_config").head_dim(d, None)
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
-        return _HOPPER_FORWARD[d]
+        config = _HOPPER_FORWARD[d]
+        if config.rows < 192 or max_sq is None or \
+                max_sq >= _WIDE_TILE_MIN_ROWS:
+            return config
     return _CUDA_FORWARD[d]
 
 
@@ -278,7 +290,8 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
                          f"queries per sequence; the longest has {p.max_sq}")
         check_decode_memory(checker, runtime, p, decode)
         return decode_steps(p, decode, num_splits)
-    config = config or forward_config(runtime, p.d, bool(p.page_size))
+    config = config or forward_config(runtime, p.d, bool(p.page_size),
+                                      p.max_sq)
     check_forward_config(checker, p, config)
     check_forward_memory(checker, runtime, p, config)
     return forward_steps(p, config), {}
