@@ -11,7 +11,7 @@ import operator
 
 from . import _core
 from ._dtypes import as_dtype
-from ._ir import fail, static_int
+from ._ir import fail
 
 
 def _size(x, what) -> int:
@@ -127,44 +127,34 @@ class MmaConfig:
         return tiles + (4 * self.bm * self.bn if self.consumer_groups > 1
                         else 0)
 
-    def check_fields(self, what: str = "MmaConfig"):
+    def _field_problem(self, name: str):
+        """What is wrong with field ``name`` (the end of a message), or
+        None; the message is built only when something is."""
+        v = getattr(self, name)
+        if name in ("warp_specialized", "persistent"):
+            return None if isinstance(v, bool) else "must be a bool"
+        if name == "cluster_shares":
+            return None if v in ("a", "b") else \
+                f"must be 'a' or 'b', got {v!r}"
+        if isinstance(v, bool) or not isinstance(v, int):
+            return f"must be a Python int, got {type(v).__name__}"
+        least = 0 if name == "stream_k" else 1
+        return None if v >= least else f"must be at least {least}, got {v}"
+
+    def check_fields(self, what="MmaConfig"):
         """Each field of the right kind and at least its smallest value
-        (an EnigmaError naming it); the combinations are gemm_block's."""
+        (an EnigmaError naming it); the combinations are gemm_block's.
+        ``what``: the message's subject, or a function giving it (the
+        launch path checks on every call and formats only on failure)."""
         for name in MmaConfig.__slots__:
-            if name in ("warp_specialized", "persistent"):
-                if not isinstance(getattr(self, name), bool):
-                    fail(f"{what}: config.{name} must be a bool")
-                continue
-            if name == "cluster_shares":
-                if self.cluster_shares not in ("a", "b"):
-                    fail(f"{what}: config.cluster_shares must be 'a' or "
-                         f"'b', got {self.cluster_shares!r}")
-                continue
-            static_int(getattr(self, name), f"{what}: config.{name}",
-                       0 if name == "stream_k" else 1)
-
-    def _fields_valid(self) -> bool:
-        """check_fields' verdict without building its messages (the launch
-        path asks on every call)."""
-        for name in MmaConfig.__slots__:
-            v = getattr(self, name)
-            if name in ("warp_specialized", "persistent"):
-                ok = isinstance(v, bool)
-            elif name == "cluster_shares":
-                ok = v in ("a", "b")
-            else:
-                ok = type(v) is int and v >= (0 if name == "stream_k" else 1)
-            if not ok:
-                return False
-        return True
-
-    def _check_for(self, method: str):
-        if not self._fields_valid():
-            self.check_fields(f"{self}.{method}")
+            problem = self._field_problem(name)
+            if problem:
+                subject = what() if callable(what) else what
+                fail(f"{subject}: config.{name} {problem}")
 
     def tiles(self, m: int, n: int) -> int:
         """Output blocks of an m x n C, padded to whole clusters."""
-        self._check_for("tiles")
+        self.check_fields(lambda: f"{self}.tiles")
         m = _size(m, lambda: f"{self}: m")
         n = _size(n, lambda: f"{self}: n")
         return self._padded_tiles(m, n)
@@ -186,7 +176,7 @@ class MmaConfig:
         with ``stream_k`` its ``stream_k`` threadgroups, which must not be
         more than ``processors`` when given (they wait for each other, so
         all must run at once)."""
-        self._check_for("blocks")
+        self.check_fields(lambda: f"{self}.blocks")
         if self.stream_k:
             if processors and self.stream_k > processors:
                 fail(f"{self}: a stream-K launch of {self.stream_k} "
