@@ -167,31 +167,35 @@ def _empty(like, shape, dtype):
     return np.empty(shape, dtype=ndtype)
 
 
-# Scales given as numbers, on the device, by (device, value): creating a
-# CUDA tensor from host values copies and waits for the device, which
+# Constant tensors on the device, made once per device and value: creating
+# a CUDA tensor from host values copies and waits for the device, which
 # made each call of gemm_fp8 wait for the previous one (twice the time of
 # the kernel at 4096^3) and cannot be captured in a CUDA graph. The kernel
-# only reads its scales, so one tensor serves every call.
-_DEVICE_SCALES = {}
-_DEVICE_SCALES_MOST = 256
+# only reads them (scales given as numbers, the amax word when no amax is
+# asked for), so one tensor serves every call.
+_DEVICE_CONSTANTS = {}
+_DEVICE_CONSTANTS_MOST = 256
+
+
+def _device_constant(device, value, make):
+    """The tensor ``make()`` builds for ``value`` on ``device``, built once
+    per device and value."""
+    key = (str(device), value)
+    found = _DEVICE_CONSTANTS.get(key)
+    if found is None:
+        if len(_DEVICE_CONSTANTS) >= _DEVICE_CONSTANTS_MOST:
+            _DEVICE_CONSTANTS.clear()
+        found = _DEVICE_CONSTANTS[key] = make()
+    return found
 
 
 def _device_scale(torch, values, device):
-    """A float32 tensor of ``values`` (a scalar numpy array) on ``device``,
-    made once per value."""
+    """A float32 tensor of ``values`` (a numpy array) on ``device``; one
+    value is made once per device."""
     if values.ndim:
         return torch.tensor(values, device=device)
-    key = (str(device), values.tobytes())
-    s = _DEVICE_SCALES.get(key)
-    if s is None:
-        if len(_DEVICE_SCALES) >= _DEVICE_SCALES_MOST:
-            _DEVICE_SCALES.clear()
-        s = _DEVICE_SCALES[key] = torch.tensor(values, device=device)
-    return s
-
-
-# The amax word bound when no amax is asked for (never written then).
-_UNUSED_AMAX = {}
+    return _device_constant(device, ("scale", values.tobytes()),
+                            lambda: torch.tensor(values, device=device))
 
 
 def _zero_u32(like, used=True):
@@ -199,13 +203,11 @@ def _zero_u32(like, used=True):
     ``used=False`` one kept per device (the kernel does not write it)."""
     if _is_torch(like):
         import torch
-        if used:
+
+        def zero():
             return torch.zeros(1, dtype=torch.uint32, device=like.device)
-        key = str(like.device)
-        if key not in _UNUSED_AMAX:
-            _UNUSED_AMAX[key] = torch.zeros(1, dtype=torch.uint32,
-                                            device=like.device)
-        return _UNUSED_AMAX[key]
+        return zero() if used else \
+            _device_constant(like.device, "unused amax", zero)
     return np.zeros(1, np.uint32)
 
 
