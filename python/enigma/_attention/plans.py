@@ -77,12 +77,12 @@ _HOST_FORWARD = {64: ForwardConfig(64, 64, False),
 # block. The overlapped schedule (ForwardConfig.overlap: block j's
 # S = Q K^T and block j-1's O += P V in flight together) ran 1.01-1.10x
 # the serial one at D 128 over three runs (H100, 2026-12-07; 2124 against
-# 2333 us, B H 128, S 4096, in the first): the default there; its causal consumers spill 80 bytes
-# (ptxas, sm_90a), still the faster. At D 64 three consumer warpgroups
-# (192 rows, more warps to cover the softmax) ran 1.08x the classic kernel
-# without a mask and level with it causal (1415 against 1534 us, 843
-# against 845); the overlap there ran 0.87-0.91x the classic kernel (and
-# spilled with three warpgroups).
+# 2333 us, B H 128, S 4096, in the first): the default there; its causal
+# consumers spill 80 bytes (ptxas, sm_90a), still the faster. At D 64
+# three consumer warpgroups (192 rows, more warps to cover the softmax)
+# ran 1.08x the classic kernel without a mask and level with it causal
+# (1415 against 1534 us, 843 against 845); the overlap there ran
+# 0.87-0.91x the classic kernel (and spilled with three warpgroups).
 HOPPER_OVERLAP = {64: ForwardConfig(128, 128, True, pipelined=True,
                                     stages=3, overlap=True),
                   128: ForwardConfig(128, 128, True, pipelined=True,
