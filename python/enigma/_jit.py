@@ -150,16 +150,31 @@ class _Session:
         self.launch = None  # (KernelLaunch, grid, block, where)
 
 
+def _direct_call_message(name, kwargs) -> str:
+    """What ``kernel(...)`` outside a jit function should have been: with
+    launch keywords among its arguments, the function-call form spelled
+    with them."""
+    given = [k for k in ("grid", "threadgroups", "threads") if k in kwargs]
+    if given:
+        keywords = ", ".join(f"{k}={kwargs[k]!r}" for k in given)
+        args = "..., runtime=..." if "runtime" in kwargs else "..."
+        form = f"{name}.launch({keywords})({args})"
+    else:
+        form = f"{name}.launch(grid=..., threads=...)(...)"
+    return (f"kernel '{name}' is not called directly: launch it on your "
+            f"arrays with {form} or {name}[n](...) (a 1-D grid of n "
+            "threads, docs/reference/launch.md); or compile it with "
+            "enigma.compile and run it with a runtime's execute(); or, "
+            "from an @enigma.jit function, "
+            f"{name}(...).launch(grid=..., block=...)")
+
+
 def kernel_call(kernel, args, kwargs) -> KernelLaunch:
     """``kernel(args...)`` inside a jit function (KernelDefinition.__call__
     comes here)."""
     session = getattr(_state, "session", None)
     if session is None:
-        raise EnigmaError(
-            f"kernel '{kernel.__name__}' is not called directly: compile it "
-            "with enigma.compile and run it with a runtime's execute(), or "
-            "launch it from an @enigma.jit function with "
-            f"{kernel.__name__}(...).launch(grid=..., block=...)")
+        raise EnigmaError(_direct_call_message(kernel.__name__, kwargs))
     file, line = user_location()
     where = f"{file}:{line}"
     if any(p.kind != "jit" for p in kernel.params):

@@ -100,6 +100,24 @@ def test_kernel_called_directly():
                    np.zeros(4, np.float32))
 
 
+def test_kernel_called_with_launch_keywords_names_the_launch_form():
+    """A newcomer's ``k(a, b, grid=..., threads=..., runtime=rt)`` means a
+    launch on those arrays: the error spells the function-call form with
+    the caller's own launch keywords, then runs as spelled."""
+    a, b = np.ones(4, np.float32), np.full(4, 2.0, np.float32)
+    c = np.full(4, np.nan, np.float32)
+    rt = enigma.CpuRuntime()
+    with pytest.raises(enigma.EnigmaError) as info:
+        vector_add(a, b, c, grid=(4,), threads=(4,), runtime=rt)
+    text = str(info.value)
+    assert "not called directly" in text
+    assert "vector_add.launch(grid=(4,), threads=(4,))(..., runtime=...)" \
+        in text, text
+    assert "vector_add[n](...)" in text, text
+    vector_add.launch(grid=(4,), threads=(4,))(a, b, c, runtime=rt)
+    assert np.array_equal(c, np.full(4, 3.0, np.float32))
+
+
 def test_kernel_returning_a_value():
     @enigma.kernel
     def k(A: enigma.f32):
