@@ -8,7 +8,6 @@ arrays' runtime (or ``runtime=``)."""
 # local dtypes, evaluated where the kernel is defined.
 
 import functools
-import re
 
 import numpy as np
 
@@ -218,8 +217,7 @@ def _cuda_device(runtime, like):
     if runtime is not None:
         if runtime.name != "cuda":
             return None
-        arch = re.search(r"(\d+)", runtime._core.architecture or "")
-        return (int(arch.group(1)) if arch else 0), runtime.multiprocessors
+        return runtime.architecture, runtime.multiprocessors
     if _is_torch(like) and like.device.type == "cuda":
         import torch
         return torch_cuda_device(torch, like.device)

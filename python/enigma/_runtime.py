@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import math
+import re
 import sys
 
 import numpy as np
@@ -643,6 +644,14 @@ class CudaRuntime(RuntimeBase):
         """The GPU's streaming multiprocessors: the threadgroups of a
         persistent launch (``MmaConfig.launch(m, n, processors=...)``)."""
         return int(self._core.multiprocessors)
+
+    @property
+    def architecture(self) -> int:
+        """The architecture number kernels are compiled for: 90 for
+        ``sm_90a`` (Hopper's wgmma and TMA), 80 for ``sm_80``; 0 where the
+        runtime does not say."""
+        digits = re.search(r"\d+", self._core.architecture or "")
+        return int(digits.group()) if digits else 0
 
 
 class MetalRuntime(RuntimeBase):

@@ -147,31 +147,32 @@ def test_forward_ws_bhsd_heads_do_not_leak(runtime, rng, overlap):
 
 
 class _FakeCuda:
-    """A runtime as plans sees it: a name and the device's architecture."""
+    """A runtime as plans sees it: a name and the device's architecture
+    number (CudaRuntime.architecture)."""
     name = "cuda"
 
     def __init__(self, arch):
-        self._core = type("Core", (), {"architecture": arch})()
+        self.architecture = arch
 
 
 def test_plans_choose_the_pipelined_kernel_on_hopper_only():
     for d in (64, 128):
-        ws = plans.forward_config(_FakeCuda("sm_90"), d)
+        ws = plans.forward_config(_FakeCuda(90), d)
         # Three consumer warpgroups at D 64, two overlapped at D 128.
         assert ws.pipelined and ws.rows == {64: 192, 128: 128}[d]
         assert ws.overlap == (d == 128)
         # Short query sequences keep 64-row tiles at D 64 (mostly padding
         # in 192 rows); D 128's 128-row tiles do not depend on it.
-        short = plans.forward_config(_FakeCuda("sm_90"), d, max_sq=767)
+        short = plans.forward_config(_FakeCuda(90), d, max_sq=767)
         assert short.pipelined == (d == 128)
-        assert plans.forward_config(_FakeCuda("sm_90"), d,
+        assert plans.forward_config(_FakeCuda(90), d,
                                     max_sq=768) == ws
         assert ws.smem_bytes(d) <= 232448
-        assert not plans.forward_config(_FakeCuda("sm_90"), d,
+        assert not plans.forward_config(_FakeCuda(90), d,
                                         paged=True).pipelined
-        assert not plans.forward_config(_FakeCuda("sm_80"), d).pipelined
+        assert not plans.forward_config(_FakeCuda(80), d).pipelined
         assert not plans.forward_config(Target("cpu"), d).pipelined
-    assert not plans.forward_config(_FakeCuda("sm_90"), 256).pipelined
+    assert not plans.forward_config(_FakeCuda(90), 256).pipelined
     assert plans.forward_configs(128, "ws") and all(
         c.pipelined for c in plans.forward_configs(128, "ws"))
     assert not any(c.pipelined for c in plans.forward_configs(64, "classic"))
@@ -217,7 +218,7 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
     for d, causal, overlap in itertools.product((64, 128), (False, True),
                                                 (False, True)):
         config = dataclasses.replace(
-            plans.forward_config(_FakeCuda("sm_90"), d), overlap=False) \
+            plans.forward_config(_FakeCuda(90), d), overlap=False) \
             if not overlap else plans.HOPPER_OVERLAP[d]
         kernel = forward_ws.forward_ws_kernel("bf16", d, causal, config)
         source = compiled(kernel).cuda_source

@@ -277,7 +277,7 @@ def _attention_kernels():
 
     class Hopper:
         name = "cuda"
-        _core = type("Core", (), {"architecture": "sm_90"})()
+        architecture = 90
     for d in (64, 128):
         config = [c for c in plans.forward_configs(d, "ws")
                   if c.rows == 128][0] if d == 64 else \

@@ -29,6 +29,20 @@ def test_fields(runtime):
     assert caps.device_name in repr(caps)
 
 
+def test_cuda_architecture_is_the_number_kernels_are_compiled_for(runtime):
+    """CudaRuntime.architecture: the digits of the core's target string
+    (what plans and the 8-bit GEMM decide on), 0 when it names none."""
+    def read(arch):
+        rt = object.__new__(enigma.CudaRuntime)
+        rt._core = type("Core", (), {"architecture": arch})()
+        return rt.architecture
+    assert read("sm_90a") == 90 and read("sm_80") == 80
+    assert read("compute_120") == 120
+    assert read("") == 0 and read(None) == 0
+    if runtime.name == "cuda":
+        assert runtime.architecture >= 50
+
+
 def test_require_m3_names_the_feature():
     caps = enigma.DeviceCapabilities("apple8", 1008, False, True, 32, 32768,
                                      1024, "Apple M2")

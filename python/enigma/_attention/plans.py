@@ -98,10 +98,9 @@ def hopper(runtime) -> bool:
     one)."""
     if runtime_name(runtime) != "cuda":
         return False
-    arch = getattr(getattr(runtime, "_core", None), "architecture", None)
+    arch = getattr(runtime, "architecture", 0)
     if arch:
-        digits = "".join(ch for ch in arch if ch.isdigit())
-        return bool(digits) and int(digits) >= 90
+        return arch >= 90
     try:
         import torch
         return torch_cuda_device(
