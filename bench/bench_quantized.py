@@ -4,7 +4,8 @@ format, groups of 64) on one CUDA GPU, side by side in one run:
 * GEMV, M = 1 and 16, for the Llama-3-8B shapes (N, K) = (6144, 4096),
   (4096, 4096), (28672, 4096), (4096, 14336): time, GB/s of the packed
   weights plus scales and biases, the fraction of a device-to-device copy's
-  bandwidth measured in this run (target >= 0.85), the speed-up over bf16
+  bandwidth measured in this run (target >= 0.85), a device copy moving
+  as many bytes (what one launch of that size can reach), the speed-up over bf16
   cuBLAS (torch.matmul) on the same shape (target >= 3x), and torch's int4
   kernel (torch._weight_int4pack_mm) where the installed torch has it;
 * GEMM, M = 4096 (``--gemm-m``: others), the same shapes, against bf16
@@ -49,7 +50,9 @@ GROUP = 64
 ROTATE_BYTES = 256 << 20       # > 5x the 50 MB L2 of an H100 / H200
 GEMV_CONFIGS = {
     1: [QmvConfig(8, 1, 4), QmvConfig(4, 1, 4), QmvConfig(8, 1, 2),
-        QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2)],
+        QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2),
+        QmvConfig(4, 1, 8), QmvConfig(2, 1, 8), QmvConfig(4, 2, 4),
+        QmvConfig(2, 1, 16), QmvConfig(8, 1, 8), QmvConfig(4, 1, 2, 2)],
     16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
          QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
          QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
@@ -340,6 +343,19 @@ def bench_gemv(torch, args, copy_gbps, gen):
                         x, *qsets[i % len(qsets)], group_size=GROUP,
                         out=y, config=previous),
                     len(qsets), calls_for(5, len(qsets)))
+            # A copy moving as many bytes (half read, half written): what
+            # the memory delivers to one launch of this size, ramp and
+            # tail included, which the 1 GiB copy's rate does not show.
+            csets = [(torch.ones(qbytes // 2, dtype=torch.uint8,
+                                 device="cuda"),
+                      torch.empty(qbytes // 2, dtype=torch.uint8,
+                                  device="cuda"))
+                     for _ in range(max(1, math.ceil(ROTATE_BYTES /
+                                                     qbytes)))]
+            compare["copy"] = Timer(
+                torch, lambda i: csets[i % len(csets)][1].copy_(
+                    csets[i % len(csets)][0]),
+                len(csets), calls_for(5, len(csets)))
             t = rounds_of(compare, args.rounds)
             us = float(np.median(t["enigma"]))
             gbps = qbytes / (us * 1e-6) / 1e9
@@ -348,6 +364,12 @@ def bench_gemv(torch, args, copy_gbps, gen):
                 f"({qbytes / 2**20:.1f} MiB)")
             row(name, "enigma / device copy (bandwidth)",
                 f"{gbps / copy_gbps:.3f}", "target >= 0.85")
+            tc = float(np.median(t["copy"]))
+            row(name, "device copy of as many bytes", f"{tc:.1f} us",
+                f"{qbytes / (tc * 1e-6) / 1e9:.0f} GB/s (read + write)")
+            row(name, "copy / enigma (of this size's bandwidth)",
+                ratio_text(t["copy"], t["enigma"]), "")
+            del csets
             cb = float(np.median(t["cublas"]))
             row(name, "torch.matmul bf16 (cuBLAS)", f"{cb:.1f} us",
                 f"{n * k * 2 / (cb * 1e-6) / 1e9:.0f} GB/s of bf16 weights")
