@@ -162,11 +162,14 @@ def test_plans_choose_the_pipelined_kernel_on_hopper_only():
         assert ws.pipelined and ws.rows == {64: 192, 128: 128}[d]
         assert ws.overlap == (d == 128)
         # Short query sequences keep 64-row tiles at D 64 (mostly padding
-        # in 192 rows); D 128's 128-row tiles do not depend on it.
-        short = plans.forward_config(_FakeCuda(90), d, max_sq=767)
-        assert short.pipelined == (d == 128)
-        assert plans.forward_config(_FakeCuda(90), d,
-                                    max_sq=768) == ws
+        # in 192 rows): below 2048 rows, causal below 4096; D 128's
+        # 128-row tiles do not depend on it.
+        for causal, least in ((False, 2048), (True, 4096)):
+            short = plans.forward_config(_FakeCuda(90), d, max_sq=least - 1,
+                                         causal=causal)
+            assert short.pipelined == (d == 128)
+            assert plans.forward_config(_FakeCuda(90), d, max_sq=least,
+                                        causal=causal) == ws
         assert ws.smem_bytes(d) <= 232448
         assert not plans.forward_config(_FakeCuda(90), d,
                                         paged=True).pipelined

@@ -109,26 +109,31 @@ def hopper(runtime) -> bool:
         return False
 
 
-# Query sequences shorter than this keep the classic kernel's 64-row tiles
-# at D 64: a 192-row tile of a short sequence would be mostly padding
-# (the 192-row shape was measured at 4096 rows only).
-_WIDE_TILE_MIN_ROWS = 4 * 192
+# The shortest query sequences for which D 64's 192-row tiles beat the
+# classic kernel's 64-row ones (H100, 2026-12-07, 32 x 16 heads): without
+# a mask 0.73-0.94x the classic kernel up to 1024 rows (1.02x at 768),
+# 1.09x at 2048, 1.08x at 4096; causal 0.59-0.88x up to 1024 rows, 0.94x
+# at 2048, 1.03x at 4096. Shorter sequences leave most of a wide tile's
+# rows as padding and fewer tiles to spread over the multiprocessors.
+WIDE_TILE_MIN_ROWS = {False: 2048, True: 4096}
 
 
 def forward_config(runtime, d: int, paged: bool = False,
-                   max_sq: int | None = None) -> ForwardConfig:
+                   max_sq: int | None = None,
+                   causal: bool = False) -> ForwardConfig:
     """The forward tile shape for ``runtime`` and head dimension ``d``:
     the pipelined kernel on sm_90 GPUs for contiguous keys (D 64 and
     128), the classic one elsewhere (``paged``: keys in a paged cache).
-    ``max_sq``: the longest query sequence, when known (at D 64 the
-    pipelined kernel's 192-row tiles need at least 768 rows)."""
+    ``max_sq``: the longest query sequence, when known; at D 64 the
+    pipelined kernel's 192-row tiles are chosen only from
+    ``WIDE_TILE_MIN_ROWS[causal]`` rows on (2048, causal 4096)."""
     Checker("forward_config").head_dim(d, None)
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
         config = _HOPPER_FORWARD[d]
         if config.rows < 192 or max_sq is None or \
-                max_sq >= _WIDE_TILE_MIN_ROWS:
+                max_sq >= WIDE_TILE_MIN_ROWS[bool(causal)]:
             return config
     return _CUDA_FORWARD[d]
 
@@ -290,7 +295,7 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
         check_decode_memory(checker, runtime, p, decode)
         return decode_steps(p, decode, num_splits)
     config = config or forward_config(runtime, p.d, bool(p.page_size),
-                                      p.max_sq)
+                                      p.max_sq, p.causal)
     check_forward_config(checker, p, config)
     check_forward_memory(checker, runtime, p, config)
     return forward_steps(p, config), {}
