@@ -59,17 +59,22 @@ PREFILL_DEQUANTIZE_ROWS = 512
 _U32_LIMIT = 2**31            # sizes the kernels' uint indices must stay below
 
 # Default tile shapes per target. CUDA: the matrix-vector kernel with 8
-# weight rows per simdgroup and K split over 4 simdgroups (enough
+# weight rows per simdgroup and K split over 2 simdgroups (enough
 # threadgroups and 16-byte loads in flight for N = 4096); decode tiles of
 # 16 rows of x (mma.sync), split along K when the grid is small; warpgroup
-# shapes (wgmma on Hopper) from 17 rows on. The matrix tiles keep as many
-# K tiles of x and words in flight as threadgroup memory allows (7, 4, 3:
-# a step is shorter than the memory's latency). Metal and the host runtimes:
-# shapes within Metal's 32 KiB of threadgroup memory.
+# shapes (wgmma on Hopper) from 17 rows on. Measured on an H100
+# (2026-12-07, the four Llama-3-8B shapes): K in 2 parts ran within 1 % of
+# 4 at K = 4096 x N = 4096 and K = 14336 and 8 % faster at N = 6144 and
+# 28672; the decode tile with 2 stages ran 1.24-1.38x the same tile with 8
+# (13.6 against 17.9 us at 16 x 4096 x 4096; more splits of K, 64-deep
+# steps or 32- and 128-wide tiles were no faster). The larger tiles keep
+# as many K tiles of x and words in flight as threadgroup memory allows
+# (4, 3). Metal and the host runtimes: shapes within Metal's 32 KiB of
+# threadgroup memory.
 _CONFIGS = {
     "cuda": {
-        "qmv": QmvConfig(rows=8, simdgroups=1, k_split=4),
-        "small": QmmConfig(16, 64, 128, 1, 4, 8),
+        "qmv": QmvConfig(rows=8, simdgroups=1, k_split=2),
+        "small": QmmConfig(16, 64, 128, 1, 4, 2),
         "medium": QmmConfig(64, 256, 64, 4, 1, 6),
         "large": QmmConfig(128, 256, 64, 8, 1, 5),
     },
