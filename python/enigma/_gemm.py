@@ -480,12 +480,14 @@ def _operand_ring(s):
                          consumer_registers=consumer, cluster=c.cluster)
 
 
-def operand_copies(s, ring, row0, col0):
+def operand_copies(s, ring, row0, col0, tiles=1):
     """The producer of the pipelined mainloop for the block at (row0,
     col0): ``producer(kt, slot)`` copies K tile ``kt`` of A into ring
     buffer 0 and of B into buffer 1 (the TMA on Hopper, edges zero-filled
     by it). Other mainloops on the same ring layout (the 8-bit GEMM) add
-    their own copies around it."""
+    their own copies around it. ``tiles`` = T: each slot holds T
+    consecutive K tiles, tile ``kt * T + t`` in buffers ``2t`` and ``2t +
+    1`` (tiles past K are zeros)."""
     c = s.config
     # The threadgroups of a cluster compute blocks of one block row (or
     # with cluster_shares="b" of one block column): they share the A (B)
@@ -496,24 +498,29 @@ def operand_copies(s, ring, row0, col0):
         not s.b_copy_transposes
 
     def producer(kt, slot):
+        for t in range(tiles):
+            tile_copies(kt * tiles + t, slot, 2 * t)
+
+    def tile_copies(kt, slot, a):
+        b = a + 1
         k0 = kt * c.bk
         if s.a_transposed:   # A^T: a bk x bm box of the k x m matrix
-            stage_copy(ring, slot, 0, s.A, at=(k0, row0), shape=(s.k, s.m),
+            stage_copy(ring, slot, a, s.A, at=(k0, row0), shape=(s.k, s.m),
                        ld=s.lda, box=(c.bk, c.bm), swizzle=s.sw_a)
         else:
-            stage_copy(ring, slot, 0, s.A, at=(row0, k0), shape=(s.m, s.k),
+            stage_copy(ring, slot, a, s.A, at=(row0, k0), shape=(s.m, s.k),
                        ld=s.lda, box=(c.bm, c.bk), swizzle=s.sw_a,
                        multicast=shared_a)
         if s.b_transposed:   # B^T: a bn x bk box of the n x k matrix
-            stage_copy(ring, slot, 1, s.B, at=(col0, k0), shape=(s.n, s.k),
+            stage_copy(ring, slot, b, s.B, at=(col0, k0), shape=(s.n, s.k),
                        ld=s.ldb, box=(c.bn, c.bk), swizzle=s.sw_b,
                        multicast=shared_b)
         elif s.b_copy_transposes:   # TF32 wgmma: the k x n box, K-major
-            stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
+            stage_copy(ring, slot, b, s.B, at=(k0, col0), shape=(s.k, s.n),
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
                        transpose=True)
         else:
-            stage_copy(ring, slot, 1, s.B, at=(k0, col0), shape=(s.k, s.n),
+            stage_copy(ring, slot, b, s.B, at=(k0, col0), shape=(s.k, s.n),
                        ld=s.ldb, box=(c.bk, c.bn), swizzle=s.sw_b,
                        block_cols=s.b_block or None,
                        block_stride=s.b_stride or None, multicast=shared_b)

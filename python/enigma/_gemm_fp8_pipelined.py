@@ -32,6 +32,10 @@ _SCALE_BLOCK = 128
 # off until measured on a GPU (bench/profile_misses.py shows the tensor
 # pipe idle during the promotion, docs/benchmarks.md).
 PROMOTION_TURNS = False
+# Whether promotion adds each K tile's product while the next one runs
+# (_mainloop): the tensor cores then need not wait for the additions, at
+# the price of a second tile accumulator.
+PROMOTION_IN_FLIGHT = True
 
 
 def _producer_registers(config):
@@ -65,8 +69,13 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
                    A.dtype)
     s.group = group   # gemm_block's rule (warpgroup_shape) is for 16 bits
     blockwise = scaling == "block"
-    ring = pipeline_ring(c.stages, [(A.dtype, c.bm * c.bk),
-                                    (B.dtype, c.bn * c.bk)],
+    # Promotion beside the products takes two K tiles per slot (_mainloop):
+    # as many tiles in flight in half the slots.
+    pairs = _in_flight(s, fast_accum, blockwise)
+    tiles = 2 if pairs else 1
+    ring = pipeline_ring(max(2, c.stages // tiles),
+                         [(A.dtype, c.bm * c.bk),
+                          (B.dtype, c.bn * c.bk)] * tiles,
                          producer_registers=_producer_registers(c),
                          consumer_registers=_consumer_registers(c),
                          cluster=c.cluster)
@@ -74,7 +83,7 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
 
     def block(row0, col0):
         acc = _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise,
-                        fast_accum, kblocks)
+                        fast_accum, kblocks, pairs)
         block_epilogue(s, acc, row0, col0, lambda acc, out_row, out_col:
                   _scale_and_convert(s, acc, out_row, out_col, scale_a,
                                      scale_b, scaling, scale_out, amax,
@@ -83,8 +92,17 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
     persistent_tiles(c, m, n, block)
 
 
+def _in_flight(s, fast_accum, blockwise) -> bool:
+    """Whether promotion runs beside the products (``PROMOTION_IN_FLIGHT``;
+    warpgroup products, tensor or row scaling, 4 stages or more, no
+    cluster: with the producer's multicast registers the consumers spill
+    20 bytes, ptxas sm_90a)."""
+    return PROMOTION_IN_FLIGHT and bool(s.group) and not fast_accum and \
+        not blockwise and s.config.stages >= 4 and s.config.cluster == 1
+
+
 def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
-              kblocks):
+              kblocks, pairs=False):
     """The f32 accumulator of the block at (row0, col0) over all of K.
 
     Three consumers:
@@ -94,7 +112,9 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
       own sums on Hopper);
     * promotion: each K tile's product into a zeroed accumulator, added
       into the f32 one (on Hopper the tensor cores' reduced-precision sums
-      then span bk = 128 of K, four wgmma k32 instructions);
+      then span bk = 128 of K, four wgmma k32 instructions); with
+      ``pairs`` (:func:`_in_flight`) a slot holds two K tiles and each
+      tile's product is added while the next one's runs;
     * block scaling: the same, the tile's product scaled by its A row
       scales and its B block scale first.
     """
@@ -104,7 +124,7 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
     # two or more consumer warpgroups they take turns at issuing them, so
     # that one's wait and additions overlap another's products.
     turns = PROMOTION_TURNS and bool(s.group) and not asynchronous and \
-        c.threads >= 256
+        c.threads >= 256 and not pairs
     b_scale_row = (col0 // _SCALE_BLOCK) * kblocks
     out_row = row0 + s.wrow
     my_rows = where(0, s.m - out_row, out_row < s.m)
@@ -123,6 +143,24 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
             sa = mma_load(scale_a, s.wtm, s.wtn, ld=0, transpose=True,
                           offset=kt * s.m + out_row, bounds=(my_rows, s.wtn))
             sb = scale_b[b_scale_row + kt]
+        if pairs:
+            # Each tile's product into a fresh accumulator, added while
+            # the next product runs: the first tile's product beside the
+            # addition of the previous iteration's second (carry[1]), the
+            # second's beside the first's addition. The second is waited
+            # for at the end, so nothing is in flight across iterations
+            # (ptxas serialises every wgmma otherwise), and it can take
+            # carry[1]'s registers without a copy.
+            ops = [s.operands(ring.stage(2 * t, slot),
+                              ring.stage(2 * t + 1, slot)) for t in range(2)]
+            first = mma(mma_zeros(s.wtm, s.wtn), *ops[0], k=c.bk,
+                        warpgroup=True, asynchronous=True)
+            carry[0] = carry[0] + carry[1]
+            second = mma(mma_zeros(s.wtm, s.wtn), *ops[1], k=c.bk,
+                         warpgroup=True, asynchronous=True)
+            carry[0] = carry[0] + mma_wait(first, 1)
+            carry[1] = mma_wait(second)
+            return
         if turns:
             # Issued in this warpgroup's turn, waited for after it: the
             # next warpgroup's products queue behind on the tensor cores
@@ -139,11 +177,14 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
         else:
             carry[0] = carry[0] + part
 
-    acc, = pipeline_loop(ring, 0, s.ktiles,
-                         producer=operand_copies(s, ring, row0, col0),
-                         consumer=consumer,
-                         init=[mma_zeros(s.wtm, s.wtn)])
-    return mma_wait(acc) if asynchronous else acc
+    tiles = 2 if pairs else 1
+    init = [mma_zeros(s.wtm, s.wtn)] * (2 if pairs else 1)
+    acc = pipeline_loop(ring, 0, (s.ktiles + (tiles - 1)) // tiles,
+                        producer=operand_copies(s, ring, row0, col0, tiles),
+                        consumer=consumer, init=init)
+    if pairs:
+        return acc[0] + acc[1]
+    return mma_wait(acc[0]) if asynchronous else acc[0]
 
 
 def _scale_and_convert(s, acc, out_row, out_col, scale_a, scale_b, scaling,

@@ -121,6 +121,53 @@ def test_pipelined_equals_classic_bit_for_bit(runtime, rng, scaling,
     assert np.array_equal(got[0], got[1])
 
 
+@pytest.mark.parametrize("scaling", ["tensor", "row"])
+@pytest.mark.parametrize("m,n,k", [(67, 129, 300), (5, 33, 256),
+                                   (1, 1, 40), (64, 64, 513)])
+def test_promotion_beside_the_products_equals_classic(runtime, rng, scaling,
+                                                      m, n, k, monkeypatch):
+    """From 4 stages on, promotion takes two K tiles per slot and adds
+    each tile's product while the next one runs (tiles past K are zeros,
+    an odd count of tiles included): the same sums in the same order as
+    the classic kernel, bit for bit, and against float64. The CPU only:
+    two tiles per slot need more than Metal's 32 KiB."""
+    if runtime.name != "cpu":
+        pytest.skip("64 KiB of threadgroup memory: the CPU runtime")
+    from enigma import _gemm_fp8_pipelined as pipelined
+    chosen, in_flight = [], pipelined._in_flight
+    monkeypatch.setattr(pipelined, "_in_flight", lambda *args: (
+        chosen.append(in_flight(*args)) or chosen[-1]))
+    a = random_bits(rng, (m, k), "f8e4m3")
+    b = random_bits(rng, (n, k), "f8e5m2")
+    sa, sb = scales_for(rng, scaling, m, n, k)
+    got = [enigma.gemm_fp8(a, b, sa, sb, out_dtype="f32", config=config,
+                           b_dtype="f8e5m2", runtime=runtime)
+           for config in (enigma.MmaConfig(64, 64, 128, 4, 1, 2),
+                          ws(64, 64, 128, 4, 1, 4))]
+    assert all(chosen)     # where the kernel was built here: the pairs
+    assert np.array_equal(got[0], got[1])
+    A, B = dequantised(a, b, sa, sb, "f8e4m3", "f8e5m2", scaling, k)
+    assert_close(got[1], A, B, "f32", runtime)
+
+
+def test_promotion_beside_the_products_is_chosen_where_it_fits():
+    """Two K tiles per slot need warpgroup products, promotion (not fast
+    accumulation, not block scales), 4 stages or more and no cluster."""
+    from types import SimpleNamespace
+
+    from enigma._gemm_fp8_pipelined import _in_flight
+
+    def chosen(group=True, fast=False, block=False, **config):
+        shape = dict(dict(stages=6), **config)
+        s = SimpleNamespace(group=group, config=ws(128, 128, 128, 8, 1,
+                                                   **shape))
+        return _in_flight(s, fast, block)
+    assert chosen()
+    assert not chosen(group=False) and not chosen(fast=True)
+    assert not chosen(block=True) and not chosen(stages=3)
+    assert not chosen(cluster=2, persistent=True)
+
+
 @pytest.mark.parametrize("cluster", [{}, {"cluster": 2},
                                      {"cluster": 2, "cluster_shares": "b"}])
 def test_persistent_launch_with_fewer_threadgroups_than_blocks(runtime,
