@@ -37,7 +37,9 @@ HEADER = r"""/*===- enigma_cuda_wgmma_ops.cuh - wgmma m64nNkK wrappers ------*- 
  * accumulator register, so each width is spelled out). d += A * B for the
  * warpgroup, B read through a shared-memory descriptor, A through one
  * (op) or from four registers per warp (op_rs: the A fragment of
- * mma.sync m16n8k16 for the warp's 16 rows). One instruction reads 32
+ * mma.sync m16n8k16 for the warp's 16 rows); scale_d = 0 ignores d's
+ * values (d = A * B: a product into a zero accumulator without zeroing
+ * it). One instruction reads 32
  * bytes of K: K = 16 for bf16 / f16, 8 for tf32 (f32 data, the low 13
  * mantissa bits ignored), 32 for e4m3 / e5m2. TransB = 1 reads an
  * MN-major B (16-bit types only; the others are K-major both).
@@ -84,7 +86,8 @@ def wrapper(a, b, n, a_in_registers):
     types = f"{a.ptx}.{b.ptx}"
     out = [head,
            "  static __device__ __forceinline__ void",
-           f"  run(float *d, {a_arg}, unsigned long long db) {{",
+           f"  run(float *d, {a_arg}, unsigned long long db, "
+           "int scale_d = 1) {",
            "    asm volatile(",
            r'        "{\n.reg .pred p;\n"',
            rf'        "setp.ne.b32 p, %{one}, 0;\n"',
@@ -98,7 +101,7 @@ def wrapper(a, b, n, a_in_registers):
         cons = ", ".join(f'"+f"(d[{j}])' for j in range(i, min(i + 4, regs)))
         out.append(f"        {': ' if i == 0 else '  '}{cons}"
                    f"{',' if i + 4 < regs else ''}")
-    out.append(f'        : {a_ops}, "l"(db), "r"(1){trans_op});')
+    out.append(f'        : {a_ops}, "l"(db), "r"(scale_d){trans_op});')
     out += ["  }", "};", ""]
     return "\n".join(out)
 

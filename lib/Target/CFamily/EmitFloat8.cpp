@@ -34,8 +34,8 @@ inline float enigma_mma_at8(P p, ulong base, ulong off, ulong r, ulong c) {
                                                                                 : enigma_mma_stored<Ld, Bs>(r, c)))]);
 }
 template <int AFmt, int BFmt, int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs, int BLd, bool BTr,
-          int BS0, int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, typename PA, typename PB, int M,
-          int N>
+          int BS0, int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, bool ZeroAcc = false, typename PA,
+          typename PB, int M, int N>
 inline enigma_frag<float, M, N> enigma_mma_fp8(enigma_frag<float, M, N> acc, PA a, ulong a_base, ulong a_off,
                                                PB b, ulong b_base, ulong b_off, uint lane) {
   const ulong fm = enigma_mma_fm(lane), fn = enigma_mma_fn(lane);

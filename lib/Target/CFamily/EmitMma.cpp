@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -142,7 +143,7 @@ inline float2 enigma_mma_tf32(float2 x) {
                 as_type<float>(as_type<uint>(x.y) & 0xffffe000u));
 }
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs, int BLd, bool BTr, int BS0,
-          int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, typename PA, typename PB, int M,
+          int BS1, int BS2, int BBs, bool Tf32, bool Wg, bool Async, bool ZeroAcc = false, typename PA, typename PB, int M,
           int N>
 inline enigma_frag<float, M, N> enigma_mma_sync(enigma_frag<float, M, N> acc, PA a, ulong a_base,
                                                 ulong a_off, PB b, ulong b_base, ulong b_off, uint lane) {
@@ -546,6 +547,15 @@ std::vector<std::pair<llvm::StringRef, bool>> mmaMetalQueries(KernelOp kernel) {
   return out;
 }
 
+// Whether `acc` is a fragment of +0 (enigma.mma_zeros): a warpgroup product
+// into it starts from zero itself on sm_90a (wgmma's scale-d operand), so
+// the registers need not be zeroed before every K tile's or key block's
+// product. The other paths and targets read the zeros as before.
+static bool zeroAccumulator(Value acc) {
+  auto fill = acc.getDefiningOp<MmaFillOp>();
+  return fill && matchPattern(fill.getValue(), m_PosZeroFloat());
+}
+
 void emitMmaDeclarations(CFamilyEmitter &e) {
   if (usesMma(e.getKernel()))
     e.stream() << kMslHelpers;
@@ -601,6 +611,8 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
             std::to_string(mma.getBBlockStride().value_or(0)) + ", " +
             boolText(mma.getTf32()) + ", " + boolText(mma.getWarpgroup()) +
             ", " + boolText(mma.getAsynchronous());
+        if (mma.getWarpgroup() && zeroAccumulator(mma.getAcc()))
+          targs += ", true"; // ZeroAcc
         // 8-bit float tiles: enigma_mma_fp8 takes their formats first.
         std::string callee = "enigma_mma_sync<";
         if (isFloat8Type(mma.getA().getType()))

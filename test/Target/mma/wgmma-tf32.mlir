@@ -11,17 +11,20 @@
 // tf32_warpgroup_shape: CUDA passes tf32 and the warpgroup flag to
 // enigma_mma_sync, which runs wgmma m64n128k8 .tf32 on sm_90a
 // (unittests/Cuda/MmaPtxTest.cpp checks the instruction); MSL and the
-// CPU pass tf32 too (their products round the operands to TF32).
+// CPU pass tf32 too (their products round the operands to TF32). The
+// accumulator is a fill of +0, so every target is told (ZeroAcc, the last
+// flag): sm_90a's wgmma starts from zero itself (scale-d 0) instead of
+// reading zeroed registers; the others read the zeros.
 
 // IR-LABEL: enigma.kernel @tf32_warpgroup_product
 // IR: enigma.mma %{{.*}} {a_ld = 32 : i64, a_swizzle = array<i32: 3, 2, 3>, asynchronous, b_ld = 32 : i64, b_swizzle = array<i32: 3, 2, 3>, b_transpose, k = 32 : i64, tf32, warpgroup}
 // CUDA-LABEL: void enigma_kernel_tf32_warpgroup_product(
-// CUDA: enigma_frag<float, 16, 128> [[ACC:v[0-9]+]] = enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, true>(
+// CUDA: enigma_frag<float, 16, 128> [[ACC:v[0-9]+]] = enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, true, true>(
 // CUDA: enigma_mma_wait([[ACC]])
 // MSL-LABEL: kernel void enigma_kernel_tf32_warpgroup_product(
-// MSL: enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, true>(
+// MSL: enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, true, true>(
 // CPP-LABEL: void enigma_kernel_tf32_warpgroup_product(
-// CPP: enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, false>(
+// CPP: enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, true, 3, 2, 3, 0, true, true, false, true>(
 enigma.kernel @tf32_warpgroup_product(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
   %c0 = arith.constant 0 : index

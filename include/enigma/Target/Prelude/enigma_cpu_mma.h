@@ -151,7 +151,8 @@ template <int Pending, class F> inline F enigma_mma_wait_pending(F acc) {
 
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
           int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,
-          bool Wg, bool Async, class T, int M, int N>
+          bool Wg, bool Async, bool ZeroAcc = false, class T, int M,
+          int N>
 inline enigma_frag<float, M, N>
 enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a, uint64_t a_base,
                 uint64_t a_off, const T *b, uint64_t b_base, uint64_t b_off,

@@ -22,7 +22,8 @@ inline float tile8(const unsigned char *p, u64 base, u64 off, u64 r, u64 c) {
 
 template <int AFmt, int BFmt, int K, int ALd, bool ATr, int AS0, int AS1,
           int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2,
-          int BBs, bool Tf32, bool Wg, bool Async, int M, int N>
+          int BBs, bool Tf32, bool Wg, bool Async, bool ZeroAcc = false,
+          int M, int N>
 inline enigma_frag<float, M, N>
 enigma_mma_fp8(enigma_frag<float, M, N> acc, const unsigned char *a,
                uint64_t a_base, uint64_t a_off, const unsigned char *b,

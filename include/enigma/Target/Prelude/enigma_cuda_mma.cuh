@@ -806,10 +806,13 @@ struct wgmma_shape {
  * four warps of each warpgroup multiply consecutive 16-row blocks of one
  * A tile by the same B (enigma.mma's `warpgroup`), which sm_90a runs as
  * one wgmma product when the tiles have its shapes. Async: that product
- * may still be in flight on return (enigma_mma_wait completes it). */
+ * may still be in flight on return (enigma_mma_wait completes it).
+ * ZeroAcc: acc is zero (the emitter knows), so the wgmma product starts
+ * from zero itself and acc is not read on that path: nobody zeroes the
+ * registers it writes. */
 template <int K, int ALd, bool ATr, int AS0, int AS1, int AS2, int ABs,
           int BLd, bool BTr, int BS0, int BS1, int BS2, int BBs, bool Tf32,
-          bool Wg, bool Async, class T, int M, int N>
+          bool Wg, bool Async, bool ZeroAcc = false, class T, int M, int N>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                 enigma_mma::u64 a_base, enigma_mma::u64 a_off, const T *b,
@@ -833,9 +836,13 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
      * path remains and nothing else writes the accumulators while a
      * product is in flight. */
     if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0) {
-      enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async>(
-          acc.v, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
+      enigma_frag<float, M, N> d;
+      float *out = ZeroAcc ? d.v : acc.v;
+      enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async, ZeroAcc>(
+          out, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
           b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
+      if constexpr (ZeroAcc)
+        return d;
       return acc;
     }
   }
@@ -849,10 +856,15 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
     if (((a0 | b0) & 1023u) == 0 && (slab % 256u) == 0 &&
         (b_off % 256u) == 0) {
       /* One instruction per 8 floats of K (32 bytes, as 16 halves). */
+      enigma_frag<float, M, N> d;
+      float *out = ZeroAcc ? d.v : acc.v;
       enigma_wgmma::product_k_major<enigma_wgmma::tf32_tag,
-                                    enigma_wgmma::tf32_tag, N, 2 * K, Async>(
-          acc.v, a0 + unsigned(4 * slab), unsigned(4 * ABs),
+                                    enigma_wgmma::tf32_tag, N, 2 * K, Async,
+                                    ZeroAcc>(
+          out, a0 + unsigned(4 * slab), unsigned(4 * ABs),
           b0 + unsigned(4 * b_off), unsigned(4 * BBs));
+      if constexpr (ZeroAcc)
+        return d;
       return acc;
     }
   }

@@ -59,13 +59,14 @@ namespace enigma_wgmma {
  * K-major tiles (64-row A slab, N-row B), 128-element blocks of K
  * `a_block` / `b_block` bytes apart (product_k_major counts K in 16-bit
  * elements, hence K / 2). */
-template <int AFmt, int BFmt, int N, int K, bool Async>
+template <int AFmt, int BFmt, int N, int K, bool Async, bool Zero = false>
 __device__ __forceinline__ void product_fp8(float *d, unsigned a,
                                             unsigned a_block, unsigned b,
                                             unsigned b_block) {
   typedef typename pick<AFmt == 0, e4m3_tag, e5m2_tag>::type ATag;
   typedef typename pick<BFmt == 0, e4m3_tag, e5m2_tag>::type BTag;
-  product_k_major<ATag, BTag, N, K / 2, Async>(d, a, a_block, b, b_block);
+  product_k_major<ATag, BTag, N, K / 2, Async, Zero>(d, a, a_block, b,
+                                                      b_block);
 }
 } // namespace enigma_wgmma
 #endif
@@ -76,7 +77,8 @@ __device__ __forceinline__ void product_fp8(float *d, unsigned a,
  * wgmma per K step of 32 when the tiles have its shape. */
 template <int AFmt, int BFmt, int K, int ALd, bool ATr, int AS0, int AS1,
           int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2,
-          int BBs, bool Tf32, bool Wg, bool Async, class T, int M, int N>
+          int BBs, bool Tf32, bool Wg, bool Async, bool ZeroAcc = false,
+          class T, int M, int N>
 __device__ __forceinline__ enigma_frag<float, M, N>
 enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
                enigma_mma::u64 a_base, enigma_mma::u64 a_off, const T *b,
@@ -97,9 +99,15 @@ enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
     const unsigned b0 = smem(b) + unsigned(b_base);
     if (((a0 | b0) & 1023u) == 0 && (slab % 1024u) == 0 &&
         (b_off % 1024u) == 0) {
-      enigma_wgmma::product_fp8<AFmt, BFmt, N, K, Async>(
-          acc.v, a0 + unsigned(slab), unsigned(ABs), b0 + unsigned(b_off),
+      /* ZeroAcc (acc is zero): the product starts from zero itself, into
+       * registers nobody zeroes (acc is not read on this path). */
+      enigma_frag<float, M, N> d;
+      float *out = ZeroAcc ? d.v : acc.v;
+      enigma_wgmma::product_fp8<AFmt, BFmt, N, K, Async, ZeroAcc>(
+          out, a0 + unsigned(slab), unsigned(ABs), b0 + unsigned(b_off),
           unsigned(BBs));
+      if constexpr (ZeroAcc)
+        return d;
       return acc;
     }
   }

@@ -98,20 +98,23 @@ __device__ __forceinline__ unsigned b_step(int kk, unsigned block) {
   return TransB ? 2048u * unsigned(kk) : k_step(kk, block);
 }
 
-/* One wgmma group on the accumulator d: issue(kk) for each K step of 16
- * between the fences and the commit; then waits for every group (Async:
- * for every group but this one, which stays in flight; the previous one is
- * done, so its tiles may be overwritten once every warpgroup is past a
- * barrier). */
-template <int N, int K, bool Async, class Issue>
+/* One wgmma group on the accumulator d: issue(kk, scale_d) for each K
+ * step of 16 between the fences and the commit; then waits for every group
+ * (Async: for every group but this one, which stays in flight; the
+ * previous one is done, so its tiles may be overwritten once every
+ * warpgroup is past a barrier). Zero: d's values are not read (the first
+ * step's scale_d is 0), so d need not be zeroed: d = A * B. */
+template <int N, int K, bool Async, bool Zero, class Issue>
 __device__ __forceinline__ void group(float *d, Issue issue) {
+  if (!Zero) {
 #pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pin(d[i]);
+    for (int i = 0; i < N / 2; ++i)
+      pin(d[i]);
+  }
   begin_product();
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk)
-    issue(kk);
+    issue(kk, Zero && kk == 0 ? 0 : 1);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   if (Async)
     asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -127,16 +130,16 @@ __device__ __forceinline__ void group(float *d, Issue issue) {
  * 64-element blocks of K `a_block` bytes apart), `b` of the B tile (see
  * b_descriptor). Async: returns with this product in flight (the previous
  * one complete). 8-row groups are 1024 bytes apart in both tiles. */
-template <bool Half, int N, int K, bool TransB, bool Async>
+template <bool Half, int N, int K, bool TransB, bool Async, bool Zero = false>
 __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
                                         unsigned b, unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
   const u64 a0 = k_major(warp_uniform(a)),
             b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
-  group<N, K, Async>(d, [&](int kk) {
+  group<N, K, Async, Zero>(d, [&](int kk, int scale_d) {
     op<Tag, Tag, N, TransB ? 1 : 0>::run(
         d, advanced(a0, k_step(kk, a_block)),
-        advanced(b0, b_step<TransB>(kk, b_block)));
+        advanced(b0, b_step<TransB>(kk, b_block)), scale_d);
   });
 }
 
@@ -145,14 +148,15 @@ __device__ __forceinline__ void product(float *d, unsigned a, unsigned a_block,
  * of K `a_block` / `b_block` bytes apart. One instruction reads 32 bytes
  * of K whatever the type, so K16 counts K in 16-bit elements (the tiles'
  * bytes / 2) and the descriptors advance as for 16-bit K-major tiles. */
-template <class ATag, class BTag, int N, int K16, bool Async>
+template <class ATag, class BTag, int N, int K16, bool Async,
+          bool Zero = false>
 __device__ __forceinline__ void product_k_major(float *d, unsigned a,
                                                 unsigned a_block, unsigned b,
                                                 unsigned b_block) {
   const u64 a0 = k_major(warp_uniform(a)), b0 = k_major(warp_uniform(b));
-  group<N, K16, Async>(d, [&](int kk) {
+  group<N, K16, Async, Zero>(d, [&](int kk, int scale_d) {
     op<ATag, BTag, N, 0>::run(d, advanced(a0, k_step(kk, a_block)),
-                              advanced(b0, k_step(kk, b_block)));
+                              advanced(b0, k_step(kk, b_block)), scale_d);
   });
 }
 
@@ -163,14 +167,14 @@ __device__ __forceinline__ void product_k_major(float *d, unsigned a,
  * until the group is waited for. The emitter asks for this only when A
  * changes from one iteration of the loop around the product to the next
  * (EmitMma.cpp says why). */
-template <bool Half, int N, int K, bool TransB, bool Async>
+template <bool Half, int N, int K, bool TransB, bool Async, bool Zero = false>
 __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
                                            unsigned b_block) {
   typedef typename pick<Half, f16_tag, bf16_tag>::type Tag;
   const u64 b0 = b_descriptor<TransB>(warp_uniform(b), b_block);
-  group<N, K, Async>(d, [&](int kk) {
+  group<N, K, Async, Zero>(d, [&](int kk, int scale_d) {
     op_rs<Tag, Tag, N, TransB ? 1 : 0>::run(
-        d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)));
+        d, a + 4 * kk, advanced(b0, b_step<TransB>(kk, b_block)), scale_d);
   });
 #pragma unroll
   for (int i = 0; i < K / 4; ++i)

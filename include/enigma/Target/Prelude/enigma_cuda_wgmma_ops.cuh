@@ -4,7 +4,9 @@
  * accumulator register, so each width is spelled out). d += A * B for the
  * warpgroup, B read through a shared-memory descriptor, A through one
  * (op) or from four registers per warp (op_rs: the A fragment of
- * mma.sync m16n8k16 for the warp's 16 rows). One instruction reads 32
+ * mma.sync m16n8k16 for the warp's 16 rows); scale_d = 0 ignores d's
+ * values (d = A * B: a product into a zero accumulator without zeroing
+ * it). One instruction reads 32
  * bytes of K: K = 16 for bf16 / f16, 8 for tf32 (f32 data, the low 13
  * mantissa bits ignored), 32 for e4m3 / e5m2. TransB = 1 reads an
  * MN-major B (16-bit types only; the others are K-major both).
@@ -25,7 +27,7 @@ template <class ATag, class BTag, int N, int TransB> struct op_rs;
 
 template <int TransB> struct op<bf16_tag, bf16_tag, 64, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -43,13 +45,13 @@ template <int TransB> struct op<bf16_tag, bf16_tag, 64, TransB> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op<bf16_tag, bf16_tag, 128, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -79,13 +81,13 @@ template <int TransB> struct op<bf16_tag, bf16_tag, 128, TransB> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op<bf16_tag, bf16_tag, 256, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -139,13 +141,13 @@ template <int TransB> struct op<bf16_tag, bf16_tag, 256, TransB> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op<f16_tag, f16_tag, 64, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -163,13 +165,13 @@ template <int TransB> struct op<f16_tag, f16_tag, 64, TransB> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op<f16_tag, f16_tag, 128, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -199,13 +201,13 @@ template <int TransB> struct op<f16_tag, f16_tag, 128, TransB> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op<f16_tag, f16_tag, 256, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -259,13 +261,13 @@ template <int TransB> struct op<f16_tag, f16_tag, 256, TransB> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1), "n"(TransB));
+        : "l"(da), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <> struct op<tf32_tag, tf32_tag, 64, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -283,13 +285,13 @@ template <> struct op<tf32_tag, tf32_tag, 64, 0> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<tf32_tag, tf32_tag, 128, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -319,13 +321,13 @@ template <> struct op<tf32_tag, tf32_tag, 128, 0> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<tf32_tag, tf32_tag, 256, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -379,13 +381,13 @@ template <> struct op<tf32_tag, tf32_tag, 256, 0> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e4m3_tag, 64, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -403,13 +405,13 @@ template <> struct op<e4m3_tag, e4m3_tag, 64, 0> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e4m3_tag, 128, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -439,13 +441,13 @@ template <> struct op<e4m3_tag, e4m3_tag, 128, 0> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e4m3_tag, 256, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -499,13 +501,13 @@ template <> struct op<e4m3_tag, e4m3_tag, 256, 0> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e5m2_tag, 64, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -523,13 +525,13 @@ template <> struct op<e4m3_tag, e5m2_tag, 64, 0> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e5m2_tag, 128, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -559,13 +561,13 @@ template <> struct op<e4m3_tag, e5m2_tag, 128, 0> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e4m3_tag, e5m2_tag, 256, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -619,13 +621,13 @@ template <> struct op<e4m3_tag, e5m2_tag, 256, 0> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e4m3_tag, 64, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -643,13 +645,13 @@ template <> struct op<e5m2_tag, e4m3_tag, 64, 0> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e4m3_tag, 128, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -679,13 +681,13 @@ template <> struct op<e5m2_tag, e4m3_tag, 128, 0> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e4m3_tag, 256, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -739,13 +741,13 @@ template <> struct op<e5m2_tag, e4m3_tag, 256, 0> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e5m2_tag, 64, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %34, 0;\n"
@@ -763,13 +765,13 @@ template <> struct op<e5m2_tag, e5m2_tag, 64, 0> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e5m2_tag, 128, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %66, 0;\n"
@@ -799,13 +801,13 @@ template <> struct op<e5m2_tag, e5m2_tag, 128, 0> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <> struct op<e5m2_tag, e5m2_tag, 256, 0> {
   static __device__ __forceinline__ void
-  run(float *d, unsigned long long da, unsigned long long db) {
+  run(float *d, unsigned long long da, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %130, 0;\n"
@@ -859,13 +861,13 @@ template <> struct op<e5m2_tag, e5m2_tag, 256, 0> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(da), "l"(db), "r"(1));
+        : "l"(da), "l"(db), "r"(scale_d));
   }
 };
 
 template <int TransB> struct op_rs<bf16_tag, bf16_tag, 64, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %37, 0;\n"
@@ -883,13 +885,13 @@ template <int TransB> struct op_rs<bf16_tag, bf16_tag, 64, TransB> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op_rs<bf16_tag, bf16_tag, 128, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %69, 0;\n"
@@ -919,13 +921,13 @@ template <int TransB> struct op_rs<bf16_tag, bf16_tag, 128, TransB> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op_rs<bf16_tag, bf16_tag, 256, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %133, 0;\n"
@@ -979,13 +981,13 @@ template <int TransB> struct op_rs<bf16_tag, bf16_tag, 256, TransB> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op_rs<f16_tag, f16_tag, 64, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %37, 0;\n"
@@ -1003,13 +1005,13 @@ template <int TransB> struct op_rs<f16_tag, f16_tag, 64, TransB> {
           "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
           "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op_rs<f16_tag, f16_tag, 128, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %69, 0;\n"
@@ -1039,13 +1041,13 @@ template <int TransB> struct op_rs<f16_tag, f16_tag, 128, TransB> {
           "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
           "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
 template <int TransB> struct op_rs<f16_tag, f16_tag, 256, TransB> {
   static __device__ __forceinline__ void
-  run(float *d, const unsigned *a, unsigned long long db) {
+  run(float *d, const unsigned *a, unsigned long long db, int scale_d = 1) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "setp.ne.b32 p, %133, 0;\n"
@@ -1099,7 +1101,7 @@ template <int TransB> struct op_rs<f16_tag, f16_tag, 256, TransB> {
           "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
           "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1), "n"(TransB));
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d), "n"(TransB));
   }
 };
 
