@@ -113,20 +113,21 @@ enigma.kernel @across_barrier(
 
 // A warpgroup product with B in column blocks (the Hopper GEMM's shape):
 // the attributes round-trip and every target passes the block stride and
-// the warpgroup flag to its helper (CUDA runs it as wgmma on sm_90a).
+// the warpgroup flag to its helper (CUDA runs it as wgmma on sm_90a), and
+// the zero accumulator's flag (ZeroAcc: wgmma's scale-d 0 on sm_90a).
 // IR-LABEL: enigma.kernel @warpgroup_product
 // IR: enigma.mma %{{.*}} {a_ld = 64 : i64, a_swizzle = array<i32: 3, 3, 3>, asynchronous, b_block_stride = 4096 : i64, b_ld = 64 : i64, b_swizzle = array<i32: 3, 3, 3>, k = 64 : i64, warpgroup}
 // IR: enigma.mma_wait %{{.*}} : tensor<16x128xf32>
 // MSL-LABEL: kernel void enigma_kernel_warpgroup_product(
-// MSL: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true>(
+// MSL: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true, true>(
 // MSL: enigma_mma_wait(
 // CUDA-LABEL: void enigma_kernel_warpgroup_product(
-// CUDA: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true>(
+// CUDA: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, true, true>(
 // CUDA: enigma_mma_wait(
 // CPP-LABEL: void enigma_kernel_warpgroup_product(
 // (The CPU's products are complete at once: enigma-serialize-threads
 // drops 'asynchronous'.)
-// CPP: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, false>(
+// CPP: enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, false, 3, 3, 3, 4096, false, true, false, true>(
 // CPP: enigma_mma_wait(
 enigma.kernel @warpgroup_product(
     %O: memref<?xf32, #enigma.address_space<device>> {enigma.name = "O", enigma.dtype = "f32"}) {
@@ -152,7 +153,7 @@ enigma.kernel @warpgroup_product(
 // MSL-LABEL: kernel void enigma_kernel_wait_leaving_one_in_flight(
 // MSL: enigma_mma_wait_pending<1>(
 // CUDA-LABEL: void enigma_kernel_wait_leaving_one_in_flight(
-// CUDA: enigma_mma_sync<64, 64, false, 0, 0, 0, 0, 64, false, 0, 0, 0, 0, false, true, true>(
+// CUDA: enigma_mma_sync<64, 64, false, 0, 0, 0, 0, 64, false, 0, 0, 0, 0, false, true, true, true>(
 // CUDA: enigma_mma_wait_pending<1>(
 // CUDA: enigma_mma_wait(
 // CPP-LABEL: void enigma_kernel_wait_leaving_one_in_flight(

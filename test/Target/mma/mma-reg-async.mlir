@@ -16,7 +16,7 @@
 // IR: enigma.mma_wait %{{.*}} {pending = 1 : i64}
 
 // CUDA-LABEL: void enigma_kernel_overlapped_products(
-// CUDA: [[S:v[0-9]+]] = enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, true, 3, 3, 3, 0, false, true, true>(
+// CUDA: [[S:v[0-9]+]] = enigma_mma_sync<64, 64, false, 3, 3, 3, 0, 64, true, 3, 3, 3, 0, false, true, true, true>(
 // CUDA: [[O:v[0-9]+]] = enigma_mma_reg<64, false, 3, 3, 3, 4096, true, true>(
 // CUDA: enigma_mma_wait_pending<1>([[S]])
 // CUDA: enigma_mma_wait([[O]])
