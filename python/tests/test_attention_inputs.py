@@ -162,6 +162,30 @@ def test_default_configs_name_a_wrong_head_dimension(name):
         ea.forward_configs(96)
 
 
+@pytest.mark.parametrize("runtime_of", ["cpu", "cuda"])
+def test_forward_config_refuses_what_is_not_a_flag_or_a_length(runtime_of):
+    """forward_config's choice depends on paged, causal and max_sq: a
+    string for causal (truthy) chose the causal threshold, one for max_sq
+    was a TypeError from a comparison or, off sm_90, not noticed at all.
+    Refused with the argument's name on every runtime."""
+    from enigma._attention.launch import Target
+    runtime = Target(runtime_of)
+    with pytest.raises(ValueError, match="forward_config: causal must be a "
+                                         "bool, got 'no'"):
+        ea.forward_config(runtime, 64, causal="no")
+    with pytest.raises(ValueError, match="forward_config: paged must be a "
+                                         "bool, got 1"):
+        ea.forward_config(runtime, 64, paged=1)
+    for bad in ("4096", -1, 2.0, True):
+        with pytest.raises(ValueError, match="forward_config: max_sq must "
+                                             "be None or an int of at "
+                                             "least 0"):
+            ea.forward_config(runtime, 64, max_sq=bad)
+    assert ea.forward_config(runtime, 64, max_sq=np.int64(4096),
+                             causal=np.bool_(True)) == \
+        ea.forward_config(runtime, 64, max_sq=4096, causal=True)
+
+
 def test_first_example_of_the_reference_runs_as_written():
     """docs/reference/attention.md's first block, executed as it stands:
     every form gives the same numbers, and those of float64 numpy."""

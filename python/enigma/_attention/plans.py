@@ -5,7 +5,10 @@ layouts), grids, and the intermediate buffers."""
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .backward import (BackwardConfig, dkdv_kernel, dq_convert_kernel,
                        dq_kernel, prep_kernel)
@@ -127,13 +130,20 @@ def forward_config(runtime, d: int, paged: bool = False,
     ``max_sq``: the longest query sequence, when known; at D 64 the
     pipelined kernel's 192-row tiles are chosen only from
     ``WIDE_TILE_MIN_ROWS[causal]`` rows on (2048, causal 4096)."""
-    Checker("forward_config").head_dim(d, None)
+    c = Checker("forward_config")
+    c.head_dim(d, None)
+    paged, causal = c.flag("paged", paged), c.flag("causal", causal)
+    if max_sq is not None and (isinstance(max_sq, (bool, np.bool_)) or
+                               not isinstance(max_sq, numbers.Integral) or
+                               max_sq < 0):
+        c.fail(f"max_sq must be None or an int of at least 0, got "
+               f"{max_sq!r}")
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
         config = _HOPPER_FORWARD[d]
         if config.rows < 192 or max_sq is None or \
-                max_sq >= WIDE_TILE_MIN_ROWS[bool(causal)]:
+                max_sq >= WIDE_TILE_MIN_ROWS[causal]:
             return config
     return _CUDA_FORWARD[d]
 
