@@ -179,7 +179,7 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
             carry[0] = carry[0] + part
 
     tiles = 2 if pairs else 1
-    init = [mma_zeros(s.wtm, s.wtn)] * (2 if pairs else 1)
+    init = [mma_zeros(s.wtm, s.wtn)] * tiles
     acc = pipeline_loop(ring, 0, (s.ktiles + (tiles - 1)) // tiles,
                         producer=operand_copies(s, ring, row0, col0, tiles),
                         consumer=consumer, init=init)

@@ -800,6 +800,20 @@ struct wgmma_shape {
             wgmma_b_shape<T, M, N, K, BLd, BTr, BS0, BS1, BS2, BBs>::value
   };
 };
+/* A warpgroup product into acc, issued by product(registers): into acc's
+ * own registers, or with ZeroAcc (acc is zero; the product starts from
+ * zero and reads none) into fresh ones nobody zeroes. */
+template <bool ZeroAcc, class F, class Product>
+__device__ __forceinline__ F into_accumulator(F acc, Product product) {
+  if constexpr (ZeroAcc) {
+    F d;
+    product(d.v);
+    return d;
+  } else {
+    product(acc.v);
+    return acc;
+  }
+}
 } // namespace enigma_mma
 
 /* acc + A * B, A an M x K tile and B a K x N tile in shared memory. Wg: the
@@ -836,14 +850,11 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
      * path remains and nothing else writes the accumulators while a
      * product is in flight. */
     if (((a0 | b0) & 1023u) == 0 && (slab % 512u) == 0 && (b_off % 512u) == 0) {
-      enigma_frag<float, M, N> d;
-      float *out = ZeroAcc ? d.v : acc.v;
-      enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async, ZeroAcc>(
-          out, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
-          b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
-      if constexpr (ZeroAcc)
-        return d;
-      return acc;
+      return into_accumulator<ZeroAcc>(acc, [&](float *d) {
+        enigma_wgmma::product<is_half<T>::value, N, K, !BTr, Async, ZeroAcc>(
+            d, a0 + unsigned(sizeof(T) * slab), unsigned(sizeof(T) * ABs),
+            b0 + unsigned(sizeof(T) * b_off), unsigned(sizeof(T) * BBs));
+      });
     }
   }
   if constexpr (Wg && Tf32 && sizeof(T) == 4 &&
@@ -856,16 +867,13 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
     if (((a0 | b0) & 1023u) == 0 && (slab % 256u) == 0 &&
         (b_off % 256u) == 0) {
       /* One instruction per 8 floats of K (32 bytes, as 16 halves). */
-      enigma_frag<float, M, N> d;
-      float *out = ZeroAcc ? d.v : acc.v;
-      enigma_wgmma::product_k_major<enigma_wgmma::tf32_tag,
-                                    enigma_wgmma::tf32_tag, N, 2 * K, Async,
-                                    ZeroAcc>(
-          out, a0 + unsigned(4 * slab), unsigned(4 * ABs),
-          b0 + unsigned(4 * b_off), unsigned(4 * BBs));
-      if constexpr (ZeroAcc)
-        return d;
-      return acc;
+      return into_accumulator<ZeroAcc>(acc, [&](float *d) {
+        enigma_wgmma::product_k_major<enigma_wgmma::tf32_tag,
+                                      enigma_wgmma::tf32_tag, N, 2 * K,
+                                      Async, ZeroAcc>(
+            d, a0 + unsigned(4 * slab), unsigned(4 * ABs),
+            b0 + unsigned(4 * b_off), unsigned(4 * BBs));
+      });
     }
   }
   if constexpr (Wg && Async)

@@ -99,16 +99,11 @@ enigma_mma_fp8(enigma_frag<float, M, N> acc, const T *a,
     const unsigned b0 = smem(b) + unsigned(b_base);
     if (((a0 | b0) & 1023u) == 0 && (slab % 1024u) == 0 &&
         (b_off % 1024u) == 0) {
-      /* ZeroAcc (acc is zero): the product starts from zero itself, into
-       * registers nobody zeroes (acc is not read on this path). */
-      enigma_frag<float, M, N> d;
-      float *out = ZeroAcc ? d.v : acc.v;
-      enigma_wgmma::product_fp8<AFmt, BFmt, N, K, Async, ZeroAcc>(
-          out, a0 + unsigned(slab), unsigned(ABs), b0 + unsigned(b_off),
-          unsigned(BBs));
-      if constexpr (ZeroAcc)
-        return d;
-      return acc;
+      return into_accumulator<ZeroAcc>(acc, [&](float *d) {
+        enigma_wgmma::product_fp8<AFmt, BFmt, N, K, Async, ZeroAcc>(
+            d, a0 + unsigned(slab), unsigned(ABs), b0 + unsigned(b_off),
+            unsigned(BBs));
+      });
     }
   }
   if constexpr (Wg && Async)
