@@ -135,10 +135,18 @@ void call(Launcher &self, nb::args args, nb::kwargs kwargs) {
     if (param.kind == ParamKind::Scalar)
       continue;
     ArrayInfo &info = arrays[i];
-    if (!readArray(bound[i], info, held))
+    if (!readArray(bound[i], info, held)) {
+      // A number here usually means a size meant to be passed by value.
+      std::string hint;
+      if (PyNumber_Check(bound[i].ptr()))
+        hint = std::string("; to pass a number, annotate the parameter "
+                           "enigma.Scalar(enigma.") +
+               shortName(param.dtype) + ")";
       argumentError(form, i, bound[i],
                     "a buffer parameter takes an array (numpy, PyTorch, "
-                    "CuPy, JAX...), written in place");
+                    "CuPy, JAX...), written in place" +
+                        hint);
+    }
     if (firstArray == size_t(-1)) {
       firstArray = i;
       where = info.device;

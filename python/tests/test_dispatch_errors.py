@@ -118,6 +118,35 @@ def test_kernel_called_with_launch_keywords_names_the_launch_form():
     assert np.array_equal(c, np.full(4, 3.0, np.float32))
 
 
+def test_number_for_a_buffer_parameter_names_the_scalar_annotation(runtime):
+    """A newcomer's first 2-D kernel passed its sizes as numbers to
+    parameters annotated enigma.u32, which are buffers: the error said a
+    buffer takes an array but not how to pass a number."""
+    @enigma.kernel
+    def transpose(a: enigma.f32, out: enigma.f32, h: enigma.u32,
+                  w: enigma.u32):
+        x = enigma.thread_position_in_grid("x")
+        y = enigma.thread_position_in_grid("y")
+        with enigma.if_((x < w[0]) & (y < h[0])):
+            out[x * h[0] + y] = a[y * w[0] + x]
+
+    a = np.ones((3, 5), np.float32)
+    out = np.zeros((5, 3), np.float32)
+    for number in (3, 3.0, np.uint32(3)):
+        with pytest.raises(enigma.DispatchError,
+                           match=r"argument h \(u32 buffer\) is .*a "
+                                 r"buffer parameter takes an array .*; to "
+                                 r"pass a number, annotate the parameter "
+                                 r"enigma\.Scalar\(enigma\.u32\)"):
+            transpose.launch(grid=(5, 3), threads=(8, 8))(
+                a, out, number, 5, runtime=runtime)
+    # Not said for what is not a number.
+    with pytest.raises(enigma.DispatchError) as caught:
+        transpose.launch(grid=(5, 3), threads=(8, 8))(
+            a, out, "3", 5, runtime=runtime)
+    assert "enigma.Scalar" not in str(caught.value)
+
+
 def test_kernel_returning_a_value():
     @enigma.kernel
     def k(A: enigma.f32):
