@@ -290,7 +290,7 @@ def _array_text(obj) -> str:
     name = f"{cls.__module__}.{cls.__qualname__}"
     if name.startswith("builtins."):
         name = cls.__qualname__
-    text = f"a {name}"
+    text = f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
     dtype = getattr(obj, "dtype", None)
     if dtype is not None:
         text += f" of {dtype}"

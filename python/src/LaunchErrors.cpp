@@ -22,7 +22,10 @@ std::string arrayText(nb::handle obj) {
   try {
     return nb::cast<std::string>(shared().arrayText(obj));
   } catch (const std::exception &) {
-    return "a " + std::string(Py_TYPE(obj.ptr())->tp_name);
+    std::string type = Py_TYPE(obj.ptr())->tp_name;
+    bool vowel = !type.empty() && std::string("aeiouAEIOU").find(type[0]) !=
+                                      std::string::npos;
+    return (vowel ? "an " : "a ") + type;
   }
 }
 

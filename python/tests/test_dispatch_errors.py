@@ -132,14 +132,16 @@ def test_number_for_a_buffer_parameter_names_the_scalar_annotation(runtime):
 
     a = np.ones((3, 5), np.float32)
     out = np.zeros((5, 3), np.float32)
-    for number in (3, 3.0, np.uint32(3)):
+    for number, said in ((3, "an int;"), (3.0, "a float;"),
+                         (np.uint32(3), "a numpy.uint32 ")):
         with pytest.raises(enigma.DispatchError,
                            match=r"argument h \(u32 buffer\) is .*a "
                                  r"buffer parameter takes an array .*; to "
                                  r"pass a number, annotate the parameter "
-                                 r"enigma\.Scalar\(enigma\.u32\)"):
+                                 r"enigma\.Scalar\(enigma\.u32\)") as caught:
             transpose.launch(grid=(5, 3), threads=(8, 8))(
                 a, out, number, 5, runtime=runtime)
+        assert f"is {said}" in str(caught.value), str(caught.value)
     # Not said for what is not a number.
     with pytest.raises(enigma.DispatchError) as caught:
         transpose.launch(grid=(5, 3), threads=(8, 8))(
