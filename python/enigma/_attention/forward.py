@@ -199,7 +199,6 @@ def forward_kernel(dtype: str, d: int, causal: bool, page_size: int,
             barrier()
             s = mma(mma_zeros(16, bc), q, layout.operand(k_s, transpose=True),
                     k=d, warpgroup=True)
-            s = s * scale2                 # scale * log2(e): exp2 below
             with if_(j >= full):           # the same in every thread
                 cols = mma_iota(1, 16, bc) + i32(k0)
                 masked = cols >= i32(skv)
@@ -207,11 +206,14 @@ def forward_kernel(dtype: str, d: int, causal: bool, page_size: int,
                     masked = masked | (cols > mma_iota(0, 16, bc) +
                                        (i32(row0) + off))
                 s = where(s, NEG_INF, masked)
-            m_new = fmax(m, s.row_max())
+            # Raw scores; m in units of s * scale2 (scale * log2(e), for
+            # exp2): the positive scale goes to the row maximum and into
+            # each exponent (one fma where the target contracts).
+            m_new = fmax(m, s.row_max() * scale2)
             # A row with no key yet keeps m = -inf; its exponents use 0, so
             # that P and the rescale are 0 rather than NaN.
             m_use = where(m_new, 0.0, m_new == NEG_INF)
-            p = exp2(s - m_use)
+            p = exp2(s * scale2 - m_use)
             alpha = exp2(m - m_use)
             l = l * alpha + p.row_sum()
             o = o * alpha

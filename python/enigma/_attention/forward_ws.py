@@ -149,15 +149,16 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
             acc = mma_zeros(16, bc)
             k_op = layout.operand(k_tile, transpose=True)
             if not turn:
-                s = mma(acc, q, k_op, k=d, warpgroup=True)
-                return s * scale2          # scale * log2(e): exp2 below
+                # Raw scores: online_step scales them (scale2 = scale *
+                # log2(e), for exp2) inside its exponent.
+                return mma(acc, q, k_op, k=d, warpgroup=True)
             # Issued in this warpgroup's turn and waited for after it: the
             # next warpgroup's products queue behind it on the tensor cores
             # while this one waits and runs its softmax.
             with consumer_turn():
                 s = mma(acc, q, k_op, k=d, warpgroup=True,
                         asynchronous=True)
-            return mma_wait(s) * scale2
+            return mma_wait(s)
 
         def mask(s, k0):
             cols = mma_iota(1, 16, bc) + i32(k0)
@@ -168,12 +169,17 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
             return where(s, NEG_INF, masked)
 
         def online_step(s, m, l):
-            """The online softmax step: (P, the rescale alpha, m, l)."""
-            m_new = fmax(m, s.row_max())
+            """The online softmax step of raw scores ``s``: (P, the rescale
+            alpha, m, l), m in units of ``s * scale2``. The scale is
+            positive, so the row maximum is scaled instead of every score,
+            and each exponent's product and difference become one fma
+            where the target contracts them (the same value elsewhere:
+            max(s) * c rounds to max(s * c))."""
+            m_new = fmax(m, s.row_max() * scale2)
             # A row with no key yet keeps m = -inf; its exponents use 0, so
             # that P and the rescale are 0 rather than NaN.
             m_use = where(m_new, 0.0, m_new == NEG_INF)
-            p = exp2(s - m_use)
+            p = exp2(s * scale2 - m_use)
             alpha = exp2(m - m_use)
             return p.cast(el), alpha, m_new, l * alpha + p.row_sum()
 
@@ -215,7 +221,7 @@ def forward_ws_kernel(dtype: str, d: int, causal: bool, config):
                         asynchronous=True)
                 o = mma(carry[0], carry[3], v_op, warpgroup=True,
                         asynchronous=True)
-                s = mma_wait(s, pending=1) * scale2
+                s = mma_wait(s, pending=1)
                 if with_mask:
                     s = mask(s, j * bc)
                 carry[3], alpha, carry[1], carry[2] = online_step(
