@@ -296,11 +296,11 @@ def gemm_configs(target: str = "cuda", dtype="bf16",
                  MmaConfig(128, 64, 32, 2, 2, 2),
                  MmaConfig(64, 128, 32, 2, 2, 3)]
     else:
-        # FMA in registers: fastest first on an H200 at 4096^3
-        # (docs/benchmarks.md); smaller tiles for smaller products.
-        cands = [MmaConfig(128, 64, 32, 2, 2, 2),
+        # FMA in registers: fastest first on an H100 at 4096^3 and
+        # 2048^3 (docs/benchmarks.md); smaller tiles for smaller products.
+        cands = [MmaConfig(128, 128, 32, 2, 2, 2),
                  MmaConfig(128, 64, 32, 2, 2, 3),
-                 MmaConfig(128, 128, 32, 2, 2, 2),
+                 MmaConfig(128, 64, 32, 2, 2, 2),
                  MmaConfig(128, 128, 16, 2, 2, 3),
                  MmaConfig(128, 128, 32, 2, 4, 2),
                  MmaConfig(256, 128, 16, 4, 2, 2),

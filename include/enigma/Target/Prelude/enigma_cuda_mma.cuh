@@ -365,6 +365,21 @@ template <class TB, int N> struct simt_b_cols {
     return column(lo, m, s % unsigned(W / 8), c) +
            unsigned(TB::kBs) * (s / unsigned(W / 8));
   }
+  /* at() as a value of the lane (lo, c) plus a compile-time part (s, and m
+   * once the loop over k is unrolled): added to a pointer apart, the
+   * compile-time part becomes the load's immediate offset, where an
+   * unsigned sum of both (which may wrap, as far as the compiler knows)
+   * cost an add and an address computation per load. */
+  static __device__ __forceinline__ unsigned lane_part(unsigned lo,
+                                                       unsigned m,
+                                                       unsigned c) {
+    return (lo ^ (m & ~unsigned(Nb - 1))) + (c ^ (m & 7u));
+  }
+  static __device__ __forceinline__ constexpr int fixed_part(unsigned m,
+                                                             int s) {
+    return int((8u * unsigned(s % (W / 8))) ^ (m & unsigned(Nb - 1) & ~7u)) +
+           TB::kBs * (s / (W / 8));
+  }
 };
 
 /* Vectorised FMA path for a K-contiguous A (float4 per row and 4 k) and an
@@ -386,6 +401,7 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
   constexpr int Run = K % 8 == 0 && TB::kS0 <= 3 ? 8 : K;
 #pragma unroll 1
   for (int k0 = 0; k0 < K; k0 += Run) {
+    const float *bRun = bHi + k0 * TB::kLd;
 #pragma unroll
     for (int kr = 0; kr < Run; kr += 4) {
       const int k4 = k0 + kr;
@@ -399,12 +415,12 @@ __device__ __forceinline__ void mma_simt_vec_loads(float *acc, const TA &A,
       for (int kk = 0; kk < 4; ++kk) {
         float2 bv[N / 8];
         const unsigned m = BCols::mask(kr + kk); /* = mask(k4 + kk) */
+        const float *bRow = bRun + BCols::lane_part(lo, m, 2u * t);
 #pragma unroll
         for (int s = 0; s < N / 8; ++s)
-          bv[s] = FastB
-                      ? *(const float2 *)&bHi[(k4 + kk) * TB::kLd +
-                                              BCols::at(lo, m, s, 2u * t)]
-                      : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
+          bv[s] = FastB ? *(const float2 *)&bRow[(kr + kk) * TB::kLd +
+                                                 BCols::fixed_part(m, s)]
+                        : *(const float2 *)&B.p[B.at(k4 + kk, 8 * s + 2 * t)];
 #pragma unroll
         for (int i = 0; i < M * N / 32; ++i) {
           const float4 a = av[row_slot<N>(i)];
