@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -93,6 +93,12 @@ HOPPER_OVERLAP = {64: ForwardConfig(128, 128, True, pipelined=True,
 _HOPPER_FORWARD = {64: ForwardConfig(128, 192, True, pipelined=True,
                                      stages=2),
                    128: HOPPER_OVERLAP[128]}
+# Causal D 128 keeps the serial schedule: once the scale went into the
+# exponent (one fma a score), it ran 1.01x the overlapped one with 16
+# heads and 1.06-1.09x with Llama-3-8B's grouped heads (S 4096, 8192;
+# H100, 2026-12-07), where the overlapped consumers also spill.
+_HOPPER_CAUSAL = {128: replace(HOPPER_OVERLAP[128],
+                            overlap=False)}
 
 
 def hopper(runtime) -> bool:
@@ -129,7 +135,9 @@ def forward_config(runtime, d: int, paged: bool = False,
     128), the classic one elsewhere (``paged``: keys in a paged cache).
     ``max_sq``: the longest query sequence, when known; at D 64 the
     pipelined kernel's 192-row tiles are chosen only from
-    ``WIDE_TILE_MIN_ROWS[causal]`` rows on (2048, causal 4096)."""
+    ``WIDE_TILE_MIN_ROWS[causal]`` rows on (2048, causal 4096). At D 128
+    the overlapped schedule without a mask, the serial one with
+    ``causal``."""
     c = Checker("forward_config")
     c.head_dim(d, None)
     paged, causal = c.flag("paged", paged), c.flag("causal", causal)
@@ -141,7 +149,8 @@ def forward_config(runtime, d: int, paged: bool = False,
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
-        config = _HOPPER_FORWARD[d]
+        config = _HOPPER_CAUSAL.get(d, _HOPPER_FORWARD[d]) if causal \
+            else _HOPPER_FORWARD[d]
         if config.rows < 192 or max_sq is None or \
                 max_sq >= WIDE_TILE_MIN_ROWS[causal]:
             return config
@@ -167,7 +176,8 @@ def forward_configs(d: int, kernel: str = "both"):
               for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
               if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
               <= threadgroup_memory_limit(None)]
-        for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d]):
+        for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d],
+                  _HOPPER_CAUSAL.get(d, HOPPER_OVERLAP[d])):
             if c not in ws:
                 ws.append(c)
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
