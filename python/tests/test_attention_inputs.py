@@ -186,32 +186,6 @@ def test_forward_config_refuses_what_is_not_a_flag_or_a_length(runtime_of):
         ea.forward_config(runtime, 64, max_sq=4096, causal=True)
 
 
-def test_forward_config_on_sm90_picks_the_schedule_per_mask():
-    """On sm_90 the D 128 default overlaps two blocks' products without a
-    mask and runs them one after the other with one (the faster on an
-    H100 once the scale went into the exponent); D 64's wide tiles from
-    WIDE_TILE_MIN_ROWS rows on; paged keys take the classic kernel."""
-    from enigma._attention import plans
-
-    class Hopper:
-        name = "cuda"
-        architecture = 90
-    full = ea.forward_config(Hopper(), 128)
-    causal = ea.forward_config(Hopper(), 128, causal=True)
-    assert full.pipelined and full.overlap
-    assert causal.pipelined and not causal.overlap
-    assert (causal.bc, causal.rows, causal.stages) == \
-        (full.bc, full.rows, full.stages)
-    for mask in (False, True):
-        rows = plans.WIDE_TILE_MIN_ROWS[mask]
-        assert ea.forward_config(Hopper(), 64, max_sq=rows,
-                                 causal=mask).rows == 192
-        assert ea.forward_config(Hopper(), 64, max_sq=rows - 1,
-                                 causal=mask).rows == 64
-        assert not ea.forward_config(Hopper(), 128, paged=True,
-                                     causal=mask).pipelined
-
-
 def test_first_example_of_the_reference_runs_as_written():
     """docs/reference/attention.md's first block, executed as it stands:
     every form gives the same numbers, and those of float64 numpy."""

@@ -161,6 +161,10 @@ def test_plans_choose_the_pipelined_kernel_on_hopper_only():
         # Three consumer warpgroups at D 64, two overlapped at D 128.
         assert ws.pipelined and ws.rows == {64: 192, 128: 128}[d]
         assert ws.overlap == (d == 128)
+        # With a causal mask D 128 runs its products one after the other
+        # (the faster with the scale in the exponent), the same tiles.
+        masked = plans.forward_config(_FakeCuda(90), d, causal=True)
+        assert masked == dataclasses.replace(ws, overlap=False)
         # Short query sequences keep 64-row tiles at D 64 (mostly padding
         # in 192 rows): below 2048 rows, causal below 4096; D 128's
         # 128-row tiles do not depend on it.
@@ -169,7 +173,8 @@ def test_plans_choose_the_pipelined_kernel_on_hopper_only():
                                          causal=causal)
             assert short.pipelined == (d == 128)
             assert plans.forward_config(_FakeCuda(90), d, max_sq=least,
-                                        causal=causal) == ws
+                                        causal=causal) == \
+                (masked if causal else ws)
         assert ws.smem_bytes(d) <= 232448
         assert not plans.forward_config(_FakeCuda(90), d,
                                         paged=True).pipelined
