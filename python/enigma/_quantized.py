@@ -182,11 +182,16 @@ def quantize_kernel(dtype, group_size):
             base = g * gs
             with for_range(0, gs, dtype="uint",
                            init=[W[base].cast("float"),
-                                 W[base].cast("float")]) as (i, lim):
+                                 W[base].cast("float"), 0.0]) as (i, lim):
                 v = W[base + i].cast("float")
                 lim[0] = fmin(lim[0], v)
                 lim[1] = fmax(lim[1], v)
-            w_min, w_max = lim[0], lim[1]
+                # 0, or NaN once a value is NaN or infinite (fmin and fmax
+                # pass over a NaN): added to the scale and bias below, so
+                # the whole group dequantises to NaN, as numpy's max and
+                # min would make it, rather than to finite values.
+                lim[2] = lim[2] + (v - v)
+            w_min, w_max, not_finite = lim[0], lim[1], lim[2]
             delta = fmax((w_max - w_min) / float(LEVELS), _EPS)
             at_min = abs(w_min) > abs(w_max)
             scale = where(-delta, delta, at_min)
@@ -195,6 +200,8 @@ def quantize_kernel(dtype, group_size):
             nonzero = q0 != 0.0
             scale = where(scale, edge / q0, nonzero)
             bias = where(0.0, edge, nonzero)
+            scale = scale + not_finite
+            bias = bias + not_finite
             S[g] = scale
             B[g] = bias
             with for_range(0, words, dtype="uint") as j:
@@ -202,7 +209,8 @@ def quantize_kernel(dtype, group_size):
                 for p in range_constexpr(VALUES_PER_WORD):
                     v = (W[base + j * VALUES_PER_WORD + p].cast("float") -
                          bias) / scale
-                    # NaN (a degenerate group) becomes code 0.
+                    # NaN (a group with a NaN or infinite weight) becomes
+                    # code 0.
                     v = fmin(fmax(v, 0.0), float(LEVELS))
                     q = ((v + _MAGIC) - _MAGIC).cast(_U32)
                     word = word | (q << (BITS * p))

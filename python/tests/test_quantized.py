@@ -186,6 +186,44 @@ def test_quantize_matches_the_reference(qa, rng, dtype, group_size):
 
 
 @pytest.mark.parametrize("dtype,group_size", FORMATS)
+def test_quantize_carries_nan_and_infinity_into_their_groups(qa, rng, dtype,
+                                                            group_size):
+    """A NaN or an infinite weight makes its group's scale and bias NaN, so
+    the whole group dequantises to NaN (numpy's max and min propagate NaN,
+    and so does MLX's format), instead of a NaN becoming the group's
+    smallest value and looking like a weight. Other groups are untouched."""
+    n, k = 4, 2 * group_size
+    w = weights(rng, n, k, group_size, dtype)
+    plain = decode(w, dtype).astype(F32)
+    bad = plain.copy()
+    bad[0, 3] = np.nan                       # group (0, 0)
+    bad[1, group_size + 5] = np.inf          # group (1, 1)
+    bad[2, 0] = -np.inf                      # group (2, 0)
+    bad_groups = [(0, 0), (1, 1), (2, 0)]
+    w_q, scales, biases = enigma.quantize(qa.put(encode(bad, dtype), dtype),
+                                          group_size)
+    words, s, b = reference_quantize(plain, group_size)
+    got_s = decode(qa.get(scales), dtype)
+    got_b = decode(qa.get(biases), dtype)
+    for r in range(n):
+        for g in range(k // group_size):
+            if (r, g) in bad_groups:
+                assert np.isnan(got_s[r, g]) and np.isnan(got_b[r, g]), \
+                    (r, g, got_s[r, g], got_b[r, g])
+            else:
+                assert got_s[r, g] == decode(encode(s[r, g], dtype), dtype)
+                assert got_b[r, g] == decode(encode(b[r, g], dtype), dtype)
+                cols = slice(g * group_size, (g + 1) * group_size)
+                np.testing.assert_array_equal(unpack(qa.get(w_q))[r, cols],
+                                              unpack(words)[r, cols])
+    back = decode(qa.get(enigma.dequantize(w_q, scales, biases, group_size)),
+                  dtype)
+    for r, g in bad_groups:
+        assert np.isnan(back[r, g * group_size:(g + 1) * group_size]).all()
+    assert np.isfinite(back[3]).all()
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
 def test_dequantize_matches_the_definition(qa, rng, dtype, group_size):
     n, k = 5, 2 * group_size
     words = rng.integers(0, 2**32, (n, k // 8), dtype=np.uint64).astype(
