@@ -127,7 +127,7 @@ def gemm_fp8_scaling(m, n, k, a_shape, b_shape):
         return "row"
     if a_shape == (m, kb) and b_shape == (nb, kb):
         return "block"
-    _error(f"scales of shapes {a_shape} and {b_shape} fit no scaling of an "
+    _error(f"scales of shapes {a_shape} and {b_shape} fit no scaling of the "
            f"{m} x {n} x {k} product: per tensor () or (1,) each; per row "
            f"({m},) for A and ({n},) for B (one may be per tensor); per "
            f"block ({m}, {kb}) for A (1 x {FP8_BLOCK} blocks along K) and "

@@ -146,7 +146,7 @@ def _meanings(name: str, values: tuple) -> str | None:
         a, b = values
         lines += [
             (f"{call}(grid=({a}, {b}))(...)",
-             f"a {a} x {b} grid of threads (the grid counts threads, as "
+             f"a grid of {a} x {b} threads (the grid counts threads, as "
              "execute's does), threadgroups of 16 x 16"),
             (f"{call}(threadgroups=({a}, {b}))(...)",
              f"{a} x {b} threadgroups of 16 x 16 threads (Triton's 2-D "

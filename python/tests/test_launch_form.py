@@ -290,8 +290,8 @@ _BRACKET_CASES = [
     # k[w, h] and k[(w, h)]: Python passes both as the tuple (w, h).
     ((13, 5), [r"vector_add\[13, 5\]: the brackets take one int",
                r"kernel\[a, b\] and kernel\[\(a, b\)\] alike",
-               r"vector_add\.launch\(grid=\(13, 5\)\)\(\.\.\.\) +# a 13 x 5 "
-               r"grid of threads",
+               r"vector_add\.launch\(grid=\(13, 5\)\)\(\.\.\.\) +# a grid of "
+               r"13 x 5 threads",
                r"vector_add\.launch\(threadgroups=\(13, 5\)\)\(\.\.\.\) +# 13 x 5 "
                r"threadgroups of 16 x 16 threads \(Triton's 2-D grid",
                r"vector_add\.launch\(threadgroups=13, threads=5\)\(\.\.\.\) +# "
