@@ -72,8 +72,7 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
     blockwise = scaling == "block"
     # Promotion beside the products takes two K tiles per slot (_mainloop):
     # as many tiles in flight in half the slots.
-    pairs = _in_flight(s, fast_accum, blockwise)
-    tiles = 2 if pairs else 1
+    tiles = 2 if _in_flight(s, fast_accum, blockwise) else 1
     ring = pipeline_ring(max(2, c.stages // tiles),
                          [(A.dtype, c.bm * c.bk),
                           (B.dtype, c.bn * c.bk)] * tiles,
@@ -84,7 +83,7 @@ def gemm_fp8_pipelined(A, B, C, *, m, n, k, config, scale_a, scale_b,
 
     def block(row0, col0):
         acc = _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise,
-                        fast_accum, kblocks, pairs)
+                        fast_accum, kblocks, tiles)
         block_epilogue(s, acc, row0, col0, lambda acc, out_row, out_col:
                   _scale_and_convert(s, acc, out_row, out_col, scale_a,
                                      scale_b, scaling, scale_out, amax,
@@ -103,7 +102,7 @@ def _in_flight(s, fast_accum, blockwise) -> bool:
 
 
 def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
-              kblocks, pairs=False):
+              kblocks, tiles=1):
     """The f32 accumulator of the block at (row0, col0) over all of K.
 
     Three consumers:
@@ -114,7 +113,7 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
     * promotion: each K tile's product into a zeroed accumulator, added
       into the f32 one (on Hopper the tensor cores' reduced-precision sums
       then span bk = 128 of K, four wgmma k32 instructions); with
-      ``pairs`` (:func:`_in_flight`) a slot holds two K tiles and each
+      ``tiles`` = 2 (:func:`_in_flight`) a slot holds two K tiles and each
       tile's product is added while the next one's runs;
     * block scaling: the same, the tile's product scaled by its A row
       scales and its B block scale first.
@@ -125,13 +124,13 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
     # two or more consumer warpgroups they take turns at issuing them, so
     # that one's wait and additions overlap another's products.
     turns = PROMOTION_TURNS and bool(s.group) and not asynchronous and \
-        c.threads >= 256 and not pairs
+        c.threads >= 256 and tiles == 1
     b_scale_row = (col0 // _SCALE_BLOCK) * kblocks
     out_row = row0 + s.wrow
     my_rows = where(0, s.m - out_row, out_row < s.m)
 
     def consumer(kt, slot, carry):
-        if pairs:
+        if tiles == 2:
             # Each tile's product into a fresh accumulator, added while
             # the next product runs: the first tile's product beside the
             # addition of the previous iteration's second (carry[1]), the
@@ -178,12 +177,11 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
         else:
             carry[0] = carry[0] + part
 
-    tiles = 2 if pairs else 1
     init = [mma_zeros(s.wtm, s.wtn)] * tiles
     acc = pipeline_loop(ring, 0, (s.ktiles + (tiles - 1)) // tiles,
                         producer=operand_copies(s, ring, row0, col0, tiles),
                         consumer=consumer, init=init)
-    if pairs:
+    if tiles == 2:
         return acc[0] + acc[1]
     return mma_wait(acc[0]) if asynchronous else acc[0]
 

@@ -97,8 +97,14 @@ _HOPPER_FORWARD = {64: ForwardConfig(128, 192, True, pipelined=True,
 # exponent (one fma a score), it ran 1.01x the overlapped one with 16
 # heads and 1.06-1.09x with Llama-3-8B's grouped heads (S 4096, 8192;
 # H100, 2026-12-07), where the overlapped consumers also spill.
-_HOPPER_CAUSAL = {128: replace(HOPPER_OVERLAP[128],
-                            overlap=False)}
+_HOPPER_CAUSAL = {128: replace(HOPPER_OVERLAP[128], overlap=False)}
+
+
+def _hopper_forward(d: int, causal: bool) -> ForwardConfig:
+    """The sm_90 default for contiguous keys (before the D 64 wide-tile
+    threshold on short sequences)."""
+    return _HOPPER_CAUSAL.get(d, _HOPPER_FORWARD[d]) if causal \
+        else _HOPPER_FORWARD[d]
 
 
 def hopper(runtime) -> bool:
@@ -149,8 +155,7 @@ def forward_config(runtime, d: int, paged: bool = False,
     if runtime_name(runtime) != "cuda":
         return _HOST_FORWARD[d]
     if not paged and d in _HOPPER_FORWARD and hopper(runtime):
-        config = _HOPPER_CAUSAL.get(d, _HOPPER_FORWARD[d]) if causal \
-            else _HOPPER_FORWARD[d]
+        config = _hopper_forward(d, causal)
         if config.rows < 192 or max_sq is None or \
                 max_sq >= WIDE_TILE_MIN_ROWS[causal]:
             return config
@@ -176,8 +181,8 @@ def forward_configs(d: int, kernel: str = "both"):
               for bc, stages in ((128, 2), (64, 3), (128, 3), (64, 4))
               if ForwardConfig(bc, 128, True, True, stages).smem_bytes(d)
               <= threadgroup_memory_limit(None)]
-        for c in (_HOPPER_FORWARD[d], HOPPER_OVERLAP[d],
-                  _HOPPER_CAUSAL.get(d, HOPPER_OVERLAP[d])):
+        for c in (_hopper_forward(d, False), HOPPER_OVERLAP[d],
+                  _hopper_forward(d, True)):
             if c not in ws:
                 ws.append(c)
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
