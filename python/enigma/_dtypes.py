@@ -57,15 +57,18 @@ class DType:
     def __repr__(self) -> str:
         return f"enigma.{self.name}"
 
+    def __new__(cls, *args, **kwargs):
+        # enigma.Int32() makes the element type (the original's spelling);
+        # enigma.Int32(x) is the conversion mistake that __call__ names.
+        if args or kwargs:
+            raise _not_a_conversion(cls)
+        return super().__new__(cls)
+
     def __call__(self, *args, **kwargs):
         """``enigma.i32(x)`` reads like numpy's ``np.int32(x)`` but an
         element type converts nothing: the error names the spellings that
         do."""
-        raise _core.EnigmaError(
-            f"{self!r} is an element type, not a conversion: convert a "
-            f"value with v.cast({self!r}) or enigma.metal_cast(v, "
-            f"{self.msl!r}) (a Python number: enigma.metal_cast(3, "
-            f"{self.msl!r}))")
+        raise _not_a_conversion(self)
 
     def __eq__(self, other) -> bool:
         other = as_dtype(other, strict=False)
@@ -120,6 +123,16 @@ class ShapedBuffer:
 
     def __hash__(self) -> int:
         return hash((self.dtype, self.shape))
+
+
+def _not_a_conversion(dtype) -> Exception:
+    """The error of ``enigma.i32(x)`` and ``enigma.Int32(x)`` (``dtype``
+    the element type or its class)."""
+    name = f"enigma.{dtype.name}"
+    return _core.EnigmaError(
+        f"{name} is an element type, not a conversion: convert a value "
+        f"with v.cast({name}) or enigma.metal_cast(v, {dtype.msl!r}) (a "
+        f"Python number: enigma.metal_cast(3, {dtype.msl!r}))")
 
 
 def _make(cls_name: str, name: str, msl: str, width: int, numpy_name: str):

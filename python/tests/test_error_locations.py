@@ -631,8 +631,20 @@ def test_an_element_type_called_as_a_conversion_names_the_spellings():
                              r"v.cast\(enigma.i32\) or "
                              r"enigma.metal_cast\(v, 'int'\)"):
         enigma.compile(k)
-    # The classes still make their element types (the original spelling).
+    # The classes still make their element types (the original spelling),
+    # and called with a value they say the same as the instances: it was
+    # Python's "Int32() takes no arguments".
     assert enigma.Int32() == enigma.i32
+
+    @enigma.kernel
+    def by_class(A: enigma.f32, B: enigma.i32):
+        i = enigma.thread_position_in_grid
+        B[i] = enigma.Int32(A[i])
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"enigma.i32 is an element type, not a "
+                             r"conversion: convert a value with "
+                             r"v.cast\(enigma.i32\)"):
+        enigma.compile(by_class)
 
 
 def test_divergence_note_names_the_branch():
