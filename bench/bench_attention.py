@@ -198,9 +198,8 @@ def _config_label(config):
     """A forward tile shape in a row: its kernel and shape."""
     if config.pipelined:
         return (f"enigma ws{' turns' if config.turns else ''}"
-                f"{' overlap' if config.overlap else ''}"
-                f"{' persistent' if config.persistent else ''} "
-                f"bc={config.bc} rows={config.rows} stages={config.stages}")
+                f"{' overlap' if config.overlap else ''} bc={config.bc} "
+                f"rows={config.rows} stages={config.stages}")
     return (f"enigma classic bc={config.bc} rows={config.rows} "
             f"q_shared={config.q_shared}")
 
@@ -255,8 +254,6 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
         which = ("ws turns" if config.turns else "ws overlap"
                  if config.overlap else "ws") if config.pipelined \
             else "classic"
-        if config.persistent:
-            which += " persistent"
         if which not in best_of or us < best_of[which][0]:
             best_of[which] = (us, run, config)
     if best is None:
@@ -279,8 +276,7 @@ def _forward_problem(b, name, batch, hq, hkv, s, d, causal, gqa,
           f"{np.median(r):.3f} (rounds {r.min():.3f}-{r.max():.3f})",
           "target >= 1.0")
     for faster, slower in (("ws", "classic"), ("ws turns", "ws"),
-                           ("ws overlap", "ws"), ("ws persistent", "ws"),
-                           ("ws overlap persistent", "ws overlap")):
+                           ("ws overlap", "ws")):
         if faster not in best_of or slower not in best_of:
             continue
         r = np.array(times[f"enigma {slower} best"]) / \

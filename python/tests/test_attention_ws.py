@@ -85,33 +85,6 @@ def test_forward_ws(runtime, rng, causal, b, hq, hkv, sq, skv, d, overlap):
 
 
 @OVERLAP
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("b,hq,hkv,sq,skv,d", [
-    (2, 4, 2, 33, 70, 64),       # grouped heads, Sq < Skv, edges
-    (1, 3, 1, 300, 200, 64),     # multi-query, several query tiles a head
-    (2, 2, 1, 150, 77, 128),     # two query tiles of 128, Sq > Skv
-])
-def test_forward_ws_persistent(runtime, rng, monkeypatch, causal, b, hq,
-                               hkv, sq, skv, d, overlap):
-    """A persistent launch: three threadgroups (as if the device had three
-    cores, fewer than the tiles) each walk the query tiles t, t + 3, ...,
-    so a threadgroup's later tiles start with the ring and Q's rows left
-    by its earlier ones."""
-    from enigma._attention import launch
-    monkeypatch.setattr(launch, "cores", lambda *args, **kw: 3)
-    config = dataclasses.replace(_config(runtime, d, overlap=overlap),
-                                 persistent=True)
-    tiles = b * hq * -(-sq // config.rows)
-    assert tiles > 3
-    q = make(rng, (b, hq, sq, d), "bf16")
-    k = make(rng, (b, hkv, skv, d), "bf16")
-    v = make(rng, (b, hkv, skv, d), "bf16")
-    o, lse = ea.attention(q, k, v, causal=causal, return_lse=True,
-                          config=config, runtime=runtime)
-    check_forward(o, lse, *reference_bhsd(q, k, v, causal), v)
-
-
-@OVERLAP
 @pytest.mark.parametrize("d", [64, 128])
 def test_forward_ws_one_warpgroup_f16(runtime, rng, d, overlap):
     """One consumer warpgroup (64 rows), 32-key blocks, three stages,
@@ -126,21 +99,17 @@ def test_forward_ws_one_warpgroup_f16(runtime, rng, d, overlap):
 
 
 @OVERLAP
-@pytest.mark.parametrize("persistent", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 def test_forward_ws_varlen_empty_and_non_finite_neighbours(runtime, rng,
-                                                           causal, overlap,
-                                                           persistent):
+                                                           causal, overlap):
     """Packed sequences, empty ones among them, and a last sequence
     without queries whose keys are NaN and values infinite: the partial
     blocks before it read its rows, which must not reach any output (0 x
-    inf is NaN). Also in a persistent launch (as many threadgroups as
-    cores, each walking several tiles, the empty ones included)."""
+    inf is NaN)."""
     lengths_q = [5, 7, 0, 3, 66, 0]
     lengths_k = [9, 2, 4, 0, 70, 40]
     d = 64
-    config = dataclasses.replace(_config(runtime, d, overlap=overlap),
-                                 persistent=persistent)
+    config = _config(runtime, d, overlap=overlap)
     cu_q = np.concatenate([[0], np.cumsum(lengths_q)]).astype(np.int32)
     cu_k = np.concatenate([[0], np.cumsum(lengths_k)]).astype(np.int32)
     q = make(rng, (cu_q[-1], 4, d), "bf16")
@@ -248,19 +217,17 @@ def test_pipelined_config_mistakes(rng):
 
 def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
     """The default sm_90 shapes, their serial twins and the overlapped
-    schedule's, each also persistent: NVRTC for sm_90a with ptxas
-    remarks, no spills (but the 80 bytes the overlapped D 128 kernels
-    spill, the causal one measured faster than its serial twin: no more
-    than those), no serialised warpgroup products (C7514), the roles'
-    register budgets in the text."""
+    schedule's: NVRTC for sm_90a with ptxas remarks, no spills (but the
+    80 bytes the causal overlapped D 128 default spills, measured faster
+    than its serial twin: no more than those), no serialised warpgroup
+    products (C7514), the roles' register budgets in the text."""
     monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
     sources = {}
-    for d, causal, overlap, persistent in itertools.product(
-            (64, 128), (False, True), (False, True), (False, True)):
+    for d, causal, overlap in itertools.product((64, 128), (False, True),
+                                                (False, True)):
         config = dataclasses.replace(
             plans.forward_config(_FakeCuda(90), d), overlap=False) \
             if not overlap else plans.HOPPER_OVERLAP[d]
-        config = dataclasses.replace(config, persistent=persistent)
         kernel = forward_ws.forward_ws_kernel("bf16", d, causal, config)
         source = compiled(kernel).cuda_source
         # The producer warpgroup and the consumers with their budgets.
@@ -276,11 +243,10 @@ def test_pipelined_forward_compiles_for_hopper_without_spills(monkeypatch):
                                                       [], log=True)
         except enigma.BackendUnavailableError:
             pytest.skip("NVRTC is not installed here")
-        what = (f"d={d} causal={causal} overlap={overlap} "
-                f"persistent={persistent}")
+        what = f"d={d} causal={causal} overlap={overlap}"
         assert "Used " in log, what + ": no ptxas remarks\n" + log
         assert "C7514" not in log, what + "\n" + log
-        if (d, overlap) == (128, True) and (causal or persistent):
+        if (d, causal, overlap) == (128, True, True):
             assert max(spill_stores(log)) <= 80, what + "\n" + log
             continue
         assert spill_free(log), what + "\n" + log

@@ -10,11 +10,10 @@ layout: only the copies differ (:class:`~.tiles.ContiguousKeys`,
 docs/design/attention.md explains the choices.
 """
 
-import contextlib
 import functools
 from dataclasses import dataclass
 
-from .._control import for_range, if_, range as _range
+from .._control import if_, range as _range
 from .._dtypes import as_dtype, f32, i32 as I32, u32 as U32, Scalar
 from .._ir import current_tracer
 from .._kernel import kernel
@@ -47,11 +46,7 @@ class ForwardConfig:
     this block's ``O += P V`` together, asynchronously, and the softmax
     while ``P V`` is in flight (FlashAttention 3's intra-warpgroup
     overlap); the stages then hold K block ``j`` beside V block ``j -
-    1``. ``persistent=True`` (pipelined): one threadgroup per
-    multiprocessor walks the query tiles ``t, t + G, ...`` (a head's
-    tiles together, the longest first with a causal mask), so that the
-    producer copies the next tile's first key blocks while the consumers
-    finish this one."""
+    1``."""
     bc: int = 64
     rows: int = 64
     q_shared: bool = True
@@ -59,7 +54,6 @@ class ForwardConfig:
     stages: int = 2
     turns: bool = False
     overlap: bool = False
-    persistent: bool = False
 
     @property
     def threads(self) -> int:
@@ -122,45 +116,12 @@ def query_tile(cu_q, n_heads, total_q, rows: int, causal: bool):
     and length) of this threadgroup: z is b * n_heads + h, y the block of
     ``rows`` query rows, taken from the last one when ``causal`` (the
     longest rows first: fewer idle cores at the end)."""
-    return _tile_of(threadgroup_position_in_grid("z"),
-                    threadgroup_position_in_grid("y"),
-                    threadgroups_per_grid("y"), cu_q, n_heads, total_q, rows,
-                    causal)
-
-
-def query_tile_at(t, y_tiles, cu_q, n_heads, total_q, rows: int,
-                  causal: bool):
-    """:func:`query_tile` of tile ``t`` of a persistent launch: the
-    ``y_tiles`` blocks of a (sequence, head) are consecutive, so that the
-    threadgroups running together read the same keys (from L2)."""
-    z = t // y_tiles
-    return _tile_of(z, t - z * y_tiles, y_tiles, cu_q, n_heads, total_q,
-                    rows, causal)
-
-
-@contextlib.contextmanager
-def query_tiles(persistent: bool, y_tiles, tiles, cu_q, n_heads, total_q,
-                rows: int, causal: bool):
-    """``with query_tiles(...) as (b, h, q0, q_start, sq):`` the body runs
-    for this threadgroup's tile (:func:`query_tile`), or with
-    ``persistent`` for each of the ``tiles`` it takes in a persistent
-    launch (``t, t + G, ...`` of :func:`query_tile_at`), after a barrier:
-    each tile's Q rows are read by every consumer before the next tile's
-    replace them."""
-    if not persistent:
-        yield query_tile(cu_q, n_heads, total_q, rows, causal)
-        return
-    with for_range(threadgroup_position_in_grid("x"), tiles,
-                   threadgroups_per_grid("x"), dtype="uint") as t:
-        barrier()
-        yield query_tile_at(t, y_tiles, cu_q, n_heads, total_q, rows, causal)
-
-
-def _tile_of(z, y, y_tiles, cu_q, n_heads, total_q, rows, causal):
+    z = threadgroup_position_in_grid("z")
     b = z // n_heads
     h = z - b * n_heads
+    y = threadgroup_position_in_grid("y")
     if causal:
-        y = y_tiles - 1 - y
+        y = threadgroups_per_grid("y") - 1 - y
     q_start, sq = sequence(cu_q, b, total_q)
     return b, h, y * rows, q_start, sq
 

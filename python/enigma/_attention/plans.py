@@ -183,16 +183,15 @@ def forward_configs(d: int, kernel: str = "both"):
               <= threadgroup_memory_limit(None)]
         for c in (_hopper_forward(d, False), HOPPER_OVERLAP[d],
                   _hopper_forward(d, True)):
-            for c in (c, replace(c, persistent=True)):
-                if c not in ws:
-                    ws.append(c)
+            if c not in ws:
+                ws.append(c)
     return {"classic": classic, "ws": ws, "both": classic + ws}[kernel]
 
 
 def check_forward_config(checker, p: Problem, config: ForwardConfig):
     """What the pipelined kernel covers: contiguous keys, D 64 or 128,
     whole warpgroups of 64 rows, blocks of 16 to 256 keys."""
-    for name in ("turns", "overlap", "persistent"):
+    for name in ("turns", "overlap"):
         if not isinstance(getattr(config, name), bool):
             checker.fail(f"the forward ({config}): {name} must be a bool, "
                          f"got {getattr(config, name)!r}")
@@ -200,7 +199,7 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
         # Whole warpgroups of 64 rows (two threads a row), blocks of keys
         # in steps of the 16-key products.
         what = f"the forward ({config})"
-        for name in ("turns", "overlap", "persistent"):
+        for name in ("turns", "overlap"):
             if getattr(config, name):
                 checker.fail(f"{what}: {name} is the pipelined kernel's "
                              "(pipelined=True)")
@@ -245,10 +244,9 @@ def check_backward_config(checker, config: BackwardConfig, atomic: bool):
 
 def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
                   v="v", cu_q="cu_q", cu_k="cu_k", table="table",
-                  lengths="lengths", o="o", lse="lse", cores=1):
+                  lengths="lengths", o="o", lse="lse"):
     """The forward launch: one threadgroup per ``config.rows`` query rows
-    of each (sequence, query head); with ``config.persistent`` at most
-    one per core (``cores``), each walking those tiles in turn."""
+    of each (sequence, query head)."""
     args = dict(Q=q, K=k, V=v, CU_Q=cu_q, CU_K=cu_k, TABLE=table,
                 LENGTHS=lengths, n_heads=p.hq, group=p.group,
                 total_q=p.total_q, total_k=p.total_k, pages=p.pages,
@@ -261,12 +259,8 @@ def forward_steps(p: Problem, config: ForwardConfig, *, q="q", k="k",
     else:
         kernel = forward_kernel(p.dtype, p.d, p.causal, p.page_size, config)
     threads = config.threads
-    y_tiles = max(1, math.ceil(p.max_sq / config.rows))
-    grid = (threads, y_tiles, p.batch * p.hq)
-    if config.pipelined:
-        args.update(y_tiles=y_tiles, tiles=y_tiles * p.batch * p.hq)
-        if config.persistent:
-            grid = (threads * max(1, min(args["tiles"], cores)), 1, 1)
+    grid = (threads, max(1, math.ceil(p.max_sq / config.rows)),
+            p.batch * p.hq)
     return [Step(kernel, grid, (threads, 1, 1), args, outputs=("O", "LSE"))]
 
 
@@ -329,7 +323,7 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
                                       p.max_sq, p.causal)
     check_forward_config(checker, p, config)
     check_forward_memory(checker, runtime, p, config)
-    return forward_steps(p, config, cores=cores or 1), {}
+    return forward_steps(p, config), {}
 
 
 def decode_tiles(p: Problem) -> int:
