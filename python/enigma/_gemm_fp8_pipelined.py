@@ -37,11 +37,6 @@ PROMOTION_TURNS = False
 # that start from zero themselves 1.10-1.16x the serial promotion (H100,
 # docs/design/fp8.md).
 PROMOTION_IN_FLIGHT = True
-# Whether, with two K tiles per slot, the consumer warpgroups take turns
-# at issuing their pair of products (_mainloop): without turns both reach
-# the wait for their second product together and the tensor pipe idles
-# (docs/design/fp8.md). Off until measured on a GPU.
-PAIRS_IN_TURNS = False
 
 
 def _producer_registers(config):
@@ -130,7 +125,6 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
     # that one's wait and additions overlap another's products.
     turns = PROMOTION_TURNS and bool(s.group) and not asynchronous and \
         c.threads >= 256 and tiles == 1
-    pairs_in_turns = PAIRS_IN_TURNS and tiles == 2 and c.threads >= 256
     b_scale_row = (col0 // _SCALE_BLOCK) * kblocks
     out_row = row0 + s.wrow
     my_rows = where(0, s.m - out_row, out_row < s.m)
@@ -146,24 +140,11 @@ def _mainloop(s, ring, row0, col0, scale_a, scale_b, blockwise, fast_accum,
             # carry[1]'s registers without a copy.
             ops = [s.operands(ring.stage(2 * t, slot),
                               ring.stage(2 * t + 1, slot)) for t in range(2)]
-
-            def products():
-                return [mma(mma_zeros(s.wtm, s.wtn), *op, k=c.bk,
-                            warpgroup=True, asynchronous=True) for op in ops]
-
-            if pairs_in_turns:
-                # Both products in this warpgroup's turn, the additions
-                # after it: the next warpgroup's products queue behind
-                # these on the tensor cores while this one waits and adds.
-                carry[0] = carry[0] + carry[1]
-                with consumer_turn(after=[carry[0]]):
-                    first, second = products()
-            else:
-                first = mma(mma_zeros(s.wtm, s.wtn), *ops[0], k=c.bk,
-                            warpgroup=True, asynchronous=True)
-                carry[0] = carry[0] + carry[1]
-                second = mma(mma_zeros(s.wtm, s.wtn), *ops[1], k=c.bk,
-                             warpgroup=True, asynchronous=True)
+            first = mma(mma_zeros(s.wtm, s.wtn), *ops[0], k=c.bk,
+                        warpgroup=True, asynchronous=True)
+            carry[0] = carry[0] + carry[1]
+            second = mma(mma_zeros(s.wtm, s.wtn), *ops[1], k=c.bk,
+                         warpgroup=True, asynchronous=True)
             carry[0] = carry[0] + mma_wait(first, 1)
             carry[1] = mma_wait(second)
             return

@@ -121,45 +121,32 @@ def test_pipelined_equals_classic_bit_for_bit(runtime, rng, scaling,
     assert np.array_equal(got[0], got[1])
 
 
-@pytest.mark.parametrize("turns", [False, True])
 @pytest.mark.parametrize("scaling", ["tensor", "row"])
 @pytest.mark.parametrize("m,n,k", [(67, 129, 300), (5, 33, 256),
                                    (1, 1, 40), (64, 64, 513)])
 def test_promotion_beside_the_products_equals_classic(runtime, rng, scaling,
-                                                      m, n, k, turns,
-                                                      monkeypatch):
+                                                      m, n, k, monkeypatch):
     """From 4 stages on, promotion takes two K tiles per slot and adds
     each tile's product while the next one runs (tiles past K are zeros,
-    an odd count of tiles included), with or without the consumer
-    warpgroups taking turns at their pairs of products: the same sums in
-    the same order as the classic kernel, bit for bit, and against
-    float64. The CPU only: two tiles per slot need more than Metal's 32
-    KiB."""
+    an odd count of tiles included): the same sums in the same order as
+    the classic kernel, bit for bit, and against float64. The CPU only:
+    two tiles per slot need more than Metal's 32 KiB."""
     if runtime.name != "cpu":
         pytest.skip("64 KiB of threadgroup memory: the CPU runtime")
     from enigma import _gemm_fp8_pipelined as pipelined
     from enigma._gemm_fp8_launch import gemm_fp8_kernel
-    monkeypatch.setattr(pipelined, "PAIRS_IN_TURNS", turns)
     chosen, in_flight = [], pipelined._in_flight
     monkeypatch.setattr(pipelined, "_in_flight", lambda *args: (
         chosen.append(in_flight(*args)) or chosen[-1]))
-    taken, turn = [], pipelined.consumer_turn
-    monkeypatch.setattr(pipelined, "consumer_turn", lambda **kw: (
-        taken.append(1) or turn(**kw)))
-    gemm_fp8_kernel.cache_clear()   # built here, under the settings above
+    gemm_fp8_kernel.cache_clear()   # built here, where the spy sees it
     a = random_bits(rng, (m, k), "f8e4m3")
     b = random_bits(rng, (n, k), "f8e5m2")
     sa, sb = scales_for(rng, scaling, m, n, k)
-    # Turns need two consumer warpgroups (128 x 64 blocks of 8 simdgroups).
-    pipelined_config = ws(128, 64, 128, 8, 1, 4) if turns else \
-        ws(64, 64, 128, 4, 1, 4)
     got = [enigma.gemm_fp8(a, b, sa, sb, out_dtype="f32", config=config,
                            b_dtype="f8e5m2", runtime=runtime)
            for config in (enigma.MmaConfig(64, 64, 128, 4, 1, 2),
-                          pipelined_config)]
-    gemm_fp8_kernel.cache_clear()   # no kernel of these settings stays
+                          ws(64, 64, 128, 4, 1, 4))]
     assert chosen and all(chosen)     # the pairs
-    assert bool(taken) == turns
     assert np.array_equal(got[0], got[1])
     A, B = dequantised(a, b, sa, sb, "f8e4m3", "f8e5m2", scaling, k)
     assert_close(got[1], A, B, "f32", runtime)
