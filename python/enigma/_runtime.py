@@ -110,6 +110,29 @@ def _numbers_as_bytes(value, param, label):
     return np.frombuffer(raw, dtype=np.uint8), param.dtype.name
 
 
+def _check_numbers_among_inputs(compiled, inputs):
+    """A DispatchError when the kernel has scalar parameters, none were
+    given, and some inputs are numbers: their values were meant for the
+    scalars, which ``execute`` takes through ``scalars=[...]`` (inputs
+    bind to the buffer parameters only)."""
+    params = [p for p in compiled.params if p.kind == "scalar"]
+    numbers = [i for i, v in enumerate(inputs)
+               if isinstance(v, (int, float, np.generic))]
+    if not params or not numbers:
+        return
+    which = (f"inputs {', '.join(map(str, numbers[:-1]))} and {numbers[-1]} "
+             "are numbers" if len(numbers) > 1
+             else f"input {numbers[0]} is a number")
+    described = ", ".join(f"{p.name} ({p.dtype.name})" for p in params)
+    raise _core.DispatchError(
+        f"kernel {compiled.kernel_name} takes scalar parameters "
+        f"({described}) through scalars=[...], in declaration order, and "
+        f"{which}: execute's inputs bind to the buffer parameters only. "
+        f"Call execute(compiled, [arrays...], scalars=[...], ...), or "
+        "launch the kernel with every argument in order: "
+        "kernel[grid](args...) (docs/reference/launch.md)")
+
+
 def _scalar_values(compiled, scalars):
     names = [p.name for p in compiled.params if p.kind == "scalar"]
     if scalars is None:
@@ -417,6 +440,8 @@ class RuntimeBase:
             inputs = []
         if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
             raise TypeError("inputs must be a list of arrays")
+        if not scalars:
+            _check_numbers_among_inputs(compiled, inputs)
         buffers = _buffer_params(compiled)
         converted = []
         for i, value in enumerate(inputs):

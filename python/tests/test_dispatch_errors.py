@@ -213,6 +213,25 @@ def test_wrong_scalar_count_names_the_scalars(runtime, scale, rng, scalars):
     assert "k (f32)" in msg and "n (u32)" in msg, msg
 
 
+def test_numbers_among_the_inputs_say_where_scalars_go(runtime, scale,
+                                                        rng):
+    """A newcomer passed the scalar parameters' values in the inputs list
+    (as the call form takes them, in declaration order): the error only
+    counted the scalars given (none) and did not say where they go."""
+    a, _ = inputs(rng, 8)
+    for numbers in ([2.0, 3], [np.float32(2.0), np.uint32(3)]):
+        with pytest.raises(enigma.DispatchError) as info:
+            runtime.execute(scale, [a, *numbers], output_size=32, grid=8,
+                            threads=8)
+        msg = str(info.value)
+        assert "inputs 1 and 2 are numbers" in msg, msg
+        assert "scalars=[...]" in msg and "k (f32), n (u32)" in msg, msg
+    # With the scalars given, the inputs are not second-guessed.
+    out = runtime.execute(scale, [a], output_size=32, grid=8, threads=8,
+                          scalars=[2.0, 3])
+    assert np.array_equal(np.frombuffer(out, np.float32), a * 2 + 3)
+
+
 def test_scalars_by_unknown_name(runtime, scale, rng):
     a, _ = inputs(rng, 8)
     with pytest.raises(ValueError, match="'m'"):
