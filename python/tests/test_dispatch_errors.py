@@ -82,6 +82,48 @@ def test_if_on_a_traced_value():
         enigma.compile(k, emit_only=True)
 
 
+@pytest.mark.parametrize("use", [
+    lambda t, n: enigma.if_(t == 0),     # Python compared the function: False
+    lambda t, n: enigma.if_(0 != t),
+    lambda t, n: enigma.if_(t < n),
+    lambda t, n: enigma.if_(n >= t),
+    lambda t, n: range(t),
+    lambda t, n: bool(t),
+    lambda t, n: -t,
+    lambda t, n: enigma.if_((t & 1) == 1),
+], ids=["eq", "reflected-ne", "lt", "reflected-ge", "range", "bool", "neg",
+        "and"])
+def test_thread_query_function_used_as_its_value(use):
+    """A newcomer wrote ``t = enigma.thread_position_in_threadgroup`` (as
+    ``enigma.thread_position_in_grid`` is written) and then ``with
+    enigma.if_(t == 0)``: Python compared the function with 0, the branch
+    became a trace-time False and never ran, silently. Every query
+    function used as a value is an error saying to call it."""
+    @enigma.kernel
+    def k(out: enigma.u32, n: enigma.Scalar(enigma.u32)):
+        t = enigma.thread_position_in_threadgroup
+        with use(t, n):
+            out[0] = 1
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"enigma\.thread_position_in_threadgroup: "
+                             r"call it, enigma\."
+                             r"thread_position_in_threadgroup\(\)"):
+        enigma.compile(k, emit_only=True)
+
+
+def test_thread_query_functions_stay_functions():
+    """The query functions keep their names, documentation and signature,
+    compare equal only to themselves, and hash as objects."""
+    import inspect
+    q = enigma.thread_position_in_threadgroup
+    assert q.__name__ == "thread_position_in_threadgroup" and q.__doc__
+    assert list(inspect.signature(q).parameters) == ["dim"]
+    assert q == q and q != enigma.threadgroup_position_in_grid
+    assert len({q, q, enigma.thread_index_in_threadgroup}) == 2
+    assert q in [enigma.threads_per_grid, q]
+
+
 def test_error_names_the_users_line():
     @enigma.kernel
     def k(A: enigma.f32):
