@@ -142,6 +142,16 @@ def _static_callee(obj) -> bool:
     return module == "enigma" or module.startswith("enigma.")
 
 
+def _enigma_function(obj) -> bool:
+    """One of the enigma package's functions, or a function wrapped (the
+    thread queries): not a class, a dtype or another callable value."""
+    if not isinstance(obj, types.FunctionType) and not isinstance(
+            getattr(obj, "__wrapped__", None), types.FunctionType):
+        return False
+    module = getattr(obj, "__module__", None) or ""
+    return module == "enigma" or module.startswith("enigma.")
+
+
 class _Calls(ast.NodeTransformer):
     """``f(args)`` -> ``__enigma_ctl__.callee(f)(args)`` where ``f`` may be
     a function to rewrite."""
@@ -149,6 +159,21 @@ class _Calls(ast.NodeTransformer):
     def __init__(self, fn, local):
         self.fn, self.local = fn, local
         self.changed = False
+
+    def visit_Expr(self, node):
+        """A statement that only names one of enigma's functions (``enigma.
+        barrier``, the call left out) does nothing in Python: an error at
+        its line, not a kernel that silently lost the call."""
+        self.generic_visit(node)
+        value = node.value
+        if isinstance(value, (ast.Name, ast.Attribute)) and \
+                _enigma_function(_resolve(self.fn, value, self.local)):
+            text = ast.unparse(value)
+            raise EnigmaError(
+                f"{self.fn.__code__.co_filename}:{node.lineno}: {text} names "
+                f"a function without calling it, which does nothing: write "
+                f"{text}()")
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)

@@ -1,7 +1,9 @@
 """Bad input gives a clear error, never a crash, and the PreparedKernel
 surface (docs/reference/runtimes.md)."""
 
+import os
 import re
+import tempfile
 
 import numpy as np
 import pytest
@@ -122,6 +124,43 @@ def test_thread_query_functions_stay_functions():
     assert q == q and q != enigma.threadgroup_position_in_grid
     assert len({q, q, enigma.thread_index_in_threadgroup}) == 2
     assert q in [enigma.threads_per_grid, q]
+
+
+@pytest.mark.parametrize("statement", ["enigma.barrier", "barrier",
+                                       "enigma.simd_barrier"])
+def test_function_named_without_its_call(statement):
+    """``enigma.barrier`` on a line of its own, the call left out, is a
+    Python expression that does nothing: the kernel silently lost its
+    barrier. A statement that only names one of enigma's functions is an
+    error at its line."""
+    source = (f"def k(A: enigma.f32):\n"
+              f"    A[0] = 1.0\n"
+              f"    {statement}\n"
+              f"    A[1] = A[0]\n")
+    scope = {"enigma": enigma, "barrier": enigma.barrier}
+    path = os.path.join(tempfile.mkdtemp(), "bare.py")
+    with open(path, "w") as f:
+        f.write(source)
+    exec(compile(source, path, "exec"), scope)
+    with pytest.raises(enigma.EnigmaError,
+                       match=rf"bare\.py:3: {re.escape(statement)} names "
+                             rf"a function without calling it.*write "
+                             rf"{re.escape(statement)}\(\)"):
+        enigma.compile(enigma.kernel(scope["k"]), emit_only=True)
+
+
+def test_names_of_values_on_their_own_line_stay_allowed():
+    """A docstring, a constant, or a name that is not a function (a
+    value read and dropped) is not that mistake."""
+    @enigma.kernel
+    def k(A: enigma.f32):
+        """A docstring."""
+        x = A[0]
+        x  # noqa: B018
+        enigma.f32  # noqa: B018
+        A[1] = x
+
+    enigma.compile(k, emit_only=True)
 
 
 def test_error_names_the_users_line():
