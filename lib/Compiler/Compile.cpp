@@ -8,6 +8,8 @@
 #include "enigma/Dialect/Enigma/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -132,6 +134,45 @@ std::string printModule(ModuleOp module, bool withLocations) {
 }
 } // namespace
 
+/// Whether the kernel may store into its buffer argument `arg`: an op with
+/// a write effect on it or on a view of it, or an atomic that writes it.
+/// Ops whose effects are unknown do not count, so that a warning built on
+/// this never names a buffer the kernel only reads.
+static bool mayWrite(KernelOp kernel, BlockArgument arg) {
+  llvm::DenseSet<mlir::Value> views;
+  views.insert(arg);
+  bool written = false;
+  kernel.walk([&](Operation *op) {
+    if (written)
+      return WalkResult::interrupt();
+    auto touches = [&](Operation *o) {
+      return llvm::any_of(o->getOperands(),
+                          [&](mlir::Value v) { return views.contains(v); });
+    };
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+      if (views.contains(view.getViewSource()))
+        for (mlir::Value r : op->getResults())
+          views.insert(r);
+      return WalkResult::advance();
+    }
+    if (isa<AtomicRMWOp, AtomicStoreOp, AtomicCompareExchangeOp>(op)) {
+      written = touches(op);
+      return WalkResult::advance();
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &e : instances)
+      if (isa<MemoryEffects::Write>(e.getEffect()) &&
+          (e.getValue() ? views.contains(e.getValue()) : touches(op)))
+        written = true;
+    return WalkResult::advance();
+  });
+  return written;
+}
+
 std::vector<KernelParam> kernelParams(KernelOp kernel) {
   std::vector<KernelParam> params;
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
@@ -147,6 +188,8 @@ std::vector<KernelParam> kernelParams(KernelOp kernel) {
       if (auto parsed = parseDType(dtype.getValue()))
         p.dtype = *parsed;
     p.multipleOf = kernel.getParamMultipleOf(i);
+    if (p.kind == ParamKind::Buffer)
+      p.written = mayWrite(kernel, kernel.getArgument(i));
     params.push_back(p);
   }
   return params;

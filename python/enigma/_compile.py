@@ -191,7 +191,7 @@ class CompiledKernel(Launchable):
 def params_of(artifact) -> list:
     """The parameters of a compiled artifact, as Param records."""
     return [Param(p.name, p.kind, as_dtype(p.dtype), p.vec_width,
-                  p.multiple_of) for p in artifact.params]
+                  p.multiple_of, written=p.written) for p in artifact.params]
 
 
 def _xcrun_available() -> bool:

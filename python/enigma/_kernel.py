@@ -122,18 +122,21 @@ def _return_line(fn) -> int:
 
 class Param:
     """A kernel parameter: name, kind ("buffer" or "scalar"), dtype,
-    vec_width (elements per buffer entry: 1, or N under vec_width=N) and,
-    for a scalar, multiple_of (the multiple its value is promised to be)."""
+    vec_width (elements per buffer entry: 1, or N under vec_width=N),
+    for a scalar multiple_of (the multiple its value is promised to be),
+    and for a buffer of a compiled kernel ``written``: whether the kernel
+    may store into it (False where unknown)."""
 
     __slots__ = ("name", "kind", "dtype", "vec_width", "multiple_of",
-                 "shape")
+                 "shape", "written")
 
     def __init__(self, name: str, kind: str, dtype: DType, vec_width: int = 1,
-                 multiple_of: int = 1, shape=None):
+                 multiple_of: int = 1, shape=None, written: bool = False):
         self.name, self.kind, self.dtype = name, kind, dtype
         self.vec_width = vec_width
         self.multiple_of = multiple_of
         self.shape = shape  # a buffer's declared shape (enigma.f32["H", "W"])
+        self.written = written
 
     def __repr__(self) -> str:
         width = f", vec_width={self.vec_width}" if self.vec_width > 1 else ""

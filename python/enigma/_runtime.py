@@ -12,6 +12,8 @@ import math
 import re
 import sys
 
+import warnings
+
 import numpy as np
 
 from . import _compile, _core, _interop, _log
@@ -108,6 +110,31 @@ def _numbers_as_bytes(value, param, label):
                       else [value], dtype=object).reshape(-1).tolist()
     raw = _core.pack_numbers(flat, param.dtype.name, label)
     return np.frombuffer(raw, dtype=np.uint8), param.dtype.name
+
+
+def _warn_of_written_inputs(compiled, buffers, inputs):
+    """For a launch that returns nothing: a UserWarning naming the buffers
+    the kernel may store into that are bound to copied inputs (host
+    arrays), since nothing it stores there is seen (the caller's arrays
+    stay as they were). With outputs bound, written inputs are scratch
+    space, as the original Enigma's programs use them: not warned."""
+    written = [f"{p.name} (input {i})" for i, (p, v) in
+               enumerate(zip(buffers, inputs))
+               if getattr(p, "written", False) and
+               not _interop.is_device_array(v)]
+    if not written:
+        return
+    names = written[0] if len(written) == 1 else \
+        f"{', '.join(written[:-1])} and {written[-1]}"
+    warnings.warn(
+        f"kernel {compiled.kernel_name} returns nothing and writes "
+        f"{names}, which execute copies: what the kernel stores there is "
+        "not returned and the arrays passed stay as they were. To read "
+        "them back, bind them "
+        "as outputs (after the inputs: output_size(s) or output_shapes), "
+        "or launch the kernel with the call form, kernel[grid](...), "
+        "which writes the arrays in place (docs/reference/runtimes.md)",
+        UserWarning, stacklevel=4)
 
 
 def _check_numbers_among_inputs(compiled, inputs):
@@ -443,6 +470,8 @@ class RuntimeBase:
         if not scalars:
             _check_numbers_among_inputs(compiled, inputs)
         buffers = _buffer_params(compiled)
+        if output_size is None and not output_sizes and outputs is None:
+            _warn_of_written_inputs(compiled, buffers, inputs)
         converted = []
         for i, value in enumerate(inputs):
             param = buffers[i] if i < len(buffers) else None

@@ -87,7 +87,8 @@ void bindBuilder(nb::module_ &m) {
       .def_prop_ro("kind", [](const KernelParam &p) { return kindName(p.kind); })
       .def_prop_ro("dtype", [](const KernelParam &p) { return shortName(p.dtype); })
       .def_ro("vec_width", &KernelParam::vecWidth)
-      .def_ro("multiple_of", &KernelParam::multipleOf);
+      .def_ro("multiple_of", &KernelParam::multipleOf)
+      .def_ro("written", &KernelParam::written);
 
   nb::class_<KernelArtifact>(m, "KernelArtifact",
                              "A compiled kernel: signature and sources")

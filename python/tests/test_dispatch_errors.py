@@ -4,6 +4,7 @@ surface (docs/reference/runtimes.md)."""
 import os
 import re
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -311,6 +312,40 @@ def test_numbers_among_the_inputs_say_where_scalars_go(runtime, scale,
     out = runtime.execute(scale, [a], output_size=32, grid=8, threads=8,
                           scalars=[2.0, 3])
     assert np.array_equal(np.frombuffer(out, np.float32), a * 2 + 3)
+
+
+def test_writes_into_copied_inputs_are_warned(runtime):
+    """A newcomer passed every array as an input, the ones the kernel
+    writes among them: execute copies its inputs, so those arrays stayed
+    as they were and nothing said so."""
+    @enigma.kernel
+    def divmod3(a: enigma.i32, q: enigma.i32, r: enigma.i32):
+        i = enigma.thread_position_in_grid
+        q[i] = a[i] // 3
+        r[i] = a[i] % 3
+
+    k = enigma.compile(divmod3)
+    a = np.array([0, 1, 5, 7, 9], np.int32)
+    q, r = np.zeros(5, np.int32), np.zeros(5, np.int32)
+    with pytest.warns(UserWarning, match=r"kernel enigma_kernel_divmod3 "
+                      r"returns nothing and writes q \(input 1\) and r "
+                      r"\(input 2\), which execute copies: .*not "
+                      r"returned.*outputs"):
+        runtime.execute(k, [a, q, r], grid=5, threads=5)
+    assert not q.any() and not r.any()    # as documented: inputs copied
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # Bound as outputs, nothing is said, and the results come back.
+        got_q, got_r = runtime.execute(k, [a], output_shapes=[(5,), (5,)],
+                                       output_dtypes=[np.int32, np.int32],
+                                       grid=5, threads=5)
+        # A written input beside an output is scratch space, as the
+        # original Enigma's programs pass it: not warned either.
+        scratch = runtime.execute(k, [a, q], output_size=20, grid=5,
+                                  threads=5)
+    assert got_q.tolist() == (a // 3).tolist()
+    assert got_r.tolist() == (a % 3).tolist()
+    assert np.frombuffer(scratch, np.int32).tolist() == (a % 3).tolist()
 
 
 def test_scalars_by_unknown_name(runtime, scale, rng):

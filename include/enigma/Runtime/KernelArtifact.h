@@ -31,6 +31,10 @@ struct KernelParam {
   /// A scalar's promised multiple (enigma.Scalar(..., multiple_of=N)): the
   /// dispatcher refuses other values. 1 when nothing is promised.
   uint64_t multipleOf = 1;
+  /// Whether the kernel may store into this buffer (a store, an atomic
+  /// that writes, a tile or fragment stored there). False for scalars and
+  /// where the kernel is not known (hand-written Metal source).
+  bool written = false;
 };
 
 /// A `function_constant(dtype, index)` the kernel reads.
