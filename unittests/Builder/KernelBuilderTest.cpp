@@ -50,6 +50,29 @@ TEST(KernelBuilder, SignatureAndSources) {
   EXPECT_NE(art.mlirSource.find("enigma.kernel @vector_add"), std::string::npos);
 }
 
+TEST(KernelBuilder, ParamsSayWhichBuffersTheKernelWrites) {
+  // C is stored into; A and B are only read; scalars are never "written".
+  KernelArtifact art = vectorAdd();
+  EXPECT_FALSE(art.params[0].written);
+  EXPECT_FALSE(art.params[1].written);
+  EXPECT_TRUE(art.params[2].written);
+
+  // A store under a branch still counts; a buffer read there does not.
+  KernelBuilder k("guarded");
+  Buffer in = k.addBuffer("in", DType::F32);
+  Buffer out = k.addBuffer("out", DType::F32);
+  Value n = k.addScalar("n", DType::U32);
+  Value tid = k.threadPositionInGrid();
+  k.beginIf(tid < n, {});
+  out[tid] = in[tid];
+  k.endIf({});
+  KernelArtifact guarded = k.compile();
+  ASSERT_EQ(guarded.params.size(), 3u);
+  EXPECT_FALSE(guarded.params[0].written);
+  EXPECT_TRUE(guarded.params[1].written);
+  EXPECT_FALSE(guarded.params[2].written);
+}
+
 TEST(KernelBuilder, VectorAddRunsOnCpuWithPartialGroup) {
   KernelArtifact art = vectorAdd();
   for (size_t n : {1u, 255u, 257u, 100000u}) {
