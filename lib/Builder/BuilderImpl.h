@@ -78,6 +78,13 @@ inline mlir::Value raw(const Value &v) {
 /// Throws EnigmaError unless `v` is a value of builder `b`.
 void checkOwner(const KernelBuilder *b, const Value &v, const char *what);
 
+/// `values` (each this builder's) converted to `types`, one each, for a
+/// construct's carried values or results; `what` names it in errors.
+llvm::SmallVector<mlir::Value> carriedValues(KernelBuilder &k,
+                                             const std::vector<Value> &values,
+                                             const std::vector<DType> &types,
+                                             const char *what);
+
 /// Wraps an mlir::Value of builder `b` (a friend of Value).
 struct ValueAccess {
   static Value wrap(KernelBuilder *b, mlir::Value v, DType t,

@@ -21,11 +21,10 @@ static scf::WhileOp innermostWhile(KernelBuilder::Impl &impl, bool inBody,
   return cast<scf::WhileOp>(impl.frames.back().op);
 }
 
-/// The values of `values` converted to the frame's dtypes.
-static SmallVector<mlir::Value> carriedValues(KernelBuilder &k,
-                                              const std::vector<Value> &values,
-                                              const std::vector<DType> &types,
-                                              const char *what) {
+SmallVector<mlir::Value> carriedValues(KernelBuilder &k,
+                                       const std::vector<Value> &values,
+                                       const std::vector<DType> &types,
+                                       const char *what) {
   if (values.size() != types.size())
     throw EnigmaError(std::string(what) + ": expected " +
                       std::to_string(types.size()) + " values, got " +

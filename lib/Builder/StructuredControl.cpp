@@ -59,20 +59,13 @@ static SmallVector<mlir::Value> yieldValues(KernelBuilder &kb,
                                             const std::vector<DType> &types,
                                             TypeRange resultTypes,
                                             const char *what) {
-  if (values.size() != types.size())
-    throw EnigmaError(std::string(what) + ": expected " +
-                      std::to_string(types.size()) + " values, got " +
-                      std::to_string(values.size()));
-  SmallVector<mlir::Value> out;
-  for (auto [i, v, t] : llvm::enumerate(values, types)) {
-    mlir::Value yielded = raw(kb.cast(v, t));
+  SmallVector<mlir::Value> out = carriedValues(kb, values, types, what);
+  for (auto [i, yielded] : llvm::enumerate(out))
     if (yielded.getType() != resultTypes[i])
       throw EnigmaError(std::string(what) + ": value " + std::to_string(i) +
-                        " has " + std::to_string(v.lanes()) +
+                        " has " + std::to_string(values[i].lanes()) +
                         " lane(s), the construct carries " +
                         std::to_string(lanesOf(resultTypes[i])));
-    out.push_back(yielded);
-  }
   return out;
 }
 
