@@ -433,6 +433,25 @@ class BufferProxy:
         self.shape = None
         self._extent_names = ()
 
+    def __iter__(self):
+        # Without it Python iterates through __getitem__ (A[0], A[1], ...)
+        # and never stops: a trace that hangs.
+        fail(f"buffer {self.name} cannot be iterated: a buffer parameter "
+             "has no length the kernel knows; loop over indices with "
+             f"enigma.range(n) and read {self.name}[i], n a scalar "
+             "parameter (n: enigma.Scalar(enigma.u32))")
+
+    def __bool__(self):
+        return True     # an object, as before __len__ (which Python's
+        # truth test would call otherwise)
+
+    def __len__(self):
+        fail(f"buffer {self.name} has no length in the kernel (the arrays "
+             "are bound at launch): pass the size as a scalar parameter (n: "
+             "enigma.Scalar(enigma.u32)) or declare the buffer's shape "
+             f"({self.name}: enigma.{self.dtype.name}[\"n\"], n a scalar "
+             "parameter)")
+
     def set_shape(self, declared, arguments: dict) -> None:
         """Binds the declared shape (ints and names of scalar parameters)
         to the kernel's arguments (parameter name -> proxy or value)."""

@@ -164,6 +164,35 @@ def test_names_of_values_on_their_own_line_stay_allowed():
     enigma.compile(k, emit_only=True)
 
 
+def test_iterating_or_sizing_a_buffer_parameter():
+    """``for x in A`` over a buffer parameter traced loads A[0], A[1], ...
+    without end (Python's fallback iteration through __getitem__): the
+    process hung, its memory growing. ``len(A)`` was a bare TypeError.
+    Both are errors at the user's line saying what to write instead."""
+    @enigma.kernel
+    def summed(A: enigma.f32, B: enigma.f32):
+        s = 0.0
+        for x in A:
+            s = s + x
+        B[0] = s
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_dispatch_errors\.py:\d+: buffer A cannot "
+                             r"be iterated.*enigma\.range"):
+        enigma.compile(summed, emit_only=True)
+
+    @enigma.kernel
+    def sized(A: enigma.f32):
+        i = enigma.thread_position_in_grid
+        with enigma.if_(i < len(A)):
+            A[i] = 1.0
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_dispatch_errors\.py:\d+: buffer A has no "
+                             r"length in the kernel.*enigma\.Scalar"):
+        enigma.compile(sized, emit_only=True)
+
+
 def test_error_names_the_users_line():
     @enigma.kernel
     def k(A: enigma.f32):
