@@ -134,47 +134,52 @@ std::string printModule(ModuleOp module, bool withLocations) {
 }
 } // namespace
 
-/// Whether the kernel may store into its buffer argument `arg`: an op with
-/// a write effect on it or on a view of it, or an atomic that writes it.
-/// Ops whose effects are unknown do not count, so that a warning built on
-/// this never names a buffer the kernel only reads.
-static bool mayWrite(KernelOp kernel, BlockArgument arg) {
-  llvm::DenseSet<mlir::Value> views;
-  views.insert(arg);
-  bool written = false;
+/// The arguments the kernel may store into: one walk, each view followed
+/// back to its argument; a write effect on an argument or a view of it,
+/// or an atomic that writes it, marks the argument. Ops whose effects are
+/// unknown do not count, so that a warning built on this never names a
+/// buffer the kernel only reads.
+static llvm::DenseSet<unsigned> writtenArguments(KernelOp kernel) {
+  llvm::DenseMap<mlir::Value, unsigned> argumentOf;
+  for (BlockArgument arg : kernel.getArguments())
+    argumentOf[arg] = arg.getArgNumber();
+  llvm::DenseSet<unsigned> written;
+  auto mark = [&](mlir::Value v) {
+    if (auto it = argumentOf.find(v); it != argumentOf.end())
+      written.insert(it->second);
+  };
   kernel.walk([&](Operation *op) {
-    if (written)
-      return WalkResult::interrupt();
-    auto touches = [&](Operation *o) {
-      return llvm::any_of(o->getOperands(),
-                          [&](mlir::Value v) { return views.contains(v); });
-    };
     if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
-      if (views.contains(view.getViewSource()))
+      if (auto it = argumentOf.find(view.getViewSource());
+          it != argumentOf.end())
         for (mlir::Value r : op->getResults())
-          views.insert(r);
-      return WalkResult::advance();
+          argumentOf[r] = it->second;
+      return;
     }
     if (isa<AtomicRMWOp, AtomicStoreOp, AtomicCompareExchangeOp>(op)) {
-      written = touches(op);
-      return WalkResult::advance();
+      llvm::for_each(op->getOperands(), mark);
+      return;
     }
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects)
-      return WalkResult::advance();
+      return;
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);
-    for (const MemoryEffects::EffectInstance &e : instances)
-      if (isa<MemoryEffects::Write>(e.getEffect()) &&
-          (e.getValue() ? views.contains(e.getValue()) : touches(op)))
-        written = true;
-    return WalkResult::advance();
+    for (const MemoryEffects::EffectInstance &e : instances) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()))
+        continue;
+      if (e.getValue())
+        mark(e.getValue());
+      else
+        llvm::for_each(op->getOperands(), mark);
+    }
   });
   return written;
 }
 
 std::vector<KernelParam> kernelParams(KernelOp kernel) {
   std::vector<KernelParam> params;
+  const llvm::DenseSet<unsigned> written = writtenArguments(kernel);
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
     KernelParam p;
     p.name = kernel.getParamName(i);
@@ -188,8 +193,7 @@ std::vector<KernelParam> kernelParams(KernelOp kernel) {
       if (auto parsed = parseDType(dtype.getValue()))
         p.dtype = *parsed;
     p.multipleOf = kernel.getParamMultipleOf(i);
-    if (p.kind == ParamKind::Buffer)
-      p.written = mayWrite(kernel, kernel.getArgument(i));
+    p.written = p.kind == ParamKind::Buffer && written.contains(i);
     params.push_back(p);
   }
   return params;

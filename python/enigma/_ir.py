@@ -442,8 +442,8 @@ class BufferProxy:
              "parameter (n: enigma.Scalar(enigma.u32))")
 
     def __bool__(self):
-        return True     # an object, as before __len__ (which Python's
-        # truth test would call otherwise)
+        # True, as any object: Python's truth test would call __len__.
+        return True
 
     def __len__(self):
         fail(f"buffer {self.name} has no length in the kernel (the arrays "

@@ -11,7 +11,6 @@ import atexit
 import math
 import re
 import sys
-
 import warnings
 
 import numpy as np
@@ -112,6 +111,13 @@ def _numbers_as_bytes(value, param, label):
     return np.frombuffer(raw, dtype=np.uint8), param.dtype.name
 
 
+def _listed(items) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = list(items)
+    return items[0] if len(items) == 1 else \
+        f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def _warn_of_written_inputs(compiled, buffers, inputs):
     """For a launch that returns nothing: a UserWarning naming the buffers
     the kernel may store into that are bound to copied inputs (host
@@ -124,11 +130,9 @@ def _warn_of_written_inputs(compiled, buffers, inputs):
                not _interop.is_device_array(v)]
     if not written:
         return
-    names = written[0] if len(written) == 1 else \
-        f"{', '.join(written[:-1])} and {written[-1]}"
     warnings.warn(
         f"kernel {compiled.kernel_name} returns nothing and writes "
-        f"{names}, which execute copies: what the kernel stores there is "
+        f"{_listed(written)}, which execute copies: what the kernel stores there is "
         "not returned and the arrays passed stay as they were. To read "
         "them back, bind them "
         "as outputs (after the inputs: output_size(s) or output_shapes), "
@@ -147,9 +151,8 @@ def _check_numbers_among_inputs(compiled, inputs):
                if isinstance(v, (int, float, np.generic))]
     if not params or not numbers:
         return
-    which = (f"inputs {', '.join(map(str, numbers[:-1]))} and {numbers[-1]} "
-             "are numbers" if len(numbers) > 1
-             else f"input {numbers[0]} is a number")
+    which = (f"inputs {_listed(map(str, numbers))} are numbers"
+             if len(numbers) > 1 else f"input {numbers[0]} is a number")
     described = ", ".join(f"{p.name} ({p.dtype.name})" for p in params)
     raise _core.DispatchError(
         f"kernel {compiled.kernel_name} takes scalar parameters "

@@ -138,6 +138,11 @@ def _static_callee(obj) -> bool:
         return True
     if isinstance(obj, types.FunctionType):
         return _runs_as_is(obj)
+    return _of_enigma(obj)
+
+
+def _of_enigma(obj) -> bool:
+    """Whether ``obj`` was defined in the enigma package."""
     module = getattr(obj, "__module__", None) or ""
     return module == "enigma" or module.startswith("enigma.")
 
@@ -145,11 +150,9 @@ def _static_callee(obj) -> bool:
 def _enigma_function(obj) -> bool:
     """One of the enigma package's functions, or a function wrapped (the
     thread queries): not a class, a dtype or another callable value."""
-    if not isinstance(obj, types.FunctionType) and not isinstance(
-            getattr(obj, "__wrapped__", None), types.FunctionType):
-        return False
-    module = getattr(obj, "__module__", None) or ""
-    return module == "enigma" or module.startswith("enigma.")
+    return (isinstance(obj, types.FunctionType) or isinstance(
+        getattr(obj, "__wrapped__", None), types.FunctionType)) and \
+        _of_enigma(obj)
 
 
 class _Calls(ast.NodeTransformer):
