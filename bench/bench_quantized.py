@@ -43,7 +43,8 @@ import time
 import numpy as np
 
 import enigma
-from enigma.quantized import DequantizedGemmConfig, QmmConfig, QmvConfig
+from enigma.quantized import (DequantizedGemmConfig, QmmConfig, QmvConfig,
+                              QmvMmaConfig)
 
 SHAPES = [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)]
 GROUP = 64
@@ -52,13 +53,23 @@ GEMV_CONFIGS = {
     1: [QmvConfig(8, 1, 4), QmvConfig(4, 1, 4), QmvConfig(8, 1, 2),
         QmvConfig(8, 2, 2), QmvConfig(4, 1, 4, 2), QmvConfig(8, 2),
         QmvConfig(4, 1, 8), QmvConfig(2, 1, 8), QmvConfig(4, 2, 4),
-        QmvConfig(2, 1, 16), QmvConfig(8, 1, 8), QmvConfig(4, 1, 2, 2)],
+        QmvConfig(2, 1, 16), QmvConfig(8, 1, 8), QmvConfig(4, 1, 2, 2),
+        QmvMmaConfig(), QmvMmaConfig(parts=4, chunks=4),
+        QmvMmaConfig(row_groups=8, parts=1)],
     16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
          QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
          QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
          QmmConfig(16, 64, 128, 1, 4, 8, splits=1),
          QmmConfig(16, 128, 128, 1, 4, 2), QmmConfig(16, 64, 128, 1, 4, 2),
-         QmmConfig(16, 64, 128, 1, 4, 2, splits=1), QmvConfig(8, 1, 4)],
+         QmmConfig(16, 64, 128, 1, 4, 2, splits=1), QmvConfig(8, 1, 4),
+         # The weights dequantised into the A fragment (products y^T =
+         # W x^T), x staged once per threadgroup; the span (K per
+         # threadgroup) chosen per shape unless given.
+         QmvMmaConfig(), QmvMmaConfig(parts=4, chunks=4),
+         QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1),
+         QmvMmaConfig(row_groups=2, parts=4),
+         QmvMmaConfig(chunks=16, parts=1), QmvMmaConfig(span=4096),
+         QmvMmaConfig(span=512)],
 }
 GEMM_CONFIGS = [DequantizedGemmConfig(),
                 QmmConfig(128, 256, 64, 8, 1, 5),

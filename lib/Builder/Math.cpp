@@ -192,7 +192,10 @@ Value asType(KernelBuilder &k, Value x, DType to) {
   KernelBuilder::Impl &impl = k.internals();
   if (!isFloat(from) && !isFloat(to))
     return wrap(&k, raw(x), to); // same bits, new signedness
+  // A fragment reinterprets element by element.
   Type toType = mlirType(&impl.context, to, x.lanes());
+  if (auto t = llvm::dyn_cast<RankedTensorType>(raw(x).getType()))
+    toType = RankedTensorType::get(t.getShape(), getElementTypeOrSelf(toType));
   mlir::Value r =
       impl.builder.create<arith::BitcastOp>(impl.location, toType, raw(x));
   return wrap(&k, r, to);

@@ -299,6 +299,28 @@ Value mmaLoad(KernelBuilder &k, MmaMemory mem, Value offset, Value ld,
   return wrapAs(k, op.getResult(), m.dtype);
 }
 
+Value mmaGather(KernelBuilder &k, MmaMemory mem, Value offset, Value index) {
+  Memory m = memoryOf(k, mem, "mma_gather");
+  RankedTensorType t = requireFragment(index, "mma_gather index");
+  if (t.getRank() != 2 || isFloat(index.dtype()) ||
+      index.dtype() == DType::Bool || byteWidth(index.dtype()) != 4)
+    throw EnigmaError("mma_gather: the index must be an int fragment (from "
+                      "mma_iota and arithmetic), got a " + shapeText(t) +
+                      " of " + shortName(index.dtype()));
+  if (m.dtype != DType::F32 && m.dtype != DType::F16 &&
+      m.dtype != DType::BF16 && m.dtype != DType::I32 &&
+      m.dtype != DType::U32 && !isFloat8(m.dtype))
+    throw EnigmaError(std::string("mma_gather reads float, half, bfloat, "
+                                  "8-bit float or 32-bit integer memory, "
+                                  "not ") +
+                      shortName(m.dtype));
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<MmaGatherOp>(
+      impl.location, tensorType(k, m.dtype, t.getShape()), m.memref,
+      asIndex(k, offset, "mma_gather offset"), raw(index));
+  return wrapAs(k, op.getResult(), m.dtype);
+}
+
 void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
               bool transpose, Value boundRows, Value boundCols) {
   requireFragment(fragment, "mma_store");
@@ -622,6 +644,28 @@ Value mmaSaturatingCast(Value a, DType to) {
   auto op = impl.builder.create<TruncFSatOp>(
       impl.location, tensorType(k, to, t.getShape()), raw(a));
   return wrapAs(k, op.getResult(), to);
+}
+
+Value mmaFma(Value a, Value b, Value c) {
+  const char *what = "fma";
+  a = computableFragment(a);
+  b = computableFragment(b);
+  c = computableFragment(c);
+  const Value &f = isFragment(a) ? a : fragmentAmong(b, c, what);
+  RankedTensorType t = tensorOf(f);
+  DType dt = f.dtype();
+  if (!isFloat(dt))
+    throw EnigmaError(std::string("fma takes float, half or bfloat "
+                                  "fragments, got ") +
+                      shortName(dt));
+  Value x = asFragmentLike(a, t, dt, what), y = asFragmentLike(b, t, dt, what),
+        z = asFragmentLike(c, t, dt, what);
+  KernelBuilder &k = *f.builder();
+  KernelBuilder::Impl &impl = k.internals();
+  return wrapAs(k,
+                impl.builder.create<math::FmaOp>(impl.location, raw(x), raw(y),
+                                                 raw(z)),
+                dt);
 }
 
 Value mmaUnary(const std::string &fn, Value a) {

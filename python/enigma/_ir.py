@@ -705,9 +705,14 @@ def fragment_math(name: str, *args):
         other = args[1] if f is args[0] else args[0]
         op = "max" if name in ("fmax", "max") else "min"
         return f._bin(op, other, reflected=f is not args[0])
+    if name == "fma" and len(args) == 3:
+        like = next(a for a in args if _is_fragment(a))
+        return _fragment_call("mma_fma", *(
+            a._value if isinstance(a, IRValue) else
+            to_value(a, like.dtype)._value for a in args))
     fail(f"enigma.{name} does not take fragments; fragments support exp, "
          "exp2, log, log2, sqrt, rsqrt, tanh, abs, sin, cos, floor, ceil, "
-         "fmax, fmin and where")
+         "fmax, fmin, fma and where")
 
 
 def fragment_where(false_val, true_val, cond):

@@ -37,7 +37,8 @@ from ._math import imin, where
 from ._tile import PipelineStage, pipeline
 
 __all__ = ["Fragment", "MmaOperand", "mma", "mma_wait", "mma_fill",
-           "mma_zeros", "mma_iota", "mma_load", "mma_store", "mma_operand",
+           "mma_zeros", "mma_iota", "mma_load", "mma_gather", "mma_store",
+           "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
            "gemm_tile", "autotune", "Autotuner", "Launch"]
 
@@ -170,6 +171,25 @@ def mma_load(mem, rows: int, cols: int, *, ld, offset=0, transpose=False,
                                                    f"{what}: offset"),
                        _index(ld, f"{what}: ld"), rows, cols,
                        bool(transpose), r, c))
+
+
+def mma_gather(mem, index, *, offset=0) -> Fragment:
+    """A fragment of ``mem``'s dtype shaped like ``index``, an int fragment:
+    element (r, c) is ``mem[offset + index(r, c)]``. Build the indices from
+    :func:`mma_iota` and arithmetic; they may differ element by element,
+    for layouts :func:`mma_load` cannot describe (weights packed several
+    to a word, a permuted or paged table). ``mem`` is a buffer parameter,
+    threadgroup tensor or pipeline stage; ``offset`` must be the same in
+    every lane. The indices are not checked: each must lie inside ``mem``.
+    """
+    what = "mma_gather"
+    if not isinstance(index, Fragment) or index.is_row_vector:
+        fail(f"{what}: index must be an int fragment (from mma_iota and "
+             f"arithmetic), got {index!r}")
+    memory, base = _memory(mem, what)
+    return _wrap(_call("mma_gather", memory,
+                       _index(_plus(base, offset), f"{what}: offset"),
+                       index._value))
 
 
 def mma_store(frag, mem, *, ld, offset=0, transpose=False,

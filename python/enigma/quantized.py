@@ -39,11 +39,12 @@ from ._quantized import (ACTIVATION_DTYPES, BITS, GROUP_SIZES, QmmConfig,
                          dequantize_kernel, matmul_kernel, quantize_kernel,
                          split_sum_kernel)
 from ._quantized_matvec import QmvConfig, matvec_kernel
+from ._quantized_matvec_mma import QmvMmaConfig, matvec_mma_kernel
 from ._quantized_prefill import (DequantizedGemmConfig, gemm_kernel,
                                  needs_workspace)
 
 __all__ = ["quantize", "dequantize", "quantized_matmul", "QmvConfig",
-           "QmmConfig", "DequantizedGemmConfig", "default_config",
+           "QmvMmaConfig", "QmmConfig", "DequantizedGemmConfig", "default_config",
            "quantized_matmul_configs", "GROUP_SIZES", "BITS",
            "MATVEC_MAX_ROWS", "PREFILL_DEQUANTIZE_ROWS"]
 
@@ -239,6 +240,8 @@ def _kernel(kind, dtype, group_size, config=None, split=False):
         k = dequantize_kernel(dtype, group_size)
     elif kind == "qmv":
         k = matvec_kernel(dtype, group_size, config)
+    elif kind == "qmv_mma":
+        k = matvec_mma_kernel(dtype, group_size, config, split)
     elif kind == "qmm":
         k = matmul_kernel(dtype, group_size, config, split)
     elif kind == "gemm":
@@ -447,13 +450,17 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
         kernel = _kernel("qmv", xa.dtype, group_size, config)
         kernel.launch(**config.launch(M, N))(*args, bound, N, K, **kw)
         return y
+    if isinstance(config, QmvMmaConfig):
+        _matvec_mma(xa, args, bound, (M, N, K), group_size, config, target,
+                    runtime)
+        return y
     if isinstance(config, DequantizedGemmConfig):
         _dequantized_gemm(xa, q, s, b, group_size, bound, (M, N, K), config,
                           target, runtime)
         return y
     if not isinstance(config, QmmConfig):
-        raise TypeError(f"config must be a QmvConfig, a QmmConfig or a "
-                        f"DequantizedGemmConfig, got "
+        raise TypeError(f"config must be a QmvConfig, a QmvMmaConfig, a "
+                        f"QmmConfig or a DequantizedGemmConfig, got "
                         f"{type(config).__name__}")
     splits, tiles = _splits(config, M, N, K, target, xa)
     if splits * M * N >= _U32_LIMIT:
@@ -470,6 +477,36 @@ def quantized_matmul(x, w_q, scales, biases, transpose: bool = True,
     _kernel("sum", xa.dtype, 0).launch(grid=M * N, threads=256)(
         partial, bound, M * N, splits, **kw)
     return y
+
+
+def _matvec_mma(xa, args, bound, shape, group_size, config, target,
+                runtime):
+    """``bound = x @ w_hat.T`` by :class:`QmvMmaConfig` (16-bit x, at most
+    16 rows): one launch when the threadgroups' K range covers K, else
+    float partial sums per range and the kernel that adds them."""
+    M, N, K = shape
+    if xa.dtype not in ("f16", "bf16"):
+        raise ValueError(f"QmvMmaConfig multiplies f16 or bf16 x on the "
+                         f"matrix hardware, got {xa.dtype}; use a QmvConfig "
+                         "or QmmConfig")
+    if M > 16:
+        raise ValueError(f"QmvMmaConfig takes at most 16 rows of x, got {M}; "
+                         "use a QmmConfig")
+    # Off CUDA, x's staged rows stay within Metal's 32 KiB.
+    config = config.for_shape(N, K, _sm_count(xa),
+                              None if target == "cuda" else 512)
+    kw = _runtime_kw(runtime)
+    splits = config.splits(K)
+    launch = config.launch(N, K)
+    if splits == 1:
+        kernel = _kernel("qmv_mma", xa.dtype, group_size, config, False)
+        kernel.launch(**launch)(*args, bound, M, N, K, **kw)
+        return
+    partial = xa.empty((splits, M, N), "f32")
+    kernel = _kernel("qmv_mma", xa.dtype, group_size, config, True)
+    kernel.launch(**launch)(*args, partial, M, N, K, **kw)
+    _kernel("sum", xa.dtype, 0).launch(grid=M * N, threads=256)(
+        partial, bound, M * N, splits, **kw)
 
 
 def _dequantized_gemm(xa, q, s, b, group_size, bound, shape, config, target,

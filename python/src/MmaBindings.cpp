@@ -97,6 +97,13 @@ void bindMma(nb::module_ &m) {
       "builder"_a, "mem"_a, "offset"_a, "ld"_a, "rows"_a, "cols"_a,
       "transpose"_a, "bound_rows"_a.none(), "bound_cols"_a.none());
   m.def(
+      "mma_gather",
+      [](KernelBuilder &b, const Memory &mem, Value offset, Value index) {
+        checkBuilder(b, index, "mma_gather");
+        return mmaGather(b, memoryOf(mem), offset, index);
+      },
+      "builder"_a, "mem"_a, "offset"_a, "index"_a);
+  m.def(
       "mma_store",
       [](KernelBuilder &b, Value frag, const Memory &mem, Value offset,
          Value ld, bool transpose, std::optional<Value> boundRows,
@@ -194,6 +201,14 @@ void bindMma(nb::module_ &m) {
         return mmaCast(x, dtypeNamed(dtype));
       },
       "builder"_a, "value"_a, "dtype"_a);
+  m.def(
+      "mma_fma",
+      [](KernelBuilder &b, Value x, Value y, Value z) {
+        for (const Value *v : {&x, &y, &z})
+          checkBuilder(b, *v, "fma");
+        return mmaFma(x, y, z);
+      },
+      "builder"_a, "a"_a, "b"_a, "c"_a);
   m.def(
       "mma_saturating_cast",
       [](KernelBuilder &b, Value x, const std::string &dtype) {

@@ -78,6 +78,9 @@ Value mmaIota(KernelBuilder &k, int dim, int rows, int cols);
 Value mmaLoad(KernelBuilder &k, MmaMemory mem, Value offset, Value ld,
               int rows, int cols, bool transpose = false,
               Value boundRows = {}, Value boundCols = {});
+/// A fragment of the memory's dtype, shaped like `index` (an int fragment):
+/// element (r, c) is mem[offset + index(r, c)].
+Value mmaGather(KernelBuilder &k, MmaMemory mem, Value offset, Value index);
 /// Writes `fragment`, converted to the memory's dtype, to the same places.
 void mmaStore(Value fragment, MmaMemory mem, Value offset, Value ld,
               bool transpose = false, Value boundRows = {},
@@ -121,6 +124,8 @@ Value mmaCast(Value a, DType to);
 /// Element-wise conversion to an 8-bit float that clamps magnitudes beyond
 /// its largest finite value to it (saturatingCast, Float8.h).
 Value mmaSaturatingCast(Value a, DType to);
+/// Element-wise a * b + c rounded once; scalars are filled.
+Value mmaFma(Value a, Value b, Value c);
 /// Element-wise math function by Metal name: "exp", "exp2", "log", "log2",
 /// "sqrt", "rsqrt", "tanh", "abs", "neg", "sin", "cos", "floor", "ceil".
 Value mmaUnary(const std::string &fn, Value a);

@@ -4,6 +4,7 @@
 #include "Families.h"
 
 #include "enigma/Dialect/Enigma/IR/EnigmaAsyncCopyOps.h"
+#include "enigma/Dialect/Enigma/IR/EnigmaMmaOps.h"
 #include "enigma/Support/DType.h"
 #include "enigma/Target/Preludes.h"
 
@@ -283,7 +284,9 @@ LogicalResult CFamilyEmitter::emitOp(Operation *op) {
            << "] = " << expr(store.getValueToStore()) << ";\n";
     return success();
   }
-  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+  // A fragment constant is a fill (the mma family prints it).
+  if (auto c = dyn_cast<arith::ConstantOp>(op);
+      c && !isFragmentType(c.getType())) {
     alias(c.getResult(), constant(c.getValue(), c.getType()));
     return success();
   }

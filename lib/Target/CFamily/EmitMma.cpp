@@ -76,6 +76,12 @@ template <typename F, int Dim> inline F enigma_mma_iota(uint lane) {
     f.v[i] = uint(Dim == 0 ? enigma_mma_row<F::cols>(i, lane) : enigma_mma_col<F::cols>(i, lane));
   return f;
 }
+template <typename F, typename P, typename I>
+inline F enigma_mma_gather(P p, ulong off, thread const I &index, uint lane) {
+  F f;
+  for (int i = 0; i < F::size; ++i) f.v[i] = p[off + uint(index.v[i])];
+  return f;
+}
 template <typename F, bool Trans, bool Bounded, typename P>
 inline F enigma_mma_load(P p, ulong off, ulong ld, ulong rows, ulong cols, uint lane) {
   F f;
@@ -418,6 +424,9 @@ std::string elementExpr(CFamilyEmitter &e, Operation *op,
         return floatConversionExpr(e, elemType(a()), elemType(r), el(a()),
                                    /*saturate=*/true);
       })
+      .Case([&](arith::BitcastOp) {
+        return "as_type<" + rt + ">(" + el(a()) + ")";
+      })
       .Case([&](arith::UIToFPOp) { return "(" + rt + ")" + el(a()); })
       .Case([&](arith::SIToFPOp) { return "(" + rt + ")" + S(a()); })
       // NaN and values past the range defined: metal_float_to_int.h.
@@ -586,6 +595,14 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                      e.expr(load.getOffset()) + ", " + e.expr(load.getLd()) +
                      ", " + idx(load.getRows()) + ", " + idx(load.getCols()) +
                      ", " + laneExpr(e) + ")");
+        return success();
+      })
+      .Case([&](MmaGatherOp gather) {
+        e.define(gather.getResult(),
+                 "enigma_mma_gather<" + T(gather.getResult()) + ">(" +
+                     e.expr(gather.getMemref()) + ", " +
+                     e.expr(gather.getOffset()) + ", " +
+                     e.expr(gather.getIndex()) + ", " + laneExpr(e) + ")");
         return success();
       })
       .Case([&](MmaStoreOp store) {

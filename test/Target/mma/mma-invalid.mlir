@@ -594,3 +594,34 @@ enigma.kernel @register_a_product_counts_for_pending(
   enigma.mma_store %ow, %O[%c0], %c64 : tensor<16x64xf32>, memref<?xf32, #enigma.address_space<device>>
   enigma.return
 }
+
+// -----
+
+enigma.kernel @gather_index_of_another_shape(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %i = enigma.mma_iota 1 : tensor<16x32xi32>
+  // expected-error @+1 {{gathers a tensor<16x16xf32> with indices of another shape, tensor<16x32xi32>}}
+  %f = enigma.mma_gather %A[%c0 + %i] : memref<?xf32, #enigma.address_space<device>>, tensor<16x32xi32> -> tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @gather_of_another_type(%A: memref<?xf16, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %c0 = arith.constant 0 : index
+  %i = enigma.mma_iota 1 : tensor<16x16xi32>
+  // expected-error @+1 {{memory of f16 with a fragment of f32}}
+  %f = enigma.mma_gather %A[%c0 + %i] : memref<?xf16, #enigma.address_space<device>>, tensor<16x16xi32> -> tensor<16x16xf32>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @gather_offset_per_lane(%A: memref<?xf32, #enigma.address_space<device>> {enigma.name = "A"}) {
+  %lane = enigma.thread_index_in_simdgroup
+  %off = arith.index_cast %lane : i32 to index
+  %i = enigma.mma_iota 1 : tensor<16x16xi32>
+  // expected-error @+1 {{the offset must be the same in every lane of the simdgroup}}
+  %f = enigma.mma_gather %A[%off + %i] : memref<?xf32, #enigma.address_space<device>>, tensor<16x16xi32> -> tensor<16x16xf32>
+  enigma.return
+}

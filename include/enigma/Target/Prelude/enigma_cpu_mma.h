@@ -86,6 +86,20 @@ template <class F, int Dim> inline F enigma_mma_iota(uint32_t lane) {
   return f;
 }
 
+// Element (r, c) = p[off + index(r, c)]; the rows a lane holds past the
+// fragment's (lanes 16-31 of a 16-row fragment) read nothing.
+template <class F, class P, class I>
+inline F enigma_mma_gather(P p, uint64_t off, const I &index, uint32_t lane) {
+  F f{};
+  for (int j = 0; j < F::lane_rows; ++j) {
+    if (lane + 32u * uint32_t(j) >= uint32_t(F::rows))
+      break;
+    for (int c = 0; c < F::cols; ++c)
+      f.v[j * F::cols + c] = p[off + uint32_t(index.v[j * F::cols + c])];
+  }
+  return f;
+}
+
 template <class F, bool Trans, bool Bounded, class P>
 inline F enigma_mma_load(P p, uint64_t off, uint64_t ld, uint64_t rows,
                          uint64_t cols, uint32_t lane) {

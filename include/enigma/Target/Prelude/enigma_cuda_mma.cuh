@@ -287,6 +287,20 @@ __device__ __forceinline__ F enigma_mma_iota(unsigned lane) {
   return f;
 }
 
+/* Element (r, c) = p[off + index(r, c)], one load per element: loads of
+ * one address (the elements of a word that several codes share) are left
+ * for the compiler to merge. */
+template <class F, class P, class I>
+__device__ __forceinline__ F enigma_mma_gather(P p, enigma_mma::u64 off,
+                                               const I &index, unsigned) {
+  F f;
+  const P base = p + off; /* one 64-bit address; 32-bit offsets from it */
+#pragma unroll
+  for (int i = 0; i < F::size; ++i)
+    f.v[i] = base[unsigned(index.v[i])];
+  return f;
+}
+
 namespace enigma_mma {
 /* Two adjacent elements, accessed as one 2-element-aligned unit. */
 template <class T> struct alignas(2 * sizeof(T)) Pair {

@@ -21,8 +21,8 @@ using namespace enigma;
 namespace enigma {
 
 bool isFragmentOp(Operation *op) {
-  return isa<MmaFillOp, MmaIotaOp, MmaLoadOp, MmaStoreOp, MmaOp, MmaRegOp,
-             MmaWaitOp, MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
+  return isa<MmaFillOp, MmaIotaOp, MmaLoadOp, MmaGatherOp, MmaStoreOp, MmaOp,
+             MmaRegOp, MmaWaitOp, MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
 }
 
 bool usesFragments(KernelOp kernel) {
@@ -543,6 +543,20 @@ LogicalResult verifyMmaOp(Operation *op) {
         return verifyLoadStore(op, load.getType(), load.getMemref(),
                                load.getOffset(), load.getLd(), load.getRows(),
                                load.getCols(), false);
+      })
+      .Case([&](MmaGatherOp gather) -> LogicalResult {
+        auto t = llvm::cast<RankedTensorType>(gather.getType());
+        if (failed(checkShape(op, t, "the result")) ||
+            failed(checkMemory(op, gather.getMemref(), t.getElementType(),
+                               false)))
+          return failure();
+        if (llvm::cast<RankedTensorType>(gather.getIndex().getType())
+                .getShape() != t.getShape())
+          return op->emitOpError("gathers a ")
+                 << typeText(t) << " with indices of another shape, "
+                 << typeText(gather.getIndex().getType());
+        return checkUniform(op, {gather.getOffset()}, SyncScope::Simdgroup,
+                            "the offset");
       })
       .Case([&](MmaStoreOp store) {
         return verifyLoadStore(op, store.getValue().getType(),

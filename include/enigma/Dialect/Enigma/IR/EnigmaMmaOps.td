@@ -106,6 +106,25 @@ def Enigma_MmaLoadOp
   }];
 }
 
+def Enigma_MmaGatherOp : Enigma_MmaOp<"mma_gather"> {
+  let summary = "a fragment of elements read at per-element indices";
+  let description = [{
+    Element (r, c) is `memref[offset + index(r, c)]`, `index` an integer
+    fragment of the result's shape (built from `mma_iota` and arithmetic),
+    read as unsigned. `offset` must be the same in every lane; the indices
+    may differ element by element, which is what a layout the matrix
+    hardware does not read directly (packed or permuted weights, a paged
+    table) needs. Every index must be inside the memory; it is not checked.
+  }];
+  let arguments = (ins Arg<Enigma_MmaMemRef, "", [MemRead]>:$memref,
+                       Index:$offset, TensorRankOf<[I32], [2]>:$index);
+  let results = (outs Enigma_Fragment:$result);
+  let assemblyFormat = [{
+    $memref `[` $offset `+` $index `]` attr-dict `:` type($memref) `,`
+    type($index) `->` type($result)
+  }];
+}
+
 def Enigma_MmaStoreOp
     : Enigma_MmaOp<"mma_store", [AttrSizedOperandSegments]> {
   let summary = "a fragment written to memory";

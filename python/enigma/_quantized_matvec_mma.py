@@ -1,0 +1,288 @@
+"""The decode kernel of 4-bit quantized weights on the matrix hardware: ``y
+= x W^T`` for up to 16 rows of ``x`` with 16-bit x, the weights
+dequantised straight into the registers of the products' A operand
+(``enigma._quantized``, docs/design/quantized-matmul.md).
+
+The product is computed transposed, ``y^T = W x^T``: 16 weight rows are the
+A operand (a fragment, dequantised from the packed words with
+:func:`enigma.mma_gather`), x's rows are B, staged once per threadgroup in
+threadgroup memory. The words never pass through threadgroup memory,
+so a weight costs its load, a few bit operations and one fused
+multiply-add, and the products' 16 columns of x cost nothing extra.
+
+A product sums over K in any order, so the kernel reads each chunk of 32
+values of K in the order that puts, for every lane, the eight codes it
+holds of a row (in the CUDA fragment layout: columns ``2c, 2c + 1, 2c + 8,
+...`` of lane ``c = lane % 4``) in one packed word: logical column ``L``
+of a chunk is physical value ``PERMUTE[L]``, and x is staged in the same
+order. Every target computes the same sums; only the number of loads
+depends on the layout.
+"""
+
+# No `from __future__ import annotations`: the kernel's annotations name
+# dtypes of the enclosing function, which a string annotation cannot see.
+
+from ._control import for_range, if_, range_constexpr
+from ._cooperation import threadgroup_alloc
+from ._dtypes import Scalar, as_dtype
+from ._ir import fail
+from ._kernel import kernel
+from ._math import as_type, fma, imin, where
+from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_load,
+                   mma_operand, mma_store, mma_zeros)
+from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, check_group_size,
+                         enigma_f32, enigma_u32, vector_load, vector_store)
+from ._vectors import make_vec
+from ._threads import (barrier, simdgroup_index_in_threadgroup,
+                       thread_index_in_threadgroup,
+                       threadgroup_position_in_grid)
+
+__all__ = ["QmvMmaConfig", "matvec_mma_kernel", "PERMUTE"]
+
+CHUNK = 32          # values of K per packed-word group of a lane
+ROWS = 16           # weight rows of one A fragment
+XROWS = 16          # rows of x (the product's N)
+_MAGIC = 8388608.0  # 2^23
+MAX_SPAN = 8192     # values of K (of 16 rows of x) one threadgroup stages
+# The span for_shape picks at most: 64 KiB of x, three threadgroups of
+# 256 threads per multiprocessor.
+DEFAULT_MAX_SPAN = 2048
+
+
+def _physical(logical: int) -> int:
+    """Physical value of K (in a chunk) at logical column ``logical``:
+    word ``(L % 8) // 2``, nibble ``2 (L // 8) + L % 2``."""
+    word, nibble = (logical % 8) // 2, 2 * (logical // 8) + logical % 2
+    return VALUES_PER_WORD * word + nibble
+
+
+PERMUTE = tuple(_physical(L) for L in range(CHUNK))
+
+
+class QmvMmaConfig:
+    """Shape of :func:`matvec_mma_kernel`. A threadgroup owns ``row_groups``
+    blocks of 16 weight rows and a range of ``span`` values of K; each
+    block's K range is split between ``parts`` simdgroups (``row_groups *
+    parts`` simdgroups in all), each of which walks its share in steps of
+    ``chunks`` chunks of 32 values, all of a step's loads issued before
+    the first is used. K beyond one threadgroup's ``span`` goes to more
+    threadgroups (grid y) whose float partial sums a second kernel adds."""
+
+    __slots__ = ("row_groups", "parts", "chunks", "span")
+
+    def __init__(self, row_groups=4, parts=2, chunks=8, span=None):
+        self.row_groups, self.parts = row_groups, parts
+        self.chunks, self.span = chunks, span
+        for name, top in (("row_groups", 8), ("parts", 8), ("chunks", 16),
+                          ("span", MAX_SPAN)):
+            v = getattr(self, name)
+            if name == "span" and v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or \
+                    not 1 <= v <= top:
+                fail(f"QmvMmaConfig: {name} must be an int from 1 to {top}"
+                     f"{' or None' if name == 'span' else ''}, got {v!r}")
+        if self.span is not None and self.span % self.step_span:
+            fail(f"{self}: span must be a multiple of parts * chunks * 32 "
+                 f"= {self.step_span}")
+        if self.threads > 1024:
+            fail(f"{self}: {self.threads} threads per threadgroup; at most "
+                 "1024")
+
+    def for_shape(self, n: int, k: int, sm_count: int,
+                  max_span: int = None) -> "QmvMmaConfig":
+        """This configuration with ``span`` chosen for an n x k product
+        when it is None: about three threadgroups per multiprocessor (K
+        split between threadgroups when the weight rows alone give fewer),
+        at most ``max_span`` (default ``DEFAULT_MAX_SPAN``) values of x
+        staged per threadgroup."""
+        if self.span is not None:
+            return self
+        blocks = -(-n // self.rows_per_threadgroup)
+        steps = -(-k // self.step_span)
+        want = max(1, min(steps, round(3 * sm_count / blocks)))
+        span = -(-steps // want) * self.step_span
+        top = DEFAULT_MAX_SPAN if max_span is None else max_span
+        span = min(span, max(self.step_span,
+                             top // self.step_span * self.step_span))
+        return QmvMmaConfig(self.row_groups, self.parts, self.chunks, span)
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.row_groups * self.parts
+
+    @property
+    def step_span(self) -> int:
+        """Values of K one step of all parts covers."""
+        return self.parts * self.chunks * CHUNK
+
+    @property
+    def rows_per_threadgroup(self) -> int:
+        return ROWS * self.row_groups
+
+    def splits(self, k: int) -> int:
+        if self.span is None:
+            fail(f"{self}: span is chosen per shape; call for_shape first")
+        return -(-k // self.span)
+
+    def launch(self, n: int, k: int) -> dict:
+        return {"threadgroups": (-(-n // self.rows_per_threadgroup),
+                                 self.splits(k)),
+                "threads": (self.threads, 1)}
+
+    def as_dict(self) -> dict:
+        return {s: getattr(self, s) for s in self.__slots__}
+
+    def __eq__(self, other):
+        return isinstance(other, QmvMmaConfig) and \
+            self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash(("matvec_mma",) + tuple(self.as_dict().values()))
+
+    def __repr__(self) -> str:
+        return ("QmvMmaConfig(" + ", ".join(
+            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
+
+
+def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
+    """Kernel ``(X: T, Wq: u32, S: T, B: T, Y, M: u32, N: u32, K: u32)``
+    for ``M <= 16`` rows of x (T f16 or bf16). Threadgroup ``(i, s)``
+    computes rows ``rows_per_threadgroup * i ...`` of ``y^T`` over values
+    ``span * s ...`` of K. ``split``: Y is the float partial sums
+    ``P[s, m, n]`` (``splits * M * N``); otherwise ``Y[m, n]`` of T.
+
+    The threadgroup stages x's rows of its K range in threadgroup memory,
+    chunks permuted (``PERMUTE``) and rows past M zero; then simdgroup
+    ``(g, p)`` (block ``g``, part ``p``) multiplies its 16 weight rows,
+    dequantised by :func:`enigma.mma_gather` of the packed words, scales
+    and biases, with x's columns; the parts' sums meet in threadgroup
+    memory and are added in part order."""
+    if config.span is None:
+        fail(f"{config}: span is chosen per shape; call for_shape first")
+    T = as_dtype(dtype)
+    if T.name not in ("f16", "bf16"):
+        fail(f"matvec_mma_kernel: x must be f16 or bf16, got {T.name}")
+    gs = check_group_size(group_size)
+    c = config
+    ld = c.span + 8               # padded rows: conflict-free B reads
+    chunks_per_part = c.span // c.step_span * c.chunks
+    out_dtype = enigma_f32 if split else T
+
+    @kernel
+    def quantized_matvec_mma(X: T, Wq: enigma_u32, S: T, B: T, Y: out_dtype,
+                             M: Scalar(enigma_u32), N: Scalar(enigma_u32),
+                             K: Scalar(enigma_u32, multiple_of=gs)):
+        t = thread_index_in_threadgroup()
+        sg = simdgroup_index_in_threadgroup()
+        block = threadgroup_position_in_grid("x")
+        split_index = threadgroup_position_in_grid("y")
+        k_begin = split_index * c.span
+
+        # x's rows of this K range, each chunk in PERMUTE order: thread
+        # item f stages 8 values of row f // (span / 8).
+        xs = threadgroup_alloc(T, XROWS * ld)
+        words_per_row = c.span // VALUES_PER_WORD
+        items = XROWS * words_per_row
+        for i in range_constexpr(-(-items // c.threads)):
+            f = t + i * c.threads
+            m, w = f // words_per_row, f % words_per_row
+            k = k_begin + w * VALUES_PER_WORD
+            live = (m < M) & (k < K) & (f < items)
+            src = where(0, m * K + k, live)
+            chunk, word = w // 4, w % 4
+            # Values 8 word .. 8 word + 7 of the chunk, two 4-value loads;
+            # pairs (2 s, 2 s + 1) go to logical 2 word + 8 s, side by side.
+            loaded = [vector_load(X, src + 4 * h, 4) for h in range(2)]
+            values = [where(0.0, v.cast("float"), live).cast(T)
+                      for x4 in loaded for v in (x4.x, x4.y, x4.z, x4.w)]
+            with if_(f < items):
+                for pair in range_constexpr(4):
+                    vector_store(xs, m * ld + chunk * CHUNK + 2 * word +
+                                 8 * pair, make_vec(values[2 * pair],
+                                                    values[2 * pair + 1]))
+        barrier()
+
+        g, p = sg // c.parts, sg % c.parts
+        row0 = block * c.rows_per_threadgroup + g * ROWS
+        rows = mma_iota(0, ROWS, CHUNK)
+        cols = mma_iota(1, ROWS, CHUNK)
+        # A row past N reads row N - 1 (its sums are not stored).
+        row = rows + row0
+        row = where(row, mma_fill(0, ROWS, CHUNK, dtype="int") + (N - 1),
+                    row >= N.cast("int"))
+        # Bit operations (the columns are not negative): the compilers
+        # then see that a lane's elements of a row read one word.
+        word_of = row * (K // VALUES_PER_WORD).cast("int") + ((cols >> 1) & 3)
+        nibble = ((cols >> 3) << 1) | (cols & 1)
+        mask = (mma_fill(0xF, ROWS, CHUNK, dtype="uint") <<
+                ((nibble & 3) << 2).cast("uint"))
+        high = (nibble >> 2).cast("uint") << 4     # 16 for nibbles 4..7
+        unscale = mma_fill(1.0, ROWS, CHUNK)
+        for j in range_constexpr(1, 4):
+            unscale = where(unscale, mma_fill(16.0 ** -j, ROWS, CHUNK),
+                            (nibble & 3) == j)
+        group_of = row * (K // gs).cast("int")
+        hold = (K >> 31).cast("uint")          # 0, unknown to the compiler
+
+        steps = c.span // c.step_span
+        with for_range(0, steps, dtype="uint",
+                       init=[mma_zeros(ROWS, XROWS)]) as (step, acc):
+            firsts, words, scales, biases = [], [], [], []
+            for u in range_constexpr(c.chunks):
+                local = ((step * c.parts + p) * c.chunks + u) * CHUNK
+                k0 = k_begin + local
+                ok = k0 < K
+                kk = where(0, k0, ok)          # past K: chunk 0
+                firsts.append(local)
+                # The chunk's offset in the (32-bit) indices, not the
+                # gather's offset: one 32-bit multiply-add per address.
+                words.append(mma_gather(Wq, word_of + (kk >> 3).cast("int")))
+                at = (kk // gs).cast("int")
+                scales.append(mma_gather(S, group_of + at))
+                biases.append(mma_gather(B, group_of + at))
+            # Every load of the step before the first use: the step's
+            # magic depends on all of them through `hold` (0, unknown to
+            # the compiler), else ptxas moves each load down to its use
+            # and a lane has one chunk in flight (as in the matrix-vector
+            # kernel, _quantized_matvec).
+            scales = [v.cast("float") for v in scales]
+            biases = [v.cast("float") for v in biases]
+            every = None
+            for v in words + [as_type(v, "uint") for v in scales + biases]:
+                every = v if every is None else every ^ v
+            step_magic = (every & hold) | MAGIC_BITS
+            a_acc = acc[0]
+            for u in range_constexpr(c.chunks):
+                local = firsts[u]
+                halves = words[u] >> high
+                bits = (halves & mask) | step_magic
+                codes = as_type(bits, "float") - _MAGIC
+                # Past K, x's staged values are 0: the weights read there
+                # (chunk 0's) add nothing.
+                weights = fma(scales[u] * unscale, codes, biases[u])
+                a_acc = mma(a_acc, weights,
+                            mma_operand(xs, ld=ld, offset=local,
+                                        transpose=True))
+            acc[0] = a_acc
+
+        # The parts' sums, added in part order.
+        sums = threadgroup_alloc("float", c.threads // 32 * ROWS * XROWS)
+        mma_store(acc[0], sums, ld=XROWS, offset=sg * ROWS * XROWS)
+        barrier()
+        for i in range_constexpr(-(-c.row_groups * ROWS * XROWS //
+                                   c.threads)):
+            f = t + i * c.threads
+            gg, r, m = f // (ROWS * XROWS), (f // XROWS) % ROWS, f % XROWS
+            base = (gg * c.parts) * ROWS * XROWS + r * XROWS + m
+            total = sums[base]
+            for q in range_constexpr(1, c.parts):
+                total = total + sums[base + q * ROWS * XROWS]
+            n = block * c.rows_per_threadgroup + gg * ROWS + r
+            with if_((f < c.row_groups * ROWS * XROWS) & (m < M) & (n < N)):
+                if split:
+                    Y[(split_index * M + m) * N + n] = total
+                else:
+                    Y[m * N + n] = total
+
+    return quantized_matvec_mma

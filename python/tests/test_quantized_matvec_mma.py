@@ -1,0 +1,110 @@
+"""The decode kernel of 4-bit weights on the matrix hardware
+(``QmvMmaConfig``: weights dequantised into the A fragment with
+``enigma.mma_gather``, x staged in threadgroup memory in the permuted
+order of each 32-value chunk) on every backend under test, against the
+float64 product of the dequantised weights (``check_product`` of
+test_quantized.py: the weights rounded to x's dtype for the products, as
+the other matrix kernels do). Sizes: 1, odd and 16 rows of x; N odd and
+not a multiple of the 64 rows of a threadgroup; K a multiple of the group
+but not of the staged span (chunks past K) and K over several spans (float
+partial sums added by the second kernel). Outputs are poisoned first.
+"""
+
+import numpy as np
+import pytest
+
+import enigma
+from enigma._quantized_matvec_mma import PERMUTE, QmvMmaConfig
+from test_quantized import product, qa  # noqa: F401 (the fixture)
+
+FORMATS = [("bf16", 32), ("bf16", 64), ("bf16", 128), ("f16", 64)]
+
+
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+@pytest.mark.parametrize("m", [1, 5, 16])
+def test_one_span(qa, rng, dtype, group_size, m):
+    """K of 5 groups: within one threadgroup's span (one launch; most
+    chunks of the step past K) up to group size 64, two spans at 128. N =
+    37: one threadgroup, rows past N read row N - 1. (A span of 512 keeps
+    within Metal's 32 KiB of threadgroup memory.)"""
+    product(qa, rng, m, 37, 5 * group_size, group_size, dtype,
+            QmvMmaConfig(span=512))
+
+
+@pytest.mark.parametrize("dtype,group_size", [("bf16", 64), ("f16", 128)])
+def test_spans_split_k(qa, rng, dtype, group_size):
+    """K over 3 spans and a half (float partial sums, then their sum),
+    N over two threadgroups, 7 rows of x."""
+    config = QmvMmaConfig(row_groups=2, parts=2, chunks=2, span=256)
+    product(qa, rng, 7, 45, 896, group_size, dtype, config)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (8, 1, 2), (1, 4, 4)])
+def test_threadgroup_shapes(qa, rng, shape):
+    """One simdgroup per threadgroup; 8 row blocks; 4 parts of K (their
+    sums added in threadgroup memory); the span chosen per shape."""
+    row_groups, parts, chunks = shape
+    product(qa, rng, 16, 130, 2048 + 64, 64, "bf16",
+            QmvMmaConfig(row_groups, parts, chunks))
+
+
+def test_batch_shape_and_default_span(qa, rng):
+    product(qa, rng, 12, 23, 4096, 64, "bf16", QmvMmaConfig(), shape=(3, 4))
+
+
+def test_permutation_puts_a_lanes_codes_in_one_word():
+    """The CUDA fragment layout gives lane c (of four per row) columns 2c,
+    2c + 1, 2c + 8, ... of a 32-value chunk; PERMUTE sends them to word c,
+    each nibble once."""
+    assert sorted(PERMUTE) == list(range(32))
+    for c in range(4):
+        logical = [2 * c + e + 8 * s for s in range(4) for e in range(2)]
+        assert {PERMUTE[L] // 8 for L in logical} == {c}
+
+
+def test_for_shape_and_checks():
+    c = QmvMmaConfig()
+    assert c.span is None and c.threads == 256 and c.step_span == 512
+    # 64 blocks of 64 rows for N = 4096: K split so that about three
+    # threadgroups per multiprocessor run.
+    s = c.for_shape(4096, 4096, 132)
+    assert s.span == 1024 and s.splits(4096) == 4
+    assert c.for_shape(28672, 4096, 132).span == 2048
+    assert c.for_shape(4096, 14336, 132).span == 2048
+    assert c.for_shape(16, 64, 132).span == 512
+    assert c.for_shape(4096, 4096, 132, max_span=512).span == 512
+    assert QmvMmaConfig(span=512).for_shape(64, 64, 1).span == 512
+    with pytest.raises(enigma.EnigmaError, match="multiple of parts"):
+        QmvMmaConfig(span=100)
+    with pytest.raises(enigma.EnigmaError, match="row_groups must be"):
+        QmvMmaConfig(row_groups=0)
+    with pytest.raises(enigma.EnigmaError, match="for_shape first"):
+        c.splits(4096)
+
+
+def test_refuses_what_it_cannot_multiply(rng):
+    x = np.zeros((17, 64), np.float16)
+    w_q = np.zeros((8, 8), np.uint32)
+    s = np.ones((8, 1), np.float16)
+    with pytest.raises(ValueError, match="at most 16 rows"):
+        enigma.quantized_matmul(x, w_q, s, s, group_size=64,
+                                config=QmvMmaConfig())
+    with pytest.raises(ValueError, match="f16 or bf16"):
+        enigma.quantized_matmul(x[:1].astype(np.float32), w_q,
+                                s.astype(np.float32), s.astype(np.float32),
+                                group_size=64, config=QmvMmaConfig())
+
+
+def test_cuda_source_gathers_and_hoists():
+    """The CUDA text: the products take A from registers (mma_sync on a
+    fragment), the words come by gathers, and every decode of a step
+    waits on the xor of all its loads (the loads stay ahead)."""
+    from enigma._quantized_matvec_mma import matvec_mma_kernel
+    config = QmvMmaConfig().for_shape(4096, 4096, 132)
+    cuda = enigma.compile(matvec_mma_kernel("bf16", 64, config, True),
+                          emit_only=True).cuda_source
+    gathers = [i for i in range(len(cuda))
+               if cuda.startswith("enigma_mma_gather<", i)]
+    assert len(gathers) == 3 * config.chunks
+    assert gathers[-1] < cuda.index("as_type<float>")
+    assert "enigma_mma_reg" in cuda or "enigma_mma_sync" in cuda
