@@ -32,6 +32,7 @@ LAYERS = [
                      "enigma._gemm",
                      "enigma._gemm_streamk", "enigma._gemm_splitk",
                      "enigma._quantized", "enigma._quantized_matvec",
+                     "enigma._quantized_matvec_mma",
                      "enigma._quantized_prefill",
                      "enigma._fp8",
                      "enigma._gemm_fp8", "enigma._gemm_fp8_launch",

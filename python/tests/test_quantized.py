@@ -620,7 +620,8 @@ def test_wrong_dtypes_and_places(packed):
         enigma.quantized_matmul(x, w_q, scales, biases,
                                 out=np.zeros((2, 5), np.uint16))
     with pytest.raises(TypeError, match=r"config must be a QmvConfig, a "
-                       r"QmmConfig or a DequantizedGemmConfig"):
+                       r"QmvMmaConfig, a QmmConfig or a "
+                       r"DequantizedGemmConfig"):
         enigma.quantized_matmul(x, w_q, scales, biases, config=(16, 32))
 
 
