@@ -33,6 +33,10 @@ def _order(order, what: str) -> str:
 # Threadgroup memory
 # --------------------------------------------------------------------------
 
+# The longest threadgroup array `for x in t` reads element by element.
+MAX_ITERATED_ELEMENTS = 256
+
+
 class ThreadgroupTensor:
     """``threadgroup T name[size]``: an array shared by the threads of one
     threadgroup. ``t[i]`` loads, ``t[i] = v`` stores (converting ``v`` to
@@ -55,6 +59,24 @@ class ThreadgroupTensor:
                  "(threadgroup_memory= bytes); pass the element count as a "
                  "scalar parameter")
         return self.size
+
+    def __iter__(self):
+        # Python's fallback iteration (t[0], t[1], ... until an error)
+        # ended in "index out of range"; a static array reads its elements
+        # in order, each load written out, so a long one is refused.
+        if self.size is None:
+            fail(f"{self.name} cannot be iterated: its length is given at "
+                 "each launch; loop over indices with enigma.range(n) and "
+                 "read t[i], n a scalar parameter")
+        if self.size > MAX_ITERATED_ELEMENTS:
+            fail(f"iterating {self.name} would unroll {self.size} loads (at "
+                 f"most {MAX_ITERATED_ELEMENTS}); loop over indices with "
+                 f"enigma.range({self.size}) and read t[i]")
+        return (self[i] for i in range(self.size))
+
+    def __bool__(self):
+        # True, as any object: Python's truth test would call __len__.
+        return True
 
     def _index(self, index) -> IRValue:
         if isinstance(index, IRValue):

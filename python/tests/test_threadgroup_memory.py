@@ -247,3 +247,52 @@ def test_constant_index_out_of_range_is_an_enigma_error():
 def test_outside_a_kernel_is_an_enigma_error():
     with pytest.raises(enigma.EnigmaError):
         enigma.threadgroup_alloc(enigma.f32, 4)
+
+
+def test_iterating_a_threadgroup_array(runtime, rng):
+    """``for x in t`` over a ``threadgroup_alloc`` array reads its elements
+    in order, as Python iterates a sequence of known length (it ended with
+    "index 8 is out of range" after reading them all)."""
+    @enigma.kernel
+    def summed(a: enigma.f32, out: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 8)
+        lid = enigma.thread_position_in_threadgroup()
+        t[lid] = a[lid]
+        enigma.barrier()
+        s = 0.0
+        for x in t:
+            s = s * 2.0 + x
+        out[lid] = s
+
+    a = rng.integers(-4, 5, 8).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(summed), [a], np.float32, 8,
+                     grid=(8, 1, 1), threads=(8, 1, 1))
+    want = 0.0
+    for x in a.astype(np.float64):
+        want = want * 2.0 + x
+    np.testing.assert_array_equal(out, np.full(8, want))
+
+
+def test_iterating_what_has_no_short_static_length():
+    @enigma.kernel
+    def dynamic(out: enigma.f32):
+        t = enigma.dynamic_threadgroup_alloc(enigma.f32)
+        for x in t:
+            out[0] = x
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_threadgroup_memory\.py:\d+: "
+                             r"dynamic_threadgroup_alloc\(f32\) cannot be "
+                             r"iterated.*enigma\.range"):
+        enigma.compile(dynamic, emit_only=True)
+
+    @enigma.kernel
+    def large(out: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 4096)
+        for x in t:
+            out[0] = x
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"iterating threadgroup_alloc\(f32, 4096\) "
+                             r"would unroll 4096 loads.*enigma\.range"):
+        enigma.compile(large, emit_only=True)
