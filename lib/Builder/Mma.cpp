@@ -270,17 +270,21 @@ Value mmaIota(KernelBuilder &k, int dim, int rows, int cols) {
   return wrapAs(k, op.getResult(), DType::I32);
 }
 
+/// Memory a fragment is read from: the fragment element types.
+static void checkFragmentMemory(const Memory &m, const char *what) {
+  if (m.dtype != DType::F32 && m.dtype != DType::F16 &&
+      m.dtype != DType::BF16 && m.dtype != DType::I32 &&
+      m.dtype != DType::U32 && !isFloat8(m.dtype))
+    throw EnigmaError(std::string(what) +
+                      " reads float, half, bfloat, 8-bit float or 32-bit "
+                      "integer memory, not " + shortName(m.dtype));
+}
+
 Value mmaLoad(KernelBuilder &k, MmaMemory mem, Value offset, Value ld,
               int rows, int cols, bool transpose, Value boundRows,
               Value boundCols) {
   Memory m = memoryOf(k, mem, "mma_load");
-  if (m.dtype != DType::F32 && m.dtype != DType::F16 &&
-      m.dtype != DType::BF16 && m.dtype != DType::I32 &&
-      m.dtype != DType::U32 && !isFloat8(m.dtype))
-    throw EnigmaError(std::string("mma_load reads float, half, bfloat, "
-                                  "8-bit float or 32-bit integer memory, "
-                                  "not ") +
-                      shortName(m.dtype));
+  checkFragmentMemory(m, "mma_load");
   if (rows <= 0 || cols <= 0)
     throw EnigmaError("mma_load: a fragment has positive sides");
   if (boundRows.valid() != boundCols.valid())
@@ -307,13 +311,7 @@ Value mmaGather(KernelBuilder &k, MmaMemory mem, Value offset, Value index) {
     throw EnigmaError("mma_gather: the index must be an int fragment (from "
                       "mma_iota and arithmetic), got a " + shapeText(t) +
                       " of " + shortName(index.dtype()));
-  if (m.dtype != DType::F32 && m.dtype != DType::F16 &&
-      m.dtype != DType::BF16 && m.dtype != DType::I32 &&
-      m.dtype != DType::U32 && !isFloat8(m.dtype))
-    throw EnigmaError(std::string("mma_gather reads float, half, bfloat, "
-                                  "8-bit float or 32-bit integer memory, "
-                                  "not ") +
-                      shortName(m.dtype));
+  checkFragmentMemory(m, "mma_gather");
   KernelBuilder::Impl &impl = k.internals();
   auto op = impl.builder.create<MmaGatherOp>(
       impl.location, tensorType(k, m.dtype, t.getShape()), m.memref,

@@ -39,7 +39,8 @@ from ._threads import (barrier, simdgroup_index_in_threadgroup,
 from ._tile import PipelineStage, pipeline
 from ._vectors import make_vec
 
-__all__ = ["BITS", "GROUP_SIZES", "ACTIVATION_DTYPES", "QmmConfig",
+__all__ = ["BITS", "GROUP_SIZES", "ACTIVATION_DTYPES", "SlotsConfig",
+           "QmmConfig",
            "quantize_kernel", "dequantize_kernel", "matmul_kernel",
            "split_sum_kernel"]
 
@@ -247,7 +248,27 @@ def dequantize_kernel(dtype, group_size):
 # rows on)
 # --------------------------------------------------------------------------
 
-class QmmConfig:
+class SlotsConfig:
+    """A kernel configuration whose ``__slots__`` are its fields: equal,
+    hashed and printed by them."""
+
+    __slots__ = ()
+
+    def as_dict(self) -> dict:
+        return {s: getattr(self, s) for s in self.__slots__}
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + tuple(self.as_dict().values()))
+
+    def __repr__(self) -> str:
+        return (type(self).__name__ + "(" + ", ".join(
+            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
+
+
+class QmmConfig(SlotsConfig):
     """Tile shapes of :func:`matmul_kernel`: a ``bm x bn`` block of Y per
     threadgroup (``bm`` rows of X, ``bn`` rows of the weights), K in steps
     of ``bk``, ``wm x wn`` simdgroups (each a ``bm/wm x bn/wn``
@@ -324,24 +345,10 @@ class QmmConfig:
     def blocks(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
 
-    def as_dict(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
     def replace(self, **changes) -> "QmmConfig":
         d = self.as_dict()
         d.update(changes)
         return QmmConfig(**d)
-
-    def __eq__(self, other):
-        return isinstance(other, QmmConfig) and \
-            self.as_dict() == other.as_dict()
-
-    def __hash__(self):
-        return hash(("qmm",) + tuple(self.as_dict().values()))
-
-    def __repr__(self) -> str:
-        return ("QmmConfig(" + ", ".join(
-            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
 
 
 class _WeightTiles:

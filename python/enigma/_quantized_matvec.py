@@ -19,7 +19,7 @@ from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
-from ._quantized import (MAGIC_BITS, UNSCALE, VALUES_PER_WORD,
+from ._quantized import (MAGIC_BITS, UNSCALE, VALUES_PER_WORD, SlotsConfig,
                          activation_dtype, check_group_size, magic_bits,
                          scaled_codes, vector_load)
 from ._simd import simd_sum
@@ -37,7 +37,7 @@ enigma_u32 = as_dtype("u32")
 CHUNK = 32
 
 
-class QmvConfig:
+class QmvConfig(SlotsConfig):
     """Shape of :func:`matvec_kernel`. A threadgroup has ``simdgroups *
     k_split`` simdgroups: ``simdgroups`` sets of ``k_split`` simdgroups,
     each set owning ``rows`` rows of the weights and splitting K between
@@ -85,20 +85,6 @@ class QmvConfig:
         run together."""
         return {"threadgroups": (m, -(-n // self.rows_per_threadgroup)),
                 "threads": (self.threads, 1)}
-
-    def as_dict(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __eq__(self, other):
-        return isinstance(other, QmvConfig) and \
-            self.as_dict() == other.as_dict()
-
-    def __hash__(self):
-        return hash(("matvec",) + tuple(self.as_dict().values()))
-
-    def __repr__(self) -> str:
-        return ("QmvConfig(" + ", ".join(
-            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
 
 
 def _bits(value, dtype):

@@ -27,11 +27,12 @@ from ._cooperation import threadgroup_alloc
 from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
-from ._math import as_type, fma, imin, where
-from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_load,
-                   mma_operand, mma_store, mma_zeros)
-from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, check_group_size,
-                         enigma_f32, enigma_u32, vector_load, vector_store)
+from ._math import as_type, fma, where
+from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_operand,
+                   mma_store, mma_zeros)
+from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, SlotsConfig,
+                         check_group_size, enigma_f32, enigma_u32,
+                         vector_load, vector_store)
 from ._vectors import make_vec
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
@@ -59,7 +60,7 @@ def _physical(logical: int) -> int:
 PERMUTE = tuple(_physical(L) for L in range(CHUNK))
 
 
-class QmvMmaConfig:
+class QmvMmaConfig(SlotsConfig):
     """Shape of :func:`matvec_mma_kernel`. A threadgroup owns ``row_groups``
     blocks of 16 weight rows and a range of ``span`` values of K; each
     block's K range is split between ``parts`` simdgroups (``row_groups *
@@ -130,20 +131,6 @@ class QmvMmaConfig:
                                  self.splits(k)),
                 "threads": (self.threads, 1)}
 
-    def as_dict(self) -> dict:
-        return {s: getattr(self, s) for s in self.__slots__}
-
-    def __eq__(self, other):
-        return isinstance(other, QmvMmaConfig) and \
-            self.as_dict() == other.as_dict()
-
-    def __hash__(self):
-        return hash(("matvec_mma",) + tuple(self.as_dict().values()))
-
-    def __repr__(self) -> str:
-        return ("QmvMmaConfig(" + ", ".join(
-            f"{k}={v}" for k, v in self.as_dict().items()) + ")")
-
 
 def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
     """Kernel ``(X: T, Wq: u32, S: T, B: T, Y, M: u32, N: u32, K: u32)``
@@ -166,7 +153,6 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
     gs = check_group_size(group_size)
     c = config
     ld = c.span + 8               # padded rows: conflict-free B reads
-    chunks_per_part = c.span // c.step_span * c.chunks
     out_dtype = enigma_f32 if split else T
 
     @kernel
