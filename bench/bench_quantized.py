@@ -55,7 +55,7 @@ GEMV_CONFIGS = {
         QmvConfig(4, 1, 8), QmvConfig(2, 1, 8), QmvConfig(4, 2, 4),
         QmvConfig(2, 1, 16), QmvConfig(8, 1, 8), QmvConfig(4, 1, 2, 2),
         QmvMmaConfig(), QmvMmaConfig(parts=4, chunks=4),
-        QmvMmaConfig(row_groups=8, parts=1)],
+        QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1)],
     16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
          QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
          QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
@@ -69,7 +69,8 @@ GEMV_CONFIGS = {
          QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1),
          QmvMmaConfig(row_groups=2, parts=4),
          QmvMmaConfig(chunks=16, parts=1), QmvMmaConfig(span=4096),
-         QmvMmaConfig(span=512)],
+         QmvMmaConfig(span=512), QmvMmaConfig(staged=False),
+         QmvMmaConfig(parts=4, chunks=4, staged=False)],
 }
 GEMM_CONFIGS = [DequantizedGemmConfig(),
                 QmmConfig(128, 256, 64, 8, 1, 5),
@@ -503,8 +504,17 @@ def main(argv=None):
     parser.add_argument("--previous", action="store_true",
                         help="also time the previous CUDA defaults in the "
                         "same rounds (PREVIOUS)")
+    parser.add_argument("--kinds", default="",
+                        help="comma-separated class names (QmvConfig, "
+                        "QmvMmaConfig, QmmConfig): time only the GEMV "
+                        "configurations of these kinds")
     parser.add_argument("--json", help="write the rows to this file")
     args = parser.parse_args(argv)
+    if args.kinds:
+        kinds = set(args.kinds.split(","))
+        for m in GEMV_CONFIGS:
+            GEMV_CONFIGS[m] = [c for c in GEMV_CONFIGS[m]
+                               if type(c).__name__ in kinds]
     args.gemv_m = [int(v) for v in args.gemv_m.split(",") if v]
     args.gemm_m = [int(v) for v in args.gemm_m.split(",") if v]
     unknown = [m for m in args.gemv_m if m not in GEMV_CONFIGS]

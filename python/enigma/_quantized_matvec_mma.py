@@ -27,7 +27,7 @@ from ._cooperation import threadgroup_alloc
 from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
-from ._math import as_type, fma, where
+from ._math import as_type, fma, imin, where
 from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_operand,
                    mma_store, mma_zeros)
 from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, SlotsConfig,
@@ -69,11 +69,15 @@ class QmvMmaConfig(SlotsConfig):
     the first is used. K beyond one threadgroup's ``span`` goes to more
     threadgroups (grid y) whose float partial sums a second kernel adds."""
 
-    __slots__ = ("row_groups", "parts", "chunks", "span")
+    __slots__ = ("row_groups", "parts", "chunks", "span", "staged")
 
-    def __init__(self, row_groups=4, parts=2, chunks=8, span=None):
+    def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
+                 staged=True):
         self.row_groups, self.parts = row_groups, parts
         self.chunks, self.span = chunks, span
+        if not isinstance(staged, bool):
+            fail(f"QmvMmaConfig: staged must be a bool, got {staged!r}")
+        self.staged = staged
         for name, top in (("row_groups", 8), ("parts", 8), ("chunks", 16),
                           ("span", MAX_SPAN)):
             v = getattr(self, name)
@@ -106,7 +110,8 @@ class QmvMmaConfig(SlotsConfig):
         top = DEFAULT_MAX_SPAN if max_span is None else max_span
         span = min(span, max(self.step_span,
                              top // self.step_span * self.step_span))
-        return QmvMmaConfig(self.row_groups, self.parts, self.chunks, span)
+        return QmvMmaConfig(self.row_groups, self.parts, self.chunks, span,
+                            self.staged)
 
     @property
     def threads(self) -> int:
@@ -187,20 +192,62 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                     vector_store(xs, m * ld + chunk * CHUNK + 2 * word +
                                  8 * pair, make_vec(values[2 * pair],
                                                     values[2 * pair + 1]))
+        rows_tg = c.rows_per_threadgroup
+        if c.staged:
+            # The threadgroup's packed words, scales and biases of the
+            # span, read with coalesced 16-byte loads (a chunk of a row
+            # each) into threadgroup memory; the products' gathers then
+            # read threadgroup memory. Rows padded by 4 words: the 8 rows
+            # x 4 words of one gather fall in 32 distinct banks.
+            wld = c.span // VALUES_PER_WORD + 4
+            ws = threadgroup_alloc(enigma_u32, rows_tg * wld)
+            chunks_per_row = c.span // CHUNK
+            items = rows_tg * chunks_per_row
+            for i in range_constexpr(-(-items // c.threads)):
+                f = t + i * c.threads
+                r, ch = f // chunks_per_row, f % chunks_per_row
+                n = imin(block * rows_tg + r, N - 1)
+                k = k_begin + ch * CHUNK
+                src = n * (K // VALUES_PER_WORD) + \
+                    where(0, k // VALUES_PER_WORD, k < K)
+                w4 = vector_load(Wq, src, 4)
+                with if_(f < items):
+                    vector_store(ws, r * wld + ch * 4, w4)
+            groups = c.span // gs
+            sld = groups + 1
+            ss = threadgroup_alloc(T, rows_tg * sld)
+            bs = threadgroup_alloc(T, rows_tg * sld)
+            items = rows_tg * groups
+            for i in range_constexpr(-(-items // c.threads)):
+                f = t + i * c.threads
+                r, gg = f // groups, f % groups
+                n = imin(block * rows_tg + r, N - 1)
+                k = k_begin + gg * gs
+                at = n * (K // gs) + where(0, k // gs, k < K)
+                with if_(f < items):
+                    ss[r * sld + gg] = S[at]
+                    bs[r * sld + gg] = B[at]
         barrier()
 
         g, p = sg // c.parts, sg % c.parts
-        row0 = block * c.rows_per_threadgroup + g * ROWS
+        row0 = block * rows_tg + g * ROWS
         rows = mma_iota(0, ROWS, CHUNK)
         cols = mma_iota(1, ROWS, CHUNK)
-        # A row past N reads row N - 1 (its sums are not stored).
-        row = rows + row0
-        row = where(row, mma_fill(0, ROWS, CHUNK, dtype="int") + (N - 1),
-                    row >= N.cast("int"))
         # Bit operations (the columns are not negative): the compilers
         # then see that a lane's elements of a row read one word.
-        word_of = row * (K // VALUES_PER_WORD).cast("int") + ((cols >> 1) & 3)
         nibble = ((cols >> 3) << 1) | (cols & 1)
+        if c.staged:
+            local = rows + g * ROWS
+            word_of = local * wld + ((cols >> 1) & 3)
+            group_of = local * sld
+        else:
+            # A row past N reads row N - 1 (its sums are not stored).
+            row = rows + row0
+            row = where(row, mma_fill(0, ROWS, CHUNK, dtype="int") + (N - 1),
+                        row >= N.cast("int"))
+            word_of = row * (K // VALUES_PER_WORD).cast("int") + \
+                ((cols >> 1) & 3)
+            group_of = row * (K // gs).cast("int")
         mask = (mma_fill(0xF, ROWS, CHUNK, dtype="uint") <<
                 ((nibble & 3) << 2).cast("uint"))
         high = (nibble >> 2).cast("uint") << 4     # 16 for nibbles 4..7
@@ -208,7 +255,6 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         for j in range_constexpr(1, 4):
             unscale = where(unscale, mma_fill(16.0 ** -j, ROWS, CHUNK),
                             (nibble & 3) == j)
-        group_of = row * (K // gs).cast("int")
         hold = (K >> 31).cast("uint")          # 0, unknown to the compiler
 
         steps = c.span // c.step_span
@@ -216,11 +262,16 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                        init=[mma_zeros(ROWS, XROWS)]) as (step, acc):
             firsts, words, scales, biases = [], [], [], []
             for u in range_constexpr(c.chunks):
-                local = ((step * c.parts + p) * c.chunks + u) * CHUNK
-                k0 = k_begin + local
-                ok = k0 < K
-                kk = where(0, k0, ok)          # past K: chunk 0
-                firsts.append(local)
+                at_k = ((step * c.parts + p) * c.chunks + u) * CHUNK
+                firsts.append(at_k)
+                if c.staged:
+                    # Past K the staged chunks are chunk 0's.
+                    words.append(mma_gather(ws, word_of + at_k // 8))
+                    scales.append(mma_gather(ss, group_of + at_k // gs))
+                    biases.append(mma_gather(bs, group_of + at_k // gs))
+                    continue
+                k0 = k_begin + at_k
+                kk = where(0, k0, k0 < K)      # past K: chunk 0
                 # The chunk's offset in the (32-bit) indices, not the
                 # gather's offset: one 32-bit multiply-add per address.
                 words.append(mma_gather(Wq, word_of + (kk >> 3).cast("int")))

@@ -492,9 +492,13 @@ def _matvec_mma(xa, args, bound, shape, group_size, config, target,
     if M > 16:
         raise ValueError(f"QmvMmaConfig takes at most 16 rows of x, got {M}; "
                          "use a QmmConfig")
-    # Off CUDA, x's staged rows stay within Metal's 32 KiB.
     config = config.for_shape(N, K, _sm_count(xa),
                               None if target == "cuda" else 512)
+    if target != "cuda" and config.staged:
+        # Within Metal's 32 KiB: x's rows only (the words staged as well
+        # would pass it; the host runtimes gain nothing from staging).
+        config = QmvMmaConfig(config.row_groups, config.parts, config.chunks,
+                              config.span, staged=False)
     kw = _runtime_kw(runtime)
     splits = config.splits(K)
     launch = config.launch(N, K)

@@ -22,13 +22,16 @@ FORMATS = [("bf16", 32), ("bf16", 64), ("bf16", 128), ("f16", 64)]
 
 @pytest.mark.parametrize("dtype,group_size", FORMATS)
 @pytest.mark.parametrize("m", [1, 5, 16])
-def test_one_span(qa, rng, dtype, group_size, m):
+@pytest.mark.parametrize("staged", [True, False])
+def test_one_span(qa, rng, dtype, group_size, m, staged):
     """K of 5 groups: within one threadgroup's span (one launch; most
     chunks of the step past K) up to group size 64, two spans at 128. N =
     37: one threadgroup, rows past N read row N - 1. (A span of 512 keeps
-    within Metal's 32 KiB of threadgroup memory.)"""
+    within Metal's 32 KiB of threadgroup memory; off CUDA the words are
+    not staged whatever the configuration says.) Staged: the words,
+    scales and biases of the span come into threadgroup memory first."""
     product(qa, rng, m, 37, 5 * group_size, group_size, dtype,
-            QmvMmaConfig(span=512))
+            QmvMmaConfig(span=512, staged=staged))
 
 
 @pytest.mark.parametrize("dtype,group_size", [("bf16", 64), ("f16", 128)])
@@ -108,3 +111,31 @@ def test_cuda_source_gathers_and_hoists():
     assert len(gathers) == 3 * config.chunks
     assert gathers[-1] < cuda.index("as_type<float>")
     assert "enigma_mma_reg" in cuda or "enigma_mma_sync" in cuda
+
+
+@pytest.mark.parametrize("dtype,group_size", [("bf16", 32), ("f16", 64)])
+def test_staged_kernel_on_every_runtime(runtime, rng, dtype, group_size):
+    """The staged kernel itself (quantized_matmul stages only on CUDA),
+    launched directly with a configuration within Metal's 32 KiB: words,
+    scales and biases of 32 rows and a 256-value span in threadgroup
+    memory, K over two spans and a part (float partial sums), N odd."""
+    from enigma._quantized_matvec_mma import matvec_mma_kernel
+    from test_quantized import (check_product, decode, encode, weights)
+    if runtime.name not in ("cpu", "metal-host"):
+        pytest.skip("host arrays; CUDA runs the staged kernel through "
+                    "quantized_matmul")
+    m, n, k = 6, 45, 640
+    config = QmvMmaConfig(row_groups=2, parts=1, chunks=4, span=256)
+    w = weights(rng, n, k, group_size, dtype)
+    w_q, scales, biases = enigma.quantize(encode(w, dtype), group_size,
+                                          runtime=runtime)
+    x = encode(rng.standard_normal((m, k)), dtype)
+    splits = config.splits(k)
+    partial = np.full((splits, m, n), np.nan, np.float32)
+    kernel = matvec_mma_kernel(dtype, group_size, config, True)
+    kernel.launch(**config.launch(n, k))(x, w_q, scales, biases, partial,
+                                         m, n, k, runtime=runtime)
+    total = partial.astype(np.float64).sum(0)
+    check_product(encode(total, dtype), x, w_q, scales, biases, group_size,
+                  dtype)
+    assert np.isfinite(decode(encode(total, dtype), dtype)).all()
