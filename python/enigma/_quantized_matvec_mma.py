@@ -283,12 +283,19 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             # the compiler), else ptxas moves each load down to its use
             # and a lane has one chunk in flight (as in the matrix-vector
             # kernel, _quantized_matvec).
+            # (Threadgroup memory answers fast: the staged form decodes
+            # each chunk as it comes, in fewer registers.)
             scales = [v.cast("float") for v in scales]
             biases = [v.cast("float") for v in biases]
-            every = None
-            for v in words + [as_type(v, "uint") for v in scales + biases]:
-                every = v if every is None else every ^ v
-            step_magic = (every & hold) | MAGIC_BITS
+            # Not a constant to the compiler either way (`hold`), so that
+            # `(halves & mask) | magic` stays one LOP3 (magic_bits).
+            step_magic = hold | MAGIC_BITS
+            if not c.staged:
+                every = None
+                for v in words + [as_type(v, "uint")
+                                  for v in scales + biases]:
+                    every = v if every is None else every ^ v
+                step_magic = (every & hold) | MAGIC_BITS
             a_acc = acc[0]
             for u in range_constexpr(c.chunks):
                 local = firsts[u]
