@@ -67,12 +67,16 @@ class QmvMmaConfig(SlotsConfig):
     parts`` simdgroups in all), each of which walks its share in steps of
     ``chunks`` chunks of 32 values, all of a step's loads issued before
     the first is used. K beyond one threadgroup's ``span`` goes to more
-    threadgroups (grid y) whose float partial sums a second kernel adds."""
+    threadgroups (grid y) whose float partial sums a second kernel adds.
+    ``staged=True`` first copies the span's packed words, scales and
+    biases into threadgroup memory with coalesced loads and gathers from
+    there (CUDA only; tested on the CPU and MSL host runtimes, not yet run
+    on a GPU); ``False`` gathers from device memory."""
 
     __slots__ = ("row_groups", "parts", "chunks", "span", "staged")
 
     def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
-                 staged=True):
+                 staged=False):
         self.row_groups, self.parts = row_groups, parts
         self.chunks, self.span = chunks, span
         if not isinstance(staged, bool):
