@@ -69,8 +69,9 @@ GEMV_CONFIGS = {
          QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1),
          QmvMmaConfig(row_groups=2, parts=4),
          QmvMmaConfig(chunks=16, parts=1), QmvMmaConfig(span=4096),
-         QmvMmaConfig(span=512), QmvMmaConfig(staged=False),
-         QmvMmaConfig(parts=4, chunks=4, staged=False)],
+         QmvMmaConfig(span=512), QmvMmaConfig(staged=True),
+         QmvMmaConfig(parts=4, chunks=4, staged=True),
+         QmvMmaConfig(span=512, staged=True)],
 }
 GEMM_CONFIGS = [DequantizedGemmConfig(),
                 QmmConfig(128, 256, 64, 8, 1, 5),
