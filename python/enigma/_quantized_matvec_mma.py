@@ -141,6 +141,15 @@ class QmvMmaConfig(SlotsConfig):
                 "threads": (self.threads, 1)}
 
 
+def _items(t, threads, count):
+    """``(f, f < count)`` for the items ``t, t + threads, ...`` thread
+    ``t`` of ``threads`` takes of ``count`` (the last round's spare
+    threads get ``f >= count``)."""
+    for i in range_constexpr(-(-count // threads)):
+        f = t + i * threads
+        yield f, f < count
+
+
 def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
     """Kernel ``(X: T, Wq: u32, S: T, B: T, Y, M: u32, N: u32, K: u32)``
     for ``M <= 16`` rows of x (T f16 or bf16). Threadgroup ``(i, s)``
@@ -178,12 +187,10 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         # item f stages 8 values of row f // (span / 8).
         xs = threadgroup_alloc(T, XROWS * ld)
         words_per_row = c.span // VALUES_PER_WORD
-        items = XROWS * words_per_row
-        for i in range_constexpr(-(-items // c.threads)):
-            f = t + i * c.threads
+        for f, inside in _items(t, c.threads, XROWS * words_per_row):
             m, w = f // words_per_row, f % words_per_row
             k = k_begin + w * VALUES_PER_WORD
-            live = (m < M) & (k < K) & (f < items)
+            live = (m < M) & (k < K) & inside
             src = where(0, m * K + k, live)
             chunk, word = w // 4, w % 4
             # Values 8 word .. 8 word + 7 of the chunk, two 4-value loads;
@@ -191,7 +198,7 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             loaded = [vector_load(X, src + 4 * h, 4) for h in range(2)]
             values = [where(0.0, v.cast("float"), live).cast(T)
                       for x4 in loaded for v in (x4.x, x4.y, x4.z, x4.w)]
-            with if_(f < items):
+            with if_(inside):
                 for pair in range_constexpr(4):
                     vector_store(xs, m * ld + chunk * CHUNK + 2 * word +
                                  8 * pair, make_vec(values[2 * pair],
@@ -206,29 +213,25 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             wld = c.span // VALUES_PER_WORD + 4
             ws = threadgroup_alloc(enigma_u32, rows_tg * wld)
             chunks_per_row = c.span // CHUNK
-            items = rows_tg * chunks_per_row
-            for i in range_constexpr(-(-items // c.threads)):
-                f = t + i * c.threads
+            for f, inside in _items(t, c.threads, rows_tg * chunks_per_row):
                 r, ch = f // chunks_per_row, f % chunks_per_row
                 n = imin(block * rows_tg + r, N - 1)
                 k = k_begin + ch * CHUNK
                 src = n * (K // VALUES_PER_WORD) + \
                     where(0, k // VALUES_PER_WORD, k < K)
                 w4 = vector_load(Wq, src, 4)
-                with if_(f < items):
+                with if_(inside):
                     vector_store(ws, r * wld + ch * 4, w4)
             groups = c.span // gs
             sld = groups + 1
             ss = threadgroup_alloc(T, rows_tg * sld)
             bs = threadgroup_alloc(T, rows_tg * sld)
-            items = rows_tg * groups
-            for i in range_constexpr(-(-items // c.threads)):
-                f = t + i * c.threads
+            for f, inside in _items(t, c.threads, rows_tg * groups):
                 r, gg = f // groups, f % groups
                 n = imin(block * rows_tg + r, N - 1)
                 k = k_begin + gg * gs
                 at = n * (K // gs) + where(0, k // gs, k < K)
-                with if_(f < items):
+                with if_(inside):
                     ss[r * sld + gg] = S[at]
                     bs[r * sld + gg] = B[at]
         barrier()
@@ -318,16 +321,16 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         sums = threadgroup_alloc("float", c.threads // 32 * ROWS * XROWS)
         mma_store(acc[0], sums, ld=XROWS, offset=sg * ROWS * XROWS)
         barrier()
-        for i in range_constexpr(-(-c.row_groups * ROWS * XROWS //
-                                   c.threads)):
-            f = t + i * c.threads
+        count = c.row_groups * ROWS * XROWS
+        for f, inside in _items(t, c.threads, count):
+            f = imin(f, count - 1)     # spare threads re-read the last sum
             gg, r, m = f // (ROWS * XROWS), (f // XROWS) % ROWS, f % XROWS
             base = (gg * c.parts) * ROWS * XROWS + r * XROWS + m
             total = sums[base]
             for q in range_constexpr(1, c.parts):
                 total = total + sums[base + q * ROWS * XROWS]
             n = block * c.rows_per_threadgroup + gg * ROWS + r
-            with if_((f < c.row_groups * ROWS * XROWS) & (m < M) & (n < N)):
+            with if_(inside & (m < M) & (n < N)):
                 if split:
                     Y[(split_index * M + m) * N + n] = total
                 else:

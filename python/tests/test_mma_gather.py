@@ -177,3 +177,31 @@ def test_gather_mistakes():
         i = enigma.mma_iota(1, 16, 16)
         enigma.mma_store(enigma.fma(i, i, i).cast("float"), O, ld=16)
     assert "fma takes float" in _error(int_fma)
+
+
+def test_fragment_integer_arithmetic_in_bounds_checked_mode(runtime, rng):
+    """Bounds-checked mode checks scalar integer arithmetic for overflow;
+    integer fragment arithmetic (indices for a gather) is not checked, like
+    the fragment ops themselves. Both used to fail to compile: the
+    overflow check of scalar arithmetic that reaches a fragment select
+    and-ed a scalar with the select's fragment condition ("integer-check
+    insertion failed ... arith.andi requires the same type"), and the
+    bounds check took the gather for a scalar access at its offset.
+    n = 20 gives row 11 (n - 9) for rows 12 and up."""
+    @enigma.kernel
+    def indices(A: enigma.f32, O: enigma.f32, n: enigma.Scalar(enigma.u32)):
+        rows = enigma.mma_iota(0, 16, 16)
+        cols = enigma.mma_iota(1, 16, 16)
+        # Scalar arithmetic (checked) reaching a fragment select: rows
+        # from 12 on read row 11.
+        last = enigma.mma_fill(0, 16, 16, dtype="int") + (n - 9).cast("int")
+        rows = enigma.where(rows, last, rows >= 12)
+        index = rows * n.cast("int") + (cols + 1) - 1
+        enigma.mma_store(enigma.mma_gather(A, index), O, ld=16)
+
+    a = rng.uniform(-1, 1, 20 * 16).astype(np.float32)
+    compiled = enigma.compile(indices, bounds_check=True)
+    out = run_kernel(runtime, compiled, [a], np.float32, 256, (32, 1, 1),
+                     (32, 1, 1), scalars=[20]).reshape(16, 16)
+    want = a.reshape(16, 20)[np.minimum(np.arange(16), 11), :16]
+    np.testing.assert_array_equal(out, want)

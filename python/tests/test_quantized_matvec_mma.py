@@ -42,10 +42,12 @@ def test_spans_split_k(qa, rng, dtype, group_size):
     product(qa, rng, 7, 45, 896, group_size, dtype, config)
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 1), (8, 1, 2), (1, 4, 4)])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (8, 1, 2), (1, 4, 4),
+                                   (2, 3, 2)])
 def test_threadgroup_shapes(qa, rng, shape):
     """One simdgroup per threadgroup; 8 row blocks; 4 parts of K (their
-    sums added in threadgroup memory); the span chosen per shape."""
+    sums added in threadgroup memory); 3 parts (threads that outnumber
+    the sums); the span chosen per shape."""
     row_groups, parts, chunks = shape
     product(qa, rng, 16, 130, 2048 + 64, 64, "bf16",
             QmvMmaConfig(row_groups, parts, chunks))

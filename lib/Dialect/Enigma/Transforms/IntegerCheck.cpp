@@ -96,8 +96,11 @@ public:
       if (!mark)
         return;
       op->removeAttr(kOverflowCheckAttr);
+      // Fragment arithmetic (tensors held by a simdgroup, such as a
+      // gather's indices) is not checked, as the fragment ops are not.
       if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op) &&
-          !inProducerRegion(op))
+          !inProducerRegion(op) &&
+          !llvm::isa<RankedTensorType>(op->getResult(0).getType()))
         marked.push_back({op, mark.getValue().str(),
                           selectGuard(op->getResult(0))});
     });
@@ -231,8 +234,10 @@ private:
       auto condType = llvm::dyn_cast<VectorType>(condition.getType());
       laneConditions = condType && condType.getNumElements() == lanes &&
                        lanes > 1;
-      if (condType && !laneConditions)
-        condition = Value(); // lanes rearranged on the way: check always
+      if ((condType && !laneConditions) ||
+          llvm::isa<RankedTensorType>(condition.getType()))
+        condition = Value(); // lanes rearranged on the way, or a fragment
+                             // select: check always
     }
     b.setInsertionPointAfter(condition ? guard->select.getOperation() : op);
     Value trueValue;

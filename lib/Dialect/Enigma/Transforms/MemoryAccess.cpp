@@ -34,6 +34,13 @@ std::optional<MemoryAccess> vectorAccess(VectorOp op, const char *kind) {
 
 std::optional<MemoryAccess> anyAccess(Operation *op) {
   Value memref, index;
+  // An op with fragment operands or results (tensors held by a simdgroup,
+  // such as a gather's indices) reads more than the element at its one
+  // index; the fragment ops are not checked.
+  auto isTensor = [](Type t) { return llvm::isa<RankedTensorType>(t); };
+  if (llvm::any_of(op->getOperandTypes(), isTensor) ||
+      llvm::any_of(op->getResultTypes(), isTensor))
+    return std::nullopt;
   for (Value operand : op->getOperands()) {
     if (llvm::isa<MemRefType>(operand.getType())) {
       if (memref)
