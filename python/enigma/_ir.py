@@ -574,9 +574,10 @@ class Fragment(IRValue):
     dtype); a row vector next to a fragment of as many rows is repeated
     along the columns (``acc * scale`` scales each row). ``enigma.exp``,
     ``exp2``, ``log``, ``log2``, ``sqrt``, ``rsqrt``, ``tanh``, ``abs``,
-    ``fmax``, ``fmin`` and ``enigma.where`` accept fragments. Every lane of
-    the simdgroup must compute with a fragment: none may be computed under
-    control flow that depends on the lane."""
+    ``fmax``, ``fmin``, ``fma`` and ``enigma.where`` accept fragments, and
+    ``enigma.as_type`` reads their bits as another dtype of the same width.
+    Every lane of the simdgroup must compute with a fragment: none may be
+    computed under control flow that depends on the lane."""
 
     __slots__ = ()
 
