@@ -183,6 +183,7 @@ def mma_gather(mem, index, *, offset=0) -> Fragment:
     every lane. The indices are not checked: each must lie inside ``mem``.
     """
     what = "mma_gather"
+    current_tracer(what)
     if not isinstance(index, Fragment) or index.is_row_vector:
         fail(f"{what}: index must be an int fragment (from mma_iota and "
              f"arithmetic), got {index!r}")
