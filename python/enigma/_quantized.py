@@ -260,6 +260,12 @@ class SlotsConfig:
     def __eq__(self, other):
         return type(other) is type(self) and self.as_dict() == other.as_dict()
 
+    def replace(self, **changes):
+        """This configuration with ``changes`` (field=value) made."""
+        d = self.as_dict()
+        d.update(changes)
+        return type(self)(**d)
+
     def __hash__(self):
         return hash((type(self).__name__,) + tuple(self.as_dict().values()))
 
@@ -344,11 +350,6 @@ class QmmConfig(SlotsConfig):
 
     def blocks(self, m: int, n: int) -> int:
         return -(-m // self.bm) * -(-n // self.bn)
-
-    def replace(self, **changes) -> "QmmConfig":
-        d = self.as_dict()
-        d.update(changes)
-        return QmmConfig(**d)
 
 
 class _WeightTiles:

@@ -32,7 +32,7 @@ from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_operand,
                    mma_store, mma_zeros)
 from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, SlotsConfig,
                          check_group_size, enigma_f32, enigma_u32,
-                         vector_load, vector_store)
+                         magic_bits, vector_load, vector_store)
 from ._vectors import make_vec
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
@@ -114,8 +114,7 @@ class QmvMmaConfig(SlotsConfig):
         top = DEFAULT_MAX_SPAN if max_span is None else max_span
         span = min(span, max(self.step_span,
                              top // self.step_span * self.step_span))
-        return QmvMmaConfig(self.row_groups, self.parts, self.chunks, span,
-                            self.staged)
+        return self.replace(span=span)
 
     @property
     def threads(self) -> int:
@@ -285,18 +284,17 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                 at = (kk // gs).cast("int")
                 scales.append(mma_gather(S, group_of + at))
                 biases.append(mma_gather(B, group_of + at))
-            # Every load of the step before the first use: the step's
-            # magic depends on all of them through `hold` (0, unknown to
-            # the compiler), else ptxas moves each load down to its use
-            # and a lane has one chunk in flight (as in the matrix-vector
-            # kernel, _quantized_matvec).
-            # (Threadgroup memory answers fast: the staged form decodes
-            # each chunk as it comes, in fewer registers.)
             scales = [v.cast("float") for v in scales]
             biases = [v.cast("float") for v in biases]
-            # Not a constant to the compiler either way (`hold`), so that
-            # `(halves & mask) | magic` stays one LOP3 (magic_bits).
-            step_magic = hold | MAGIC_BITS
+            # Gathers from device memory: every load of the step before
+            # the first use. The step's magic depends on all of them
+            # through `hold` (0, unknown to the compiler), else ptxas
+            # moves each load down to its use and a lane has one chunk in
+            # flight (as in the matrix-vector kernel). Threadgroup memory
+            # answers fast: the staged form decodes each chunk as it
+            # comes, in fewer registers, with magic_bits' magic (no
+            # constant either, so `(halves & mask) | magic` is one LOP3).
+            step_magic = magic_bits(K)
             if not c.staged:
                 every = None
                 for v in words + [as_type(v, "uint")

@@ -497,8 +497,7 @@ def _matvec_mma(xa, args, bound, shape, group_size, config, target,
     if target != "cuda" and config.staged:
         # Within Metal's 32 KiB: x's rows only (the words staged as well
         # would pass it; the host runtimes gain nothing from staging).
-        config = QmvMmaConfig(config.row_groups, config.parts, config.chunks,
-                              config.span, staged=False)
+        config = config.replace(staged=False)
     kw = _runtime_kw(runtime)
     splits = config.splits(K)
     launch = config.launch(N, K)
