@@ -65,6 +65,50 @@ def tuned_tf32(config, m, n, k):
     return tuned.fn(config, m, n, k, allow_tf32=True)
 
 
+@enigma.autotune(configs=enigma.tf32_gemm_configs(), key=["m", "n", "k"])
+def tuned_tf32_nk(config, m, n, k):
+    """TF32 warpgroup products for B stored n x k (``b_transposed``), the
+    layout Hopper's TF32 ``wgmma`` reads from threadgroup memory as it is;
+    the second half of :func:`run_transposed`."""
+    return enigma.Launch(compiled(config, True, True), *config.launch(m, n),
+                         scalars=[m, n, k], output_bytes=m * n * 4)
+
+
+# The transpose moves 32 x 32 tiles through threadgroup memory: each read
+# and each write of a warp covers 128 contiguous bytes of one row.
+TILE, TILE_ROWS = 32, 8
+
+
+@enigma.kernel
+def transpose_f32(X: enigma.f32, R: enigma.Scalar(enigma.u32),
+                  C: enigma.Scalar(enigma.u32), Y: enigma.f32):
+    """Y (C x R) = X (R x C) transposed, one 32 x 32 tile per threadgroup
+    of 32 x 8 threads. A row of the tile is padded by one element so that
+    the column reads of the second half meet 32 different banks."""
+    tile = enigma.threadgroup_alloc("float", TILE * (TILE + 1))
+    tx = enigma.thread_position_in_threadgroup("x")
+    ty = enigma.thread_position_in_threadgroup("y")
+    r0 = enigma.threadgroup_position_in_grid("y") * TILE
+    c0 = enigma.threadgroup_position_in_grid("x") * TILE
+    for j in enigma.range_constexpr(0, TILE, TILE_ROWS):
+        r, c = r0 + ty + j, c0 + tx
+        with enigma.if_((r < R) & (c < C)):
+            tile[(ty + j) * (TILE + 1) + tx] = X[r * C + c]
+    enigma.barrier()
+    for j in enigma.range_constexpr(0, TILE, TILE_ROWS):
+        c, r = c0 + ty + j, r0 + tx
+        with enigma.if_((c < C) & (r < R)):
+            Y[c * R + r] = tile[tx * (TILE + 1) + ty + j]
+
+
+def transpose_launch(rows: int, cols: int) -> enigma.Launch:
+    """The Launch of :func:`transpose_f32` for a rows x cols matrix."""
+    grid = (-(-cols // TILE) * TILE, -(-rows // TILE) * TILE_ROWS, 1)
+    return enigma.Launch(enigma.compile(transpose_f32), grid,
+                         (TILE, TILE_ROWS, 1), scalars=[rows, cols],
+                         output_bytes=rows * cols * 4)
+
+
 def _shapes(a, b):
     a = np.ascontiguousarray(a, np.float32)
     b = np.ascontiguousarray(b, np.float32)
@@ -83,6 +127,31 @@ def run(rt, a, b, config=None, allow_tf32=False, processors=None):
     processors = processors or getattr(rt, "multiprocessors", None) or None
     grid, threads = config.launch(m, n, processors)
     raw = rt.execute(compiled(config, allow_tf32), [a, b],
+                     output_size=m * n * 4, grid=grid, threads=threads,
+                     scalars=[m, n, k])
+    return np.frombuffer(raw, np.float32).reshape(m, n).copy()
+
+
+def run_transposed(rt, a, b, config=None):
+    """C = A @ B with TF32 for B stored k x n (as ``torch.matmul`` takes
+    it): B is first transposed into an n x k array (one read and one write
+    of B) so that the product reads both operands K-major, which TF32
+    ``wgmma`` needs. On Hopper this costs less than copying B transposed
+    inside the product (docs/design/tf32.md). ``config`` defaults to the
+    first of ``enigma.tf32_gemm_configs()`` on CUDA, the runtime's default
+    elsewhere (whose 32 KiB on Metal those tiles exceed); returns (M, N)
+    float32."""
+    a, b, m, n, k = _shapes(a, b)
+    if config is None:
+        config = enigma.tf32_gemm_configs()[0] if rt.name == "cuda" else \
+            config_for(rt, True)
+    t = transpose_launch(k, n)
+    bt = np.frombuffer(rt.execute(t.compiled, [b], output_size=k * n * 4,
+                                  grid=t.grid, threads=t.threads,
+                                  scalars=t.scalars), np.float32)
+    processors = getattr(rt, "multiprocessors", None) or None
+    grid, threads = config.launch(m, n, processors)
+    raw = rt.execute(compiled(config, True, True), [a, bt],
                      output_size=m * n * 4, grid=grid, threads=threads,
                      scalars=[m, n, k])
     return np.frombuffer(raw, np.float32).reshape(m, n).copy()

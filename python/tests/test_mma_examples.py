@@ -91,6 +91,42 @@ def test_gemm_f32_tf32_tiles(runtime, rng):
             ex.check_output(c, a, b)
 
 
+@pytest.mark.parametrize("rows,cols", [(1, 1), (1, 37), (33, 1), (32, 32),
+                                       (65, 97), (200, 31)])
+def test_gemm_f32_transpose_kernel(runtime, rng, rows, cols):
+    # Every element moved (the output starts zeroed, the inputs are never
+    # zero), none written past the matrix (one element more, left zero).
+    ex = load_example("gemm_f32")
+    x = rng.uniform(1.0, 2.0, (rows, cols)).astype(np.float32)
+    x *= rng.choice([-1.0, 1.0], x.shape).astype(np.float32)
+    t = ex.transpose_launch(rows, cols)
+    prepared = t.prepare(runtime, [x], output_size=(rows * cols + 1) * 4)
+    try:
+        prepared.dispatch(t.grid, t.threads)
+        y = np.frombuffer(prepared.read_output(), np.float32)
+    finally:
+        prepared.release()
+    assert np.array_equal(y[:-1].reshape(cols, rows), x.T)
+    assert y[-1] == 0.0
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (77, 130, 50), (129, 300, 70)])
+def test_gemm_f32_run_transposed(runtime, rng, m, n, k):
+    # TF32 for B stored k x n through a transpose of B and the n x k
+    # products: the CUDA tiles on CUDA (tensor cores: not fp32), the
+    # runtime's default tile elsewhere.
+    ex = load_example("gemm_f32")
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    configs = enigma.tf32_gemm_configs() if runtime.name == "cuda" else [None]
+    for config in configs:
+        c = ex.run_transposed(runtime, a, b, config)
+        ex.check_output(c, a, b, tf32=True)
+    if runtime.name == "cuda" and m * n * k > 1:
+        with pytest.raises(AssertionError):
+            ex.check_output(c, a, b)
+
+
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bh,s", [(1, 1), (2, 64), (3, 100), (1, 130)])
