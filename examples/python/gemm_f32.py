@@ -11,7 +11,8 @@ sum stays fp32, like ``torch.matmul`` with TF32 off); with ``--tf32``
 product runs on TF32 tensor cores (mma.sync m16n8k8; wgmma on Hopper
 with ``enigma.tf32_gemm_configs()`` for B stored n x k, or
 ``tf32_gemm_configs(b_transposed=False)`` for B stored k x n, whose
-producer warpgroup copies B transposed), which truncates the
+producer warpgroup copies B transposed; or ``run_transposed``, which
+transposes B with a kernel of its own first), which truncates the
 operands to 10 bits of mantissa, with tiles of its own (``tuned_tf32``
 times ``enigma.gemm_configs("cuda", "f32", allow_tf32=True)``). The CPU
 and Metal truncate the operands the same way.
