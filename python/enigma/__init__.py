@@ -19,7 +19,10 @@ from ._cooperation import *  # noqa: F401,F403
 from ._matrix import *  # noqa: F401,F403
 from ._simd import *  # noqa: F401,F403
 from ._control import *  # noqa: F401,F403
-from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
+from ._layout import *  # noqa: F401,F403  (CuTe layouts: Layout, make_layout)
+from ._layout_tuples import *  # noqa: F401,F403  (product, repeat_like)
+from ._layout_swizzle import *  # noqa: F401,F403  (Swizzle, swizzle)
+from ._layout_algebra import *  # noqa: F401,F403  (CuTe layout algebra)
 from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._fp8 import *  # noqa: F401,F403  (8-bit floats)

@@ -32,7 +32,7 @@ from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
                   static_int, to_value)
-from ._layout import Swizzle
+from ._layout_swizzle import Swizzle
 from ._math import imin, where
 from ._tile import PipelineStage, pipeline
 

@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import numbers
 
-from . import _cooperation, _layout
+from . import _cooperation
 from . import _layout_dynamic as _dynamic
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import DType, as_dtype
 from ._ir import (EnigmaError, IRValue, active_tracer, current_tracer, fail,
                   to_value)
+from ._layout import Layout, as_layout, make_layout
+from ._layout_algebra import composition, size, zipped_divide
+from ._layout_swizzle import SwizzledLayout
 
 # Static-size limit of load()/store(): they unroll one access per element
 # (or per vector), so a tensor meant for them is a per-thread fragment.
@@ -211,7 +214,7 @@ def _index_value(offset) -> IRValue:
 
 
 def _make_layout(shape, stride):
-    return _layout.Layout(shape, stride)
+    return Layout(shape, stride)
 
 
 # --------------------------------------------------------------------------
@@ -401,19 +404,18 @@ class Tensor:
             raise EnigmaError(f"Tensor {name!r}: address_space must be "
                               f"\"device\" or \"threadgroup\", got "
                               f"{address_space!r}")
-        layouts = _layout
         if shape is not None:
             if not (_is_int(shape) or isinstance(shape, tuple)):
                 raise EnigmaError(f"Tensor {name!r}: shape must be an int or "
                                   f"a tuple of ints, got {shape!r}")
             if layout is None:
-                layout = layouts.Layout(shape)
+                layout = Layout(shape)
             elif _is_int(_size(layout.shape)) and \
                     _size(shape) != _size(layout.shape):
                 raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
                                   f"match the layout {layout}")
         if layout is not None and not isinstance(
-                layout, (layouts.Layout, layouts.SwizzledLayout)):
+                layout, (Layout, SwizzledLayout)):
             # An identity layout's basis strides would be silently ignored.
             raise EnigmaError(f"Tensor {name!r}: layout must be an "
                               f"enigma.Layout (shape:stride) or an "
@@ -477,7 +479,7 @@ class Tensor:
     def swizzled(self) -> bool:
         """Whether the layout is a :class:`SwizzledLayout`: element ``c``
         lives at ``base_offset + swizzle(offset + layout(c))``."""
-        return isinstance(self.layout, _layout.SwizzledLayout)
+        return isinstance(self.layout, SwizzledLayout)
 
     def _coordinate_offset(self, inner):
         """The memory offset (from base_offset) of an element whose offset
@@ -566,7 +568,7 @@ class Tensor:
             # The fixed part's offset goes under the swizzle (CuTe's
             # slicing of a composed layout); base_offset stays outside it.
             outer = self.layout
-            return self._with(_layout.SwizzledLayout(
+            return self._with(SwizzledLayout(
                 outer.swizzle, _add(outer.offset, offset), layout),
                 self.base_offset)
         return self._with(layout, _add(self.base_offset, offset))
@@ -865,10 +867,10 @@ class IdentityTensor(Tensor):
             strides = tuple(_dynamic.compact_col_major(
                 m, _dynamic.Basis.unit(k, len(modes)))
                 for k, m in enumerate(modes))
-            layout = _layout.Layout(shape, strides if isinstance(shape, tuple)
-                                    else strides[0])
+            layout = Layout(shape, strides if isinstance(shape, tuple)
+                            else strides[0])
         else:
-            layout = _layout.make_layout(shape)
+            layout = make_layout(shape)
         super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
@@ -927,16 +929,15 @@ def tensor_composition(tensor, layout, tiler=None) -> Tensor:
     tensor is that tile), and then adds nothing to the composition."""
     _check_tensor(tensor, "tensor_composition")
     if tiler is not None:
-        layouts = _layout
         if not (_is_int(tiler) or isinstance(tiler, tuple)):
             fail(f"tensor_composition: tiler must be a shape (an int or a "
                  f"tuple of ints), got {tiler!r}")
-        if _is_int(tensor.size()) and layouts.size(tiler) != tensor.size():
+        if _is_int(tensor.size()) and size(tiler) != tensor.size():
             fail(f"tensor_composition: the tiler {tiler} has "
-                 f"{layouts.size(tiler)} elements but tensor {tensor.name} "
+                 f"{size(tiler)} elements but tensor {tensor.name} "
                  f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "
                  "the shape of the tile the tensor is")
-    composed = _layout.composition(tensor.layout, layout)
+    composed = composition(tensor.layout, layout)
     return tensor._with(composed, tensor.base_offset)
 
 
@@ -945,7 +946,7 @@ def tensor_zipped_divide(tensor, tiler) -> Tensor:
     0 walks inside one tile, mode 1 picks the tile, so ``t[None, k]`` is
     tile ``k``."""
     _check_tensor(tensor, "tensor_zipped_divide")
-    divided = _layout.zipped_divide(tensor.layout, tiler)
+    divided = zipped_divide(tensor.layout, tiler)
     return tensor._with(divided, tensor.base_offset)
 
 
@@ -966,7 +967,7 @@ def local_partition(tensor, thr_layout, index) -> Tensor:
     ``shape(thr_layout)`` tile, so neighbouring threads own neighbouring
     elements. ``index`` is an int or a traced integer (a thread index)."""
     _check_tensor(tensor, "local_partition")
-    layout = _layout.as_layout(thr_layout, "local_partition: thr_layout")
+    layout = as_layout(thr_layout, "local_partition: thr_layout")
     shape, stride = layout.shape, layout.stride
     if not isinstance(shape, tuple):
         shape, stride = (shape,), (stride,)

@@ -26,6 +26,8 @@ LAYERS = [
     ("op families", {"enigma._threads", "enigma._math", "enigma._vectors",
                      "enigma._simd", "enigma._cooperation",
                      "enigma._matrix", "enigma._layout",
+                     "enigma._layout_tuples", "enigma._layout_swizzle",
+                     "enigma._layout_algebra",
                      "enigma._layout_dynamic", "enigma._tensor",
                      "enigma._tile", "enigma._mma", "enigma._async_copy",
                      "enigma._pipeline", "enigma._gemm_configs",
