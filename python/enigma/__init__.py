@@ -34,7 +34,9 @@ from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
 from ._gemm_f32 import *  # noqa: F401,F403  (TF32 warpgroup GEMM tiles)
 from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
-from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
+from ._tensor import *  # noqa: F401,F403  (Tensor, IdentityTensor)
+from ._tensor_fragments import *  # noqa: F401,F403  (Fragment, VectorFragment)
+from ._tensor_algebra import *  # noqa: F401,F403  (tensor_zipped_divide, ...)
 from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,

@@ -35,7 +35,8 @@ from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
 from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
                   to_value)
 from ._slots import Slot, control_state
-from ._tensor import MAX_VECTOR_BYTES, Tensor, power_of_two_divisor
+from ._tensor import MAX_VECTOR_BYTES, Tensor
+from ._tensor_offsets import power_of_two_divisor
 
 __all__ = ["copy", "gemm", "pipeline", "Pipeline", "PipelineStage"]
 

@@ -29,6 +29,8 @@ LAYERS = [
                      "enigma._layout_tuples", "enigma._layout_swizzle",
                      "enigma._layout_algebra",
                      "enigma._layout_dynamic", "enigma._tensor",
+                     "enigma._tensor_offsets", "enigma._tensor_fragments",
+                     "enigma._tensor_algebra",
                      "enigma._tile", "enigma._mma", "enigma._async_copy",
                      "enigma._pipeline", "enigma._gemm_configs",
                      "enigma._gemm",
