@@ -22,7 +22,7 @@ from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
                   static_int, to_value)
 from ._layout_swizzle import Swizzle
 from ._slots import control_state
-from ._tile import PipelineStage
+from ._tile_pipeline import PipelineStage
 
 __all__ = ["PipelineRing", "pipeline_ring", "pipeline_loop", "stage_copy",
            "consumer_turn"]
