@@ -19,8 +19,13 @@ from ._cooperation import *  # noqa: F401,F403
 from ._matrix import *  # noqa: F401,F403
 from ._simd import *  # noqa: F401,F403
 from ._control import *  # noqa: F401,F403
-from ._layout import *  # noqa: F401,F403  (CuTe layout algebra)
-from ._tile import *  # noqa: F401,F403  (gemm, copy, pipeline)
+from ._layout import *  # noqa: F401,F403  (CuTe layouts: Layout, make_layout)
+from ._layout_tuples import *  # noqa: F401,F403  (product, repeat_like)
+from ._layout_swizzle import *  # noqa: F401,F403  (Swizzle, swizzle)
+from ._layout_algebra import *  # noqa: F401,F403  (CuTe layout algebra)
+from ._tile import *  # noqa: F401,F403  (copy)
+from ._tile_gemm import *  # noqa: F401,F403  (gemm)
+from ._tile_pipeline import *  # noqa: F401,F403  (pipeline, Pipeline)
 from ._mma import *  # noqa: F401,F403  (fragments, mma, copy_tile)
 from ._fp8 import *  # noqa: F401,F403  (8-bit floats)
 from ._gemm_fp8 import *  # noqa: F401,F403  (scaled 8-bit float GEMM)
@@ -31,7 +36,9 @@ from ._gemm import *  # noqa: F401,F403  (gemm_block, MmaConfig)
 from ._gemm_f32 import *  # noqa: F401,F403  (TF32 warpgroup GEMM tiles)
 from ._threads import arch, metal_cast  # noqa: F401
 from ._compile import CompiledKernel, compile  # noqa: F401
-from ._tensor import *  # noqa: F401,F403  (Tensor, tensor_zipped_divide, ...)
+from ._tensor import *  # noqa: F401,F403  (Tensor, IdentityTensor)
+from ._tensor_fragments import *  # noqa: F401,F403  (Fragment, VectorFragment)
+from ._tensor_algebra import *  # noqa: F401,F403  (tensor_zipped_divide, ...)
 from ._jit import *  # noqa: F401,F403  (jit, dispatch_shape)
 from ._dtypes import (  # noqa: F401
     BFloat16, Bool, DType, Float16, Float32, Int8, Int16, Int32, Int64,

@@ -34,7 +34,7 @@ from ._mma import (copy_commit, copy_tile, copy_wait, mma, mma_load,
 from ._pipeline import pipeline_loop, pipeline_ring, stage_copy
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        threadgroup_position_in_grid, threadgroups_per_grid)
-from ._tile import pipeline
+from ._tile_pipeline import pipeline
 from ._gemm_splitk import SplitKReduction, split_k_buffers, \
     split_k_workspace
 from ._gemm_streamk import (stream_k_buffers,

@@ -29,7 +29,7 @@ from ._simd import simd_max
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_simdgroup,
                        thread_index_in_threadgroup)
-from ._tile import pipeline
+from ._tile_pipeline import pipeline
 
 __all__ = ["gemm_fp8_block", "gemm_fp8_configs", "fp8_warpgroup_shape",
            "FP8_SCALINGS", "FP8_BLOCK"]

@@ -32,9 +32,9 @@ from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
                   static_int, to_value)
-from ._layout import Swizzle
+from ._layout_swizzle import Swizzle
 from ._math import imin, where
-from ._tile import PipelineStage, pipeline
+from ._tile_pipeline import PipelineStage, pipeline
 
 __all__ = ["Fragment", "MmaOperand", "mma", "mma_wait", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_gather", "mma_store",

@@ -20,9 +20,9 @@ from ._cooperation import threadgroup_alloc
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
                   static_int, to_value)
-from ._layout import Swizzle
+from ._layout_swizzle import Swizzle
 from ._slots import control_state
-from ._tile import PipelineStage
+from ._tile_pipeline import PipelineStage
 
 __all__ = ["PipelineRing", "pipeline_ring", "pipeline_loop", "stage_copy",
            "consumer_turn"]

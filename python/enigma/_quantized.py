@@ -36,7 +36,7 @@ from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
                        threadgroup_position_in_grid,
                        thread_position_in_grid_xyz)
-from ._tile import PipelineStage, pipeline
+from ._tile_pipeline import PipelineStage, pipeline
 from ._vectors import make_vec
 
 __all__ = ["BITS", "GROUP_SIZES", "ACTIVATION_DTYPES", "SlotsConfig",

@@ -24,7 +24,7 @@ from ._dtypes import as_dtype
 from ._functions import define
 from ._ir import (BufferProxy, EnigmaError, IRValue, current_tracer, fail,
                   to_value)
-from ._tensor import Fragment, VectorFragment
+from ._tensor_fragments import Fragment, VectorFragment
 
 _U32 = as_dtype("uint")
 

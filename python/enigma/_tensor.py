@@ -5,10 +5,13 @@ A :class:`Tensor` is a plain description (buffer parameter, element type,
 layout, base offset) that host code (an ``@enigma.jit`` function) can
 divide and compose with the layout algebra, and that a kernel body indexes,
 slices, and reads or writes whole with :meth:`Tensor.load` /
-:meth:`Tensor.store`. Offsets are computed here with CuTe's rules
-(``crd2idx``): fixed coordinates fold into Python ints at trace time, traced
-coordinates (IRValues) become integer ops in the kernel. A single integer
-index is the original DSL's raw element index (the layout is not applied).
+:meth:`Tensor.store`. Offsets are computed with CuTe's rules (``crd2idx``,
+in ``_tensor_offsets``): fixed coordinates fold into Python ints at trace
+time, traced coordinates (IRValues) become integer ops in the kernel. A
+single integer index is the original DSL's raw element index (the layout is
+not applied). What ``load()`` returns is in ``_tensor_fragments``; the
+layout algebra on tensors (``tensor_zipped_divide``, ``local_tile``, ...)
+in ``_tensor_algebra``.
 
 ``load()`` / ``store()`` move 2 or 4 elements per access (a ``float4``,
 ``half4``, ...) wherever the layout makes them contiguous and the offset is
@@ -21,14 +24,21 @@ allocates so) that makes each vector access aligned to its own size.
 
 from __future__ import annotations
 
-import numbers
-
-from . import _cooperation, _layout
+from . import _cooperation
 from . import _layout_dynamic as _dynamic
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import DType, as_dtype
 from ._ir import (EnigmaError, IRValue, active_tracer, current_tracer, fail,
                   to_value)
+from ._layout import Layout, make_layout
+from ._layout_swizzle import SwizzledLayout
+from ._layout_tuples import is_integral
+from ._tensor_fragments import Fragment, VectorFragment
+from ._tensor_offsets import (add, check_coord, crd2idx, has_none, idx2crd,
+                              power_of_two_divisor, shape_size, show_coord,
+                              slice_offset)
+
+__all__ = ["Tensor", "IdentityTensor"]
 
 # Static-size limit of load()/store(): they unroll one access per element
 # (or per vector), so a tensor meant for them is a per-thread fragment.
@@ -36,169 +46,6 @@ MAX_FRAGMENT_ELEMENTS = 1024
 # Vector accesses move at most 16 bytes (a float4): the alignment every
 # backend guarantees for buffer bases.
 MAX_VECTOR_BYTES = 16
-
-
-# --------------------------------------------------------------------------
-# Nested integer tuples (CuTe's IntTuple), as the layout module shapes them
-# --------------------------------------------------------------------------
-
-def _is_int(x) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
-def _is_scalar_coord(x) -> bool:
-    return _is_int(x) or isinstance(x, IRValue)
-
-
-def _size(shape):
-    """The number of elements of a shape: an int, or a traced value for
-    run-time extents."""
-    if isinstance(shape, tuple):
-        total = 1
-        for s in shape:
-            total = _mul(total, _size(s))
-        return total
-    return shape if isinstance(shape, IRValue) else int(shape)
-
-
-def _add(a, b):
-    if _is_int(a) and a == 0:
-        return b
-    if _is_int(b) and b == 0:
-        return a
-    return a + b
-
-
-def _mul(a, b):
-    """a * b for ints or IRValues, folding ints (and 0 and 1); an identity
-    tensor's basis strides scale component by component."""
-    if isinstance(a, _dynamic.Basis) or isinstance(b, _dynamic.Basis):
-        return _dynamic.mul(a, b)
-    if _is_int(a) and _is_int(b):
-        return a * b
-    if _is_int(b) and b == 1 or _is_int(a) and a == 0:
-        return a
-    if _is_int(a) and a == 1 or _is_int(b) and b == 0:
-        return b
-    return a * b
-
-
-def _crd2idx(coord, shape, stride):
-    """The offset of ``coord`` in the layout ``shape:stride`` (CuTe's
-    crd2idx). A scalar coordinate into a nested mode is split
-    colexicographically (first sub-mode fastest); the last sub-mode takes
-    the remaining quotient unreduced, as in CuTe."""
-    if isinstance(shape, tuple):
-        if isinstance(coord, tuple):
-            if len(coord) != len(shape):
-                fail(f"coordinate {_show(coord)} has {len(coord)} modes but "
-                     f"the shape {shape} has {len(shape)}")
-            total = 0
-            for c, s, d in zip(coord, shape, stride):
-                total = _add(total, _crd2idx(c, s, d))
-            return total
-        total, rest = 0, coord
-        for k, (s, d) in enumerate(zip(shape, stride)):
-            if k == len(shape) - 1:
-                total = _add(total, _crd2idx(rest, s, d))
-            else:
-                n = _size(s)
-                total = _add(total, _crd2idx(_mod(rest, n), s, d))
-                rest = _div(rest, n)
-        return total
-    if isinstance(coord, tuple):
-        fail(f"coordinate {_show(coord)} is nested deeper than the shape "
-             f"{shape}")
-    return _mul(coord, stride)
-
-
-def _div(a, n):
-    if _is_int(n) and n == 1:
-        return a
-    return a // n
-
-
-def _mod(a, n):
-    if _is_int(n) and n == 1:
-        return 0
-    return a % n
-
-
-def _idx2crd(index, shape):
-    """The coordinate of linear ``index`` in ``shape``, colexicographic (the
-    inverse of the compact column-major layout), nested like ``shape``."""
-    if isinstance(shape, tuple):
-        out, rest = [], index
-        for k, s in enumerate(shape):
-            if k == len(shape) - 1:
-                out.append(_idx2crd(rest, s))
-            else:
-                n = _size(s)
-                out.append(_idx2crd(_mod(rest, n), s))
-                rest = _div(rest, n)
-        return tuple(out)
-    return index
-
-
-def _show(coord) -> str:
-    if isinstance(coord, tuple):
-        return "(" + ", ".join(_show(c) for c in coord) + (
-            ",)" if len(coord) == 1 else ")")
-    if isinstance(coord, IRValue):
-        return "<traced>"
-    return repr(coord)
-
-
-def _has_none(coord) -> bool:
-    if coord is None:
-        return True
-    if isinstance(coord, tuple):
-        return any(_has_none(c) for c in coord)
-    return False
-
-
-def _check_coord(coord):
-    if isinstance(coord, tuple):
-        for c in coord:
-            _check_coord(c)
-    elif coord is not None and not _is_scalar_coord(coord):
-        fail(f"a tensor coordinate is an int, a traced integer, None (keep "
-             f"the mode) or a tuple of those; got {type(coord).__name__}")
-    elif isinstance(coord, IRValue) and (coord.dtype.is_float or
-                                         coord.lanes != 1):
-        fail(f"a tensor coordinate must be an integer, got a {coord!r}")
-
-
-def _slice(coord, shape, stride, kept):
-    """Offset of the fixed part of ``coord``; appends the (shape, stride) of
-    every mode given None to ``kept``. A tuple with fewer entries than the
-    shape has modes drops the trailing modes (fixes them at 0), as the
-    original DSL does: ``((None,), k)`` keeps only the first sub-mode of
-    mode 0."""
-    if coord is None:
-        kept.append((shape, stride))
-        return 0
-    if isinstance(coord, tuple):
-        if not isinstance(shape, tuple):
-            shape, stride = (shape,), (stride,)
-        if len(coord) > len(shape):
-            fail(f"slice {_show(coord)} has {len(coord)} modes but the shape "
-                 f"{shape} has {len(shape)}")
-        total = 0
-        for c, s, d in zip(coord, shape, stride):
-            total = _add(total, _slice(c, s, d, kept))
-        return total
-    return _crd2idx(coord, shape, stride)
-
-
-def power_of_two_divisor(offset) -> int:
-    """The largest power of two ``offset`` is known to be a multiple of."""
-    if _is_int(offset):
-        if offset == 0:
-            return 1 << 31
-        return offset & -offset
-    return int(offset._tracer.call("known_power_of_two_divisor",
-                                   offset._value))
 
 
 def _index_value(offset) -> IRValue:
@@ -211,139 +58,7 @@ def _index_value(offset) -> IRValue:
 
 
 def _make_layout(shape, stride):
-    return _layout.Layout(shape, stride)
-
-
-# --------------------------------------------------------------------------
-# Fragments: the values load() returns
-# --------------------------------------------------------------------------
-
-class Fragment:
-    """The elements of a tensor read by :meth:`Tensor.load`, in the tensor's
-    logical order (colexicographic over its shape). Index it, iterate it, or
-    compute with it element by element: ``a + b``, ``a * 2.0``, ``-a``,
-    ``a.astype(enigma.f16)``; a Fragment (or a list of values, or one value)
-    is what :meth:`Tensor.store` writes."""
-
-    __slots__ = ("values", "shape")
-
-    def __init__(self, values, shape=None):
-        self.values = list(values)
-        self.shape = shape if shape is not None else len(self.values)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def __getitem__(self, i):
-        return self.values[i]
-
-    def __iter__(self):
-        return iter(self.values)
-
-    def __repr__(self) -> str:
-        return f"Fragment({len(self.values)} values, shape={self.shape})"
-
-    def astype(self, dtype) -> "Fragment":
-        """Every element converted to ``dtype`` (Metal's conversion rules)."""
-        dtype = as_dtype(dtype)
-        return Fragment([to_value(v, dtype).cast(dtype) for v in self.values],
-                        self.shape)
-
-    def _map(self, other, op):
-        if isinstance(other, IRValue) and other.lanes > 1:
-            other = Fragment([other._lane(n) for n in "xyzw"[:other.lanes]])
-        if isinstance(other, Fragment):
-            if len(other) != len(self):
-                fail(f"element-wise operation on fragments of {len(self)} "
-                     f"and {len(other)} values")
-            pairs = zip(self.values, other.values)
-        else:
-            pairs = ((v, other) for v in self.values)
-        return Fragment([op(a, b) for a, b in pairs], self.shape)
-
-    def __add__(self, o): return self._map(o, lambda a, b: a + b)
-    def __radd__(self, o): return self._map(o, lambda a, b: b + a)
-    def __sub__(self, o): return self._map(o, lambda a, b: a - b)
-    def __rsub__(self, o): return self._map(o, lambda a, b: b - a)
-    def __mul__(self, o): return self._map(o, lambda a, b: a * b)
-    def __rmul__(self, o): return self._map(o, lambda a, b: b * a)
-    def __truediv__(self, o): return self._map(o, lambda a, b: a / b)
-    def __rtruediv__(self, o): return self._map(o, lambda a, b: b / a)
-
-    def __neg__(self):
-        return Fragment([-v for v in self.values], self.shape)
-
-
-# IRValue._bin's op names, for a VectorFragment meeting a Fragment.
-_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
-           "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
-
-
-class VectorFragment(IRValue):
-    """What :meth:`Tensor.load` returns for 1 to 4 elements at consecutive
-    offsets (in logical order): the value itself, a scalar for one element
-    and a ``float2``/``float3``/``float4`` (``half4``, ``int2``, ...) for
-    more, so ``enigma.dot``, ``length`` and vector arithmetic apply, as in
-    the original DSL. Like a :class:`Fragment` it also has ``len``,
-    ``v[i]``, iteration, ``values`` and ``astype``; arithmetic keeps it a
-    VectorFragment, and with a Fragment of the same length it works element
-    by element."""
-
-    __slots__ = ("shape",)
-
-    def __init__(self, value: IRValue, shape):
-        IRValue.__init__(self, value._tracer, value._value)
-        self.shape = shape
-
-    def __len__(self) -> int:
-        return self.lanes
-
-    def __getitem__(self, i):
-        n = self.lanes
-        if isinstance(i, slice):
-            return [self[k] for k in range(n)[i]]
-        if isinstance(i, bool) or not isinstance(i, int):
-            fail(f"a fragment is indexed with a Python int, got "
-                 f"{type(i).__name__}")
-        if not -n <= i < n:
-            fail(f"index {i} is out of range for a fragment of {n} values")
-        i %= n
-        if n == 1:
-            return IRValue(self._tracer, self._value)
-        return self._lane("xyzw"[i])
-
-    def __iter__(self):
-        return iter([self[k] for k in range(self.lanes)])
-
-    @property
-    def values(self) -> list:
-        """The elements as scalar values, in logical order."""
-        return list(self)
-
-    def astype(self, dtype) -> "VectorFragment":
-        """Every element converted to ``dtype`` (Metal's conversion rules)."""
-        return VectorFragment(self.cast(dtype), self.shape)
-
-    def _wrap(self, result):
-        if isinstance(result, IRValue) and result.lanes == self.lanes:
-            return VectorFragment(result, self.shape)
-        return result
-
-    def _bin(self, op, other, reflected=False):
-        if isinstance(other, Fragment):
-            mine = Fragment(self.values, self.shape)
-            fn = _BINARY.get(op)
-            if fn is None:
-                fail(f"'{op}' between a vector fragment and a Fragment; "
-                     "combine their elements one by one")
-            return fn(other, mine) if reflected else fn(mine, other)
-        return self._wrap(IRValue._bin(self, op, other, reflected))
-
-    def __neg__(self):
-        return self._wrap(IRValue.__neg__(self))
-
-    def __repr__(self) -> str:
-        return f"VectorFragment({self.lanes} x {self.dtype!r})"
+    return Layout(shape, stride)
 
 
 # --------------------------------------------------------------------------
@@ -390,7 +105,7 @@ class Tensor:
         if not isinstance(name, str) or not name:
             raise EnigmaError(f"Tensor: name must be a non-empty string, got "
                               f"{name!r}")
-        if not _is_int(buffer_index) or buffer_index < -1:
+        if not is_integral(buffer_index) or buffer_index < -1:
             raise EnigmaError(f"Tensor {name!r}: buffer_index must be an int "
                               f">= 0 (or -1: no buffer), got {buffer_index!r}")
         dtype = as_dtype(metal_dtype, strict=False)
@@ -401,19 +116,18 @@ class Tensor:
             raise EnigmaError(f"Tensor {name!r}: address_space must be "
                               f"\"device\" or \"threadgroup\", got "
                               f"{address_space!r}")
-        layouts = _layout
         if shape is not None:
-            if not (_is_int(shape) or isinstance(shape, tuple)):
+            if not (is_integral(shape) or isinstance(shape, tuple)):
                 raise EnigmaError(f"Tensor {name!r}: shape must be an int or "
                                   f"a tuple of ints, got {shape!r}")
             if layout is None:
-                layout = layouts.Layout(shape)
-            elif _is_int(_size(layout.shape)) and \
-                    _size(shape) != _size(layout.shape):
+                layout = Layout(shape)
+            elif is_integral(shape_size(layout.shape)) and \
+                    shape_size(shape) != shape_size(layout.shape):
                 raise EnigmaError(f"Tensor {name!r}: shape {shape} does not "
                                   f"match the layout {layout}")
         if layout is not None and not isinstance(
-                layout, (layouts.Layout, layouts.SwizzledLayout)):
+                layout, (Layout, SwizzledLayout)):
             # An identity layout's basis strides would be silently ignored.
             raise EnigmaError(f"Tensor {name!r}: layout must be an "
                               f"enigma.Layout (shape:stride) or an "
@@ -426,7 +140,7 @@ class Tensor:
             if base_offset.dtype.is_float or base_offset.lanes != 1:
                 raise EnigmaError(f"Tensor {name!r}: base_offset must be an "
                                   f"integer, got {base_offset!r}")
-        elif not _is_int(base_offset) or base_offset < 0:
+        elif not is_integral(base_offset) or base_offset < 0:
             raise EnigmaError(f"Tensor {name!r}: base_offset must be an int "
                               f">= 0 or a traced integer, got {base_offset!r}")
         self.name = name
@@ -443,7 +157,7 @@ class Tensor:
                                   "needs a layout with static extents, got "
                                   f"{layout} (run-time extents)")
             self._storage_size = layout.cosize() + (
-                base_offset if _is_int(base_offset) else 0)
+                base_offset if is_integral(base_offset) else 0)
         tracer = active_tracer()
         if address_space == "threadgroup" and tracer is not None:
             # Made in a kernel body: allocate here, where it is written.
@@ -477,7 +191,7 @@ class Tensor:
     def swizzled(self) -> bool:
         """Whether the layout is a :class:`SwizzledLayout`: element ``c``
         lives at ``base_offset + swizzle(offset + layout(c))``."""
-        return isinstance(self.layout, _layout.SwizzledLayout)
+        return isinstance(self.layout, SwizzledLayout)
 
     def _coordinate_offset(self, inner):
         """The memory offset (from base_offset) of an element whose offset
@@ -485,7 +199,7 @@ class Tensor:
         if not self.swizzled:
             return inner
         layout = self.layout
-        return layout.swizzle(_add(layout.offset, inner))
+        return layout.swizzle(add(layout.offset, inner))
 
     def size(self, mode=None) -> int:
         """The number of elements, or of the mode ``mode`` names (an int,
@@ -523,24 +237,24 @@ class Tensor:
         """The element offset of ``coord``: base_offset plus a raw index
         for a single integer, plus layout(coord) for a tuple."""
         if not isinstance(coord, tuple) and self._raw_scalar_index:
-            return _add(self.base_offset, coord)
+            return add(self.base_offset, coord)
         self._need_layout("a coordinate tuple")
         shape, stride = self.shape, self.stride
         if isinstance(coord, tuple) and len(coord) == 1 and \
                 not isinstance(shape, tuple):
             coord = coord[0]  # (i,) into a rank-1 shape
-        return _add(self.base_offset, self._coordinate_offset(
-            _crd2idx(coord, shape, stride)))
+        return add(self.base_offset, self._coordinate_offset(
+            crd2idx(coord, shape, stride)))
 
     def __getitem__(self, coord):
-        _check_coord(coord)
-        if _has_none(coord):
+        check_coord(coord)
+        if has_none(coord):
             return self._slice(coord)
         return self._read(self._offset(coord))
 
     def __setitem__(self, coord, value):
-        _check_coord(coord)
-        if _has_none(coord):
+        check_coord(coord)
+        if has_none(coord):
             fail(f"tensor {self.name}: assignment needs every mode fixed; "
                  "to write a slice use t[...].store(values)")
         self._write(self._offset(coord), value)
@@ -553,10 +267,11 @@ class Tensor:
         if not isinstance(shape, tuple):
             shape, stride = (shape,), (stride,)
         if len(coord) > len(shape):
-            fail(f"tensor {self.name}: slice {_show(coord)} has {len(coord)} "
-                 f"modes but the shape {self.shape} has {len(shape)}")
+            fail(f"tensor {self.name}: slice {show_coord(coord)} has "
+                 f"{len(coord)} modes but the shape {self.shape} has "
+                 f"{len(shape)}")
         kept = []
-        offset = _slice(coord, shape, stride, kept)
+        offset = slice_offset(coord, shape, stride, kept)
         if len(kept) == 1:
             layout = _make_layout(kept[0][0], kept[0][1])
         else:
@@ -566,10 +281,10 @@ class Tensor:
             # The fixed part's offset goes under the swizzle (CuTe's
             # slicing of a composed layout); base_offset stays outside it.
             outer = self.layout
-            return self._with(_layout.SwizzledLayout(
-                outer.swizzle, _add(outer.offset, offset), layout),
+            return self._with(SwizzledLayout(
+                outer.swizzle, add(outer.offset, offset), layout),
                 self.base_offset)
-        return self._with(layout, _add(self.base_offset, offset))
+        return self._with(layout, add(self.base_offset, offset))
 
     # --- memory ------------------------------------------------------------
     def _memory(self):
@@ -648,7 +363,7 @@ class Tensor:
     def _element_offsets(self, what: str) -> list:
         self._need_layout(f"{what}()")
         n = self.size()
-        if not _is_int(n):
+        if not is_integral(n):
             fail(f"tensor {self.name}.{what}() unrolls one access per "
                  "element, so it needs a static size; this tensor's shape "
                  f"{_dynamic.show(self.shape)} has run-time extents (take a "
@@ -657,7 +372,7 @@ class Tensor:
             fail(f"tensor {self.name}.{what}() would unroll {n} element "
                  f"accesses; it is meant for per-thread fragments of at most "
                  f"{MAX_FRAGMENT_ELEMENTS} elements (slice the tensor first)")
-        return [_crd2idx(i, self.shape, self.stride) for i in range(n)]
+        return [crd2idx(i, self.shape, self.stride) for i in range(n)]
 
     def _access_plan(self, inner, for_store: bool):
         """The accesses (memory offset from base_offset, int or traced;
@@ -668,7 +383,7 @@ class Tensor:
         consecutive elements in memory when the swizzle neither reads nor
         writes the bits below w and the traced offset is a multiple of w."""
         base_divisor = power_of_two_divisor(self.base_offset)
-        if not all(_is_int(x) for x in inner):
+        if not all(is_integral(x) for x in inner):
             # Run-time strides: one access per element.
             return [(self._coordinate_offset(x), 1, [[i]])
                     for i, x in enumerate(inner)]
@@ -740,7 +455,7 @@ class Tensor:
         """1 to 4 elements at consecutive offsets, in logical order (load()
         then gives one scalar or vector value; bool stays a Fragment)."""
         n = len(offsets)
-        if not all(_is_int(x) for x in offsets):
+        if not all(is_integral(x) for x in offsets):
             return n == 1 and self.dtype.name != "b1"
         return 1 <= n <= 4 and self.dtype.name != "b1" and \
             offsets == list(range(offsets[0], offsets[0] + n))
@@ -758,12 +473,12 @@ class Tensor:
         whole = self._whole_vector_access(accesses, offsets) \
             if as_vector else None
         if whole is not None:
-            index = _index_value(_add(self.base_offset, whole[0]))
+            index = _index_value(add(self.base_offset, whole[0]))
             vec = tracer.call("vector_load", handle, index._value, whole[1])
             return VectorFragment(IRValue(tracer, vec), self.shape)
         values = [None] * len(offsets)
         for off, width, lanes in accesses:
-            index = _index_value(_add(self.base_offset, off))
+            index = _index_value(add(self.base_offset, off))
             if width == 1:
                 lane_values = [mem[index]]
             else:
@@ -799,7 +514,7 @@ class Tensor:
                      f"vector for {n} elements")
             whole = self._whole_vector_access(accesses, offsets)
             if whole is not None:  # the vector as it is, in one access
-                index = _index_value(_add(self.base_offset, whole[0]))
+                index = _index_value(add(self.base_offset, whole[0]))
                 vec = values.cast(self.dtype)
                 tracer.call("vector_store", handle, index._value,
                             vec._value)
@@ -812,7 +527,7 @@ class Tensor:
                  f"{n} elements")
         converted = [to_value(v, self.dtype).cast(self.dtype) for v in values]
         for off, width, lanes in accesses:
-            index = _index_value(_add(self.base_offset, off))
+            index = _index_value(add(self.base_offset, off))
             if width == 1:
                 mem[index] = converted[lanes[0][0]]
                 continue
@@ -823,13 +538,13 @@ class Tensor:
 
 def _atomic_method(name):
     def method(self, index, *args, **kwargs):
-        _check_coord(index)
+        check_coord(index)
         if isinstance(index, tuple) or index is None:
             fail(f"tensor {self.name}.{name}: the index is a single integer "
                  "(a raw element index)")
         memory = self._buffer()
         return getattr(_cooperation, name)(
-            memory, _add(self.base_offset, index), *args, **kwargs)
+            memory, add(self.base_offset, index), *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"``enigma.{name}`` on element ``base_offset + index`` "
@@ -865,24 +580,24 @@ class IdentityTensor(Tensor):
             strides = tuple(_dynamic.compact_col_major(
                 m, _dynamic.Basis.unit(k, len(modes)))
                 for k, m in enumerate(modes))
-            layout = _layout.Layout(shape, strides if isinstance(shape, tuple)
-                                    else strides[0])
+            layout = Layout(shape, strides if isinstance(shape, tuple)
+                            else strides[0])
         else:
-            layout = _layout.make_layout(shape)
+            layout = make_layout(shape)
         super().__init__("identity", -1, "i32", layout)
         self.coordinate_shape = shape
 
     def _decode(self, offset):
         if isinstance(offset, _dynamic.Basis) or (
-                _is_int(offset) and offset == 0 and self.layout.dynamic):
+                is_integral(offset) and offset == 0 and self.layout.dynamic):
             modes = self.coordinate_shape if isinstance(
                 self.coordinate_shape, tuple) else (self.coordinate_shape,)
             parts = offset.parts if isinstance(offset, _dynamic.Basis) \
                 else (0,) * len(modes)
-            coord = tuple(_idx2crd(p, m) for p, m in zip(parts, modes))
+            coord = tuple(idx2crd(p, m) for p, m in zip(parts, modes))
             return coord if isinstance(self.coordinate_shape, tuple) \
                 else coord[0]
-        return _idx2crd(offset, self.coordinate_shape)
+        return idx2crd(offset, self.coordinate_shape)
 
     def _read(self, offset):
         return self._decode(offset)
@@ -893,7 +608,7 @@ class IdentityTensor(Tensor):
     def load(self) -> list:
         """Every element's coordinate, in logical order."""
         offsets = self._element_offsets("load")
-        return [self._decode(_add(self.base_offset, o)) for o in offsets]
+        return [self._decode(add(self.base_offset, o)) for o in offsets]
 
     def store(self, values) -> None:
         """Always an error: an identity tensor holds coordinates."""
@@ -902,110 +617,3 @@ class IdentityTensor(Tensor):
     def __repr__(self) -> str:
         return (f"IdentityTensor({self.coordinate_shape}, "
                 f"{self.shape}:{self.stride})")
-
-
-# --------------------------------------------------------------------------
-# Algebra on tensors
-# --------------------------------------------------------------------------
-
-def _check_tensor(t, what):
-    if not isinstance(t, Tensor):
-        raise EnigmaError(f"{what} expects an enigma.Tensor, got "
-                          f"{type(t).__name__}")
-    if t.layout is None:
-        fail(f"{what}: tensor {t.name} has no layout")
-
-
-def tensor_composition(tensor, layout, tiler=None) -> Tensor:
-    """``tensor`` seen through ``composition(tensor.layout, layout)``: the
-    element at ``c`` is the old element ``layout(c)``, ``layout(c)`` being a
-    linear (column-major) index into the tensor.
-
-    ``tiler``, the original DSL's third argument, is the shape of the tile
-    that ``layout`` (a TV layout) indexes column-major, as
-    ``make_layout_tv`` returns it; it must have the tensor's size (the
-    tensor is that tile), and then adds nothing to the composition."""
-    _check_tensor(tensor, "tensor_composition")
-    if tiler is not None:
-        layouts = _layout
-        if not (_is_int(tiler) or isinstance(tiler, tuple)):
-            fail(f"tensor_composition: tiler must be a shape (an int or a "
-                 f"tuple of ints), got {tiler!r}")
-        if _is_int(tensor.size()) and layouts.size(tiler) != tensor.size():
-            fail(f"tensor_composition: the tiler {tiler} has "
-                 f"{layouts.size(tiler)} elements but tensor {tensor.name} "
-                 f"(shape {tensor.shape}) has {tensor.size()}; the tiler is "
-                 "the shape of the tile the tensor is")
-    composed = _layout.composition(tensor.layout, layout)
-    return tensor._with(composed, tensor.base_offset)
-
-
-def tensor_zipped_divide(tensor, tiler) -> Tensor:
-    """``tensor`` seen through ``zipped_divide(tensor.layout, tiler)``: mode
-    0 walks inside one tile, mode 1 picks the tile, so ``t[None, k]`` is
-    tile ``k``."""
-    _check_tensor(tensor, "tensor_zipped_divide")
-    divided = _layout.zipped_divide(tensor.layout, tiler)
-    return tensor._with(divided, tensor.base_offset)
-
-
-def local_tile(tensor, tiler, coord) -> Tensor:
-    """Tile ``coord`` of ``tensor`` cut into ``tiler``-shaped tiles (CuTe's
-    ``local_tile``): ``tensor_zipped_divide(tensor, tiler)[None, coord]``.
-    ``coord`` picks the tile, one entry per mode of ``tiler`` (ints or
-    traced integers, e.g. from ``enigma.arch.block_idx()``)."""
-    _check_tensor(tensor, "local_tile")
-    return tensor_zipped_divide(tensor, tiler)[None, coord]
-
-
-def local_partition(tensor, thr_layout, index) -> Tensor:
-    """The elements thread ``index`` owns when the threads, arranged by
-    ``thr_layout``, tile ``tensor`` over and over (CuTe's
-    ``local_partition``): the thread's coordinate ``c`` in ``thr_layout``
-    (``thr_layout(c) == index``) selects element ``c`` of every
-    ``shape(thr_layout)`` tile, so neighbouring threads own neighbouring
-    elements. ``index`` is an int or a traced integer (a thread index)."""
-    _check_tensor(tensor, "local_partition")
-    layout = _layout.as_layout(thr_layout, "local_partition: thr_layout")
-    shape, stride = layout.shape, layout.stride
-    if not isinstance(shape, tuple):
-        shape, stride = (shape,), (stride,)
-    tile, coord = [], []
-    for mode_shape, mode_stride in zip(shape, stride):
-        # The mode's leaves from index (idx2crd with strides), folded into
-        # one coordinate of the mode, colexicographically (CuTe's flat
-        # coordinate).
-        leaves = list(zip(_leaves(mode_shape), _leaves(mode_stride)))
-        flat, scale = 0, 1
-        for s, d in leaves:
-            if d:  # a stride-0 mode: every thread has coordinate 0 there
-                flat = _add(flat, _mul(_mod(_div(index, d), s), scale))
-            scale *= s
-        tile.append(scale)
-        coord.append(flat)
-    if len(tile) == 1:
-        tile, coord = tile[0], coord[0]
-    else:
-        tile, coord = tuple(tile), tuple(coord)
-    return tensor_zipped_divide(tensor, tile)[coord, None]
-
-
-def _leaves(t) -> list:
-    return [x for leaf in t for x in _leaves(leaf)] if isinstance(t, tuple) \
-        else [t]
-
-
-def make_identity_tensor(shape) -> IdentityTensor:
-    """A tensor of shape ``shape`` whose element at each coordinate is that
-    coordinate; divide and slice it like a data tensor to learn which
-    coordinates a thread touches (for bounds checks)."""
-    if not (_is_int(shape) or isinstance(shape, tuple)):
-        raise EnigmaError(f"make_identity_tensor: shape must be an int or a "
-                          f"tuple of ints, got {shape!r}")
-    return IdentityTensor(shape)
-
-
-__all__ = ["Tensor", "Fragment", "VectorFragment", "IdentityTensor",
-           "tensor_composition",
-           "tensor_zipped_divide", "local_tile", "local_partition",
-           "make_identity_tensor"]

@@ -1,16 +1,20 @@
 """``enigma.core``: the original DSL's module path for the layout algebra.
 Every name is the top-level object (``enigma.core.Layout is
-enigma.Layout``); the code lives in ``enigma._layout``."""
+enigma.Layout``); the code lives in ``enigma._layout`` and the modules
+beside it (``_layout_tuples``, ``_layout_swizzle``, ``_layout_algebra``)."""
 
 from ._layout import (  # noqa: F401
-    Coord, IdentityLayout, Layout, Shape, Stride, Swizzle, SwizzledLayout,
-    blocked_product, ceil_div, coalesce, compact_col_major, compact_order,
-    complement, composition, cosize, crd2idx, depth, flat_divide,
-    flat_product, flatten, gcd, is_int, is_tuple, left_inverse,
-    logical_divide, logical_product, make_identity_layout, make_layout,
-    make_layout_tv, make_ordered_layout, product, raked_product,
-    recast_layout, right_inverse, size, swizzle, tiled_divide, tiled_product,
-    zipped_divide, zipped_product)
+    IdentityLayout, Layout, make_identity_layout, make_layout,
+    make_ordered_layout)
+from ._layout_algebra import (  # noqa: F401
+    blocked_product, coalesce, complement, composition, cosize, flat_divide,
+    flat_product, left_inverse, logical_divide, logical_product,
+    make_layout_tv, raked_product, recast_layout, right_inverse, size,
+    tiled_divide, tiled_product, zipped_divide, zipped_product)
+from ._layout_swizzle import Swizzle, SwizzledLayout, swizzle  # noqa: F401
+from ._layout_tuples import (  # noqa: F401
+    Coord, Shape, Stride, ceil_div, compact_col_major, compact_order,
+    crd2idx, depth, flatten, gcd, is_int, is_tuple, product)
 
 __all__ = [
     "Layout", "Swizzle", "SwizzledLayout", "swizzle", "make_layout",

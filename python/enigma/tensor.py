@@ -1,11 +1,14 @@
 """``enigma.tensor``: the original DSL's module path for tensors. Every name
 is the top-level object (``enigma.tensor.Tensor is enigma.Tensor``); the
-code lives in ``enigma._tensor``."""
+code lives in ``enigma._tensor`` and the modules beside it
+(``_tensor_fragments``, ``_tensor_algebra``)."""
 
 from ._layout import Layout
-from ._tensor import (Fragment, IdentityTensor, Tensor, VectorFragment,
-                      local_partition, local_tile, make_identity_tensor,
-                      tensor_composition, tensor_zipped_divide)
+from ._tensor import IdentityTensor, Tensor
+from ._tensor_algebra import (local_partition, local_tile,
+                              make_identity_tensor, tensor_composition,
+                              tensor_zipped_divide)
+from ._tensor_fragments import Fragment, VectorFragment
 
 __all__ = ["Tensor", "tensor_composition", "tensor_zipped_divide",
            "make_identity_tensor", "Layout", "Fragment", "VectorFragment",

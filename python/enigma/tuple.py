@@ -2,13 +2,15 @@
 depth, flatten, product, crd2idx, idx2crd, compact strides, ...), with its
 semantics. ``product``, ``select`` and ``repeat_like`` are also top-level
 names (``enigma.tuple.product is enigma.product``); the code lives in
-``enigma._layout``."""
+``enigma._layout_tuples`` (``select``, which also takes a Layout, in
+``enigma._layout``)."""
 
-from ._layout import (  # noqa: F401
+from ._layout import select  # noqa: F401
+from ._layout_tuples import (  # noqa: F401
     Coord, Int, Shape, Stride, ceil_div, compact_col_major, compact_order,
     crd2idx, depth, elem_scale, flatten, gcd, idx2crd, inner_product,
     is_compatible, is_congruent, is_int, is_tuple, prefix_product, product,
-    rank, repeat_like, select, shape_div)
+    rank, repeat_like, shape_div)
 
 __all__ = [
     "Int", "Shape", "Stride", "Coord",

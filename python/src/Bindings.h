@@ -62,7 +62,8 @@ void bindCooperation(nanobind::module_ &m);
 void bindSimd(nanobind::module_ &m);
 void bindControl(nanobind::module_ &m);
 void bindAsyncCopy(nanobind::module_ &m);
-/// The layout algebra (python/enigma/_layout.py is its front).
+/// The layout algebra (python/enigma/_layout.py and _layout_algebra.py are
+/// its front).
 void bindLayout(nanobind::module_ &m);
 void bindTensor(nanobind::module_ &m);
 /// Fragments, products and tile copies (python/enigma/_mma.py).

@@ -1,9 +1,10 @@
-//===- LayoutBindings.cpp - The layout algebra for enigma._layout ----------===//
+//===- LayoutBindings.cpp - The layout algebra for enigma.Layout -----------===//
 //
 // Layouts cross the boundary as (shape, stride) pairs of nested Python
 // tuples of ints; python/enigma/_layout.py wraps them in its Layout class
-// (and evaluates coordinates itself, so traced values work too). A tiler is
-// such a pair, or a list of tilers applied mode by mode.
+// (and evaluates coordinates itself, so traced values work too) and
+// python/enigma/_layout_algebra.py calls the algebra. A tiler is such a
+// pair, or a list of tilers applied mode by mode.
 //
 //===----------------------------------------------------------------------===//
 #include "Bindings.h"
