@@ -43,7 +43,6 @@ def inputs(rng, n):
 # Binding errors (DispatchError), every one naming what is wrong
 # --------------------------------------------------------------------------
 
-
 def test_number_for_a_buffer_parameter_names_the_scalar_annotation(runtime):
     """A newcomer's first 2-D kernel passed its sizes as numbers to
     parameters annotated enigma.u32, which are buffers: the error said a

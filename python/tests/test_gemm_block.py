@@ -25,7 +25,6 @@ from _mma_helpers import U32, eighths, gemm_kernel, to_bits
 # gemm_block
 # --------------------------------------------------------------------------
 
-
 @pytest.mark.parametrize("dtype", ["bf16", "f32"])
 @pytest.mark.parametrize("a_t,b_t", [(False, False), (True, True)])
 @pytest.mark.parametrize("m,n,k", [(32, 32, 16), (70, 45, 40), (33, 96, 24)])
@@ -244,7 +243,6 @@ def test_gemm_configs_fit_threadgroup_memory():
 # --------------------------------------------------------------------------
 # gemm_tile
 # --------------------------------------------------------------------------
-
 
 @functools.lru_cache(maxsize=None)
 def _gemm_tile(dtype, a_t, b_t, accumulate):

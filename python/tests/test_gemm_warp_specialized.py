@@ -416,7 +416,6 @@ def test_clusters_need_whole_clusters_on_cuda_only():
 # The CUDA text (NVRTC here; the GPU script runs it)
 # --------------------------------------------------------------------------
 
-
 def test_cuda_text_has_roles_rings_and_tma():
     src = load_example("gemm_bf16").compiled(
         enigma.MmaConfig(128, 256, 64, 8, 1, 4, warp_specialized=True,

@@ -264,7 +264,6 @@ def test_accumulator_carried_by_loop_and_branch(runtime, rng, k, flag):
 # launches that are not whole simdgroups
 # --------------------------------------------------------------------------
 
-
 def test_partial_simdgroups_are_a_dispatch_error(rng):
     """A fragment is held by 32 lanes: a threadgroup that is not whole
     simdgroups (threads, or an edge group the grid cuts) is refused before

@@ -326,7 +326,6 @@ def test_swizzle_choice():
 # asynchronous warpgroup products
 # --------------------------------------------------------------------------
 
-
 def _async_product(elements=8192):
     """A warpgroup product left in flight, of a tile in threadgroup
     memory by itself."""
