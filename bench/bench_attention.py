@@ -17,11 +17,12 @@ one run: the rows of the attention targets (docs/benchmarks.md).
   the same problem unpaged.
 
 Every result is checked against SDPA before it is timed. Times are wall
-time per launch over batches queued back to back (bench_cuda.batched_us),
-in rounds that alternate the implementations; ratios are the median of
-the per-round ratios with their range. The launches are the plan's
-kernels through the function-call form, the checks of the arguments done
-once (a row per problem gives the whole op's time too).
+time per launch over batches queued back to back (batched_us of
+bench_cuda_common.py), in rounds that alternate the implementations;
+ratios are the median of the per-round ratios with their range. The
+launches are the plan's kernels through the function-call form, the
+checks of the arguments done once (a row per problem gives the whole op's
+time too).
 
     python bench/bench_attention.py [--only forward,gqa,backward,decode]
         [--kernel classic|ws|both] [--rounds 3] [--timeout 900]
@@ -32,7 +33,6 @@ the process after ``--timeout`` seconds whatever it is waiting for.
 
 import argparse
 import faulthandler
-import importlib.util
 import os
 import sys
 import time
@@ -43,15 +43,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _bench_cuda():
-    """bench/bench_cuda.py as a module (its timing helpers and rows)."""
-    name = "enigma_bench_cuda"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, os.path.join(HERE, "bench_cuda.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    """bench/bench_cuda_common.py, bench_cuda.py's timing helpers and rows,
+    as a module (the one bench_cuda.py uses when it runs this)."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import bench_cuda_common
+    return bench_cuda_common
 
 
 class Bench:

@@ -21,9 +21,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 
-def _check_gemm_ws():
+def _gemm_ws_worker():
+    """bench/gemm_ws_worker.py (check_gemm_ws.py's Gemm and timing)."""
     spec = importlib.util.spec_from_file_location(
-        "check_gemm_ws", os.path.join(REPO, "bench", "check_gemm_ws.py"))
+        "gemm_ws_worker", os.path.join(REPO, "bench", "gemm_ws_worker.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -58,7 +59,7 @@ def candidates(enigma, m, n, k, sms):
 def main():
     import torch
     import enigma
-    cg = _check_gemm_ws()
+    cg = _gemm_ws_worker()
     rt = enigma.CudaRuntime()
     gen = torch.Generator(device="cuda").manual_seed(5)
     args = sys.argv[1:]

@@ -60,7 +60,7 @@ def _profiled(*fns):
 def gemm(m, n, k, *shape):
     """``shape``: optionally the configuration's bm, bn, bk, wm, wn, stages
     (warp-specialised, whole blocks) instead of the built-in choice."""
-    ws = _bench_module("check_gemm_ws")
+    ws = _bench_module("gemm_ws_worker")
     rt = enigma.CudaRuntime()
     config = enigma.MmaConfig(*shape, warp_specialized=True) if shape else \
         enigma.gemm_config_for(m, n, k, "bf16", rt.multiprocessors)

@@ -19,7 +19,8 @@ import numpy as np
 import enigma
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cuda import enigma_time, load_example, vector_add  # noqa: E402
+from bench_cuda_common import (enigma_time, load_example,  # noqa: E402
+                               vector_add)
 
 # (threads per tile, values per thread), both (rows, columns) row-major.
 VARIANTS = [

@@ -1,8 +1,8 @@
-"""Tile helpers end to end (docs/reference/tile.md): enigma.copy,
-enigma.gemm (scalar and simdgroup paths) and enigma.pipeline, on every
-backend under test, against numpy float64 references with fresh random
-inputs; the generated MSL; and the mistakes that must be an EnigmaError
-naming the user's line.
+"""Tile helpers end to end (docs/reference/tile.md): enigma.copy and
+enigma.pipeline on every backend under test, against numpy float64
+references with fresh random inputs; the generated MSL of each helper; and
+the mistakes that must be an EnigmaError naming the user's line (of
+enigma.gemm too). enigma.gemm's own runs are in test_tile_gemm.py.
 
 Outputs start zero-filled and the inputs are drawn away from zero, so an
 element a helper should not have written reads 0 and one it should have
@@ -16,7 +16,8 @@ import pytest
 
 import enigma
 
-from conftest import load_example, run_kernel
+from conftest import run_kernel
+from _tile_gemm_helpers import check_gemm, gemm_buffers
 
 
 def _nonzero(rng, n, dtype=np.float32):
@@ -246,189 +247,6 @@ def test_copy_nothing(runtime, rng):
 
 
 # --------------------------------------------------------------------------
-# gemm
-# --------------------------------------------------------------------------
-
-_NP = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "i32": np.int32}
-
-
-def _operands(rng, m, n, k, ta, tb, in_dtype, c_dtype):
-    shape_a = (k, m) if ta else (m, k)
-    shape_b = (n, k) if tb else (k, n)
-    if in_dtype.startswith("i"):
-        a = rng.integers(-20, 20, shape_a).astype(_NP[in_dtype])
-        b = rng.integers(-20, 20, shape_b).astype(_NP[in_dtype])
-        c0 = rng.integers(-1000, 1000, (m, n)).astype(_NP[c_dtype])
-    else:
-        a = rng.uniform(-1, 1, shape_a).astype(_NP[in_dtype])
-        b = rng.uniform(-1, 1, shape_b).astype(_NP[in_dtype])
-        c0 = rng.uniform(-1, 1, (m, n)).astype(_NP[c_dtype])
-    oa = a.astype(np.float64).T if ta else a.astype(np.float64)
-    ob = b.astype(np.float64).T if tb else b.astype(np.float64)
-    return a, b, c0, oa @ ob + c0.astype(np.float64), np.abs(oa) @ np.abs(ob)
-
-
-def _check_gemm(out, ref, mag, k, unit):
-    """Each output is C0 plus a dot product of length k summed in a type of
-    unit roundoff ``unit``: |error| <= (k + 1) * unit * (|A| @ |B| + |C0|),
-    with a factor of 2 to spare."""
-    bound = 2 * (k + 1) * unit * (mag + np.abs(ref)) + 1e-30
-    err = np.abs(out.astype(np.float64) - ref)
-    assert (err <= bound).all(), (
-        f"{int((err > bound).sum())} elements out of tolerance, worst "
-        f"{float(err.max())}")
-
-
-@functools.lru_cache(maxsize=None)
-def _gemm_buffers(m, n, k, ta, tb, simd, in_dtype="f32", c_dtype="f32",
-                  accum="float"):
-    """C0 copied into C, then C += op(A) @ op(B) straight on buffers."""
-    A_t, C_t = getattr(enigma, in_dtype), getattr(enigma, c_dtype)
-
-    @enigma.kernel
-    def gemm_buffers(A: A_t, B: A_t, C0: C_t, C: C_t):
-        enigma.copy(C0, C, m * n, cooperative=True)
-        enigma.barrier("mem_device")
-        enigma.gemm(A, B, C, M=m, N=n, K=k, transpose_A=ta, transpose_B=tb,
-                    accum_dtype=accum, use_simdgroup=simd)
-    return enigma.compile(gemm_buffers)
-
-
-SCALAR_SHAPES = [(1, 1, 1), (5, 7, 3), (13, 17, 40), (16, 24, 8),
-                 (33, 2, 31)]
-
-
-@pytest.mark.parametrize("ta", [False, True])
-@pytest.mark.parametrize("tb", [False, True])
-@pytest.mark.parametrize("mnk", SCALAR_SHAPES)
-def test_gemm_scalar_path(runtime, rng, mnk, ta, tb):
-    """48 threads: not a divisor of M*N, so threads own unequal shares."""
-    m, n, k = mnk
-    a, b, c0, ref, mag = _operands(rng, m, n, k, ta, tb, "f32", "f32")
-    compiled = _gemm_buffers(m, n, k, ta, tb, False)
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.float32, m * n, (48, 1, 1), (48, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-24)
-    assert "simdgroup_multiply_accumulate" not in compiled.metal_source
-
-
-SIMD_SHAPES = [(8, 8, 8), (16, 24, 32), (32, 32, 80), (24, 8, 136)]
-
-
-@pytest.mark.parametrize("simd", [True, None])
-@pytest.mark.parametrize("mnk", SIMD_SHAPES)
-@pytest.mark.parametrize("threads", [32, 128])
-def test_gemm_simdgroup_path(runtime, rng, mnk, simd, threads):
-    """K = 80 and 136 take the traced K loop (10 and 17 steps of 8)."""
-    m, n, k = mnk
-    a, b, c0, ref, mag = _operands(rng, m, n, k, False, False, "f32", "f32")
-    compiled = _gemm_buffers(m, n, k, False, False, simd)
-    assert "simdgroup_multiply_accumulate" in compiled.metal_source
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.float32, m * n, (threads, 1, 1), (threads, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-24)
-
-
-@pytest.mark.parametrize("ta,tb", [(True, False), (False, True),
-                                   (True, True)])
-@pytest.mark.parametrize("mnk", [(8, 8, 8), (16, 24, 32), (24, 8, 136)])
-def test_gemm_simdgroup_path_transposed(runtime, rng, mnk, ta, tb):
-    """Transposed operands go through transposed 8x8 tile loads
-    (simdgroup_load(..., transpose_matrix = true) in MSL)."""
-    m, n, k = mnk
-    a, b, c0, ref, mag = _operands(rng, m, n, k, ta, tb, "f32", "f32")
-    compiled = _gemm_buffers(m, n, k, ta, tb, None)
-    assert "simdgroup_multiply_accumulate" in compiled.metal_source
-    assert "ulong2(0, 0), true);" in compiled.metal_source
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.float32, m * n, (64, 1, 1), (64, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-24)
-
-
-def test_gemm_simdgroup_partial_group_falls_back(runtime, rng):
-    """A 40-thread group is not whole simdgroups: the scalar path runs."""
-    m, n, k = 16, 16, 16
-    a, b, c0, ref, mag = _operands(rng, m, n, k, False, False, "f32", "f32")
-    out = run_kernel(runtime, _gemm_buffers(m, n, k, False, False, True),
-                     [a.ravel(), b.ravel(), c0.ravel()], np.float32, m * n,
-                     (40, 1, 1), (40, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-24)
-
-
-@pytest.mark.parametrize("mnk", [(8, 16, 24), (7, 9, 33)])
-@pytest.mark.parametrize("tb", [False, True])
-def test_gemm_half_inputs_float_accumulation(runtime, rng, mnk, tb):
-    """half A, B and float C: auto picks the scalar path (the 8x8 tiles
-    would accumulate in half); products of halves are exact in float."""
-    m, n, k = mnk
-    a, b, c0, ref, mag = _operands(rng, m, n, k, False, tb, "f16", "f32")
-    compiled = _gemm_buffers(m, n, k, False, tb, None, "f16", "f32")
-    assert "simdgroup_multiply_accumulate" not in compiled.metal_source
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.float32, m * n, (64, 1, 1), (64, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-24)
-
-
-@pytest.mark.parametrize("simd", [True, False])
-def test_gemm_half_accumulation(runtime, rng, simd):
-    m, n, k = 16, 8, 16
-    a, b, c0, ref, mag = _operands(rng, m, n, k, False, False, "f16", "f16")
-    compiled = _gemm_buffers(m, n, k, False, False, simd, "f16", "f16",
-                             "half")
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.float16, m * n, (64, 1, 1), (64, 1, 1))
-    _check_gemm(out.reshape(m, n), ref, mag, k, 2.0**-11)
-
-
-def test_gemm_integer(runtime, rng):
-    m, n, k = 9, 11, 50
-    a, b, c0, ref, _ = _operands(rng, m, n, k, True, False, "i8", "i32")
-    compiled = _gemm_buffers(m, n, k, True, False, None, "i8", "i32", "int")
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel(), c0.ravel()],
-                     np.int32, m * n, (32, 1, 1), (32, 1, 1))
-    np.testing.assert_array_equal(out.reshape(m, n), ref.astype(np.int64))
-
-
-@functools.lru_cache(maxsize=None)
-def _gemm_threadgroup(m, n, k, simd):
-    """A and B staged into threadgroup memory with copy, C accumulated in
-    threadgroup memory over two gemm calls (C = A @ B + A @ B)."""
-    @enigma.kernel
-    def gemm_threadgroup(A: enigma.f32, B: enigma.f32, C: enigma.f32):
-        a = enigma.threadgroup_alloc(enigma.f32, m * k)
-        b = enigma.threadgroup_alloc(enigma.f32, k * n)
-        c = enigma.threadgroup_alloc(enigma.f32, m * n)
-        with enigma.for_range(enigma.thread_index_in_threadgroup(), m * n,
-                              enigma.threads_per_threadgroup(),
-                              dtype="uint") as i:
-            c[i] = 0.0
-        enigma.copy(A, a, m * k, coalesced_width=4, cooperative=True)
-        enigma.copy(B, b, k * n, coalesced_width=2, cooperative=True)
-        enigma.barrier()
-        enigma.gemm(a, b, c, M=m, N=n, K=k, use_simdgroup=simd)
-        enigma.gemm(a, b, c, M=m, N=n, K=k, use_simdgroup=simd)
-        enigma.barrier()
-        enigma.copy(c, C, m * n, cooperative=True)
-    return enigma.compile(gemm_threadgroup)
-
-
-@pytest.mark.parametrize("mnk,simd", [((24, 16, 32), True),
-                                      ((24, 16, 32), False),
-                                      ((10, 6, 12), None)])
-def test_gemm_on_threadgroup_memory(runtime, rng, mnk, simd):
-    m, n, k = mnk
-    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
-    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
-    compiled = _gemm_threadgroup(m, n, k, simd)
-    assert "threadgroup float" in compiled.metal_source
-    out = run_kernel(runtime, compiled, [a.ravel(), b.ravel()], np.float32,
-                     m * n, (64, 1, 1), (64, 1, 1))
-    ref = 2 * (a.astype(np.float64) @ b.astype(np.float64))
-    _check_gemm(out.reshape(m, n), ref, 2 * np.abs(a) @ np.abs(b), 2 * k,
-                2.0**-24)
-
-
-# --------------------------------------------------------------------------
 # pipeline
 # --------------------------------------------------------------------------
 
@@ -560,43 +378,8 @@ def test_pipeline_feeds_gemm(runtime, rng):
     out = run_kernel(runtime, compiled, [a.ravel(), b.ravel()], np.float32,
                      TILE * TILE, (64, 1, 1), (64, 1, 1))
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    _check_gemm(out.reshape(TILE, TILE), ref, np.abs(a) @ np.abs(b), 64,
+    check_gemm(out.reshape(TILE, TILE), ref, np.abs(a) @ np.abs(b), 64,
                 2.0**-24)
-
-
-# --------------------------------------------------------------------------
-# examples/python/tiled_gemm.py
-# --------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-@pytest.mark.parametrize("mnk", [(32, 32, 32), (64, 96, 32), (96, 32, 160),
-                                 (256, 192, 320)])
-def test_tiled_gemm_example(runtime, rng, mnk):
-    ex = load_example("tiled_gemm")
-    m, n, k = mnk
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    b = rng.standard_normal((k, n)).astype(np.float32)
-    ex.check_output(ex.run(runtime, a, b), a, b)
-    assert "simdgroup_multiply_accumulate" in ex.compiled().metal_source
-
-
-def test_tiled_gemm_example_prepared(runtime, rng):
-    ex = load_example("tiled_gemm")
-    a = rng.standard_normal((64, 64)).astype(np.float32)
-    b = rng.standard_normal((64, 32)).astype(np.float32)
-    prepared, grid, threads, check = ex.run_prepared(runtime, (a, b))
-    try:
-        prepared.dispatch(grid, threads)
-        check(np.frombuffer(prepared.read_output(), np.float32))
-    finally:
-        prepared.release()
-
-
-def test_tiled_gemm_example_rejects_ragged_sizes(runtime):
-    ex = load_example("tiled_gemm")
-    with pytest.raises(ValueError, match="multiples of 32"):
-        ex.run(runtime, np.zeros((32, 40), np.float32),
-               np.zeros((40, 32), np.float32))
 
 
 # --------------------------------------------------------------------------
@@ -604,13 +387,13 @@ def test_tiled_gemm_example_rejects_ragged_sizes(runtime):
 # --------------------------------------------------------------------------
 
 def test_msl_of_each_helper():
-    gemm_simd = _gemm_buffers(16, 16, 16, False, False, True).metal_source
+    gemm_simd = gemm_buffers(16, 16, 16, False, False, True).metal_source
     assert "simdgroup_float8x8" in gemm_simd
     assert "simdgroup_load(" in gemm_simd and "simdgroup_store(" in gemm_simd
     # The run-time fallback for groups that are not whole simdgroups.
     assert ("% 32" in gemm_simd.replace("%32", "% 32") or "& 31" in gemm_simd
             or "enigma_urem<uint>(" in gemm_simd and "32u)" in gemm_simd)
-    gemm_scalar = _gemm_buffers(5, 7, 3, False, False, None).metal_source
+    gemm_scalar = gemm_buffers(5, 7, 3, False, False, None).metal_source
     assert "simdgroup" not in gemm_scalar
     assert "fma(" in gemm_scalar
     staged = _copy_staged(1, 1).metal_source
