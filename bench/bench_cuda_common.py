@@ -5,9 +5,10 @@ back to back), the vector add kernel and the examples' loader."""
 
 import importlib.util
 import os
-import time
 
 import numpy as np
+
+from bench_timing import batched_us  # noqa: F401 (the steps take it from here)
 
 import enigma
 
@@ -46,25 +47,6 @@ def torch_time(fn, repeat):
         end.synchronize()
         samples.append(start.elapsed_time(end) * 1000.0)
     return float(np.median(samples))
-
-
-def batched_us(launch, sync, batch=10, samples=6):
-    """Median over `samples` batches of the wall time per launch of `batch`
-    launches queued back to back and waited for once: the GPU stays busy,
-    so each library's host-side launch cost (Triton's Python launcher,
-    PyTorch's dispatcher, Enigma's argument checks) hides behind the
-    previous kernel, as in a real program, instead of being timed with the
-    kernel as single-launch events do."""
-    launch()
-    sync()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(batch):
-            launch()
-        sync()
-        times.append((time.perf_counter() - start) * 1e6 / batch)
-    return float(np.median(times))
 
 
 def enigma_time(prepared, grid, threads, repeat):

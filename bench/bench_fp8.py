@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 import enigma
+from bench_timing import batched_us
 
 
 SHAPES = [  # (label, M, N, K)
@@ -46,21 +47,6 @@ SHAPES = [  # (label, M, N, K)
 QUICK = ("4096^3", "llama3-8b gate+up")
 KINDS = ("pipelined", "classic")
 ACCUMS = ("promoted", "fast")
-
-
-def batched_us(launch, sync, batch=10, samples=6):
-    """Median wall time per launch of ``batch`` launches queued back to
-    back (host launch costs hide behind the previous kernel)."""
-    launch()
-    sync()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(batch):
-            launch()
-        sync()
-        times.append((time.perf_counter() - start) * 1e6 / batch)
-    return float(np.median(times))
 
 
 def close(out, ref, what, rel=2.0**-7, accumulation=0.0):

@@ -4,8 +4,8 @@ timings against cuBLAS, and the candidates of --compare-streamk and
 --autotune. Each worker prints JSON lines for the driver."""
 
 import json
-import time
 
+from bench_timing import batched_us
 from gemm_ws_common import _example, configs, label
 
 
@@ -152,20 +152,6 @@ def worker_check(index, shapes):
     print(json.dumps({"ok": True}))
 
 
-def _batched_us(launch, sync, batch, samples):
-    launch()
-    sync()
-    times = []
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(batch):
-            launch()
-        sync()
-        times.append((time.perf_counter() - start) * 1e6 / batch)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def worker_time(index, shapes, rounds, classic=False):
     """JSON lines {shape, enigma [us], cublas [us]} for each shape."""
     import torch
@@ -198,10 +184,10 @@ def _time_shape(g, m, n, k, rounds, gen):
     batch = max(2, min(20, int(2e12 / flops)))
     ours, theirs = [], []
     for _ in range(rounds):
-        ours.append(_batched_us(
+        ours.append(batched_us(
             lambda: prepared.dispatch_async(grid, threads),
             prepared.synchronize, batch, 3))
-        theirs.append(_batched_us(lambda: torch.matmul(a, b, out=ct),
+        theirs.append(batched_us(lambda: torch.matmul(a, b, out=ct),
                                   sync, batch, 3))
     prepared.release()
     a = b = c = ct = prepared = None   # free the operands for the next
