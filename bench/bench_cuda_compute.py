@@ -93,10 +93,50 @@ def _sweep_rows(name, tuner, key, flops):
             rows.append((name, label, f"{t:.1f} us", _tflops(flops, t)))
 
 
+TRANSPOSED_FIRST = "enigma TF32, B transposed first"
+
+
+def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
+    """TF32 for B stored k x n by gemm_f32.py's other route: a transpose
+    of B into an n x k workspace, then the n x k warpgroup products
+    (autotuned over tf32_gemm_configs()). Checked from poisoned outputs;
+    returns (the pair's launch, release)."""
+    import torch
+    m, k = a.shape
+    n = b.shape[1]
+    bt = torch.empty(n, k, device="cuda", dtype=b.dtype)
+    t = ex.transpose_launch(k, n)
+    pt = t.prepare(rt, [b], outputs=[bt])
+    pt.dispatch(t.grid, t.threads)
+    torch.cuda.synchronize()
+    launch = ex.tuned_tf32_nk.best(rt, [a, bt], outputs=[c],
+                                   check=lambda p: (
+                                       torch.cuda.synchronize(),
+                                       _close(c, ref, name, rel)),
+                                   m=m, n=n, k=k)
+    pg = launch.prepare(rt, [a, bt], outputs=[c])
+    bt.fill_(float("nan"))
+    c.fill_(float("nan"))
+    pt.dispatch_async(t.grid, t.threads)
+    pg.dispatch_async(launch.grid, launch.threads)
+    torch.cuda.synchronize()
+    _close(c, ref, f"{name} (B transposed first)", rel)
+
+    def pair():
+        pt.dispatch_async(t.grid, t.threads)
+        pg.dispatch_async(launch.grid, launch.threads)
+
+    def release():
+        pt.release()
+        pg.release()
+    return pair, release
+
+
 def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
     """examples/python/gemm_bf16.py / gemm_f32.py (enigma.gemm_block on
     tensor cores or FMA, autotuned over enigma.gemm_configs) against
-    torch.matmul (cuBLAS) and bench/triton_matmul.py on the same tensors.
+    torch.matmul (cuBLAS) and bench/triton_matmul.py on the same tensors;
+    with TF32 also the route that transposes B first.
     Every configuration is checked against torch before it is timed; the
     timed launches alternate between implementations, `rounds` times."""
     import torch
@@ -145,6 +185,11 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
             torch.cuda.synchronize()
             _close(c, ref, name + tag, rel)
             results = {f"enigma{tag}": [], torch_label: []}
+            pair = None
+            if tf32:
+                pair, release_pair = _tf32_transposed_first(
+                    rt, ex, a, b, c, ref, name + tag, rel)
+                results[TRANSPOSED_FIRST] = []
             ct = torch.empty_like(ref)
             if tm is not None and dtype == "bf16":
                 tm.matmul(a, b, out=ct)
@@ -162,7 +207,11 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
                 if "triton (bench/triton_matmul.py)" in results:
                     results["triton (bench/triton_matmul.py)"].append(
                         batched_us(lambda: tm.matmul(a, b, out=ct), sync))
+                if pair is not None:
+                    results[TRANSPOSED_FIRST].append(batched_us(pair, sync))
             prepared.release()
+            if pair is not None:
+                release_pair()
             _flop_rows(name + tag, flops, results, torch_label)
             if "triton (bench/triton_matmul.py)" in results:
                 r = np.array(results["triton (bench/triton_matmul.py)"]) / \
