@@ -113,7 +113,8 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
                                    check=lambda p: (
                                        torch.cuda.synchronize(),
                                        _close(c, ref, name, rel)),
-                                   m=m, n=n, k=k)
+                                   m=m, n=n, k=k,
+                                   processors=rt.multiprocessors)
     pg = launch.prepare(rt, [a, bt], outputs=[c])
     bt.fill_(float("nan"))
     c.fill_(float("nan"))

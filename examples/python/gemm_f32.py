@@ -67,11 +67,13 @@ def tuned_tf32(config, m, n, k):
 
 
 @enigma.autotune(configs=enigma.tf32_gemm_configs(), key=["m", "n", "k"])
-def tuned_tf32_nk(config, m, n, k):
+def tuned_tf32_nk(config, m, n, k, processors=None):
     """TF32 warpgroup products for B stored n x k (``b_transposed``), the
     layout Hopper's TF32 ``wgmma`` reads from threadgroup memory as it is;
-    the second half of :func:`run_transposed`."""
-    return enigma.Launch(compiled(config, True, True), *config.launch(m, n),
+    the second half of :func:`run_transposed`. ``processors``: the GPU's
+    multiprocessors, for the persistent configurations."""
+    return enigma.Launch(compiled(config, True, True),
+                         *config.launch(m, n, processors),
                          scalars=[m, n, k], output_bytes=m * n * 4)
 
 
