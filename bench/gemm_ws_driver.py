@@ -151,15 +151,7 @@ def run_heuristic(args):
                   f"{len(values)} shapes")
     if worst:
         print(f"llama: worst {worst[0]:.3f}x at {worst[1]}")
-    if args.save:
-        with open(args.save, "w") as f:
-            json.dump({"x".join(map(str, shape)): got
-                       for shape, got in lines.items()}, f, indent=1)
-    print(f"Finished in {time.time() - started:.0f} s; {len(errors)} "
-          "shapes failed")
-    for shape, why in errors.items():
-        print(f"FAILED {shape}: {why}")
-    return 1 if errors else 0
+    return _finish(args, lines, errors, started)
 
 
 def last_error(err):
@@ -279,6 +271,12 @@ def run_variants(args, autotune):
         mean = math.exp(sum(map(math.log, values)) / len(values))
         print(f"llama {col}: geometric mean {mean:.3f}x cuBLAS over "
               f"{len(values)} shapes")
+    return _finish(args, lines, errors, started)
+
+
+def _finish(args, lines, errors, started):
+    """Saves the per-shape results (``--save``), reports the failed shapes;
+    the exit status."""
     if args.save:
         with open(args.save, "w") as f:
             json.dump({"x".join(map(str, shape)): got
