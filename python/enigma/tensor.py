@@ -4,6 +4,10 @@ code lives in ``enigma._tensor`` and the modules beside it
 (``_tensor_fragments``, ``_tensor_algebra``)."""
 
 from ._layout import Layout
+# The original module imported these tuple helpers, so programs took them
+# from here too (``from enigma.tensor import idx2crd``).
+from ._layout_tuples import (flatten, idx2crd, is_int,  # noqa: F401
+                             is_tuple, product)
 from ._tensor import IdentityTensor, Tensor
 from ._tensor_algebra import (local_partition, local_tile,
                               make_identity_tensor, tensor_composition,

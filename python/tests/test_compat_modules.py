@@ -19,8 +19,11 @@ import enigma
 # --------------------------------------------------------------------------
 
 MODULE_NAMES = {
+    # The tuple helpers: the original's enigma.tensor imported them, so
+    # ``from enigma.tensor import idx2crd`` worked there.
     "enigma.tensor": ["Tensor", "tensor_composition", "tensor_zipped_divide",
-                      "make_identity_tensor", "Layout"],
+                      "make_identity_tensor", "Layout", "flatten", "idx2crd",
+                      "is_int", "is_tuple", "product"],
     "enigma.core": ["Layout", "Swizzle", "SwizzledLayout", "swizzle",
                     "make_layout", "make_ordered_layout",
                     "make_identity_layout", "size", "cosize", "coalesce",
@@ -76,6 +79,7 @@ def test_identity_of_the_main_names():
     assert enigma.core.Layout is enigma.Layout
     assert enigma.core.make_layout_tv is enigma.make_layout_tv
     assert enigma.tuple.product is enigma.product
+    assert enigma.tensor.idx2crd is enigma.tuple.idx2crd
     assert enigma.tuple.select is enigma.select
     assert enigma.tuple.repeat_like is enigma.repeat_like
     assert enigma.typing.Scalar is enigma.Scalar
