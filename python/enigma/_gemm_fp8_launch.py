@@ -63,10 +63,11 @@ def _fp8_name(x, given, what):
     own = {"torch.float8_e4m3fn": "f8e4m3", "torch.float8_e5m2": "f8e5m2",
            "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}.get(text)
     if given is not None:
-        given = as_dtype(given).name
-        if given not in _FP8:
+        dtype = as_dtype(given, strict=False)
+        if dtype is None or dtype.name not in _FP8:
             _error(f"{what}_dtype must be enigma.f8e4m3 or enigma.f8e5m2, "
-                   f"got {given}")
+                   f"got {given!r}")
+        given = dtype.name
     if own is not None:
         if given is not None and given != own:
             _error(f"{what} is {text} but {what}_dtype says {given}")

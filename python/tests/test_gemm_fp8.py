@@ -268,6 +268,12 @@ def test_bad_operands_are_refused(rng):
         enigma.gemm_fp8(a, b, np.ones(1, np.int32), one, runtime=rt)
     with pytest.raises(enigma.DispatchError, match="2-D"):
         enigma.gemm_fp8(a.reshape(-1), b, one, one, runtime=rt)
+    # A misspelt format names the argument and the two formats.
+    for wrong in ("f8e3m4", "f16", 3):
+        with pytest.raises(enigma.DispatchError,
+                           match=r"gemm_fp8: b_dtype must be enigma\.f8e4m3 "
+                                 r"or enigma\.f8e5m2, got"):
+            enigma.gemm_fp8(a, b, one, one, b_dtype=wrong, runtime=rt)
     with pytest.raises(enigma.DispatchError, match="must be 4 x 8"):
         enigma.gemm_fp8(a, b, one, one, out=np.empty((8, 4), np.uint16),
                         runtime=rt)
