@@ -24,10 +24,11 @@ FP8_MAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0}
 
 
 def _float8(dtype, what):
-    t = as_dtype(dtype)
-    if not t.is_float8:
-        raise _core.EnigmaError(f"{what}: {t!r} is not an 8-bit float; use "
-                                "enigma.f8e4m3 or enigma.f8e5m2")
+    t = as_dtype(dtype, strict=False)
+    if t is None or not t.is_float8:
+        raise _core.EnigmaError(
+            f"{what}: {t if t is not None else dtype!r} is not an 8-bit "
+            "float; use enigma.f8e4m3 or enigma.f8e5m2")
     return t
 
 

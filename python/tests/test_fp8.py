@@ -434,6 +434,12 @@ def test_host_helpers(fmt):
     assert enigma.fp8_encode(np.zeros((2, 3)), fmt).shape == (2, 3)
     with pytest.raises(enigma.EnigmaError, match="not an 8-bit float"):
         enigma.fp8_encode(xs, "f16")
+    # A misspelt format: the function's name and the two formats.
+    for call in (enigma.fp8_encode, enigma.fp8_decode):
+        with pytest.raises(enigma.EnigmaError,
+                           match=f"{call.__name__}: 'f8e3m4' is not an "
+                                 r"8-bit float; use enigma\.f8e4m3"):
+            call(ALL_BITS if call is enigma.fp8_decode else xs, "f8e3m4")
 
 
 def test_dtype_objects():
