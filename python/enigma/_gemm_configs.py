@@ -231,11 +231,15 @@ _TG_LIMIT = max(_TG_LIMITS.values())
 
 
 def gemm_dtype(dtype, what):
-    """``dtype``, which gemm_block multiplies (half, bfloat, float), or an
-    EnigmaError."""
-    if dtype.name not in ("f16", "bf16", "f32"):
-        fail(f"{what} must be half, bfloat or float, got {dtype.name}")
-    return dtype
+    """The DType of ``dtype`` (a DType or a name), which gemm_block
+    multiplies (half, bfloat, float), or an EnigmaError naming ``what``."""
+    t = as_dtype(dtype, strict=False)
+    if t is None:
+        fail(f"{what} must be half, bfloat or float (f16, bf16, f32), got "
+             f"{dtype!r}")
+    if t.name not in ("f16", "bf16", "f32"):
+        fail(f"{what} must be half, bfloat or float, got {t.name}")
+    return t
 
 
 def gemm_configs(target: str = "cuda", dtype="bf16",
@@ -251,7 +255,7 @@ def gemm_configs(target: str = "cuda", dtype="bf16",
     warpgroup tiles for a B stored n x k). ``warp_specialized=True`` lists the
     configurations of the pipelined mainloop instead (a producer
     warpgroup on Hopper; persistent and clustered variants)."""
-    dtype = gemm_dtype(as_dtype(dtype), "gemm_configs: dtype")
+    dtype = gemm_dtype(dtype, "gemm_configs: dtype")
     if target not in _TG_LIMITS:
         fail(f"gemm_configs: target must be one of {sorted(_TG_LIMITS)}, "
              f"got {target!r}")
@@ -384,7 +388,7 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     if not isinstance(sm_count, int) or isinstance(sm_count, bool) or \
             sm_count < 1:
         fail(f"{what}: sm_count must be a positive int, got {sm_count!r}")
-    dtype = gemm_dtype(as_dtype(dtype), f"{what}: dtype")
+    dtype = gemm_dtype(dtype, f"{what}: dtype")
     if target != "cuda" or dtype.itemsize != 2:
         return default_gemm_config(target, dtype, allow_tf32)
     choices = _gemm_choices(m, n, k, sm_count)

@@ -238,6 +238,15 @@ def test_gemm_configs_fit_threadgroup_memory():
             enigma.gemm_configs(target, "i8")
         with pytest.raises(enigma.EnigmaError, match="half, bfloat or float"):
             enigma.default_gemm_config(target, "u16")
+    # A misspelt dtype: the function, the argument and the three it takes.
+    with pytest.raises(enigma.EnigmaError,
+                       match="gemm_configs: dtype must be half, bfloat or "
+                             "float .*got 'bf61'"):
+        enigma.gemm_configs("cuda", "bf61")
+    with pytest.raises(enigma.EnigmaError,
+                       match="gemm_config_for: dtype must be half, bfloat "
+                             "or float .*got 'bf61'"):
+        enigma.gemm_config_for(16, 16, 16, "bf61", 132)
 
 
 # --------------------------------------------------------------------------
