@@ -266,7 +266,26 @@ class Layout:
     __repr__ = __str__
 
 
-class IdentityLayout:
+class WrapsLayout:
+    """The size, rank and depth of a layout that wraps an inner ``layout``
+    (IdentityLayout, SwizzledLayout): those of the inner one."""
+
+    __slots__ = ()
+
+    def size(self, mode=None) -> int:
+        """As :meth:`Layout.size`."""
+        return self.layout.size(mode)
+
+    def rank(self) -> int:
+        """As :meth:`Layout.rank`."""
+        return self.layout.rank()
+
+    def depth(self) -> int:
+        """As :meth:`Layout.depth`."""
+        return self.layout.depth()
+
+
+class IdentityLayout(WrapsLayout):
     """A layout whose value is the coordinate itself (CuTe's identity layout,
     strides ``1@0, 1@1, ...``): ``make_identity_layout((4, 8))((1, 2)) ==
     (1, 2)``. Composing, dividing or tiling it keeps that meaning: the
@@ -289,18 +308,6 @@ class IdentityLayout:
     def shape(self):
         """The shape of the coordinates this layout takes."""
         return self.layout.shape
-
-    def size(self, mode=None) -> int:
-        """As :meth:`Layout.size`."""
-        return self.layout.size(mode)
-
-    def rank(self) -> int:
-        """As :meth:`Layout.rank`."""
-        return self.layout.rank()
-
-    def depth(self) -> int:
-        """As :meth:`Layout.depth`."""
-        return self.layout.depth()
 
     def __call__(self, *coord):
         """The coordinate of ``coord_shape`` (a tuple congruent to it, or an

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import _core
 from ._ir import IRValue, fail, located
-from ._layout import Layout, as_layout, check_coord_leaf
+from ._layout import Layout, WrapsLayout, as_layout, check_coord_leaf
 from ._layout_tuples import is_integral
 
 __all__ = ["Swizzle", "SwizzledLayout", "swizzle"]
@@ -67,7 +67,7 @@ class Swizzle:
     __repr__ = __str__
 
 
-class SwizzledLayout:
+class SwizzledLayout(WrapsLayout):
     """CuTe's ``ComposedLayout`` of a swizzle, an offset and a layout:
     ``coord -> swizzle(offset + layout(coord))``. Composition, division and
     products act on ``layout``; the swizzle stays outermost.
@@ -106,18 +106,6 @@ class SwizzledLayout:
     def stride(self):
         """The inner layout's stride."""
         return self.layout.stride
-
-    def size(self, mode=None) -> int:
-        """As :meth:`Layout.size`."""
-        return self.layout.size(mode)
-
-    def rank(self) -> int:
-        """As :meth:`Layout.rank`."""
-        return self.layout.rank()
-
-    def depth(self) -> int:
-        """As :meth:`Layout.depth`."""
-        return self.layout.depth()
 
     def cosize(self) -> int:
         """One past the largest offset over all coordinates (computed by

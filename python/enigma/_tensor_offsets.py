@@ -9,8 +9,10 @@ in ``_tensor``.
 
 from __future__ import annotations
 
-from . import _layout_dynamic as _dynamic
 from ._ir import IRValue, fail
+# a * b folding ints (and 0 and 1), an identity tensor's basis strides
+# scaled component by component: the layouts' product serves the tensors.
+from ._layout_dynamic import mul
 from ._layout_tuples import is_integral
 
 
@@ -40,20 +42,6 @@ def add(a, b):
     if is_integral(b) and b == 0:
         return a
     return a + b
-
-
-def mul(a, b):
-    """a * b for ints or IRValues, folding ints (and 0 and 1); an identity
-    tensor's basis strides scale component by component."""
-    if isinstance(a, _dynamic.Basis) or isinstance(b, _dynamic.Basis):
-        return _dynamic.mul(a, b)
-    if is_integral(a) and is_integral(b):
-        return a * b
-    if is_integral(b) and b == 1 or is_integral(a) and a == 0:
-        return a
-    if is_integral(a) and a == 1 or is_integral(b) and b == 0:
-        return b
-    return a * b
 
 
 def crd2idx(coord, shape, stride):
