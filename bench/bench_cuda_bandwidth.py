@@ -6,8 +6,8 @@ import numpy as np
 
 import enigma
 
-from bench_cuda_common import (enigma_time, load_example, not_run, record,
-                               rows, torch_time, vector_add)
+from bench_cuda_common import (cupy_add_kernel, enigma_time, load_example,
+                               not_run, record, rows, torch_time, vector_add)
 
 
 def bench_vector_add(rt, repeat, log2n):
@@ -55,11 +55,7 @@ def bench_vector_add(rt, repeat, log2n):
 
     try:
         import cupy as cp
-        kernel = cp.RawKernel(r'''
-        extern "C" __global__ void add(const float* a, const float* b, float* c, unsigned n) {
-          unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) c[i] = a[i] + b[i];
-        }''', "add")
+        kernel = cupy_add_kernel(cp)
         ca, cb = cp.asarray(a), cp.asarray(b)
         cc = cp.empty_like(ca)
         launch = lambda: kernel(((n + 255) // 256,), (256,), (ca, cb, cc, np.uint32(n)))

@@ -13,7 +13,7 @@ import numpy as np
 
 import enigma
 
-from bench_cuda_common import not_run, rows
+from bench_cuda_common import cupy_add_kernel, not_run, rows
 
 
 @enigma.kernel
@@ -110,11 +110,7 @@ def bench_call_form_overhead(rt, launches=20000, busy_launches=500):
     prepared.release()
     try:
         import cupy as cp
-        kernel = cp.RawKernel(r'''
-        extern "C" __global__ void add(const float* a, const float* b, float* c, unsigned n) {
-          unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) c[i] = a[i] + b[i];
-        }''', "add")
+        kernel = cupy_add_kernel(cp)
         ca, cb = cp.asarray(ta), cp.asarray(tb)
         cc = cp.empty_like(ca)
         sync = cp.cuda.Device().synchronize

@@ -126,6 +126,21 @@ def _check(c, a, b, tf32, what):
                              f"differ, worst {float(err.nan_to_num(1e30).max()):.4g}")
 
 
+def _check_twice(g, m, n, k, dtype, tf32, gen, what):
+    """One prepared launch of ``g`` on fresh inputs, run twice (a prepared
+    launch runs again) into a poisoned C, checked each time."""
+    import torch
+    a, b = _tensors(m, n, k, dtype, gen)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+    prepared, grid, threads = g.prepare(a, b, c)
+    for _ in range(2):
+        c.fill_(float("nan"))
+        prepared.dispatch(grid, threads)
+        torch.cuda.synchronize()
+        _check(c, a, b, tf32, what)
+    prepared.release()
+
+
 def worker_check(index, shapes):
     import torch
     import enigma
@@ -138,17 +153,8 @@ def worker_check(index, shapes):
         for m, n, k in shapes:
             if dtype != "bf16" and m * n * k > 2**33:
                 continue
-            a, b = _tensors(m, n, k, dtype, gen)
-            c = torch.full((m, n), float("nan"), device="cuda",
-                           dtype=a.dtype)
-            prepared, grid, threads = g.prepare(a, b, c)
-            for _ in range(2):   # twice: a prepared launch runs again
-                c.fill_(float("nan"))
-                prepared.dispatch(grid, threads)
-                torch.cuda.synchronize()
-                _check(c, a, b, tf32, f"{m}x{n}x{k}"
-                       f"{' bounds-checked' if checked else ''}")
-            prepared.release()
+            _check_twice(g, m, n, k, dtype, tf32, gen, f"{m}x{n}x{k}"
+                         f"{' bounds-checked' if checked else ''}")
     print(json.dumps({"ok": True}))
 
 
@@ -210,17 +216,9 @@ def worker_heuristic(shapes, rounds, check_only=False):
         if check_only:
             for checked in (True, False):
                 g = Gemm(rt, "bf16", False, config, bounds_check=checked)
-                a, b = _tensors(m, n, k, "bf16", gen)
-                c = torch.full((m, n), float("nan"), device="cuda",
-                               dtype=a.dtype)
-                prepared, grid, threads = g.prepare(a, b, c)
-                for _ in range(2):
-                    c.fill_(float("nan"))
-                    prepared.dispatch(grid, threads)
-                    torch.cuda.synchronize()
-                    _check(c, a, b, False, f"{m}x{n}x{k} {config}"
-                           f"{' bounds-checked' if checked else ''}")
-                prepared.release()
+                _check_twice(g, m, n, k, "bf16", False, gen,
+                             f"{m}x{n}x{k} {config}"
+                             f"{' bounds-checked' if checked else ''}")
             print(json.dumps({"shape": [m, n, k], "ok": True}), flush=True)
             continue
         result = _time_shape(Gemm(rt, "bf16", False, config), m, n, k,
