@@ -23,6 +23,9 @@ functions that launch them are in ``enigma.quantized``.
 # No `from __future__ import annotations`: the kernels' annotations name
 # dtypes of the enclosing functions, which a string annotation cannot see.
 
+import functools
+import operator
+
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import Scalar, as_dtype
@@ -123,6 +126,18 @@ def magic_bits(size):
     operation (LOP3 on NVIDIA GPUs) with the mask as its immediate; with
     both constants immediate it takes two."""
     return MAGIC_BITS | (size >> 31)
+
+
+def magic_after(loaded, hold):
+    """``0x4B000000`` made to depend on every value of ``loaded`` (32-bit
+    words: scalars, or fragments with a fragment ``hold``) through
+    ``hold``, a 0 the compiler cannot see (``K >> 31``, as in
+    :func:`magic_bits`): no code is decoded with it before all of them
+    have returned. So all of a step's loads are issued before the first
+    is used; the compilers otherwise sink each load to its use, leaving one
+    in flight per lane (seen in the SASS)."""
+    every = functools.reduce(operator.xor, loaded)
+    return MAGIC_BITS | (every & hold)
 
 
 def scaled_codes(word, magic, halves=None) -> list:

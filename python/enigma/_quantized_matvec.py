@@ -19,9 +19,9 @@ from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
-from ._quantized import (MAGIC_BITS, UNSCALE, VALUES_PER_WORD, SlotsConfig,
-                         activation_dtype, check_group_size, magic_bits,
-                         scaled_codes, vector_load)
+from ._quantized import (UNSCALE, VALUES_PER_WORD, SlotsConfig,
+                         activation_dtype, check_group_size, magic_after,
+                         magic_bits, scaled_codes, vector_load)
 from ._simd import simd_sum
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_simdgroup,
@@ -146,12 +146,8 @@ def matvec_kernel(dtype, group_size, config: QmvConfig):
                 valid.append(ok)
                 ks.append(where(0, k0, ok))   # a chunk past K reads chunk 0
             # Every load of the step (words, scales, biases) before the
-            # first use: the compilers sink each load to its use
-            # otherwise, leaving one 16-byte load per lane in flight (seen
-            # in the SASS). The step's magic (0x4B000000, see
-            # scaled_codes) depends on all of them through `hold` (0,
-            # unknown to the compiler), so no code is decoded before every
-            # load has returned; being no constant, it also keeps `(word &
+            # first use: the step's magic depends on all of them
+            # (magic_after); being no constant, it also keeps `(word &
             # mask) | magic` one LOP3.
 
             def load(u, r):
@@ -164,14 +160,13 @@ def matvec_kernel(dtype, group_size, config: QmvConfig):
             loaded = {}
             step_magic = magic
             if c.hoist_loads:
-                every = None
+                bits = []
                 for u in range_constexpr(c.chunks):
                     for r in range_constexpr(c.rows):
                         loaded[u, r] = load(u, r)
                         w4, sb, bb = loaded[u, r]
-                        for bits in (w4.x, _bits(sb, T), _bits(bb, T)):
-                            every = bits if every is None else every ^ bits
-                step_magic = MAGIC_BITS | (every & hold)
+                        bits += [w4.x, _bits(sb, T), _bits(bb, T)]
+                step_magic = magic_after(bits, hold)
             for u in range_constexpr(c.chunks):
                 k, ok = ks[u], valid[u]
                 xs, x_sum = [], None

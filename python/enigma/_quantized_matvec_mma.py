@@ -30,9 +30,9 @@ from ._kernel import kernel
 from ._math import as_type, fma, imin, where
 from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_operand,
                    mma_store, mma_zeros)
-from ._quantized import (MAGIC_BITS, VALUES_PER_WORD, SlotsConfig,
-                         check_group_size, enigma_f32, enigma_u32,
-                         magic_bits, vector_load, vector_store)
+from ._quantized import (VALUES_PER_WORD, SlotsConfig, check_group_size,
+                         enigma_f32, enigma_u32, magic_after, magic_bits,
+                         vector_load, vector_store)
 from ._vectors import make_vec
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
@@ -287,20 +287,16 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             scales = [v.cast("float") for v in scales]
             biases = [v.cast("float") for v in biases]
             # Gathers from device memory: every load of the step before
-            # the first use. The step's magic depends on all of them
-            # through `hold` (0, unknown to the compiler), else ptxas
-            # moves each load down to its use and a lane has one chunk in
-            # flight (as in the matrix-vector kernel). Threadgroup memory
-            # answers fast: the staged form decodes each chunk as it
-            # comes, in fewer registers, with magic_bits' magic (no
-            # constant either, so `(halves & mask) | magic` is one LOP3).
+            # the first use, the step's magic depending on all of them
+            # (magic_after). Threadgroup memory answers fast: the staged
+            # form decodes each chunk as it comes, in fewer registers,
+            # with magic_bits' magic (no constant either, so `(halves &
+            # mask) | magic` is one LOP3).
             step_magic = magic_bits(K)
             if not c.staged:
-                every = None
-                for v in words + [as_type(v, "uint")
-                                  for v in scales + biases]:
-                    every = v if every is None else every ^ v
-                step_magic = (every & hold) | MAGIC_BITS
+                step_magic = magic_after(
+                    words + [as_type(v, "uint") for v in scales + biases],
+                    hold)
             a_acc = acc[0]
             for u in range_constexpr(c.chunks):
                 local = firsts[u]
