@@ -123,16 +123,23 @@ def _shapes(a, b):
     return a, b, m, n, k
 
 
-def run(rt, a, b, config=None, allow_tf32=False, processors=None):
-    """C = A @ B for 2-D float32 arrays; returns (M, N) float32."""
-    a, b, m, n, k = _shapes(a, b)
-    config = config or config_for(rt, allow_tf32)
+def _product(rt, a, b, m, n, k, config, allow_tf32, b_transposed,
+             processors=None):
+    """The (M, N) float32 product of checked operands (``b`` n x k when
+    ``b_transposed``) with one configuration."""
     processors = processors or getattr(rt, "multiprocessors", None) or None
     grid, threads = config.launch(m, n, processors)
-    raw = rt.execute(compiled(config, allow_tf32), [a, b],
+    raw = rt.execute(compiled(config, allow_tf32, b_transposed), [a, b],
                      output_size=m * n * 4, grid=grid, threads=threads,
                      scalars=[m, n, k])
     return np.frombuffer(raw, np.float32).reshape(m, n).copy()
+
+
+def run(rt, a, b, config=None, allow_tf32=False, processors=None):
+    """C = A @ B for 2-D float32 arrays; returns (M, N) float32."""
+    a, b, m, n, k = _shapes(a, b)
+    return _product(rt, a, b, m, n, k, config or config_for(rt, allow_tf32),
+                    allow_tf32, False, processors)
 
 
 def run_transposed(rt, a, b, config=None):
@@ -152,12 +159,7 @@ def run_transposed(rt, a, b, config=None):
     bt = np.frombuffer(rt.execute(t.compiled, [b], output_size=k * n * 4,
                                   grid=t.grid, threads=t.threads,
                                   scalars=t.scalars), np.float32)
-    processors = getattr(rt, "multiprocessors", None) or None
-    grid, threads = config.launch(m, n, processors)
-    raw = rt.execute(compiled(config, True, True), [a, bt],
-                     output_size=m * n * 4, grid=grid, threads=threads,
-                     scalars=[m, n, k])
-    return np.frombuffer(raw, np.float32).reshape(m, n).copy()
+    return _product(rt, a, bt, m, n, k, config, True, True)
 
 
 def check_output(c, a, b, tf32=False):
