@@ -458,6 +458,35 @@ class BufferProxy:
         self.shape = tuple(arguments[e] if isinstance(e, str) else e
                            for e in declared)
         self._extent_names = tuple(str(e) for e in declared)
+        self._require_declared_size()
+
+    def _require_declared_size(self) -> None:
+        """Every launch refuses a buffer smaller than its declared shape (a
+        DispatchError with both sizes, before anything runs): the kernel
+        indexes it by the declaration, and a smaller array would be read
+        or written past its end. Recorded as the runtime's matrix extent
+        (rows x last extent), so where the leading extents hold at most
+        one scalar parameter (the runtime multiplies one by a constant)."""
+        *lead, last = self.shape
+        scalars = [e for e in lead if isinstance(e, IRValue)]
+        scale = 1
+        for e in lead:
+            if not isinstance(e, IRValue):
+                scale *= e
+        if self.lanes > 1 or len(scalars) > 1 or scale == 0:
+            return
+
+        def raw(v):
+            if isinstance(v, IRValue):
+                return v._value
+            return _constant(self._tracer, v, as_dtype(
+                "u32" if v < 2**32 else "u64"))._value
+        rows = scalars[0] if scalars else scale
+        self._tracer.call(
+            "require_matrix_extent", self._buffer, raw(rows), raw(last),
+            raw(last), f"{self.name} is declared "
+            f"{self.dtype.name}{self._shape_text()}",
+            1, scale if scalars else 1, 1, 1, 1, 1)
 
     def _shape_text(self) -> str:
         return "[" + ", ".join(self._extent_names) + "]"

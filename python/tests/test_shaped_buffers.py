@@ -172,6 +172,48 @@ def _error(body, match, params=None):
     assert "test_shaped_buffers.py:" in str(info.value)
 
 
+@enigma.kernel
+def copy_rows(A: enigma.f32["H", "W"], H: enigma.Scalar(enigma.u32),
+              W: enigma.Scalar(enigma.u32), B: enigma.f32[2, "H", "W"]):
+    x = enigma.thread_position_in_grid_xyz("x")
+    y = enigma.thread_position_in_grid_xyz("y")
+    with enigma.if_((x < W) & (y < H)):
+        B[1, y, x] = A[y, x]
+
+
+def test_a_buffer_smaller_than_its_declared_shape_is_refused(runtime, rng):
+    # The kernel writes by the declaration: a smaller array would be
+    # written past its end (a crash, or the caller's other data changed),
+    # so every launch form refuses it before anything runs.
+    h, w = 37, 45
+    a = rng.standard_normal((h, w)).astype(np.float32)
+    compiled = enigma.compile(copy_rows)
+    with pytest.raises(enigma.DispatchError,
+                       match=r"B is declared f32\[2, H, W\].*"
+                             r"3330 elements, but B \(f32\) has 3329"):
+        runtime.execute(compiled, [a], output_size=(2 * h * w - 1) * 4,
+                        grid=(w, h, 1), threads=(8, 8, 1),
+                        scalars=[h, w])
+    with pytest.raises(enigma.DispatchError,
+                       match=r"A is declared f32\[H, W\].*1665 elements, "
+                             r"but A \(f32\) has 4"):
+        runtime.execute(compiled, [a[0, :4].copy()],
+                        output_size=2 * h * w * 4, grid=(w, h, 1),
+                        threads=(8, 8, 1), scalars=[h, w])
+    if runtime.name != "cuda":   # the function-call form on host arrays
+        b = np.zeros(2 * h * w - 1, np.float32)
+        with pytest.raises(enigma.DispatchError, match="declared"):
+            copy_rows.launch(grid=(w, h))(a, h, w, b, runtime=runtime)
+        assert not b.any()
+    # Exactly the declared size runs; empty extents need nothing.
+    got = runtime.execute(compiled, [a], output_size=2 * h * w * 4,
+                          grid=(w, h, 1), threads=(8, 8, 1), scalars=[h, w])
+    out = np.frombuffer(got, np.float32).reshape(2, h, w)
+    np.testing.assert_array_equal(out[1], a)
+    runtime.execute(compiled, [np.zeros(1, np.float32)], output_size=4,
+                    grid=(1, 1, 1), threads=(1, 1, 1), scalars=[0, 5])
+
+
 def test_wrong_number_of_indices():
     _error(lambda A: A.__setitem__((0, 0, 0), 1.0),
            r"buffer A has the shape \[H, W\]: index it with 2 indices, "
