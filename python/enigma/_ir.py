@@ -288,6 +288,34 @@ class IRValue:
         return IRValue(self._tracer,
                        self._tracer.call("vec_extract", self._value, lane))
 
+    def __getitem__(self, lane) -> "IRValue":
+        """``v[i]``: lane ``i`` of a vector (a Python int), as Metal reads
+        ``v[i]``; the same as ``.x .y .z .w``."""
+        self._subscriptable()
+        if isinstance(lane, bool) or not isinstance(lane, int):
+            fail(f"a lane index must be a Python int (v[0] to "
+                 f"v[{self.lanes - 1}]), got {kind_of(lane)}")
+        if lane < 0:
+            fail(f"a lane index must be 0 to {self.lanes - 1}, got {lane}")
+        if lane >= self.lanes:
+            fail(f"v[{lane}] is out of range for a {self.lanes}-lane vector")
+        return IRValue(self._tracer,
+                       self._tracer.call("vec_extract", self._value, lane))
+
+    def __setitem__(self, lane, value):
+        self._subscriptable()
+        fail("traced values cannot be changed in place (v[i] = ...); build "
+             "the new vector with make_vec(...) from its lanes")
+
+    def _subscriptable(self) -> None:
+        """Refuses a subscript of a scalar: most often numpy's ``A[y][x]``
+        on a buffer, whose ``A[y]`` is one element."""
+        if self.lanes == 1:
+            fail(f"this {self.dtype.name} scalar cannot be indexed: A[i][j] "
+                 "indexes the value A[i], one element of A. Index a buffer "
+                 "declared with a shape (A: enigma.f32[\"H\", \"W\"]) with "
+                 "one subscript, A[y, x]")
+
     x = property(lambda self: self._lane("x"), doc="Lane 0 of a vector.")
     y = property(lambda self: self._lane("y"), doc="Lane 1 of a vector.")
     z = property(lambda self: self._lane("z"), doc="Lane 2 of a vector.")
@@ -328,7 +356,7 @@ class IRValue:
 
     def __iter__(self):
         fail("a traced value cannot be iterated; read vector lanes with "
-             ".x .y .z .w or enigma.vec_extract")
+             "v[0], .x .y .z .w or enigma.vec_extract")
 
     __hash__ = object.__hash__
 
@@ -609,6 +637,13 @@ class Fragment(IRValue):
     computed under control flow that depends on the lane."""
 
     __slots__ = ()
+
+    def _subscriptable(self) -> None:
+        shape = " x ".join(str(d) for d in self.shape)
+        fail(f"this {shape} {self.dtype.name} fragment cannot be indexed: its "
+             "elements are spread over the simdgroup's lanes. Select "
+             "elements with enigma.where and mma_iota, or write it out "
+             "with mma_store (docs/reference/mma.md)")
 
     @property
     def shape(self):

@@ -220,6 +220,13 @@ def test_wrong_number_of_indices():
            "got 3")
 
 
+def test_row_then_column_subscripts_point_to_one_subscript():
+    # numpy's A[y][x] habit: A[y] of a shaped buffer is element y (its flat
+    # index), so the second subscript must not pass silently.
+    _error(lambda A: A[1][2], r"A\[y, x\]")
+    _error(lambda A: A[1].__setitem__(2, 1.0), r"A\[y, x\]")
+
+
 def test_slices_are_refused():
     _error(lambda A: A[0, :], r"A\[...\]: slices are not supported")
 

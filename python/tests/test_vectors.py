@@ -202,3 +202,50 @@ def test_errors_name_user_line():
     msg = _trace_error(lambda A, B: A.__setitem__(
         0, enigma.make_float2(A[0], A[1])))
     assert "2-lane vector" in msg
+
+
+def test_a_subscript_reads_a_lane_as_metal_does(runtime, rng):
+    n = 65
+
+    @enigma.kernel
+    def lanes(A: enigma.f32, B: enigma.f32):
+        i = enigma.thread_position_in_grid * 3
+        v = enigma.make_float3(A[i], A[i + 1], A[i + 2]) * 2.0
+        B[i] = v[2]
+        B[i + 1] = v[0]
+        B[i + 2] = v[1] - v.y
+
+    a = rng.uniform(-4, 4, 3 * n).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(lanes), [a], np.float32, 3 * n,
+                     (n, 1, 1), (THREADS, 1, 1)).reshape(n, 3)
+    ref = a.astype(np.float64).reshape(n, 3) * 2
+    np.testing.assert_array_equal(out[:, 0], ref[:, 2])
+    np.testing.assert_array_equal(out[:, 1], ref[:, 0])
+    np.testing.assert_array_equal(out[:, 2], 0)
+
+
+@pytest.mark.parametrize("body,match", [
+    (lambda A, B: enigma.make_float3(A[0], A[1], A[2])[3],
+     r"v\[3\] is out of range for a 3-lane vector"),
+    (lambda A, B: enigma.make_float2(A[0], A[1])[-1],
+     r"a lane index must be 0 to 1, got -1"),
+    (lambda A, B: enigma.make_float2(A[0], A[1])[B[0]],
+     r"a lane index must be a Python int"),
+    (lambda A, B: enigma.make_float2(A[0], A[1]).__setitem__(0, 1.0),
+     r"traced values cannot be changed in place"),
+    # A newcomer's numpy habit on a flat buffer: A[i] is a float, not a row.
+    (lambda A, B: A[0][1], r"f32 scalar cannot be indexed: A\[i\]\[j\]"),
+    (lambda A, B: A[0].__setitem__(1, 2.0),
+     r"f32 scalar cannot be indexed"),
+])
+def test_bad_subscripts_of_values_name_the_line(body, match):
+    msg = _trace_error(body)
+    assert "test_vectors.py:" in msg
+    import re
+    assert re.search(match, msg), msg
+
+
+def test_a_fragment_subscript_says_where_its_elements_are():
+    msg = _trace_error(lambda A, B: enigma.mma_zeros(8, 8)[0])
+    assert "this 8 x 8 f32 fragment cannot be indexed" in msg, msg
+    assert "test_vectors.py:" in msg
