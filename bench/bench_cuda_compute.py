@@ -100,7 +100,7 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
     """TF32 for B stored k x n by gemm_f32.py's other route: a transpose
     of B into an n x k workspace, then the n x k warpgroup products
     (autotuned over tf32_gemm_configs()). Checked from poisoned outputs;
-    returns (the pair's launch, release)."""
+    returns (the pair's launch, {part: its launch alone}, release)."""
     import torch
     m, k = a.shape
     n = b.shape[1]
@@ -130,7 +130,11 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
     def release():
         pt.release()
         pg.release()
-    return pair, release
+    parts = {"transpose of B alone": lambda: pt.dispatch_async(t.grid,
+                                                               t.threads),
+             "n x k product alone": lambda: pg.dispatch_async(
+                 launch.grid, launch.threads)}
+    return pair, parts, release
 
 
 def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
@@ -188,9 +192,10 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
             results = {f"enigma{tag}": [], torch_label: []}
             pair = None
             if tf32:
-                pair, release_pair = _tf32_transposed_first(
+                pair, parts, release_pair = _tf32_transposed_first(
                     rt, ex, a, b, c, ref, name + tag, rel)
                 results[TRANSPOSED_FIRST] = []
+                part_us = {part: [] for part in parts}
             ct = torch.empty_like(ref)
             if tm is not None and dtype == "bf16":
                 tm.matmul(a, b, out=ct)
@@ -210,10 +215,21 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
                         batched_us(lambda: tm.matmul(a, b, out=ct), sync))
                 if pair is not None:
                     results[TRANSPOSED_FIRST].append(batched_us(pair, sync))
+                    for part, fn in parts.items():
+                        part_us[part].append(batched_us(fn, sync))
             prepared.release()
             if pair is not None:
                 release_pair()
             _flop_rows(name + tag, flops, results, torch_label)
+            if pair is not None:
+                # Where the pair's time goes: B read and written once.
+                for part, times in part_us.items():
+                    us = float(np.median(times))
+                    note = (f"{2 * b.numel() * 4 / us / 1e3:.0f} GB/s"
+                            if "transpose" in part else
+                            _tflops(flops, us))
+                    rows.append((name + tag, f"{TRANSPOSED_FIRST}: {part}",
+                                 f"{us:.1f} us", note))
             if "triton (bench/triton_matmul.py)" in results:
                 r = np.array(results["triton (bench/triton_matmul.py)"]) / \
                     np.array(results[f"enigma{tag}"])

@@ -13,7 +13,9 @@ configuration or the one given, and torch.matmul),
 ``attention B H S D causal [OVERLAP]`` (bf16 forward and SDPA's cuDNN
 backend; with OVERLAP 1 the pipelined kernel's serial and overlapped
 schedules, ``plans.HOPPER_OVERLAP``, instead of the default),
-``gemv4 M N K`` (4-bit quantized_matmul, group 64, and bf16 torch.matmul),
+``gemv4 M N K [CONFIG]`` (4-bit quantized_matmul, group 64, with the
+built-in configuration or CONFIG, a constructor of enigma.quantized such
+as ``"QmvMmaConfig(staged=True)"``, and bf16 torch.matmul),
 ``fp8 M N K FAST`` (e4m3 gemm_fp8 with tensor scales, bf16 out, the
 default configuration, promoted when FAST is 0, and torch._scaled_mm with
 the matching use_fast_accum).
@@ -110,17 +112,25 @@ def attention(batch, heads, s, d, causal, overlap=0):
                       q, k, v, is_causal=bool(causal)))
 
 
-def gemv4(m, n, k):
+def gemv4(m, n, k, config=None):
+    import enigma.quantized as eq
+    if config is not None:
+        # A configuration's constructor call, read from the command line.
+        config = eval(config, {name: getattr(eq, name) for name in
+                               ("QmvConfig", "QmvMmaConfig", "QmmConfig")})
     g = torch.Generator(device="cuda").manual_seed(3)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g)
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g)
     w_q, scales, biases = enigma.quantize(w, 64)
     w_hat = enigma.dequantize(w_q, scales, biases, 64)
-    y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=64)
+    y = enigma.quantized_matmul(x, w_q, scales, biases, group_size=64,
+                                config=config)
     torch.cuda.synchronize()
-    _check(y, x.float() @ w_hat.float().T, 2e-2, "enigma quantized_matmul")
+    _check(y, x.float() @ w_hat.float().T, 2e-2,
+           f"enigma quantized_matmul {config or ''}")
     _profiled(lambda: enigma.quantized_matmul(x, w_q, scales, biases,
-                                              group_size=64),
+                                              group_size=64, out=y,
+                                              config=config),
               lambda: torch.matmul(x, w.T))
 
 
@@ -140,9 +150,9 @@ def fp8(m, n, k, fast):
 
 
 def main():
-    case, *numbers = sys.argv[1:]
+    case, *values = sys.argv[1:]
     {"gemm": gemm, "attention": attention, "gemv4": gemv4, "fp8": fp8}[case](
-        *(int(v) for v in numbers))
+        *(int(v) if v.isdigit() else v for v in values))
 
 
 if __name__ == "__main__":
