@@ -8,6 +8,7 @@ it (docs/design/python-layers.md)."""
 from __future__ import annotations
 
 import numbers
+import operator
 import os
 import sys
 import threading
@@ -248,6 +249,24 @@ _LANE_NAMES = {"x": 0, "y": 1, "z": 2, "w": 3}
 _MAX_POWER = 16
 
 
+# numpy ufuncs that are Python operators (np.float32(2) * x), and the
+# enigma names of the others' counterparts, for the error.
+_NUMPY_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub,
+    "multiply": operator.mul, "true_divide": operator.truediv,
+    "divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor, "left_shift": operator.lshift,
+    "right_shift": operator.rshift, "less": operator.lt,
+    "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq,
+    "not_equal": operator.ne, "negative": operator.neg,
+    "absolute": operator.abs, "invert": operator.invert,
+}
+_NUMPY_NAMES = {"maximum": "fmax", "minimum": "fmin", "fabs": "abs"}
+
+
 class IRValue:
     """A value inside a kernel being traced: a scalar, or a vector of 2 to 4
     lanes (``lanes``; read lanes with ``.x .y .z .w``). Supports Python's
@@ -352,7 +371,39 @@ class IRValue:
     def __float__(self):
         fail("a traced value cannot become a Python float: it has a value "
              "per thread only when the kernel runs; convert it inside the "
-             "kernel with enigma.metal_cast(x, \"float\")")
+             "kernel with enigma.metal_cast(x, \"float\"). Python's math "
+             "module (math.exp(x), math.sqrt(x)) asks for that float: use "
+             "enigma.exp, enigma.sqrt and the rest of enigma's math "
+             "(docs/reference/math.md)")
+
+    def __array__(self, dtype=None, copy=None):
+        fail("a traced value cannot become a numpy array or scalar "
+             "(np.float32(x), np.asarray(x)): numpy runs in Python, once, "
+             "while the kernel is traced; convert inside the kernel with "
+             "enigma.metal_cast(x, \"float\")")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy calls this for ``np.float32(2) * x`` (an operator next to
+        a numpy scalar: traced as the operator with the scalar as a Python
+        number, as before numpy looked here) and for ``np.exp(x)`` (an
+        error naming enigma's function)."""
+        name = getattr(ufunc, "__name__", "ufunc")
+        operation = _NUMPY_OPERATORS.get(name)
+        if operation is not None and method == "__call__" and not kwargs \
+                and all(isinstance(v, (IRValue, numbers.Number)) or
+                        getattr(v, "shape", None) == () for v in inputs):
+            # numpy scalars (and 0-d arrays, which comparisons pass) as
+            # Python numbers.
+            return operation(*(v if isinstance(v, IRValue) else
+                               v.item() if hasattr(v, "item") else v
+                               for v in inputs))
+        import enigma
+        name = _NUMPY_NAMES.get(name, name)
+        hint = (f"use enigma.{name}" if callable(getattr(enigma, name, None))
+                else "use enigma's math functions")
+        fail(f"numpy's {ufunc.__name__} cannot run on a traced value: numpy "
+             f"runs in Python, once, while the kernel is traced; {hint} "
+             "(docs/reference/math.md)")
 
     def __iter__(self):
         fail("a traced value cannot be iterated; read vector lanes with "

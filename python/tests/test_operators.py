@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import run_kernel
 
 INT_TYPES = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"]
 FLOAT_TYPES = ["f32", "f16", "bf16"]
@@ -630,6 +631,9 @@ def test_pow_operator_and_abs(runtime, rng):
     (lambda x: x ** x, r"takes a Python int exponent"),
     (lambda x: 2.0 ** x, r"enigma.exp2"),
     (lambda x: float(x), r"cannot become a Python float.*metal_cast"),
+    # Python's math module converts its argument to a float first.
+    (lambda x: __import__("math").exp(x),
+     r"cannot become a Python float.*math\.exp.*enigma\.exp"),
     (lambda x: int(x), r"cannot become a Python int"),
     (lambda x: max(x, 0.0), r"enigma.fmax/fmin"),
 ])
@@ -641,3 +645,43 @@ def test_pow_and_conversion_mistakes(expr, match):
 
     with pytest.raises(enigma.EnigmaError, match=match):
         enigma.compile(k, emit_only=True)
+
+
+def test_numpy_scalars_beside_traced_values_act_as_python_numbers(runtime,
+                                                                   rng):
+    # A scale computed with numpy on the host (np.float32(1 / np.sqrt(d)))
+    # and used in the kernel: numpy hands the operator to the traced value.
+    scale = np.float32(1 / np.sqrt(8.0))
+
+    @enigma.kernel
+    def k(A: enigma.f32, C: enigma.f32):
+        t = enigma.thread_position_in_grid
+        x = A[t]
+        C[t] = scale * x + x * np.float64(1.5) - np.int32(3) + \
+            enigma.where(0.0, 1.0, np.float32(0.5) < x)
+
+    n = 257
+    a = rng.uniform(-2, 2, n).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(k), [a], np.float32, n,
+                     (n, 1, 1), (64, 1, 1))
+    x = a.astype(np.float64)
+    ref = float(scale) * x + x * 1.5 - 3 + (x > 0.5)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("expr,match", [
+    (lambda x: np.exp(x), r"numpy's exp cannot run on a traced value.*"
+                          r"use enigma\.exp"),
+    (lambda x: np.maximum(x, 0.0), r"numpy's maximum .*use enigma\.fmax"),
+    (lambda x: np.ones(3, np.float32) * x, r"numpy's multiply cannot run"),
+    (lambda x: np.float32(x), r"cannot become a numpy array or scalar"),
+])
+def test_numpy_functions_on_traced_values_name_enigmas(expr, match):
+    @enigma.kernel
+    def k(A: enigma.f32, C: enigma.f32):
+        t = enigma.thread_position_in_grid
+        C[t] = expr(A[t])
+
+    with pytest.raises(enigma.EnigmaError, match=match) as info:
+        enigma.compile(k, emit_only=True)
+    assert "test_operators.py:" in str(info.value)
