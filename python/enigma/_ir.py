@@ -397,9 +397,10 @@ class IRValue:
             return operation(*(v if isinstance(v, IRValue) else
                                v.item() if hasattr(v, "item") else v
                                for v in inputs))
-        import enigma
         name = _NUMPY_NAMES.get(name, name)
-        hint = (f"use enigma.{name}" if callable(getattr(enigma, name, None))
+        # The op families' table names every element-wise function.
+        known = {row[1] for row in _core.function_table()}
+        hint = (f"use enigma.{name}" if name in known
                 else "use enigma's math functions")
         fail(f"numpy's {ufunc.__name__} cannot run on a traced value: numpy "
              f"runs in Python, once, while the kernel is traced; {hint} "
