@@ -205,7 +205,11 @@ def test_fp8_output_difference_is_reported(runtime, rng):
             if not kernelgen.is_fp8(b["dtype"]):
                 continue
             e = expected[b["name"]]
-            hits = [i for i in range(b["size"] - 3) if np.isfinite(e.e[i])]
+            # Exact numbers only: a flip of the lowest bit may stay inside
+            # a math function's tolerance, and turns one e5m2 NaN into
+            # another.
+            hits = [i for i in range(b["size"] - 3)
+                    if e.e[i] == 0 and not np.isnan(e.v[i])]
             if hits:
                 element = int(rng.choice(hits))
                 outcome = harness.check(
