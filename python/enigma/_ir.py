@@ -330,10 +330,10 @@ class IRValue:
         """Refuses a subscript of a scalar: most often numpy's ``A[y][x]``
         on a buffer, whose ``A[y]`` is one element."""
         if self.lanes == 1:
-            fail(f"this {self.dtype.name} scalar cannot be indexed: A[i][j] "
-                 "indexes the value A[i], one element of A. Index a buffer "
-                 "declared with a shape (A: enigma.f32[\"H\", \"W\"]) with "
-                 "one subscript, A[y, x]")
+            fail(f"this {self.dtype.name} scalar value cannot be indexed. "
+                 "If it is A[y], an element of a buffer: a buffer declared "
+                 "with a shape (A: enigma.f32[\"H\", \"W\"]) is indexed "
+                 "with one subscript, A[y, x], not A[y][x]")
 
     x = property(lambda self: self._lane("x"), doc="Lane 0 of a vector.")
     y = property(lambda self: self._lane("y"), doc="Lane 1 of a vector.")
@@ -524,6 +524,16 @@ class BufferProxy:
     def __bool__(self):
         # True, as any object: Python's truth test would call __len__.
         return True
+
+    def _not_a_value(self, *_):
+        fail(f"buffer {self.name} is not a value: arithmetic takes its "
+             f"elements, {self.name}[i] (a kernel computes one element per "
+             "thread: C[i] = A[i] + 1.0), not the whole array as numpy does")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = \
+        __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = \
+        __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = \
+        __rmatmul__ = __neg__ = __pos__ = __abs__ = _not_a_value
 
     def __len__(self):
         fail(f"buffer {self.name} has no length in the kernel (the arrays "

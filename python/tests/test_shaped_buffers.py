@@ -297,3 +297,24 @@ def test_the_annotation_as_a_string():
          "    A[1, 3] = 2.0\n", namespace)
     source = enigma.compile(namespace["k"], emit_only=True).metal_source
     assert "A[7ul] = 2.0f;" in source or "A[7u] = 2.0f;" in source
+
+
+@pytest.mark.parametrize("body", [
+    lambda A: A + 1.0, lambda A: 2.0 * A, lambda A: A - A, lambda A: -A,
+    lambda A: A / 2, lambda A: A ** 2,
+])
+def test_whole_buffer_arithmetic_says_to_index(body):
+    # numpy's C = A + 1 habit: a buffer parameter is not an array value.
+    _error(body, r"buffer A is not a value: arithmetic takes its elements, "
+                 r"A\[i\]")
+
+
+def test_a_subscript_of_a_scalar_parameter_is_named_plainly():
+    @enigma.kernel
+    def k(A: enigma.f32, n: enigma.Scalar(enigma.u32)):
+        A[0] = n[0]
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_shaped_buffers.py:\d+: this u32 scalar "
+                             r"value cannot be indexed"):
+        enigma.compile(k)
