@@ -11,7 +11,8 @@ methods of buffer parameters and threadgroup tensors
 from __future__ import annotations
 
 from ._dtypes import as_dtype
-from ._ir import BufferProxy, IRValue, current_tracer, fail, kind_of, to_value
+from ._ir import (BufferProxy, ElementsOnly, IRValue, current_tracer, fail,
+                  kind_of, to_value)
 
 MEMORY_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 
@@ -37,7 +38,7 @@ def _order(order, what: str) -> str:
 MAX_ITERATED_ELEMENTS = 256
 
 
-class ThreadgroupTensor:
+class ThreadgroupTensor(ElementsOnly):
     """``threadgroup T name[size]``: an array shared by the threads of one
     threadgroup. ``t[i]`` loads, ``t[i] = v`` stores (converting ``v`` to
     the element type); the atomic methods of buffers work on it too. Its
@@ -52,6 +53,9 @@ class ThreadgroupTensor:
         self.name = (f"threadgroup_alloc({dtype.name}, {size})"
                      if size is not None else
                      f"dynamic_threadgroup_alloc({dtype.name})")
+
+    def _what(self) -> str:
+        return self.name
 
     def __len__(self) -> int:
         if self.size is None:

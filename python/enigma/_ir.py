@@ -492,7 +492,23 @@ class IRValue:
 # Buffers
 # --------------------------------------------------------------------------
 
-class BufferProxy:
+class ElementsOnly:
+    """An array inside a kernel (a buffer parameter, threadgroup memory):
+    numpy's whole-array arithmetic (``A + 1.0``) is an error that says to
+    compute with elements. ``_what`` names the array."""
+
+    def _not_a_value(self, *_):
+        fail(f"{self._what()} is not a value: arithmetic takes its "
+             "elements, A[i] (a kernel computes one element per thread: "
+             "C[i] = A[i] + 1.0), not the whole array as numpy does")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = \
+        __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = \
+        __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = \
+        __rmatmul__ = __neg__ = __pos__ = __abs__ = _not_a_value
+
+
+class BufferProxy(ElementsOnly):
     """A buffer parameter inside a kernel body: ``A[i]`` loads, ``A[i] = v``
     stores (converting ``v`` to the element type, as Metal does). A buffer
     declared with a shape (``A: enigma.f32["H", "W"]``) is also indexed
@@ -525,15 +541,8 @@ class BufferProxy:
         # True, as any object: Python's truth test would call __len__.
         return True
 
-    def _not_a_value(self, *_):
-        fail(f"buffer {self.name} is not a value: arithmetic takes its "
-             f"elements, {self.name}[i] (a kernel computes one element per "
-             "thread: C[i] = A[i] + 1.0), not the whole array as numpy does")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = \
-        __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = \
-        __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = \
-        __rmatmul__ = __neg__ = __pos__ = __abs__ = _not_a_value
+    def _what(self) -> str:
+        return f"buffer {self.name}"
 
     def __len__(self):
         fail(f"buffer {self.name} has no length in the kernel (the arrays "

@@ -296,3 +296,16 @@ def test_iterating_what_has_no_short_static_length():
                        match=r"iterating threadgroup_alloc\(f32, 4096\) "
                              r"would unroll 4096 loads.*enigma\.range"):
         enigma.compile(large, emit_only=True)
+
+
+def test_whole_array_arithmetic_says_to_index():
+    @enigma.kernel
+    def k(out: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 8)
+        out[0] = t * 2.0
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_threadgroup_memory\.py:\d+: "
+                             r"threadgroup_alloc\(f32, 8\) is not a value: "
+                             r"arithmetic takes its elements"):
+        enigma.compile(k, emit_only=True)
