@@ -789,7 +789,7 @@ class Fragment(IRValue):
             return other._value
         if isinstance(other, IRValue):
             return other._value
-        if isinstance(other, (bool, int, float)):
+        if is_number(other):     # numpy scalars too, as for scalars
             return to_value(other, self.dtype)._value
         fail(f"a fragment cannot be combined with {type(other).__name__}")
 

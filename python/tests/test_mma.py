@@ -216,6 +216,26 @@ def test_elementwise_arithmetic(runtime, rng):
                                    err_msg=f"expression {i}")
 
 
+def test_numpy_scalars_combine_with_fragments(runtime, rng):
+    # A scale computed with numpy on the host, on either side of a fragment.
+    scale, shift = np.float32(rng.uniform(-2, 2)), np.float64(0.5)
+
+    @enigma.kernel
+    def scaled(A: enigma.f32, O: enigma.f32):
+        f = enigma.mma_load(A, 16, 16, ld=16)
+        enigma.mma_store(f * scale + shift, O, ld=16)
+        enigma.mma_store(scale * f - np.int32(1), O, ld=16, offset=256)
+
+    a = rng.uniform(-3, 3, (16, 16)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(scaled), [a], np.float32, 512,
+                     (32, 1, 1), (32, 1, 1)).reshape(2, 16, 16)
+    x = a.astype(np.float64)
+    np.testing.assert_allclose(out[0], x * float(scale) + 0.5, rtol=1e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(out[1], x * float(scale) - 1, rtol=1e-6,
+                               atol=1e-6)
+
+
 # --------------------------------------------------------------------------
 # fragments carried by loops and branches
 # --------------------------------------------------------------------------
