@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, ElementsOnly, IRValue, current_tracer, fail,
-                  kind_of, to_value)
+                  kind_of, plain_index, to_value)
 
 MEMORY_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 
@@ -85,6 +85,7 @@ class ThreadgroupTensor(ElementsOnly):
     def _index(self, index) -> IRValue:
         if isinstance(index, IRValue):
             return index
+        index = plain_index(index)
         if isinstance(index, bool) or not isinstance(index, int):
             fail(f"index of {self.name} must be an integer, got "
                  f"{kind_of(index)}")

@@ -190,6 +190,18 @@ def is_number(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, complex)
 
 
+def plain_index(x):
+    """A numpy integer (an offset computed on the host) as the Python int
+    it holds; a tuple of indices element by element; anything else as it
+    is."""
+    if isinstance(x, tuple):
+        return tuple(plain_index(i) for i in x)
+    if isinstance(x, numbers.Integral) and type(x) is not int and \
+            not isinstance(x, bool):
+        return int(x)
+    return x
+
+
 def kind_of(x) -> str:
     """How an error names a value of the wrong kind: its type, or for one
     of enigma's own functions (a thread query written without its call,
@@ -642,6 +654,7 @@ class BufferProxy(ElementsOnly):
     def _index(self, index) -> IRValue:
         if isinstance(index, Unbound):
             index.fail()
+        index = plain_index(index)
         if self.shape is not None and (isinstance(index, tuple) or
                                        len(self.shape) == 1):
             return self._shaped_index(index if isinstance(index, tuple)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import enigma
+from conftest import run_kernel
 
 
 def run(runtime, compiled, inputs, outputs, grid, threads, **scalars):
@@ -318,3 +319,22 @@ def test_a_subscript_of_a_scalar_parameter_is_named_plainly():
                        match=r"test_shaped_buffers.py:\d+: this u32 scalar "
                              r"value cannot be indexed"):
         enigma.compile(k)
+
+
+def test_numpy_integers_index_like_python_ints(runtime, rng):
+    # Offsets computed with numpy on the host, used as static indices.
+    offsets = np.array([0, 2, 5], np.int64)
+
+    @enigma.kernel
+    def gather(A: enigma.f32, M: enigma.f32[2, 3], B: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, 4)
+        t[np.uint8(3)] = M[np.int64(1), np.int32(2)]
+        for j in range(3):
+            B[j] = A[offsets[j]]
+        B[np.int16(3)] = t[np.int64(3)]
+
+    a = rng.uniform(-1, 1, 6).astype(np.float32)
+    m = rng.uniform(-1, 1, 6).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(gather), [a, m], np.float32, 4,
+                     (1, 1, 1), (1, 1, 1))
+    np.testing.assert_array_equal(out, [a[0], a[2], a[5], m[5]])
