@@ -21,7 +21,8 @@ from __future__ import annotations
 from ._control import RegisterTensor
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
-from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
+from ._ir import (BufferProxy, IRValue, current_tracer, fail, plain_index,
+                  to_value)
 from ._tensor import Tensor
 
 __all__ = ["AsyncCopyEvent", "async_copy_1d_d2t", "async_copy_1d_t2d",
@@ -100,6 +101,7 @@ def _index(x, what: str, name: str) -> IRValue:
             fail(f"{what}: {name} must be an integer scalar, got a "
                  f"{shape}{x.dtype.name} value")
         return x
+    x = plain_index(x)
     if isinstance(x, bool) or not isinstance(x, int):
         fail(f"{what}: {name} must be an integer or a traced integer, got "
              f"{type(x).__name__}")

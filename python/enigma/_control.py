@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 
 from ._dtypes import as_dtype
-from ._ir import IRValue, current_tracer, fail, to_value
+from ._ir import IRValue, current_tracer, fail, plain_index, to_value
 from ._slots import (Slot, construct_location, control_state,
                      convert_to_slot, fill_lanes, initial_value, late_slots,
                      late_type, merge_type, open_slots, pend, raw_values,
@@ -98,6 +98,7 @@ def _bound(x, dt, what: str) -> IRValue:
         if x.dtype.is_float or x.dtype.name == "b1":
             fail(f"loop {what} must be an integer, got a {x.dtype.name} value")
         return x.cast(dt)
+    x = plain_index(x)
     if isinstance(x, bool) or not isinstance(x, int):
         fail(f"loop {what} must be an integer or a traced integer, got "
              f"{type(x).__name__} {x!r}")
@@ -279,6 +280,7 @@ def range_constexpr(*args):
     """``for h in enigma.range_constexpr(n)``: a loop unrolled at trace time,
     i.e. Python's ``range`` over Python ints (traced values raise
     EnigmaError). The body is traced once per iteration."""
+    args = tuple(plain_index(a) for a in args)
     for a in args:
         if isinstance(a, bool) or not isinstance(a, int):
             fail("range_constexpr takes Python integers (it unrolls at trace "

@@ -121,6 +121,7 @@ def threadgroup_alloc(dtype, size) -> ThreadgroupTensor:
     int."""
     tracer = current_tracer("threadgroup_alloc")
     dtype = as_dtype(dtype)
+    size = plain_index(size)
     if isinstance(size, bool) or not isinstance(size, int):
         fail(f"threadgroup_alloc: size must be a Python int, got "
              f"{type(size).__name__}")

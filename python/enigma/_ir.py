@@ -123,6 +123,7 @@ def fail(message: str):
 def static_int(x, what: str, minimum: int = 1) -> int:
     """``x`` as a Python int of at least ``minimum`` (a compile-time
     size), else EnigmaError."""
+    x = plain_index(x)
     if isinstance(x, bool) or not isinstance(x, int):
         fail(f"{what} must be a Python int, got {type(x).__name__}")
     if x < minimum:

@@ -31,7 +31,7 @@ from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
-                  static_int, to_value)
+                  plain_index, static_int, to_value)
 from ._layout_swizzle import Swizzle
 from ._math import imin, where
 from ._tile_pipeline import PipelineStage, pipeline
@@ -62,6 +62,7 @@ def _index(x, what: str):
         if x.lanes != 1 or x.dtype.is_float or x.dtype.name == "b1":
             fail(f"{what} must be an integer, got {x.dtype.name}")
         return x._value
+    x = plain_index(x)
     if isinstance(x, bool) or not isinstance(x, int):
         fail(f"{what} must be an integer, got {type(x).__name__}")
     if x < 0:

@@ -19,7 +19,7 @@ from ._control import Carry, Slot, initial_value
 from ._cooperation import threadgroup_alloc
 from ._dtypes import as_dtype
 from ._ir import (BufferProxy, Fragment, IRValue, current_tracer, fail,
-                  static_int, to_value)
+                  plain_index, static_int, to_value)
 from ._layout_swizzle import Swizzle
 from ._slots import control_state
 from ._tile_pipeline import PipelineStage
@@ -43,6 +43,7 @@ def _u32(x, what: str) -> IRValue:
         if x.lanes != 1 or x.dtype.is_float or x.dtype.name == "b1":
             fail(f"{what} must be an integer, got {x.dtype.name}")
         return x
+    x = plain_index(x)
     if isinstance(x, bool) or not isinstance(x, int):
         fail(f"{what} must be an integer, got {type(x).__name__}")
     if x < 0:

@@ -29,7 +29,8 @@ from ._threads import thread_index_in_threadgroup, threads_per_threadgroup
 from ._control import RegisterTensor, for_range, if_
 from ._cooperation import ThreadgroupTensor
 from ._dtypes import as_dtype
-from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
+from ._ir import (BufferProxy, IRValue, current_tracer, fail, plain_index,
+                  to_value)
 from ._tensor import MAX_VECTOR_BYTES, Tensor
 from ._tensor_offsets import power_of_two_divisor
 from ._tile_pipeline import PipelineStage
@@ -172,6 +173,7 @@ def _offset(value, what: str, name: str):
             fail(f"{what}: {name} must be an integer, got a "
                  f"{value.dtype.name} value")
         return value.cast(_U32)
+    value = plain_index(value)
     if isinstance(value, bool) or not isinstance(value, int):
         fail(f"{what}: {name} must be an integer or a traced integer, got "
              f"{type(value).__name__}")

@@ -19,7 +19,7 @@ from ._dtypes import as_dtype
 from ._math import fma
 from ._simd import (simdgroup_matrix_load, simdgroup_matrix_store,
                     simdgroup_multiply_accumulate)
-from ._ir import EnigmaError, IRValue, current_tracer, fail
+from ._ir import EnigmaError, IRValue, current_tracer, fail, plain_index
 from ._tile import MAX_EXTENT, TileOperand, threads_in_group
 
 __all__ = ["gemm"]
@@ -41,6 +41,7 @@ def _extent(value, name: str) -> int:
     if isinstance(value, IRValue):
         fail(f"gemm: {name} must be a Python int: the tile shape is fixed "
              "when the kernel is traced (loop over tiles for run-time sizes)")
+    value = plain_index(value)
     if isinstance(value, bool) or not isinstance(value, int):
         fail(f"gemm: {name} must be a Python int, got {type(value).__name__}")
     if value <= 0:

@@ -338,3 +338,28 @@ def test_numpy_integers_index_like_python_ints(runtime, rng):
     out = run_kernel(runtime, enigma.compile(gather), [a, m], np.float32, 4,
                      (1, 1, 1), (1, 1, 1))
     np.testing.assert_array_equal(out, [a[0], a[2], a[5], m[5]])
+
+
+def test_numpy_integers_as_loop_bounds_and_sizes(runtime, rng):
+    # Sizes computed with numpy on the host: loop bounds, unrolled loops,
+    # threadgroup array sizes and copy extents take them as Python ints.
+    n, tile = np.int64(5), np.int32(4)
+
+    @enigma.kernel
+    def sized(A: enigma.f32, B: enigma.f32):
+        t = enigma.threadgroup_alloc(enigma.f32, tile * 2)
+        for j in enigma.range_constexpr(tile):
+            t[j] = A[j]
+        total = 0.0
+        with enigma.for_range(np.int32(0), n, init=[0.0]) as (j, acc):
+            acc[0] = acc[0] + A[j]
+        total = acc[0]
+        for j in enigma.range(np.int16(1), tile):
+            B[j] = t[j] * 2.0
+        B[0] = total
+
+    a = rng.uniform(-1, 1, 8).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(sized), [a], np.float32, 4,
+                     (1, 1, 1), (1, 1, 1))
+    want = [a[:5].astype(np.float64).sum(), *(2 * a[1:4])]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
