@@ -8,7 +8,8 @@ from __future__ import annotations
 import builtins
 
 from ._dtypes import as_dtype
-from ._ir import IRValue, current_tracer, fail, plain_index, to_value
+from ._ir import (IRValue, current_tracer, fail, is_number, kind_of,
+                  plain_index, to_value)
 from ._slots import (Slot, construct_location, control_state,
                      convert_to_slot, fill_lanes, initial_value, late_slots,
                      late_type, merge_type, open_slots, pend, raw_values,
@@ -588,6 +589,7 @@ def load_if(buf, index, mask, default=0) -> IRValue:
                          to_value(default, loaded.dtype).cast(loaded.dtype),
                          loaded.lanes)
         return _select(tracer, mask, loaded, fallback)
+    index = plain_index(index)
     if not isinstance(index, IRValue):
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             fail(f"load_if index must be a non-negative integer, got {index!r}")
@@ -653,7 +655,7 @@ class RegisterTensor:
             fail(f"register tensor of shape {self.shape} needs "
                  f"{len(self.shape)} indices, got {len(index)}")
         flat = 0
-        for i, d in zip(index, self.shape):
+        for i, d in zip(plain_index(index), self.shape):
             if isinstance(i, IRValue):
                 fail("register tensors are indexed by constants (Python "
                      "ints), so that they stay in registers; unroll the loop "
@@ -688,9 +690,14 @@ def register_tensor(shape, dtype="float", fill=0) -> RegisterTensor:
     printed as a flattened local array (``float v3[16];`` for shape (4, 4)).
     """
     tracer = current_tracer("enigma.register_tensor")
+    shape = plain_index(shape)
     if isinstance(shape, int):
         shape = (shape,)
-    shape = tuple(shape)
+    if not isinstance(shape, (tuple, list)):
+        fail(f"register_tensor shape must be an int or a tuple of ints, got "
+             f"{kind_of(shape)} (the element type comes second: "
+             "register_tensor((4, 4), enigma.f32))")
+    shape = plain_index(tuple(shape))
     if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
                         for d in shape):
         fail(f"register_tensor shape must be positive Python ints, got {shape}")
@@ -699,8 +706,7 @@ def register_tensor(shape, dtype="float", fill=0) -> RegisterTensor:
     for d in shape:
         n *= d
     constant_fill = not isinstance(fill, IRValue)
-    if constant_fill and (isinstance(fill, bool) or
-                          not isinstance(fill, (int, float))):
+    if constant_fill and (isinstance(fill, bool) or not is_number(fill)):
         fail(f"register_tensor fill must be a number or a traced value, got "
              f"{type(fill).__name__}")
     regs = tracer.call("alloc_registers", dt.name, n,

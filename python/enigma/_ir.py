@@ -324,6 +324,7 @@ class IRValue:
         """``v[i]``: lane ``i`` of a vector (a Python int), as Metal reads
         ``v[i]``; the same as ``.x .y .z .w``."""
         self._subscriptable()
+        lane = plain_index(lane)
         if isinstance(lane, bool) or not isinstance(lane, int):
             fail(f"a lane index must be a Python int (v[0] to "
                  f"v[{self.lanes - 1}]), got {kind_of(lane)}")

@@ -12,7 +12,7 @@ a Metal matrix type.
 from __future__ import annotations
 
 from ._cooperation import ThreadgroupTensor
-from ._ir import BufferProxy, IRValue, fail
+from ._ir import BufferProxy, IRValue, fail, plain_index
 from ._vectors import dot, make_vec, vec_extract
 
 __all__ = ["Matrix", "make_matrix", "matrix_from_buffer", "matmul",
@@ -87,6 +87,7 @@ class Matrix:
         return iter(self.columns)
 
     def __getitem__(self, c) -> IRValue:
+        c = plain_index(c)
         if isinstance(c, bool) or not isinstance(c, int):
             fail(f"a {self.type_name} column index must be a Python int, "
                  f"got {type(c).__name__}")

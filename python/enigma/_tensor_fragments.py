@@ -8,7 +8,7 @@ vector value itself. Both compute element by element and are what
 from __future__ import annotations
 
 from ._dtypes import as_dtype
-from ._ir import IRValue, fail, to_value
+from ._ir import IRValue, fail, plain_index, to_value
 
 __all__ = ["Fragment", "VectorFragment"]
 
@@ -97,6 +97,7 @@ class VectorFragment(IRValue):
         n = self.lanes
         if isinstance(i, slice):
             return [self[k] for k in range(n)[i]]
+        i = plain_index(i)
         if isinstance(i, bool) or not isinstance(i, int):
             fail(f"a fragment is indexed with a Python int, got "
                  f"{type(i).__name__}")

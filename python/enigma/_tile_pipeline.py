@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._cooperation import ThreadgroupTensor, threadgroup_alloc
 from ._dtypes import as_dtype
-from ._ir import IRValue, current_tracer, fail, to_value
+from ._ir import IRValue, current_tracer, fail, plain_index, to_value
 from ._slots import Slot, control_state
 
 __all__ = ["pipeline", "Pipeline", "PipelineStage"]
@@ -45,6 +45,7 @@ class PipelineStage(ThreadgroupTensor):
         """The element of the whole allocation that is element ``index`` of
         the stage (what every access of a threadgroup tensor goes through,
         atomics included)."""
+        index = plain_index(index)
         if isinstance(index, IRValue):
             if index.lanes != 1 or index.dtype.is_float or \
                     index.dtype.name == "b1":
@@ -117,6 +118,7 @@ class Pipeline:
     def stage(self, k) -> PipelineStage:
         """Stage ``k`` of the ring: a Python int in ``0..stages-1``, or a
         traced integer (taken modulo ``stages``)."""
+        k = plain_index(k)
         if isinstance(k, IRValue):
             if k.lanes != 1 or k.dtype.is_float or k.dtype.name == "b1":
                 fail(f"pipeline.stage: k must be an integer, got a "

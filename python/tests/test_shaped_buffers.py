@@ -363,3 +363,44 @@ def test_numpy_integers_as_loop_bounds_and_sizes(runtime, rng):
                      (1, 1, 1), (1, 1, 1))
     want = [a[:5].astype(np.float64).sum(), *(2 * a[1:4])]
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_numpy_integers_as_lanes_and_register_indices(runtime, rng):
+    @enigma.kernel
+    def lanes(A: enigma.f32, B: enigma.f32):
+        v = enigma.make_float3(A[0], A[1], A[2])
+        r = enigma.register_tensor((2, 2), enigma.f32)
+        r[np.int64(1), np.int8(0)] = v[np.int64(2)]
+        B[0] = r[1, 0] + enigma.vec_extract(v, np.uint16(1))
+        B[1] = enigma.load_if(A, np.int64(2), True, 0.0)
+
+    a = rng.uniform(-1, 1, 3).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(lanes), [a], np.float32, 2,
+                     (1, 1, 1), (1, 1, 1))
+    np.testing.assert_allclose(out, [a[2] + np.float64(a[1]), a[2]],
+                               rtol=1e-6)
+
+
+def test_register_tensor_with_its_arguments_swapped_says_so():
+    @enigma.kernel
+    def k(A: enigma.f32):
+        r = enigma.register_tensor(enigma.f32, (2, 2))
+        A[0] = r[0, 0]
+
+    with pytest.raises(enigma.EnigmaError,
+                       match=r"test_shaped_buffers.py:\d+: register_tensor "
+                             r"shape must be an int or a tuple of ints, got "
+                             r".*element type comes second"):
+        enigma.compile(k)
+
+
+def test_register_tensor_takes_numpy_numbers(runtime):
+    @enigma.kernel
+    def k(A: enigma.f32):
+        r = enigma.register_tensor(np.int64(3), enigma.f32,
+                                   fill=np.float32(1.5))
+        A[0] = r[0] + r[np.int32(2)]
+
+    out = run_kernel(runtime, enigma.compile(k), [], np.float32, 1,
+                     (1, 1, 1), (1, 1, 1))
+    np.testing.assert_array_equal(out, [3.0])
