@@ -311,27 +311,28 @@ class IRValue:
         return _core.value_lanes(self._value)
 
     def _lane(self, name: str) -> "IRValue":
-        lane = _LANE_NAMES[name]
         if self.lanes == 1:
             fail(f".{name} reads a lane of a vector, but this value is a "
                  f"{self.dtype.name} scalar")
-        if lane >= self.lanes:
-            fail(f".{name} is out of range for a {self.lanes}-lane vector")
-        return IRValue(self._tracer,
-                       self._tracer.call("vec_extract", self._value, lane))
+        return self.lane_at(_LANE_NAMES[name], f".{name}")
 
     def __getitem__(self, lane) -> "IRValue":
         """``v[i]``: lane ``i`` of a vector (a Python int), as Metal reads
         ``v[i]``; the same as ``.x .y .z .w``."""
         self._subscriptable()
+        return self.lane_at(lane, "v[{}]")
+
+    def lane_at(self, lane, spelled: str) -> "IRValue":
+        """Lane ``lane`` (a constant int) of this vector; an error names
+        the access as ``spelled`` with the lane in its ``{}`` (``v[{}]``,
+        ``.w``, ``vec_extract lane {}``)."""
         lane = plain_index(lane)
         if isinstance(lane, bool) or not isinstance(lane, int):
-            fail(f"a lane index must be a Python int (v[0] to "
-                 f"v[{self.lanes - 1}]), got {kind_of(lane)}")
-        if lane < 0:
-            fail(f"a lane index must be 0 to {self.lanes - 1}, got {lane}")
-        if lane >= self.lanes:
-            fail(f"v[{lane}] is out of range for a {self.lanes}-lane vector")
+            fail(f"a lane index must be a constant (a Python int, 0 to "
+                 f"{self.lanes - 1}), got {kind_of(lane)}")
+        if not 0 <= lane < self.lanes:
+            fail(f"{spelled.format(lane)} is out of range for a "
+                 f"{self.lanes}-lane vector")
         return IRValue(self._tracer,
                        self._tracer.call("vec_extract", self._value, lane))
 

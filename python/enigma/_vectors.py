@@ -10,7 +10,7 @@ import builtins
 
 from ._dtypes import as_dtype, f32
 from ._functions import define
-from ._ir import IRValue, current_tracer, fail, plain_index, to_value
+from ._ir import IRValue, current_tracer, fail, to_value
 from ._ir import is_number as _is_number
 
 __all__ = [
@@ -103,14 +103,7 @@ def make_float4(*components) -> IRValue:
 def vec_extract(v, lane) -> IRValue:
     """Lane ``lane`` (a Python int, 0 = ``.x``) of vector ``v``: Metal
     ``v[lane]``. A lane outside the vector is an error."""
-    v = _value(v, "vec_extract")
-    lane = plain_index(lane)
-    if isinstance(lane, bool) or not isinstance(lane, int):
-        fail(f"vec_extract needs a constant (Python int) lane, got "
-             f"{type(lane).__name__}")
-    if lane < 0:
-        fail(f"lane {lane} is out of range for a {v.lanes}-lane vector")
-    return _call("vec_extract", v, lane)
+    return _value(v, "vec_extract").lane_at(lane, "vec_extract lane {}")
 
 
 # --------------------------------------------------------------------------

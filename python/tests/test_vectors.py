@@ -228,9 +228,9 @@ def test_a_subscript_reads_a_lane_as_metal_does(runtime, rng):
     (lambda A, B: enigma.make_float3(A[0], A[1], A[2])[3],
      r"v\[3\] is out of range for a 3-lane vector"),
     (lambda A, B: enigma.make_float2(A[0], A[1])[-1],
-     r"a lane index must be 0 to 1, got -1"),
+     r"v\[-1\] is out of range for a 2-lane vector"),
     (lambda A, B: enigma.make_float2(A[0], A[1])[B[0]],
-     r"a lane index must be a Python int"),
+     r"a lane index must be a constant \(a Python int, 0 to 1\)"),
     (lambda A, B: enigma.make_float2(A[0], A[1]).__setitem__(0, 1.0),
      r"traced values cannot be changed in place"),
     # A newcomer's numpy habit on a flat buffer: A[i] is a float, not a row.
