@@ -362,7 +362,7 @@ def test_numpy_integers_as_loop_bounds_and_sizes(runtime, rng):
     out = run_kernel(runtime, enigma.compile(sized), [a], np.float32, 4,
                      (1, 1, 1), (1, 1, 1))
     want = [a[:5].astype(np.float64).sum(), *(2 * a[1:4])]
-    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_allclose(out, want, rtol=1e-6, atol=1e-6)
 
 
 def test_numpy_integers_as_lanes_and_register_indices(runtime, rng):
@@ -378,7 +378,7 @@ def test_numpy_integers_as_lanes_and_register_indices(runtime, rng):
     out = run_kernel(runtime, enigma.compile(lanes), [a], np.float32, 2,
                      (1, 1, 1), (1, 1, 1))
     np.testing.assert_allclose(out, [a[2] + np.float64(a[1]), a[2]],
-                               rtol=1e-6)
+                               rtol=1e-6, atol=1e-6)
 
 
 def test_register_tensor_with_its_arguments_swapped_says_so():
