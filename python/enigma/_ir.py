@@ -314,15 +314,15 @@ class IRValue:
         if self.lanes == 1:
             fail(f".{name} reads a lane of a vector, but this value is a "
                  f"{self.dtype.name} scalar")
-        return self.lane_at(_LANE_NAMES[name], f".{name}")
+        return self._lane_at(_LANE_NAMES[name], f".{name}")
 
     def __getitem__(self, lane) -> "IRValue":
         """``v[i]``: lane ``i`` of a vector (a Python int), as Metal reads
         ``v[i]``; the same as ``.x .y .z .w``."""
         self._subscriptable()
-        return self.lane_at(lane, "v[{}]")
+        return self._lane_at(lane, "v[{}]")
 
-    def lane_at(self, lane, spelled: str) -> "IRValue":
+    def _lane_at(self, lane, spelled: str) -> "IRValue":
         """Lane ``lane`` (a constant int) of this vector; an error names
         the access as ``spelled`` with the lane in its ``{}`` (``v[{}]``,
         ``.w``, ``vec_extract lane {}``)."""
@@ -398,10 +398,9 @@ class IRValue:
              "enigma.metal_cast(x, \"float\")")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """numpy calls this for ``np.float32(2) * x`` (an operator next to
-        a numpy scalar: traced as the operator with the scalar as a Python
-        number, as before numpy looked here) and for ``np.exp(x)`` (an
-        error naming enigma's function)."""
+        """numpy calls this for ``np.float32(2) * x`` (an operator beside a
+        numpy scalar: traced as that operator, the scalar a Python number)
+        and for ``np.exp(x)`` (an error naming enigma's function)."""
         name = getattr(ufunc, "__name__", "ufunc")
         operation = _NUMPY_OPERATORS.get(name)
         if operation is not None and method == "__call__" and not kwargs \

@@ -103,7 +103,7 @@ def make_float4(*components) -> IRValue:
 def vec_extract(v, lane) -> IRValue:
     """Lane ``lane`` (a Python int, 0 = ``.x``) of vector ``v``: Metal
     ``v[lane]``. A lane outside the vector is an error."""
-    return _value(v, "vec_extract").lane_at(lane, "vec_extract lane {}")
+    return _value(v, "vec_extract")._lane_at(lane, "vec_extract lane {}")
 
 
 # --------------------------------------------------------------------------
