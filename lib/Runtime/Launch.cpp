@@ -106,24 +106,71 @@ void DirectLauncher::launch(const DirectArg *args, Dim3 grid, Dim3 threads,
     cuda->synchronize();
 }
 
+namespace {
+
+/// Host arrays up to this size run on a guarded copy (below), where a
+/// store up to 64 MiB past the end faults (GuardedMemory's trailing
+/// guard). Up to 64 KiB GuardedMemory reuses its mappings, so the copy
+/// costs ~1 us a launch; a larger one paid a fresh mapping and its page
+/// faults (0.5 ms for three arrays of 256 KiB, against 7 us in place).
+constexpr size_t kStagedArrayBytes = size_t(64) << 10;
+
+/// Whether buffer argument `i` overlaps another buffer argument (aliased
+/// arrays stay in place: copies would separate what the kernel shares).
+bool overlapsAnother(const KernelArtifact &kernel, const DirectArg *args,
+                     size_t i) {
+  const uint64_t begin = args[i].value, end = begin + args[i].bytes;
+  for (size_t j = 0; j < kernel.params.size(); ++j)
+    if (j != i && kernel.params[j].kind != ParamKind::Scalar &&
+        args[j].value < end && begin < args[j].value + args[j].bytes)
+      return true;
+  return false;
+}
+
+} // namespace
+
 /// The CPU backend, and bounds-checked kernels on CUDA: the caller's memory
 /// wrapped as the backend's buffers, launched and waited for. Uses no
 /// members that change, so threads may launch concurrently.
+///
+/// On the host backends a small array of the caller sits in the malloc
+/// heap, where a store a little past its end lands in the next chunk and
+/// the process dies later, in free. So arrays up to kStagedArrayBytes
+/// that share no memory with another argument run on a copy in the
+/// backend's guarded memory (a fault instead, docs/design/cpu-faults.md)
+/// and are copied back after the launch, faulted or not.
 void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
                                    Dim3 threads, const LaunchQueue &queue,
                                    uint64_t threadgroupMemory) {
   const KernelArtifact &kernel = *artifact;
   std::vector<std::shared_ptr<DeviceBuffer>> buffers(kernel.params.size());
   std::vector<LaunchArg> launchArgs(kernel.params.size());
+  std::vector<size_t> staged;
   for (size_t i = 0; i < kernel.params.size(); ++i) {
     const KernelParam &param = kernel.params[i];
     if (param.kind == ParamKind::Scalar) {
       launchArgs[i].scalar = ScalarValue{param.dtype, args[i].value};
       continue;
     }
-    buffers[i] = device->wrapDeviceMemory(args[i].value, args[i].bytes);
+    const size_t bytes = args[i].bytes;
+    if (!cuda && bytes > 0 && bytes <= kStagedArrayBytes &&
+        !overlapsAnother(kernel, args, i)) {
+      buffers[i] = device->allocate(bytes);
+      device->upload(*buffers[i],
+                     reinterpret_cast<const void *>(uintptr_t(args[i].value)),
+                     bytes);
+      staged.push_back(i);
+    } else {
+      buffers[i] = device->wrapDeviceMemory(args[i].value, bytes);
+    }
     launchArgs[i].buffer = buffers[i].get();
   }
+  auto copyBack = [&] {
+    for (size_t i : staged)
+      device->download(*buffers[i],
+                       reinterpret_cast<void *>(uintptr_t(args[i].value)),
+                       args[i].bytes);
+  };
   checkLaunchBounds(kernel, buffers, grid, launchArgs);
   if (kernel.dynamicThreadgroupMemory)
     launchArgs.push_back(
@@ -138,7 +185,13 @@ void DirectLauncher::launchWrapped(const DirectArg *args, Dim3 grid,
   // the caller's work, when that is on another stream.
   if (cuda && !queue.ownStream)
     cuda->waitForStream(queue.stream);
-  device->launch(*loaded, *launched, launchArgs, grid, threads);
+  try {
+    device->launch(*loaded, *launched, launchArgs, grid, threads);
+  } catch (...) {
+    copyBack(); // what the kernel wrote before it faulted, as in place
+    throw;
+  }
+  copyBack();
   if (boundsCheck)
     boundsCheck->check(*device);
 }

@@ -165,6 +165,47 @@ def test_store_just_past_the_end_of_an_output_faults_on_the_host(rng, past):
         _check_add_works(rt, rng)
 
 
+@pytest.mark.parametrize("backend", ["CpuRuntime", "MetalHostRuntime"])
+def test_store_past_a_small_array_bound_in_place_faults(backend):
+    """The call form binds the caller's arrays in place; a small numpy
+    array lives in the malloc heap, where a store just past its end wrote
+    into the next chunk and the process died later, in free ("corrupted
+    size vs. prev_size"). Small arrays now go through guarded copies: the
+    store faults, and the process lives on."""
+    script = textwrap.dedent(f"""
+        import numpy as np, enigma
+        rt = enigma.{backend}()
+
+        @enigma.kernel
+        def shifted(A: enigma.f32, B: enigma.f32,
+                    off: enigma.Scalar(enigma.u32)):
+            i = enigma.thread_position_in_grid
+            B[i + off] = A[i] * 2.0
+
+        for past in (1, 16, 1000, 1 << 20):
+            a = np.arange(16, dtype=np.float32)
+            b = np.zeros(16, np.float32)
+            try:
+                shifted[16](a, b, past, runtime=rt)
+                print("no fault", past)
+            except enigma.KernelFaultError as e:
+                assert "SIGSEGV" in str(e), str(e)
+                print("fault", past)
+            shifted[16](a, b, 0, runtime=rt)   # in bounds: still in place
+            assert (b == 2 * a).all(), b
+            del a, b
+        import gc; gc.collect()
+        print("survived", flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], env=dict(os.environ),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout,
+                                  done.stderr[-3000:])
+    assert done.stdout.split() == ["fault", "1", "fault", "16", "fault",
+                                   "1000", "fault", str(1 << 20),
+                                   "survived"], done.stdout
+
+
 def test_many_faults_in_a_row_leave_the_runtime_working(runtime, request,
                                                        rng):
     """Every worker faults, many times over: no thread, lock or memory

@@ -20,10 +20,11 @@
 namespace enigma::cpu {
 namespace {
 /// Inaccessible address space before and after each buffer: a kernel's
-/// index usually runs past the end by a row or a tile, so the trailing
-/// guard is large; it costs address space only.
+/// index usually runs past the end by a row, a tile or a shifted offset,
+/// so the trailing guard is large (past it lie other mappings, whose
+/// pages a store would corrupt); it costs address space only.
 constexpr size_t kLeadingGuard = size_t(64) << 10;
-constexpr size_t kTrailingGuard = size_t(1) << 20;
+constexpr size_t kTrailingGuard = size_t(64) << 20;
 /// Every buffer's alignment: a cache line, enough for any vector.
 constexpr size_t kAlignment = 64;
 
