@@ -100,7 +100,8 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
     """TF32 for B stored k x n by gemm_f32.py's other route: a transpose
     of B into an n x k workspace, then the n x k warpgroup products
     (autotuned over tf32_gemm_configs()). Checked from poisoned outputs;
-    returns (the pair's launch, {part: its launch alone}, release)."""
+    returns (the pair's launch, {part: (its launch alone, its note of a
+    time)}, release)."""
     import torch
     m, k = a.shape
     n = b.shape[1]
@@ -130,10 +131,14 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
     def release():
         pt.release()
         pg.release()
-    parts = {"transpose of B alone": lambda: pt.dispatch_async(t.grid,
-                                                               t.threads),
-             "n x k product alone": lambda: pg.dispatch_async(
-                 launch.grid, launch.threads)}
+    # Each half alone: its launch, and how a time of it reads (B read and
+    # written once; the product's FLOPs).
+    parts = {"transpose of B alone": (
+                 lambda: pt.dispatch_async(t.grid, t.threads),
+                 lambda us: f"{2 * b.numel() * 4 / us / 1e3:.0f} GB/s"),
+             "n x k product alone": (
+                 lambda: pg.dispatch_async(launch.grid, launch.threads),
+                 lambda us: _tflops(2.0 * m * n * k, us))}
     return pair, parts, release
 
 
@@ -215,21 +220,18 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
                         batched_us(lambda: tm.matmul(a, b, out=ct), sync))
                 if pair is not None:
                     results[TRANSPOSED_FIRST].append(batched_us(pair, sync))
-                    for part, fn in parts.items():
+                    for part, (fn, _) in parts.items():
                         part_us[part].append(batched_us(fn, sync))
             prepared.release()
             if pair is not None:
                 release_pair()
             _flop_rows(name + tag, flops, results, torch_label)
             if pair is not None:
-                # Where the pair's time goes: B read and written once.
+                # Where the pair's time goes.
                 for part, times in part_us.items():
                     us = float(np.median(times))
-                    note = (f"{2 * b.numel() * 4 / us / 1e3:.0f} GB/s"
-                            if "transpose" in part else
-                            _tflops(flops, us))
                     rows.append((name + tag, f"{TRANSPOSED_FIRST}: {part}",
-                                 f"{us:.1f} us", note))
+                                 f"{us:.1f} us", parts[part][1](us)))
             if "triton (bench/triton_matmul.py)" in results:
                 r = np.array(results["triton (bench/triton_matmul.py)"]) / \
                     np.array(results[f"enigma{tag}"])

@@ -690,14 +690,15 @@ def register_tensor(shape, dtype="float", fill=0) -> RegisterTensor:
     printed as a flattened local array (``float v3[16];`` for shape (4, 4)).
     """
     tracer = current_tracer("enigma.register_tensor")
+    if isinstance(shape, list):
+        shape = tuple(shape)
     shape = plain_index(shape)
     if isinstance(shape, int):
         shape = (shape,)
-    if not isinstance(shape, (tuple, list)):
+    if not isinstance(shape, tuple):
         fail(f"register_tensor shape must be an int or a tuple of ints, got "
              f"{kind_of(shape)} (the element type comes second: "
              "register_tensor((4, 4), enigma.f32))")
-    shape = plain_index(tuple(shape))
     if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
                         for d in shape):
         fail(f"register_tensor shape must be positive Python ints, got {shape}")

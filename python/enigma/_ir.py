@@ -725,11 +725,10 @@ class Fragment(IRValue):
     __slots__ = ()
 
     def _subscriptable(self) -> None:
-        shape = " x ".join(str(d) for d in self.shape)
-        fail(f"this {shape} {self.dtype.name} fragment cannot be indexed: its "
-             "elements are spread over the simdgroup's lanes. Select "
-             "elements with enigma.where and mma_iota, or write it out "
-             "with mma_store (docs/reference/mma.md)")
+        fail(f"this {self._dims()} {self.dtype.name} fragment cannot be "
+             "indexed: its elements are spread over the simdgroup's lanes. "
+             "Select elements with enigma.where and mma_iota, or write it "
+             "out with mma_store (docs/reference/mma.md)")
 
     @property
     def shape(self):
@@ -750,10 +749,13 @@ class Fragment(IRValue):
     def is_row_vector(self) -> bool:
         return _shape_of(self)[1] == 0
 
+    def _dims(self) -> str:
+        """``16 x 8`` (``16`` for a row vector), as messages print it."""
+        return " x ".join(str(d) for d in self.shape)
+
     def __repr__(self) -> str:
-        shape = " x ".join(str(d) for d in self.shape)
         kind = "row vector" if self.is_row_vector else "fragment"
-        return f"<{kind} {shape} {self.dtype.name}>"
+        return f"<{kind} {self._dims()} {self.dtype.name}>"
 
     def _lane(self, name: str):
         fail(f".{name}: a fragment has no lanes to read; its layout belongs "
