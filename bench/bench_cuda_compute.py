@@ -94,6 +94,31 @@ def _sweep_rows(name, tuner, key, flops):
 
 
 TRANSPOSED_FIRST = "enigma TF32, B transposed first"
+SWAPPED = "enigma TF32, B k x n, C^T = B^T A^T (B through registers)"
+
+
+def _tf32_swapped(rt, ex, a, b, c, ref, name, rel):
+    """TF32 for B stored k x n by gemm_f32.py's run_swapped route
+    (autotuned over tf32_gemm_configs(), each checked from a poisoned
+    output); returns (the launch's dispatch, release)."""
+    import torch
+    m, k = a.shape
+    n = b.shape[1]
+    launch = ex.tuned_tf32_swapped.best(rt, [a, b], outputs=[c],
+                                        check=lambda p: (
+                                            torch.cuda.synchronize(),
+                                            _close(c, ref, name, rel)),
+                                        m=m, n=n, k=k,
+                                        processors=rt.multiprocessors)
+    _sweep_rows(f"{name} (swapped)", ex.tuned_tf32_swapped, (m, n, k),
+                2.0 * m * n * k)
+    prepared = launch.prepare(rt, [a, b], outputs=[c])
+    c.fill_(float("nan"))
+    prepared.dispatch(launch.grid, launch.threads)
+    torch.cuda.synchronize()
+    _close(c, ref, f"{name} (swapped)", rel)
+    return (lambda: prepared.dispatch_async(launch.grid, launch.threads),
+            prepared.release)
 
 
 def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
@@ -146,7 +171,8 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
     """examples/python/gemm_bf16.py / gemm_f32.py (enigma.gemm_block on
     tensor cores or FMA, autotuned over enigma.gemm_configs) against
     torch.matmul (cuBLAS) and bench/triton_matmul.py on the same tensors;
-    with TF32 also the route that transposes B first.
+    with TF32 also the routes for B stored k x n: B transposed first, and
+    C^T = B^T A^T with B through registers.
     Every configuration is checked against torch before it is timed; the
     timed launches alternate between implementations, `rounds` times."""
     import torch
@@ -195,12 +221,15 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
             torch.cuda.synchronize()
             _close(c, ref, name + tag, rel)
             results = {f"enigma{tag}": [], torch_label: []}
-            pair = None
+            pair = swapped = None
             if tf32:
                 pair, parts, release_pair = _tf32_transposed_first(
                     rt, ex, a, b, c, ref, name + tag, rel)
                 results[TRANSPOSED_FIRST] = []
                 part_us = {part: [] for part in parts}
+                swapped, release_swapped = _tf32_swapped(
+                    rt, ex, a, b, c, ref, name + tag, rel)
+                results[SWAPPED] = []
             ct = torch.empty_like(ref)
             if tm is not None and dtype == "bf16":
                 tm.matmul(a, b, out=ct)
@@ -218,6 +247,8 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
                 if "triton (bench/triton_matmul.py)" in results:
                     results["triton (bench/triton_matmul.py)"].append(
                         batched_us(lambda: tm.matmul(a, b, out=ct), sync))
+                if swapped is not None:
+                    results[SWAPPED].append(batched_us(swapped, sync))
                 if pair is not None:
                     results[TRANSPOSED_FIRST].append(batched_us(pair, sync))
                     for part, (fn, _) in parts.items():
@@ -225,6 +256,7 @@ def bench_mma_gemm(rt, repeat, dtype, sides, rounds=5, tf32_too=False):
             prepared.release()
             if pair is not None:
                 release_pair()
+                release_swapped()
             _flop_rows(name + tag, flops, results, torch_label)
             if pair is not None:
                 # Where the pair's time goes.

@@ -11,8 +11,10 @@ sum stays fp32, like ``torch.matmul`` with TF32 off); with ``--tf32``
 product runs on TF32 tensor cores (mma.sync m16n8k8; wgmma on Hopper
 with ``enigma.tf32_gemm_configs()`` for B stored n x k, or
 ``tf32_gemm_configs(b_transposed=False)`` for B stored k x n, whose
-producer warpgroup copies B transposed; or ``run_transposed``, which
-transposes B with a kernel of its own first), which truncates the
+producer warpgroup copies B transposed; ``run_swapped``, which computes
+C^T = B^T A^T so that B's rows reach the products through registers; or
+``run_transposed``, which transposes B with a kernel of its own first),
+which truncates the
 operands to 10 bits of mantissa, with tiles of its own (``tuned_tf32``
 times ``enigma.gemm_configs("cuda", "f32", allow_tf32=True)``). The CPU
 and Metal truncate the operands the same way.
@@ -45,6 +47,30 @@ def compiled(config, allow_tf32=False, b_transposed=False):
     return enigma.compile(make_kernel(config, allow_tf32, b_transposed))
 
 
+def make_swapped_kernel(config):
+    """TF32 ``C = A @ B`` for B stored k x n, computed as ``C^T = B^T
+    A^T``: B is the product's first operand stored k x m (``a_transposed``;
+    TF32 wgmma reads it from registers, each simdgroup loading its rows
+    from the stage), A its second stored n x k (``b_transposed``, what the
+    TMA copies as it is), and C is stored transposed (``c_transposed``).
+    No second pass over B, unlike :func:`run_transposed`. Launch
+    ``config.launch(N, M)``."""
+    @enigma.kernel
+    def gemm_f32_swapped(A: enigma.f32, B: enigma.f32,
+                         M: enigma.Scalar(enigma.u32),
+                         N: enigma.Scalar(enigma.u32),
+                         K: enigma.Scalar(enigma.u32), C: enigma.f32):
+        enigma.gemm_block(B, A, C, m=N, n=M, k=K, config=config,
+                          allow_tf32=True, a_transposed=True,
+                          b_transposed=True, c_transposed=True)
+    return gemm_f32_swapped
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_swapped(config):
+    return enigma.compile(make_swapped_kernel(config))
+
+
 def config_for(rt, allow_tf32=False):
     target = {"cuda": "cuda", "metal": "metal"}.get(rt.name, "cpu")
     return enigma.default_gemm_config(target, "f32", allow_tf32)
@@ -74,6 +100,15 @@ def tuned_tf32_nk(config, m, n, k, processors=None):
     multiprocessors, for the persistent configurations."""
     return enigma.Launch(compiled(config, True, True),
                          *config.launch(m, n, processors),
+                         scalars=[m, n, k], output_bytes=m * n * 4)
+
+
+@enigma.autotune(configs=enigma.tf32_gemm_configs(), key=["m", "n", "k"])
+def tuned_tf32_swapped(config, m, n, k, processors=None):
+    """TF32 for B stored k x n through :func:`make_swapped_kernel` (the
+    product's M and N are this problem's N and M)."""
+    return enigma.Launch(compiled_swapped(config),
+                         *config.launch(n, m, processors),
                          scalars=[m, n, k], output_bytes=m * n * 4)
 
 
@@ -160,6 +195,23 @@ def run_transposed(rt, a, b, config=None):
                                   grid=t.grid, threads=t.threads,
                                   scalars=t.scalars), np.float32)
     return _product(rt, a, bt, m, n, k, config, True, True)
+
+
+def run_swapped(rt, a, b, config=None, processors=None):
+    """C = A @ B with TF32 for B stored k x n, as ``C^T = B^T A^T``
+    (:func:`make_swapped_kernel`). ``config`` defaults to the first of
+    ``enigma.tf32_gemm_configs()`` on CUDA, a 32 KiB warpgroup shape
+    elsewhere; returns (M, N) float32."""
+    a, b, m, n, k = _shapes(a, b)
+    if config is None:
+        config = enigma.tf32_gemm_configs()[0] if rt.name == "cuda" else \
+            enigma.MmaConfig(64, 64, 32, 4, 1, 2, group_m=2,
+                             warp_specialized=True)
+    processors = processors or getattr(rt, "multiprocessors", None) or None
+    grid, threads = config.launch(n, m, processors)
+    raw = rt.execute(compiled_swapped(config), [a, b], output_size=m * n * 4,
+                     grid=grid, threads=threads, scalars=[m, n, k])
+    return np.frombuffer(raw, np.float32).reshape(m, n).copy()
 
 
 def check_output(c, a, b, tf32=False):

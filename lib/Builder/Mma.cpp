@@ -368,9 +368,19 @@ Value mma(Value acc, const MmaOperand &a, const MmaOperand &b, int k,
   if (warpgroup) {
     checkWarpgroupRows(t);
     // Simdgroup i of the group starts 16 i rows into the group's A tile.
+    // Stored K x M, those rows are stored columns, which come in blocks of
+    // ld columns when A has a block stride.
     Value sg = kb.threadQuery(ThreadQuery::SimdgroupIndexInThreadgroup);
-    Value rows = (sg % kb.constantInt(4, DType::U32)) *
-                 kb.constantInt(16 * (a.transpose ? 1 : a.ld), DType::U32);
+    Value first = (sg % kb.constantInt(4, DType::U32)) *
+                  kb.constantInt(16, DType::U32);
+    Value rows = first * kb.constantInt(a.ld, DType::U32);
+    if (a.transpose) {
+      Value ld = kb.constantInt(a.ld, DType::U32);
+      rows = a.blockStride > 0
+                 ? (first / ld) * kb.constantInt(a.blockStride, DType::U32) +
+                       first % ld
+                 : first;
+    }
     ta.offset = impl.builder.create<arith::AddIOp>(
         impl.location, ta.offset, asIndex(kb, rows, "mma operand A offset"));
   }

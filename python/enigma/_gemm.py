@@ -148,13 +148,14 @@ def _article(shape: str) -> str:
 
 def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                ldc=None, a_transposed=False, b_transposed=False,
-               allow_tf32=False, epilogue=None, origin=None, workspace=None,
-               flags=None):
+               c_transposed=False, allow_tf32=False, epilogue=None,
+               origin=None, workspace=None, flags=None):
     """This threadgroup's ``bm x bn`` block of ``C = A @ B`` (``A`` is
     ``m x k``, ``B`` is ``k x n``, row-major with pitches ``lda`` (default
     ``k``), ``ldb`` (default ``n``), ``ldc`` (default ``n``);
     ``a_transposed``: A is stored ``k x m``, ``b_transposed``: B is stored
-    ``n x k``). Call it at the top level of the kernel body (it allocates
+    ``n x k``, ``c_transposed``: C is stored ``n x m``, ``ldc`` default
+    ``m``). Call it at the top level of the kernel body (it allocates
     threadgroup memory); launch ``config.launch(m, n)``.
 
     The K loop keeps ``config.stages`` tiles of A and B in flight
@@ -230,6 +231,10 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
         fail(f"{what}: {c}: a split-K launch places its own blocks (no "
              "origin)")
     if partials_in_c:
+        if c_transposed:
+            fail(f"{what}: {c}: split_k partials in C are stored m x n; "
+                 "c_transposed needs workspace= and flags= (the sum in "
+                 "the kernel)")
         if C.dtype.name != "f32":
             fail(f"{what}: {c}: with split_k and no workspace C holds the "
                  f"float partial products, got a {C.dtype.name} buffer "
@@ -241,7 +246,7 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                  "flags= to sum them in the kernel)")
     lda = (m if a_transposed else k) if lda is None else lda
     ldb = (k if b_transposed else n) if ldb is None else ldb
-    ldc = n if ldc is None else ldc
+    ldc = (m if c_transposed else n) if ldc is None else ldc
     require_matrices(what, ((A, "reads A", (k, m) if a_transposed else
                               (m, k), "k x m" if a_transposed else "m x k",
                               lda, "lda"),
@@ -249,11 +254,14 @@ def gemm_block(A, B, C, *, m, n, k, config: MmaConfig, lda=None, ldb=None,
                               (k, n), "n x k" if b_transposed else "k x n",
                               ldb, "ldb"),
                              (C, "writes C", ((m, 1, c.split_k), n) if
-                              partials_in_c else (m, n),
+                              partials_in_c else (n, m) if c_transposed
+                              else (m, n),
                               "(split_k m) x n" if partials_in_c else
-                              "m x n", ldc, "ldc")))
+                              "n x m" if c_transposed else "m x n", ldc,
+                              "ldc")))
     shape = _GemmShape(A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
-                       b_transposed, allow_tf32, c, dtype)
+                       b_transposed, allow_tf32, c, dtype,
+                       c_transposed=bool(c_transposed))
     if not c.warp_specialized:
         row0, col0 = grouped_block_origin(c, m, n) if origin is None else origin
         _epilogue(shape, _mainloop_classic(shape, row0, col0), row0, col0,
@@ -303,11 +311,13 @@ class _GemmShape:
     laid out."""
 
     def __init__(self, A, B, C, m, n, k, lda, ldb, ldc, a_transposed,
-                 b_transposed, allow_tf32, config, dtype):
+                 b_transposed, allow_tf32, config, dtype,
+                 c_transposed=False):
         c = config
         self.A, self.B, self.C, self.m, self.n, self.k = A, B, C, m, n, k
         self.lda, self.ldb, self.ldc = lda, ldb, ldc
         self.a_transposed, self.b_transposed = a_transposed, b_transposed
+        self.c_transposed = c_transposed
         self.allow_tf32, self.config, self.dtype = allow_tf32, c, dtype
         self.wtm, self.wtn = c.bm // c.wm, c.bn // c.wn
         # Stored tiles: A is bm x bk (a_transposed: bk x bm), B bk x bn
@@ -345,7 +355,16 @@ class _GemmShape:
                  f"supported: each simdgroup's columns must be a multiple "
                  f"or a divisor of {block}, or wn must be 1 with rows of "
                  f"at most 256 bytes")
-        self.a_shape = (c.bk, c.bm) if a_transposed else (c.bm, c.bk)
+        # A stored k x m in TF32 warpgroup products reaches them through
+        # registers (wgmma reads 32-bit tiles only K-major); the TMA writes
+        # its stage tile in blocks of 32 columns (128-byte rows, what its
+        # swizzle can write).
+        self.a_block = 0
+        if self.group and a_transposed and c.warp_specialized:
+            self.a_block = 128 // dtype.itemsize
+        self.a_stride = c.bk * self.a_block
+        self.a_shape = (c.bk, self.a_block or c.bm) if a_transposed else \
+            (c.bm, c.bk)
         self.b_shape = (c.bn, c.bk) if b_k_major else \
             (c.bk, self.b_block or c.bn)
         self.sw_a = mma_swizzle(self.a_shape[1], dtype)
@@ -373,9 +392,18 @@ class _GemmShape:
         """This simdgroup's A and B operands in a stage's tiles."""
         c = self.config
         if self.group:     # the group's 64 rows; B is the whole tile
-            a_op = mma_operand(a_tile, ld=c.bk,
-                               offset=(self.warp // 4) * 64 * c.bk,
-                               swizzle=self.sw_a)
+            first = (self.warp // 4) * 64
+            if not self.a_transposed:
+                offset = first * c.bk
+            elif self.a_block:   # stored columns, in blocks of a_block
+                offset = (first // self.a_block) * self.a_stride + \
+                    first % self.a_block
+            else:
+                offset = first
+            a_op = mma_operand(a_tile, ld=self.a_shape[1], offset=offset,
+                               transpose=self.a_transposed,
+                               swizzle=self.sw_a,
+                               block_stride=self.a_stride)
             b_op = mma_operand(b_tile, ld=self.b_shape[1],
                                transpose=self.b_k_major, swizzle=self.sw_b,
                                block_stride=self.b_stride)
@@ -506,7 +534,9 @@ def operand_copies(s, ring, row0, col0, tiles=1):
         k0 = kt * c.bk
         if s.a_transposed:   # A^T: a bk x bm box of the k x m matrix
             stage_copy(ring, slot, a, s.A, at=(k0, row0), shape=(s.k, s.m),
-                       ld=s.lda, box=(c.bk, c.bm), swizzle=s.sw_a)
+                       ld=s.lda, box=(c.bk, c.bm), swizzle=s.sw_a,
+                       block_cols=s.a_block or None,
+                       block_stride=s.a_stride or None)
         else:
             stage_copy(ring, slot, a, s.A, at=(row0, k0), shape=(s.m, s.k),
                        ld=s.lda, box=(c.bm, c.bk), swizzle=s.sw_a,
@@ -585,7 +615,10 @@ def _store_block(s, acc, row0, col0, epilogue, base):
         if result is not None:
             acc = result
     m, n = s.m, s.n
-    mma_store(acc, s.C, ld=s.ldc, offset=base + out_row * s.ldc + out_col,
+    at = out_col * s.ldc + out_row if s.c_transposed else \
+        out_row * s.ldc + out_col
+    mma_store(acc, s.C, ld=s.ldc, offset=base + at,
+              transpose=s.c_transposed,
               bounds=(where(0, m - out_row, out_row < m),
                       where(0, n - out_col, out_col < n)))
 

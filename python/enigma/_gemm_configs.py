@@ -582,17 +582,21 @@ def tf32_warpgroup_shape(config, a_transposed: bool = False,
                          b_transposed: bool = False) -> bool:
     """Whether :func:`gemm_block` with float operands and
     ``allow_tf32=True`` runs ``config`` as warpgroup products (TF32 wgmma
-    on Hopper, the same result elsewhere): A not transposed, ``bk == 32``,
-    one column of simdgroups (``wn == 1``) of 16 rows each in groups of
-    four, ``bn`` of 64, 128 or 256; and B K-major in the stages: stored
-    ``n x k`` (``b_transposed``), or stored ``k x n`` with a
-    warp-specialised configuration of at most 256 consumer threads, whose
-    producer copies B's tiles transposed (``stage_copy(...,
-    transpose=True)``; the producer warpgroup's registers beside 512
-    consumers are too few)."""
+    on Hopper, the same result elsewhere): ``bk == 32``, one column of
+    simdgroups (``wn == 1``) of 16 rows each in groups of four, ``bn`` of
+    64, 128 or 256; and B K-major in the stages: stored ``n x k``
+    (``b_transposed``), or stored ``k x n`` with a warp-specialised
+    configuration of at most 256 consumer threads, whose producer copies
+    B's tiles transposed (``stage_copy(..., transpose=True)``; the
+    producer warpgroup's registers beside 512 consumers are too few). A
+    stored ``k x m`` (``a_transposed``) takes B stored ``n x k``; each
+    simdgroup's rows of A then reach the product through registers
+    (Hopper's wgmma reads 32-bit tiles in threadgroup memory only
+    K-major)."""
     c = config
     b_k_major = bool(b_transposed) or (bool(c.warp_specialized) and
                                        c.threads <= 256)
-    return (not a_transposed and b_k_major and
-            c.bk == _TF32_BK and c.wn == 1 and c.wm % 4 == 0 and
-            c.bm == 16 * c.wm and c.bn in (64, 128, 256))
+    if a_transposed and not b_transposed:
+        return False
+    return (b_k_major and c.bk == _TF32_BK and c.wn == 1 and
+            c.wm % 4 == 0 and c.bm == 16 * c.wm and c.bn in (64, 128, 256))

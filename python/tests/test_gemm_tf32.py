@@ -141,6 +141,79 @@ def test_gemm_block_tf32_warpgroup_row_major_b(runtime, rng, m, n, k):
         _check(c, a, b, f"{config} {m}x{n}x{k} B k x n")
 
 
+def _swapped_gemm(config):
+    """C = A @ B for B stored k x n as C^T = B^T A^T: B is the product's A
+    stored k x m (its rows reach TF32 wgmma through registers), A its B
+    stored n x k, and C is stored transposed."""
+    @enigma.kernel
+    def gemm_tf32_swapped(A: enigma.f32, B: enigma.f32, M: U32, N: U32,
+                          K: U32, C: enigma.f32):
+        enigma.gemm_block(B, A, C, m=N, n=M, k=K, config=config,
+                          a_transposed=True, b_transposed=True,
+                          c_transposed=True, allow_tf32=True)
+    return enigma.compile(gemm_tf32_swapped)
+
+
+def _register_a_configs(runtime):
+    """TF32 warpgroup configurations for A stored k x m: the CUDA list on
+    CUDA; elsewhere the largest and 32 KiB shapes of both mainloops."""
+    if runtime.name == "cuda":
+        return enigma.tf32_gemm_configs()
+    return _warpgroup_configs(runtime)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 67, 45), (70, 131, 45),
+                                   (129, 200, 96), (65, 260, 33),
+                                   (300, 1, 40)])
+def test_gemm_block_tf32_warpgroup_a_stored_k_major(runtime, rng, m, n, k):
+    """TF32 warpgroup products with A stored k x m (its rows through
+    registers) and C stored n x m, used as C^T = B^T A^T for a B stored
+    k x n: M = 1, N = 1 and odd, K not a multiple of bk, each simdgroup's
+    rows in the second 32-column block of A's stage tile (N > 32 rows of
+    the swapped product)."""
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for config in _register_a_configs(runtime):
+        assert enigma.tf32_warpgroup_shape(config, a_transposed=True,
+                                           b_transposed=True)
+        c = run_kernel(runtime, _swapped_gemm(config), [a, b], np.float32,
+                       m * n, *config.launch(n, m), scalars=[m, n, k])
+        _check(c, a, b, f"{config} {m}x{n}x{k} B k x n, swapped",
+               8.0 if runtime.name == "cuda" else 2.0)
+
+
+def test_c_transposed_in_other_configurations(runtime, rng):
+    """c_transposed applies to every configuration: fp32 and TF32
+    simdgroup products, C stored n x m with its own pitch."""
+    m, n, k, ldc = 37, 19, 41, 40
+    config = enigma.MmaConfig(32, 32, 32, 1, 1, 2)
+
+    @enigma.kernel
+    def gemm_ct(A: enigma.f32, B: enigma.f32, M: U32, N: U32, K: U32,
+                C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=M, n=N, k=K, config=config, ldc=ldc,
+                          c_transposed=True, allow_tf32=True)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    out = run_kernel(runtime, enigma.compile(gemm_ct), [a, b], np.float32,
+                     n * ldc, *config.launch(m, n), scalars=[m, n, k])
+    ct = np.asarray(out).reshape(n, ldc)
+    _check(ct[:, :m].T.copy(), a, b, "c_transposed",
+           8.0 if runtime.name == "cuda" else 2.0)
+
+
+def test_c_transposed_errors():
+    config = enigma.MmaConfig(64, 64, 32, 4, 1, 2, split_k=2,
+                              warp_specialized=True)
+
+    @enigma.kernel
+    def split(A: enigma.f32, B: enigma.f32, C: enigma.f32):
+        enigma.gemm_block(A, B, C, m=8, n=8, k=64, config=config,
+                          c_transposed=True)
+    with pytest.raises(enigma.EnigmaError, match="c_transposed"):
+        enigma.compile(split)
+
+
 def test_row_major_b_on_the_gpu():
     """On a GPU (the GPU script): every configuration of
     tf32_gemm_configs(b_transposed=False) checked against torch on edge
@@ -169,10 +242,12 @@ def test_row_major_b_on_the_gpu():
 def test_tf32_warpgroup_shape_rules():
     ok = enigma.MmaConfig(128, 256, 32, 8, 1, 4)
     assert enigma.tf32_warpgroup_shape(ok, b_transposed=True)
-    # Both operands K-major: B stored n x k, A not transposed.
+    # Both operands K-major: B stored n x k, A not transposed; or A
+    # stored k x m (through registers) with B stored n x k.
     assert not enigma.tf32_warpgroup_shape(ok)
-    assert not enigma.tf32_warpgroup_shape(ok, a_transposed=True,
-                                           b_transposed=True)
+    assert enigma.tf32_warpgroup_shape(ok, a_transposed=True,
+                                       b_transposed=True)
+    assert not enigma.tf32_warpgroup_shape(ok, a_transposed=True)
     for bad in (enigma.MmaConfig(128, 256, 64, 8, 1, 3),   # rows of 64
                 enigma.MmaConfig(128, 256, 32, 4, 2, 3),   # wn = 2
                 enigma.MmaConfig(128, 192, 32, 8, 1, 3),   # N = 192

@@ -127,6 +127,22 @@ def test_gemm_f32_run_transposed(runtime, rng, m, n, k):
             ex.check_output(c, a, b)
 
 
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (77, 130, 50), (129, 300, 70)])
+def test_gemm_f32_run_swapped(runtime, rng, m, n, k):
+    # TF32 for B stored k x n as C^T = B^T A^T (B's rows through
+    # registers): the CUDA tiles on CUDA, a 32 KiB shape elsewhere.
+    ex = load_example("gemm_f32")
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    configs = enigma.tf32_gemm_configs() if runtime.name == "cuda" else [None]
+    for config in configs:
+        c = ex.run_swapped(runtime, a, b, config)
+        ex.check_output(c, a, b, tf32=True)
+    if m * n * k > 1:   # tensor-core precision, not fp32, everywhere
+        with pytest.raises(AssertionError):
+            ex.check_output(c, a, b)
+
+
 @pytest.mark.parametrize("d", [64, 128])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bh,s", [(1, 1), (2, 64), (3, 100), (1, 130)])

@@ -26,7 +26,7 @@ class Operand:
 OPERANDS = (
     Operand("bf16", 16, True, ("bf16",), True),
     Operand("f16", 16, True, ("f16",), True),
-    Operand("tf32", 8, False, ("tf32",), False),
+    Operand("tf32", 8, False, ("tf32",), True),
     Operand("e4m3", 32, False, ("e4m3", "e5m2"), False),
     Operand("e5m2", 32, False, ("e4m3", "e5m2"), False),
 )
@@ -37,7 +37,8 @@ HEADER = r"""/*===- enigma_cuda_wgmma_ops.cuh - wgmma m64nNkK wrappers ------*- 
  * accumulator register, so each width is spelled out). d += A * B for the
  * warpgroup, B read through a shared-memory descriptor, A through one
  * (op) or from four registers per warp (op_rs: the A fragment of
- * mma.sync m16n8k16 for the warp's 16 rows); scale_d = 0 ignores d's
+ * mma.sync m16n8k16, or m16n8k8 for tf32, for the warp's 16 rows);
+ * scale_d = 0 ignores d's
  * values (d = A * B: a product into a zero accumulator without zeroing
  * it). One instruction reads 32
  * bytes of K: K = 16 for bf16 / f16, 8 for tf32 (f32 data, the low 13

@@ -80,6 +80,19 @@ struct wgmma_k_major_shape {
   };
 };
 
+/* Whether a tf32 warpgroup product with A stored K x M (M-major, which the
+ * instruction cannot read from shared memory) runs as wgmma with A loaded
+ * into registers: 16 rows per warp, N of 64, 128 or 256, K a multiple of
+ * 8, B a K-major wgmma_row_tile (stored N x K). */
+template <int M, int N, int K, bool ATr, int BLd, bool BTr, int BS0, int BS1,
+          int BS2, int BBs>
+struct wgmma_tf32_register_a_shape {
+  enum : bool {
+    value = M == 16 && (N == 64 || N == 128 || N == 256) && K % 8 == 0 &&
+            ATr && BTr && wgmma_row_tile<4, K, BLd, BS0, BS1, BS2, BBs>::value
+  };
+};
+
 /* ... and A a K-major wgmma_tile in shared memory. */
 template <class T, int M, int N, int K, int ALd, bool ATr, int AS0, int AS1,
           int AS2, int ABs, int BLd, bool BTr, int BS0, int BS1, int BS2,
@@ -163,6 +176,31 @@ enigma_mma_sync(enigma_frag<float, M, N> acc, const T *a,
                                       Async, ZeroAcc>(
             d, a0 + unsigned(4 * slab), unsigned(4 * ABs),
             b0 + unsigned(4 * b_off), unsigned(4 * BBs));
+      });
+    }
+  }
+  if constexpr (Wg && Tf32 && sizeof(T) == 4 &&
+                wgmma_tf32_register_a_shape<M, N, K, ATr, BLd, BTr, BS0, BS1,
+                                            BS2, BBs>::value) {
+    /* A stored M-major: this warp's rows go through registers (the
+     * m16n8k8 tf32 A fragment, element loads through the tile's swizzle),
+     * B through its descriptor. The loads of the next K tile then run
+     * while this product is in flight. */
+    const unsigned b0 = smem(b) + unsigned(4 * b_base);
+    if ((b0 & 1023u) == 0 && (b_off % 256u) == 0) {
+      const int g = int(lane >> 2), t = int(lane & 3u);
+      unsigned ar[K / 2];
+#pragma unroll
+      for (int kk = 0; kk < K / 8; ++kk) {
+        const int k = 8 * kk + t;
+        ar[4 * kk] = to_tf32(A(g, k));
+        ar[4 * kk + 1] = to_tf32(A(g + 8, k));
+        ar[4 * kk + 2] = to_tf32(A(g, k + 4));
+        ar[4 * kk + 3] = to_tf32(A(g + 8, k + 4));
+      }
+      return into_accumulator<ZeroAcc>(acc, [&](float *d) {
+        enigma_wgmma::product_rs_tf32<N, K, Async, ZeroAcc>(
+            d, ar, b0 + unsigned(4 * b_off), unsigned(4 * BBs));
       });
     }
   }

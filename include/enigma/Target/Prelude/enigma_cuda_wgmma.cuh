@@ -181,6 +181,25 @@ __device__ __forceinline__ void product_rs(float *d, unsigned *a, unsigned b,
     asm volatile("" : "+r"(a[i])::"memory");
 }
 
+/* d += A * B for tf32 with this warp's 16 x K rows of A in registers (4
+ * per K step of 8: the mma.sync m16n8k8 tf32 A fragment) and B a K-major
+ * tile with 128-byte rows, blocks of 128 bytes of K `b_block` bytes apart
+ * (as product_k_major's B). What an A stored M-major needs: the
+ * instruction reads 32-bit operands in shared memory only K-major. */
+template <int N, int K, bool Async, bool Zero = false>
+__device__ __forceinline__ void product_rs_tf32(float *d, unsigned *a,
+                                                unsigned b, unsigned b_block) {
+  const u64 b0 = k_major(warp_uniform(b));
+  /* K steps of 8 floats are 32 bytes, one 16-bit step of group's count. */
+  group<N, 2 * K, Async, Zero>(d, [&](int kk, int scale_d) {
+    op_rs<tf32_tag, tf32_tag, N, 0>::run(
+        d, a + 4 * kk, advanced(b0, k_step(kk, b_block)), scale_d);
+  });
+#pragma unroll
+  for (int i = 0; i < K / 2; ++i)
+    asm volatile("" : "+r"(a[i])::"memory");
+}
+
 /* Waits for all of the warpgroup's products (enigma_mma_wait). */
 __device__ __forceinline__ void wait_all(float *d, int n) {
   for (int i = 0; i < n; ++i)
