@@ -77,7 +77,10 @@ def __getattr__(name):
     # traced.
     if name == "thread_position_in_grid":
         return _threads.thread_position_value()
-    if name == "torch":  # PyTorch integration, imported on first use
+    if name in ("torch", "attention"):
+        # PyTorch integration and the attention library, imported on first
+        # use, so that `import enigma` then `enigma.attention.attention(...)`
+        # works as `import enigma.attention` does.
         import importlib
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'enigma' has no attribute {name!r}")

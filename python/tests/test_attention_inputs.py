@@ -207,3 +207,25 @@ def test_first_example_of_the_reference_runs_as_written():
     for grad, name in ((scope["qt"].grad, "dq"), (scope["kt"].grad, "dk"),
                        (scope["vt"].grad, "dv")):
         np.testing.assert_array_equal(grad.numpy(), scope[name])
+
+
+def test_attention_module_reached_from_the_package():
+    """`import enigma` alone, then `enigma.attention.attention(...)`: the
+    library module is imported on first use, as `import enigma.attention`
+    would, and computes the same thing (checked against float64 numpy)."""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, enigma\n"
+        "rng = np.random.default_rng()\n"
+        "q, k, v = (rng.standard_normal((1, 2, 5, 64)).astype(np.float16)"
+        " for _ in range(3))\n"
+        "o = enigma.attention.attention(q, k, v, runtime=enigma.CpuRuntime())\n"
+        "s = q.astype(np.float64) @ k.astype(np.float64).transpose(0, 1, 3, 2)"
+        " / 8.0\n"
+        "p = np.exp(s - s.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)\n"
+        "assert np.allclose(o, p @ v.astype(np.float64), atol=2e-3)\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
