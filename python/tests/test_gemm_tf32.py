@@ -275,21 +275,27 @@ def test_tf32_warpgroup_shape_rules():
 
 
 def test_tf32_warpgroup_kernels_compile_to_hgmma(monkeypatch):
-    """Every TF32 warpgroup configuration (B stored n x k, and k x n)
-    compiles for sm_90a to TF32 HGMMA (when cuobjdump is here to read the
-    SASS), without spills and without ptxas serialising the products
-    (remark C7514); with B stored k x n the producer warpgroup copies B
-    transposed with 16-byte loads and stores (LDG.E.128, STS.128) and A
-    with the TMA."""
+    """Every TF32 warpgroup configuration (B stored n x k, and k x n;
+    and the swapped product, A through registers) compiles for sm_90a to
+    TF32 HGMMA (when cuobjdump is here to read the SASS), without spills
+    and without ptxas serialising the products (remark C7514); with B
+    stored k x n the producer warpgroup copies B transposed with 16-byte
+    loads and stores (LDG.E.128, STS.128) and A with the TMA."""
     sass_tool = pipeline_sass()
     tool = sass_tool.cuobjdump()
     silent = []
-    for config, b_t in [(c, True) for c in enigma.tf32_gemm_configs() +
-                        enigma.tf32_gemm_configs(False)] + \
-            [(c, False) for c in
-             enigma.tf32_gemm_configs(b_transposed=False)]:
-        source = _gemm(config, b_t).cuda_source
-        assert re.search(r"enigma_mma_sync<32, 32, false, 3, 2, 3, 0, 32, "
+    # (config, B stored n x k, the swapped product: A stored k x m in
+    # 32-column blocks through registers)
+    for config, b_t, swapped in \
+            [(c, True, False) for c in enigma.tf32_gemm_configs() +
+             enigma.tf32_gemm_configs(False)] + \
+            [(c, False, False) for c in
+             enigma.tf32_gemm_configs(b_transposed=False)] + \
+            [(c, True, True) for c in enigma.tf32_gemm_configs()]:
+        source = (_swapped_gemm(config) if swapped else
+                  _gemm(config, b_t)).cuda_source
+        a_args = "true, 3, 2, 3, 1024" if swapped else "false, 3, 2, 3, 0"
+        assert re.search(rf"enigma_mma_sync<32, 32, {a_args}, 32, "
                          r"true, 3, 2, 3, 0, true, true, true>", source), \
             config
         assert ("enigma_stage_copy_transposed<32, " in source) != b_t
