@@ -485,6 +485,25 @@ Value mmaBroadcastRows(Value row, int cols) {
   return wrapAs(k, op.getResult(), row.dtype());
 }
 
+Value mmaHalves(Value words, DType dtype) {
+  RankedTensorType t = requireFragment(words, "mma_halves");
+  if (t.getRank() != 2 || words.dtype() == DType::Bool ||
+      byteWidth(words.dtype()) != 4)
+    throw EnigmaError("mma_halves takes a fragment of 32-bit words (int, "
+                      "uint or float), got a " + shapeText(t) + " of " +
+                      shortName(words.dtype()));
+  if (dtype != DType::F16 && dtype != DType::BF16)
+    throw EnigmaError(std::string("mma_halves gives half or bfloat halves, "
+                                  "not ") + shortName(dtype));
+  KernelBuilder &k = *words.builder();
+  KernelBuilder::Impl &impl = k.internals();
+  auto op = impl.builder.create<MmaHalvesOp>(
+      impl.location,
+      tensorType(k, dtype, {t.getDimSize(0), 2 * t.getDimSize(1)}),
+      raw(words));
+  return wrapAs(k, op.getResult(), dtype);
+}
+
 Value mmaBinary(BinaryOp op, Value a, Value b) {
   const char *what = "fragment arithmetic";
   a = computableFragment(a);

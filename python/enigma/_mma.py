@@ -38,7 +38,7 @@ from ._tile_pipeline import PipelineStage, pipeline
 
 __all__ = ["Fragment", "MmaOperand", "mma", "mma_wait", "mma_fill",
            "mma_zeros", "mma_iota", "mma_load", "mma_gather", "mma_store",
-           "mma_operand",
+           "mma_halves", "mma_operand",
            "mma_swizzle", "copy_tile", "copy_commit", "copy_wait",
            "gemm_tile", "autotune", "Autotuner", "Launch"]
 
@@ -192,6 +192,24 @@ def mma_gather(mem, index, *, offset=0) -> Fragment:
     return _wrap(_call("mma_gather", memory,
                        _index(_plus(base, offset), f"{what}: offset"),
                        index._value))
+
+
+def mma_halves(words, dtype) -> Fragment:
+    """The 16-bit halves of an ``M x N`` fragment of 32-bit words (int,
+    uint or float) as an ``M x 2N`` fragment of ``dtype`` (half or
+    bfloat): the low and high 16 bits of word ``(r, c)`` are elements
+    ``(r, j)`` and ``(r, j + 1)``, where ``c = 8 b + 2 i + h`` (``h`` 0 or
+    1) and ``j = 16 b + 8 h + 2 i``. Every lane keeps the halves of its
+    own words (the pairs land where a 16-bit product's A operand reads
+    them on NVIDIA's tensor cores), so nothing moves; choose the words'
+    columns by this rule, e.g. to decode packed 4-bit weights two at a
+    time (``(word >> s) & 0x000F000F | 0x43004300`` is two bfloat ``128 +
+    q``)."""
+    what = "mma_halves"
+    if not isinstance(words, Fragment) or words.is_row_vector:
+        fail(f"{what}: expected a fragment of 32-bit words, got "
+             f"{type(words).__name__}")
+    return _wrap(_call("mma_halves", words._value, as_dtype(dtype).name))
 
 
 def mma_store(frag, mem, *, ld, offset=0, transpose=False,

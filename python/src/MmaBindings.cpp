@@ -171,6 +171,13 @@ void bindMma(nb::module_ &m) {
       },
       "builder"_a, "value"_a, "cols"_a);
   m.def(
+      "mma_halves",
+      [](KernelBuilder &b, Value v, const std::string &dtype) {
+        checkBuilder(b, v, "mma_halves");
+        return mmaHalves(v, dtypeNamed(dtype));
+      },
+      "builder"_a, "value"_a, "dtype"_a);
+  m.def(
       "mma_binary",
       [](KernelBuilder &b, const std::string &op, Value x, Value y) {
         checkBuilder(b, x, "fragment arithmetic");

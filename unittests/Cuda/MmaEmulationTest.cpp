@@ -611,6 +611,44 @@ TEST(MmaEmulation, RegisterOperandA) {
     ASSERT_NEAR(c[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
 }
 
+TEST(MmaEmulation, HalvesOfWordsAsRegisterOperandA) {
+  // enigma.mma_halves: 16 x 32 words (their halves 16 x 64 bfloat values,
+  // placed by the documented rule) as the A operand of a product with V.
+  Arena arena;
+  std::mt19937 rng(11);
+  bfloat *p = arena.at<bfloat>(0), *v = arena.at<bfloat>(8192);
+  StoredTile<bfloat> P{16, 64, 64, false, {0, 0, 0}, 0, 0, {}};
+  StoredTile<bfloat> V{64, 64, 64, false, {3, 3, 3}, 0, 0, {}};
+  P.fill(p, rng);
+  V.fill(v, rng);
+  // Word (r, c), c = 8 b + 2 i + h, holds elements (r, j), (r, j + 1) of P,
+  // j = 16 b + 8 h + 2 i.
+  unsigned *words = arena.at<unsigned>(16 * 1024);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 32; ++c) {
+      const int j = 16 * (c / 8) + 8 * (c % 2) + 2 * ((c % 8) / 2);
+      words[r * 32 + c] = unsigned(enigma_mma::bits16(p[r * 64 + j])) |
+                          unsigned(enigma_mma::bits16(p[r * 64 + j + 1])) << 16;
+    }
+  bfloat *halves = arena.at<bfloat>(20 * 1024);
+  float *c = arena.at<float>(24 * 1024);
+  emu::runWarp([&](unsigned lane) {
+    auto w = enigma_mma_load<enigma_frag<unsigned, 16, 32>, false, false>(
+        words, 0, 32, 0, 0, lane);
+    auto a = enigma_mma_halves<enigma_frag<bfloat, 16, 64>>(w);
+    enigma_mma_store<false, false>(a, halves, 0, 64, 0, 0, lane);
+    auto acc = enigma_mma_fill<enigma_frag<float, 16, 64>>(0.0f);
+    acc = enigma_mma_reg<64, false, 3, 3, 3, 0, false, false>(acc, a, v, 0ull,
+                                                               0ull, lane);
+    enigma_mma_store<false, false>(acc, c, 0, 64, 0, 0, lane);
+  });
+  for (int i = 0; i < 16 * 64; ++i)
+    ASSERT_EQ(enigma_mma::bits16(halves[i]), enigma_mma::bits16(p[i])) << i;
+  std::vector<double> want = product(P, V);
+  for (int i = 0; i < 16 * 64; ++i)
+    ASSERT_NEAR(c[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+}
+
 TEST(MmaEmulation, LoadStoreBoundsTransposeIotaReduceBroadcast) {
   Arena arena;
   float *src = arena.at<float>(0), *dst = arena.at<float>(16 * 1024);

@@ -111,6 +111,9 @@ enum class RowReduce : uint8_t { Sum, Max, Min };
 Value mmaReduceRows(Value fragment, RowReduce kind);
 /// An M x cols fragment whose row r is element r of the row vector.
 Value mmaBroadcastRows(Value row, int cols);
+/// The 16-bit halves (f16 or bf16) of an M x N fragment of 32-bit words,
+/// an M x 2N fragment (enigma.mma_halves says where each half goes).
+Value mmaHalves(Value words, DType dtype);
 
 /// Element-wise arithmetic: fragments of one shape, or a fragment and a
 /// scalar (converted to the fragment's dtype). Comparisons give bool

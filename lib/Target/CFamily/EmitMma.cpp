@@ -122,6 +122,21 @@ inline F enigma_mma_broadcast_rows(thread const enigma_row<T, M> &r) {
   for (int i = 0; i < F::size; ++i) f.v[i] = r.v[enigma_mma_slot<F::cols>(i)];
   return f;
 }
+// enigma.mma_halves: a lane's word (row fm, column 8 b + fn + e) of each
+// 8x8 tile holds its elements (fm, 16 b + 8 e + fn) and the next.
+template <typename F, typename W, int M, int N>
+inline F enigma_mma_halves(thread const enigma_frag<W, M, N> &w) {
+  typedef typename F::value_type T;
+  F f;
+  for (int i = 0; i < enigma_frag<W, M, N>::size; ++i) {
+    const uint word = as_type<uint>(w.v[i]);
+    const int tile = i >> 1, rt = tile / (N / 8), ct = tile % (N / 8);
+    const int out = rt * (N / 4) + 2 * ct + (i & 1);
+    f.v[2 * out] = as_type<T>(ushort(word & 0xFFFFu));
+    f.v[2 * out + 1] = as_type<T>(ushort(word >> 16));
+  }
+  return f;
+}
 template <int Ld, int Bs> inline ulong enigma_mma_stored(ulong sr, ulong sc) {
   return Bs > 0 ? (sc / Ld) * ulong(Bs) + sr * Ld + sc % Ld : sr * Ld + sc;
 }
@@ -686,6 +701,12 @@ LogicalResult emitMmaFamily(CFamilyEmitter &e, Operation *op, bool &handled) {
                  "enigma_mma_reduce_rows<" +
                      std::to_string(static_cast<int>(reduce.getKind())) +
                      ">(" + e.expr(reduce.getValue()) + ")");
+        return success();
+      })
+      .Case([&](MmaHalvesOp halves) {
+        e.define(halves.getResult(),
+                 "enigma_mma_halves<" + T(halves.getResult()) + ">(" +
+                     e.expr(halves.getValue()) + ")");
         return success();
       })
       .Case([&](MmaBroadcastRowsOp broadcast) {

@@ -625,3 +625,21 @@ enigma.kernel @gather_offset_per_lane(%A: memref<?xf32, #enigma.address_space<de
   %f = enigma.mma_gather %A[%off + %i] : memref<?xf32, #enigma.address_space<device>>, tensor<16x16xi32> -> tensor<16x16xf32>
   enigma.return
 }
+
+// -----
+
+enigma.kernel @halves_of_the_wrong_width() {
+  %w = enigma.mma_iota 0 : tensor<16x16xi32>
+  // expected-error @+1 {{gives tensor<16x16xbf16> for tensor<16x16xi32>; the halves of M x N words are M x 2N}}
+  %h = enigma.mma_halves %w : tensor<16x16xi32> -> tensor<16x16xbf16>
+  enigma.return
+}
+
+// -----
+
+enigma.kernel @halves_of_words_past_a_fragment_side() {
+  %w = arith.constant dense<0> : tensor<16x8xi32>
+  // expected-error @+1 {{the words tensor<16x8xi32>: fragment sides must be positive multiples of 16}}
+  %h = enigma.mma_halves %w : tensor<16x8xi32> -> tensor<16x16xbf16>
+  enigma.return
+}

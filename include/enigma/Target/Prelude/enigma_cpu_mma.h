@@ -155,6 +155,25 @@ inline F enigma_mma_broadcast_rows(const enigma_row<T, M> &r) {
   return f;
 }
 
+// The 16-bit halves of M x N words (enigma.mma_halves): word (r, c), c = 8 b
+// + 2 i + h, gives elements (r, j) and (r, j + 1), j = 16 b + 8 h + 2 i.
+template <class F, class W, int M, int N>
+inline F enigma_mma_halves(const enigma_frag<W, M, N> &w) {
+  static_assert(sizeof(W) == 4 && sizeof(typename F::value_type) == 2,
+                "32-bit words, 16-bit halves");
+  F f{};
+  for (int r = 0; r < F::lane_rows; ++r)
+    for (int c = 0; c < N; ++c) {
+      uint32_t word;
+      memcpy(&word, &w.v[r * N + c], 4);
+      const int j = 16 * (c / 8) + 8 * (c % 2) + 2 * ((c % 8) / 2);
+      const uint16_t half_bits[2] = {uint16_t(word), uint16_t(word >> 16)};
+      memcpy(&f.v[r * F::cols + j], &half_bits[0], 2);
+      memcpy(&f.v[r * F::cols + j + 1], &half_bits[1], 2);
+    }
+  return f;
+}
+
 // acc + A * B: each element of the lane's rows is a float fma chain in k
 // order; with Tf32 (f32 tiles only) of the operands rounded to TF32.
 // Products are complete at once here.

@@ -534,6 +534,31 @@ __device__ __forceinline__ F enigma_mma_broadcast_rows(const enigma_row<T, M> &r
   return f;
 }
 
+/* The 16-bit halves of M x N words (enigma.mma_halves). Word (r, c), c =
+ * 8 b + 2 i + h, gives elements (r, j) and (r, j + 1), j = 16 b + 8 h + 2 i:
+ * the 16 x 8 word block's elements 0 and 2 of a lane (columns 2t, rows g
+ * and g + 8) become its elements of the first 16 x 8 block of halves,
+ * elements 1 and 3 those of the second, each pair in one register where
+ * a 16-bit product's A operand reads it. No data moves between lanes. */
+template <class F, class W, int M, int N>
+__device__ __forceinline__ F enigma_mma_halves(const enigma_frag<W, M, N> &w) {
+  typedef typename F::value_type T;
+  F f;
+#pragma unroll
+  for (int blk = 0; blk < M * N / 128; ++blk) {
+    const int rb = blk / (N / 8), cb = blk % (N / 8);
+    const int out = rb * (N / 4) + 2 * cb;   /* first of its two blocks */
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned word = metal::detail::bit_cast<unsigned>(w.v[4 * blk + e]);
+      const int at = 4 * (out + (e & 1)) + 2 * (e >> 1);
+      f.v[at] = metal::detail::bit_cast<T>((unsigned short)(word & 0xFFFFu));
+      f.v[at + 1] = metal::detail::bit_cast<T>((unsigned short)(word >> 16));
+    }
+  }
+  return f;
+}
+
 #include "enigma_cuda_mma_products.cuh"
 #include "enigma_cuda_tile_copy.cuh"
 

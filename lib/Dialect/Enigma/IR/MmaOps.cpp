@@ -22,7 +22,8 @@ namespace enigma {
 
 bool isFragmentOp(Operation *op) {
   return isa<MmaFillOp, MmaIotaOp, MmaLoadOp, MmaGatherOp, MmaStoreOp, MmaOp,
-             MmaRegOp, MmaWaitOp, MmaReduceRowsOp, MmaBroadcastRowsOp>(op);
+             MmaRegOp, MmaWaitOp, MmaReduceRowsOp, MmaBroadcastRowsOp,
+             MmaHalvesOp>(op);
 }
 
 bool usesFragments(KernelOp kernel) {
@@ -576,6 +577,19 @@ LogicalResult verifyMmaOp(Operation *op) {
             out.getElementType() != in.getElementType())
           return op->emitOpError("gives a row vector of ")
                  << typeText(out) << " for " << typeText(in);
+        return success();
+      })
+      .Case([&](MmaHalvesOp halves) -> LogicalResult {
+        auto in = llvm::cast<RankedTensorType>(halves.getValue().getType());
+        auto out = llvm::cast<RankedTensorType>(halves.getType());
+        if (failed(checkShape(op, in, "the words")) ||
+            failed(checkShape(op, out, "the result")))
+          return failure();
+        if (out.getDimSize(0) != in.getDimSize(0) ||
+            out.getDimSize(1) != 2 * in.getDimSize(1))
+          return op->emitOpError("gives ")
+                 << typeText(out) << " for " << typeText(in)
+                 << "; the halves of M x N words are M x 2N";
         return success();
       })
       .Case([&](MmaBroadcastRowsOp broadcast) -> LogicalResult {

@@ -283,6 +283,23 @@ def Enigma_MmaBroadcastRowsOp
   let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
 }
 
+def Enigma_MmaHalvesOp : Enigma_MmaOp<"mma_halves", [NoMemoryEffect]> {
+  let summary = "the 16-bit halves of a 32-bit fragment's elements";
+  let description = [{
+    An M x N fragment of 32-bit words as an M x 2N fragment of f16 or bf16:
+    the low and high 16 bits of word (r, c) are the elements (r, j) and
+    (r, j + 1) of the result, with, for c = 8 b + 2 i + h (h = 0 or 1),
+    j = 16 b + 8 h + 2 i. Each lane keeps the halves of its own words on
+    every target (the pairs sit where a product's A operand reads them on
+    NVIDIA's tensor cores), so the op moves no data; a kernel that packs
+    two 16-bit values per word (4-bit weights decoded two at a time)
+    chooses its words' columns by this rule.
+  }];
+  let arguments = (ins TensorRankOf<[I32, F32], [2]>:$value);
+  let results = (outs TensorRankOf<[F16, BF16], [2]>:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+}
+
 def Enigma_CopyTileAsyncOp : Enigma_MmaOp<"copy_tile_async"> {
   let summary = "a tile copied by the whole threadgroup into threadgroup memory";
   let description = [{
