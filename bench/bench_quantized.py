@@ -55,7 +55,10 @@ GEMV_CONFIGS = {
         QmvConfig(4, 1, 8), QmvConfig(2, 1, 8), QmvConfig(4, 2, 4),
         QmvConfig(2, 1, 16), QmvConfig(8, 1, 8), QmvConfig(4, 1, 2, 2),
         QmvMmaConfig(), QmvMmaConfig(parts=4, chunks=4),
-        QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1)],
+        QmvMmaConfig(row_groups=8, parts=1), QmvMmaConfig(parts=1),
+        # Two codes per bit operation into the A operand (mma_halves).
+        QmvMmaConfig(pairs=True), QmvMmaConfig(parts=4, chunks=4, pairs=True),
+        QmvMmaConfig(staged=True, pairs=True)],
     16: [QmmConfig(16, 64, 128, 1, 4, 8), QmmConfig(16, 128, 128, 1, 4, 6),
          QmmConfig(16, 64, 256, 1, 4, 4), QmmConfig(16, 32, 128, 1, 2, 8),
          QmmConfig(16, 32, 128, 1, 2, 8, splits=1),
@@ -71,7 +74,10 @@ GEMV_CONFIGS = {
          QmvMmaConfig(chunks=16, parts=1), QmvMmaConfig(span=4096),
          QmvMmaConfig(span=512), QmvMmaConfig(staged=True),
          QmvMmaConfig(parts=4, chunks=4, staged=True),
-         QmvMmaConfig(span=512, staged=True)],
+         QmvMmaConfig(span=512, staged=True),
+         QmvMmaConfig(pairs=True), QmvMmaConfig(parts=4, chunks=4, pairs=True),
+         QmvMmaConfig(staged=True, pairs=True),
+         QmvMmaConfig(span=512, staged=True, pairs=True)],
 }
 GEMM_CONFIGS = [DequantizedGemmConfig(),
                 QmmConfig(128, 256, 64, 8, 1, 5),

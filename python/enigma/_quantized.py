@@ -119,25 +119,25 @@ def vector_store(mem, index, value) -> None:
     tracer.call("vector_store", handle, index._value, value._value)
 
 
-def magic_bits(size):
-    """``0x4B000000`` as a value the compiler cannot fold: ``size >> 31`` is
-    0 (``size`` is a size the host functions keep below 2^31) but unknown
-    to the compiler, so ``(word & mask) | magic`` stays one three-input bit
-    operation (LOP3 on NVIDIA GPUs) with the mask as its immediate; with
-    both constants immediate it takes two."""
-    return MAGIC_BITS | (size >> 31)
+def magic_bits(size, base=None):
+    """``0x4B000000`` (or ``base``) as a value the compiler cannot fold:
+    ``size >> 31`` is 0 (``size`` is a size the host functions keep below
+    2^31) but unknown to the compiler, so ``(word & mask) | magic`` stays
+    one three-input bit operation (LOP3 on NVIDIA GPUs) with the mask as
+    its immediate; with both constants immediate it takes two."""
+    return (MAGIC_BITS if base is None else base) | (size >> 31)
 
 
-def magic_after(loaded, hold):
-    """``0x4B000000`` made to depend on every value of ``loaded`` (32-bit
-    words: scalars, or fragments with a fragment ``hold``) through
-    ``hold``, a 0 the compiler cannot see (``K >> 31``, as in
-    :func:`magic_bits`): no code is decoded with it before all of them
-    have returned. So all of a step's loads are issued before the first
-    is used; the compilers otherwise sink each load to its use, leaving one
-    in flight per lane (seen in the SASS)."""
+def magic_after(loaded, hold, base=None):
+    """``0x4B000000`` (or ``base``) made to depend on every value of
+    ``loaded`` (32-bit words: scalars, or fragments with a fragment
+    ``hold``) through ``hold``, a 0 the compiler cannot see (``K >> 31``,
+    as in :func:`magic_bits`): no code is decoded with it before all of
+    them have returned. So all of a step's loads are issued before the
+    first is used; the compilers otherwise sink each load to its use,
+    leaving one in flight per lane (seen in the SASS)."""
     every = functools.reduce(operator.xor, loaded)
-    return MAGIC_BITS | (every & hold)
+    return (MAGIC_BITS if base is None else base) | (every & hold)
 
 
 def scaled_codes(word, magic, halves=None) -> list:

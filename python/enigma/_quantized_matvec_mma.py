@@ -17,6 +17,16 @@ holds of a row (in the CUDA fragment layout: columns ``2c, 2c + 1, 2c + 8,
 of a chunk is physical value ``PERMUTE[L]``, and x is staged in the same
 order. Every target computes the same sums; only the number of loads
 depends on the layout.
+
+With ``pairs=True`` the codes are not dequantised: ``(word >> 4 s) &
+0x000F000F | magic`` is two 16-bit floats ``c + q`` (``c`` = 128 for
+bfloat, 1024 for half; nibbles ``s`` and ``s + 4``), one bit operation
+for two codes, which :func:`enigma.mma_halves` makes the products' A
+operand as they are (``PAIRS_PERMUTE`` orders K for it). Each group's
+product ``P = (c + q) x^T`` is then scaled in float: ``y += scale P +
+(bias - c scale) X``, with ``X`` the group's sums of x (computed once per
+threadgroup). The weights are never rounded to x's dtype, so the result
+is the exact product's, to float accumulation.
 """
 
 # No `from __future__ import annotations`: the kernel's annotations name
@@ -28,8 +38,8 @@ from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
-from ._mma import (mma, mma_fill, mma_gather, mma_iota, mma_operand,
-                   mma_store, mma_zeros)
+from ._mma import (mma, mma_fill, mma_gather, mma_halves, mma_iota, mma_load,
+                   mma_operand, mma_store, mma_zeros)
 from ._quantized import (VALUES_PER_WORD, SlotsConfig, check_group_size,
                          enigma_f32, enigma_u32, magic_after, magic_bits,
                          vector_load, vector_store)
@@ -38,7 +48,7 @@ from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
                        threadgroup_position_in_grid)
 
-__all__ = ["QmvMmaConfig", "matvec_mma_kernel", "PERMUTE"]
+__all__ = ["QmvMmaConfig", "matvec_mma_kernel", "PERMUTE", "PAIRS_PERMUTE"]
 
 CHUNK = 32          # values of K per packed-word group of a lane
 ROWS = 16           # weight rows of one A fragment
@@ -60,6 +70,29 @@ def _physical(logical: int) -> int:
 PERMUTE = tuple(_physical(L) for L in range(CHUNK))
 
 
+def _pair_column(word: int, s: int) -> int:
+    """Logical column (in a chunk) of the pair of nibbles ``s`` and ``s +
+    4`` of word ``word``: pair column ``c = 8 (s // 2) + 2 word + s % 2``
+    of the words' fragment, whose halves mma_halves puts at ``16 (s // 2)
+    + 8 (s % 2) + 2 word`` and the next."""
+    return 16 * (s // 2) + 8 * (s % 2) + 2 * word
+
+
+def _pairs_physical(logical: int) -> int:
+    """``pairs=True``: physical value of K at logical column ``logical``."""
+    for word in range(4):
+        for s in range(4):
+            at = _pair_column(word, s)
+            if logical in (at, at + 1):
+                return VALUES_PER_WORD * word + s + 4 * (logical - at)
+    raise AssertionError(logical)
+
+
+PAIRS_PERMUTE = tuple(_pairs_physical(L) for L in range(CHUNK))
+# The 16-bit float whose low mantissa bits take a code exactly: c + q.
+PAIR_MAGIC = {"bf16": (0x43004300, 128.0), "f16": (0x64006400, 1024.0)}
+
+
 class QmvMmaConfig(SlotsConfig):
     """Shape of :func:`matvec_mma_kernel`. A threadgroup owns ``row_groups``
     blocks of 16 weight rows and a range of ``span`` values of K; each
@@ -70,18 +103,22 @@ class QmvMmaConfig(SlotsConfig):
     threadgroups (grid y) whose float partial sums a second kernel adds.
     ``staged=True`` first copies the span's packed words, scales and
     biases into threadgroup memory with coalesced loads and gathers from
-    there (CUDA only; tested on the CPU and MSL host runtimes, not yet run
-    on a GPU); ``False`` gathers from device memory."""
+    there (CUDA only); ``False`` gathers from device memory.
+    ``pairs=True`` decodes two codes per bit operation into the products'
+    16-bit A operand and applies scales and biases to each group's float
+    sums (the module doc); a step then covers whole groups (``chunks * 32``
+    a multiple of the group size). Not yet run on a GPU."""
 
-    __slots__ = ("row_groups", "parts", "chunks", "span", "staged")
+    __slots__ = ("row_groups", "parts", "chunks", "span", "staged", "pairs")
 
     def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
-                 staged=False):
+                 staged=False, pairs=False):
         self.row_groups, self.parts = row_groups, parts
         self.chunks, self.span = chunks, span
-        if not isinstance(staged, bool):
-            fail(f"QmvMmaConfig: staged must be a bool, got {staged!r}")
-        self.staged = staged
+        for name, flag in (("staged", staged), ("pairs", pairs)):
+            if not isinstance(flag, bool):
+                fail(f"QmvMmaConfig: {name} must be a bool, got {flag!r}")
+        self.staged, self.pairs = staged, pairs
         for name, top in (("row_groups", 8), ("parts", 8), ("chunks", 16),
                           ("span", MAX_SPAN)):
             v = getattr(self, name)
@@ -149,6 +186,61 @@ def _items(t, threads, count):
         yield f, f < count
 
 
+def _staged_pair(pair: int, pairs: bool):
+    """(logical column less ``2 word``, first value, second value) of the
+    ``pair``-th pair x's staging stores of one word's 8 values: values
+    ``2 pair, 2 pair + 1`` at ``8 pair`` (PERMUTE), or with ``pairs``
+    values ``pair, pair + 4`` at ``_pair_column(0, pair)``."""
+    if pairs:
+        return _pair_column(0, pair), pair, pair + 4
+    return 8 * pair, 2 * pair, 2 * pair + 1
+
+
+def _group_sums(xs, ld, c, gs, t):
+    """``X[g, m]``, the float sum of x's staged row ``m`` over group ``g`` of
+    the span, in threadgroup memory (``XROWS`` per group); the whole
+    threadgroup calls it after staging x, and it ends with a barrier."""
+    groups = c.span // gs
+    count = groups * XROWS
+    sums = threadgroup_alloc(enigma_f32, count)
+    for f, inside in _items(t, c.threads, count):
+        f = imin(f, count - 1)     # spare threads add the last sum again
+        g, m = f // XROWS, f % XROWS
+        row = m * ld + g * gs
+        with for_range(0, gs, dtype="uint",
+                       init=[xs[row].cast("float")]) as (i, total):
+            total[0] = total[0] + where(0.0, xs[row + i].cast("float"), i > 0)
+        with if_(inside):
+            sums[f] = total[0]
+    barrier()
+    return sums
+
+
+def _paired_products(acc, c, gs, T, xs, ld, x_sums, firsts, words, scales,
+                     biases, shift, magic, offset):
+    """One step of the ``pairs`` form: each chunk's words become pairs of
+    16-bit ``offset + q`` (one bit operation per pair) and the products'
+    A operand (mma_halves); a group's product ``P`` joins the accumulator
+    as ``scale P + (bias - offset scale) X``, in float."""
+    per_group = gs // CHUNK
+    part = None
+    # scales[i] and biases[i] are those of the step's group i.
+    for u in range_constexpr(c.chunks):
+        pairs = ((words[u] >> shift) & 0x000F000F) | magic
+        start = mma_zeros(ROWS, XROWS) if u % per_group == 0 else part
+        # Past K, x's staged values are 0: the codes read there (chunk
+        # 0's) add nothing, nor do their groups' X.
+        part = mma(start, mma_halves(pairs, T.name),
+                   mma_operand(xs, ld=ld, offset=firsts[u], transpose=True))
+        if (u + 1) % per_group == 0:
+            x_group = mma_load(x_sums, ROWS, XROWS, ld=0,
+                               offset=(firsts[u] // gs) * XROWS)
+            group = u // per_group
+            bias = fma(scales[group], -offset, biases[group])
+            acc = fma(scales[group], part, fma(bias, x_group, acc))
+    return acc
+
+
 def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
     """Kernel ``(X: T, Wq: u32, S: T, B: T, Y, M: u32, N: u32, K: u32)``
     for ``M <= 16`` rows of x (T f16 or bf16). Threadgroup ``(i, s)``
@@ -169,6 +261,9 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         fail(f"matvec_mma_kernel: x must be f16 or bf16, got {T.name}")
     gs = check_group_size(group_size)
     c = config
+    if c.pairs and (c.chunks * CHUNK) % gs:
+        fail(f"{c}: with pairs a step of chunks * 32 = {c.chunks * CHUNK} "
+             f"values of K must hold whole groups of {gs}")
     ld = c.span + 8               # padded rows: conflict-free B reads
     out_dtype = enigma_f32 if split else T
 
@@ -193,15 +288,16 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             src = where(0, m * K + k, live)
             chunk, word = w // 4, w % 4
             # Values 8 word .. 8 word + 7 of the chunk, two 4-value loads;
-            # pairs (2 s, 2 s + 1) go to logical 2 word + 8 s, side by side.
+            # pairs (2 s, 2 s + 1) go to logical 2 word + 8 s, side by side
+            # (pairs=True: values s and s + 4 to _pair_column(word, s)).
             loaded = [vector_load(X, src + 4 * h, 4) for h in range(2)]
             values = [where(0.0, v.cast("float"), live).cast(T)
                       for x4 in loaded for v in (x4.x, x4.y, x4.z, x4.w)]
             with if_(inside):
                 for pair in range_constexpr(4):
-                    vector_store(xs, m * ld + chunk * CHUNK + 2 * word +
-                                 8 * pair, make_vec(values[2 * pair],
-                                                    values[2 * pair + 1]))
+                    at, first, second = _staged_pair(pair, c.pairs)
+                    vector_store(xs, m * ld + chunk * CHUNK + 2 * word + at,
+                                 make_vec(values[first], values[second]))
         rows_tg = c.rows_per_threadgroup
         if c.staged:
             # The threadgroup's packed words, scales and biases of the
@@ -234,11 +330,16 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                     ss[r * sld + gg] = S[at]
                     bs[r * sld + gg] = B[at]
         barrier()
+        if c.pairs:
+            x_sums = _group_sums(xs, ld, c, gs, t)
 
         g, p = sg // c.parts, sg % c.parts
         row0 = block * rows_tg + g * ROWS
-        rows = mma_iota(0, ROWS, CHUNK)
-        cols = mma_iota(1, ROWS, CHUNK)
+        # The A fragment's columns, or (pairs) the words' fragment's: the
+        # lane's elements of a row read one word either way.
+        width = ROWS if c.pairs else CHUNK
+        rows = mma_iota(0, ROWS, width)
+        cols = mma_iota(1, ROWS, width)
         # Bit operations (the columns are not negative): the compilers
         # then see that a lane's elements of a row read one word.
         nibble = ((cols >> 3) << 1) | (cols & 1)
@@ -249,18 +350,23 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         else:
             # A row past N reads row N - 1 (its sums are not stored).
             row = rows + row0
-            row = where(row, mma_fill(0, ROWS, CHUNK, dtype="int") + (N - 1),
+            row = where(row, mma_fill(0, ROWS, width, dtype="int") + (N - 1),
                         row >= N.cast("int"))
             word_of = row * (K // VALUES_PER_WORD).cast("int") + \
                 ((cols >> 1) & 3)
             group_of = row * (K // gs).cast("int")
-        mask = (mma_fill(0xF, ROWS, CHUNK, dtype="uint") <<
-                ((nibble & 3) << 2).cast("uint"))
-        high = (nibble >> 2).cast("uint") << 4     # 16 for nibbles 4..7
-        unscale = mma_fill(1.0, ROWS, CHUNK)
-        for j in range_constexpr(1, 4):
-            unscale = where(unscale, mma_fill(16.0 ** -j, ROWS, CHUNK),
-                            (nibble & 3) == j)
+        if c.pairs:   # pair column c holds nibbles s and s + 4, s = nibble
+            shift = nibble.cast("uint") << 2
+            magic, offset = PAIR_MAGIC[T.name]
+        else:
+            mask = (mma_fill(0xF, ROWS, CHUNK, dtype="uint") <<
+                    ((nibble & 3) << 2).cast("uint"))
+            high = (nibble >> 2).cast("uint") << 4  # 16 for nibbles 4..7
+            unscale = mma_fill(1.0, ROWS, CHUNK)
+            for j in range_constexpr(1, 4):
+                unscale = where(unscale, mma_fill(16.0 ** -j, ROWS, CHUNK),
+                                (nibble & 3) == j)
+            magic = None
         hold = (K >> 31).cast("uint")          # 0, unknown to the compiler
 
         steps = c.span // c.step_span
@@ -270,20 +376,24 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             for u in range_constexpr(c.chunks):
                 at_k = ((step * c.parts + p) * c.chunks + u) * CHUNK
                 firsts.append(at_k)
+                # (pairs: a group's scale and bias only where it ends)
+                need = not c.pairs or (u + 1) % (gs // CHUNK) == 0
                 if c.staged:
                     # Past K the staged chunks are chunk 0's.
                     words.append(mma_gather(ws, word_of + at_k // 8))
-                    scales.append(mma_gather(ss, group_of + at_k // gs))
-                    biases.append(mma_gather(bs, group_of + at_k // gs))
+                    if need:
+                        scales.append(mma_gather(ss, group_of + at_k // gs))
+                        biases.append(mma_gather(bs, group_of + at_k // gs))
                     continue
                 k0 = k_begin + at_k
                 kk = where(0, k0, k0 < K)      # past K: chunk 0
                 # The chunk's offset in the (32-bit) indices, not the
                 # gather's offset: one 32-bit multiply-add per address.
                 words.append(mma_gather(Wq, word_of + (kk >> 3).cast("int")))
-                at = (kk // gs).cast("int")
-                scales.append(mma_gather(S, group_of + at))
-                biases.append(mma_gather(B, group_of + at))
+                if need:
+                    at = (kk // gs).cast("int")
+                    scales.append(mma_gather(S, group_of + at))
+                    biases.append(mma_gather(B, group_of + at))
             scales = [v.cast("float") for v in scales]
             biases = [v.cast("float") for v in biases]
             # Gathers from device memory: every load of the step before
@@ -292,24 +402,28 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
             # form decodes each chunk as it comes, in fewer registers,
             # with magic_bits' magic (no constant either, so `(halves &
             # mask) | magic` is one LOP3).
-            step_magic = magic_bits(K)
+            step_magic = magic_bits(K, magic)
             if not c.staged:
                 step_magic = magic_after(
                     words + [as_type(v, "uint") for v in scales + biases],
-                    hold)
-            a_acc = acc[0]
-            for u in range_constexpr(c.chunks):
-                local = firsts[u]
-                halves = words[u] >> high
-                bits = (halves & mask) | step_magic
-                codes = as_type(bits, "float") - _MAGIC
-                # Past K, x's staged values are 0: the weights read there
-                # (chunk 0's) add nothing.
-                weights = fma(scales[u] * unscale, codes, biases[u])
-                a_acc = mma(a_acc, weights,
-                            mma_operand(xs, ld=ld, offset=local,
-                                        transpose=True))
-            acc[0] = a_acc
+                    hold, magic)
+            if c.pairs:
+                acc[0] = _paired_products(acc[0], c, gs, T, xs, ld, x_sums,
+                                          firsts, words, scales, biases,
+                                          shift, step_magic, offset)
+            else:
+                a_acc = acc[0]
+                for u in range_constexpr(c.chunks):
+                    halves = words[u] >> high
+                    bits = (halves & mask) | step_magic
+                    codes = as_type(bits, "float") - _MAGIC
+                    # Past K, x's staged values are 0: the weights read
+                    # there (chunk 0's) add nothing.
+                    weights = fma(scales[u] * unscale, codes, biases[u])
+                    a_acc = mma(a_acc, weights,
+                                mma_operand(xs, ld=ld, offset=firsts[u],
+                                            transpose=True))
+                acc[0] = a_acc
 
         # The parts' sums, added in part order.
         sums = threadgroup_alloc("float", c.threads // 32 * ROWS * XROWS)

@@ -34,6 +34,48 @@ def test_one_span(qa, rng, dtype, group_size, m, staged):
             QmvMmaConfig(span=512, staged=staged))
 
 
+@pytest.mark.parametrize("dtype,group_size", FORMATS)
+@pytest.mark.parametrize("m", [1, 5, 16])
+@pytest.mark.parametrize("staged", [True, False])
+def test_pairs_one_span(qa, rng, dtype, group_size, m, staged):
+    """pairs=True (two codes per bit operation into the 16-bit A operand,
+    scales and biases applied to each group's float sums): as
+    test_one_span, against the same float64 reference."""
+    product(qa, rng, m, 37, 5 * group_size, group_size, dtype,
+            QmvMmaConfig(span=512, staged=staged, pairs=True))
+
+
+@pytest.mark.parametrize("dtype,group_size", [("bf16", 64), ("f16", 32),
+                                              ("bf16", 128)])
+def test_pairs_spans_and_shapes(qa, rng, dtype, group_size):
+    """pairs=True over 3 spans and a half (float partial sums), N over two
+    threadgroups; then 4 parts of K, 8 row blocks, and K of 33 groups with
+    the span chosen per shape."""
+    product(qa, rng, 7, 45, 7 * 128 + group_size, group_size, dtype,
+            QmvMmaConfig(row_groups=2, parts=2, chunks=4, span=256,
+                         pairs=True))
+    for shape in ((1, 4, 4), (8, 1, 8), (2, 3, 4)):
+        product(qa, rng, 16, 130, 33 * group_size, group_size, dtype,
+                QmvMmaConfig(*shape, pairs=True))
+
+
+def test_pairs_need_whole_groups_per_step(qa, rng):
+    with pytest.raises(enigma.EnigmaError, match="whole groups of 128"):
+        product(qa, rng, 1, 16, 256, 128, "bf16",
+                QmvMmaConfig(chunks=2, pairs=True))
+
+
+def test_pairs_permutation():
+    """Each lane's four pair columns of a row hold nibbles (s, s + 4) of
+    one word; PAIRS_PERMUTE is a permutation whose logical pairs (2 j,
+    2 j + 1) are physical values 4 apart in one word."""
+    from enigma._quantized_matvec_mma import PAIRS_PERMUTE
+    assert sorted(PAIRS_PERMUTE) == list(range(32))
+    for j in range(16):
+        lo, hi = PAIRS_PERMUTE[2 * j], PAIRS_PERMUTE[2 * j + 1]
+        assert hi == lo + 4 and lo // 8 == hi // 8 and lo % 8 < 4
+
+
 @pytest.mark.parametrize("dtype,group_size", [("bf16", 64), ("f16", 128)])
 def test_spans_split_k(qa, rng, dtype, group_size):
     """K over 3 spans and a half (float partial sums, then their sum),
