@@ -97,6 +97,16 @@ TRANSPOSED_FIRST = "enigma TF32, B transposed first"
 SWAPPED = "enigma TF32, B k x n, C^T = B^T A^T (B through registers)"
 
 
+def _best_tf32(rt, tuner, inputs, c, ref, name, rel, m, n, k):
+    """The fastest of a TF32 tuner's configurations for the m x n x k
+    product, each checked against ``ref`` before it is timed."""
+    import torch
+    return tuner.best(rt, inputs, outputs=[c],
+                      check=lambda p: (torch.cuda.synchronize(),
+                                       _close(c, ref, name, rel)),
+                      m=m, n=n, k=k, processors=rt.multiprocessors)
+
+
 def _tf32_swapped(rt, ex, a, b, c, ref, name, rel):
     """TF32 for B stored k x n by gemm_f32.py's run_swapped route
     (autotuned over tf32_gemm_configs(), each checked from a poisoned
@@ -104,12 +114,8 @@ def _tf32_swapped(rt, ex, a, b, c, ref, name, rel):
     import torch
     m, k = a.shape
     n = b.shape[1]
-    launch = ex.tuned_tf32_swapped.best(rt, [a, b], outputs=[c],
-                                        check=lambda p: (
-                                            torch.cuda.synchronize(),
-                                            _close(c, ref, name, rel)),
-                                        m=m, n=n, k=k,
-                                        processors=rt.multiprocessors)
+    launch = _best_tf32(rt, ex.tuned_tf32_swapped, [a, b], c, ref, name,
+                        rel, m, n, k)
     _sweep_rows(f"{name} (swapped)", ex.tuned_tf32_swapped, (m, n, k),
                 2.0 * m * n * k)
     prepared = launch.prepare(rt, [a, b], outputs=[c])
@@ -135,12 +141,8 @@ def _tf32_transposed_first(rt, ex, a, b, c, ref, name, rel):
     pt = t.prepare(rt, [b], outputs=[bt])
     pt.dispatch(t.grid, t.threads)
     torch.cuda.synchronize()
-    launch = ex.tuned_tf32_nk.best(rt, [a, bt], outputs=[c],
-                                   check=lambda p: (
-                                       torch.cuda.synchronize(),
-                                       _close(c, ref, name, rel)),
-                                   m=m, n=n, k=k,
-                                   processors=rt.multiprocessors)
+    launch = _best_tf32(rt, ex.tuned_tf32_nk, [a, bt], c, ref, name, rel,
+                        m, n, k)
     pg = launch.prepare(rt, [a, bt], outputs=[c])
     bt.fill_(float("nan"))
     c.fill_(float("nan"))

@@ -207,9 +207,9 @@ def _group_sums(xs, ld, c, gs, t):
         f = imin(f, count - 1)     # spare threads add the last sum again
         g, m = f // XROWS, f % XROWS
         row = m * ld + g * gs
-        with for_range(0, gs, dtype="uint",
+        with for_range(1, gs, dtype="uint",
                        init=[xs[row].cast("float")]) as (i, total):
-            total[0] = total[0] + where(0.0, xs[row + i].cast("float"), i > 0)
+            total[0] = total[0] + xs[row + i].cast("float")
         with if_(inside):
             sums[f] = total[0]
     barrier()
