@@ -589,14 +589,15 @@ def tf32_warpgroup_shape(config, a_transposed: bool = False,
     configuration of at most 256 consumer threads, whose producer copies
     B's tiles transposed (``stage_copy(..., transpose=True)``; the
     producer warpgroup's registers beside 512 consumers are too few). A
-    stored ``k x m`` (``a_transposed``) takes B stored ``n x k``; each
-    simdgroup's rows of A then reach the product through registers
-    (Hopper's wgmma reads 32-bit tiles in threadgroup memory only
-    K-major)."""
+    stored ``k x m`` (``a_transposed``) takes B stored ``n x k`` and a
+    warp-specialised configuration; each simdgroup's rows of A then reach
+    the product through registers (Hopper's wgmma reads 32-bit tiles in
+    threadgroup memory only K-major; in the classic mainloop ptxas
+    serialises those products, remark C7515, so it keeps ``mma.sync``)."""
     c = config
     b_k_major = bool(b_transposed) or (bool(c.warp_specialized) and
                                        c.threads <= 256)
-    if a_transposed and not b_transposed:
+    if a_transposed and not (b_transposed and c.warp_specialized):
         return False
     return (b_k_major and c.bk == _TF32_BK and c.wn == 1 and
             c.wm % 4 == 0 and c.bm == 16 * c.wm and c.bn in (64, 128, 256))
