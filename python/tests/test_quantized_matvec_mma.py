@@ -183,3 +183,36 @@ def test_staged_kernel_on_every_runtime(runtime, rng, dtype, group_size):
     check_product(encode(total, dtype), x, w_q, scales, biases, group_size,
                   dtype)
     assert np.isfinite(decode(encode(total, dtype), dtype)).all()
+
+
+def test_pairs_halve_the_k_loop_on_hopper(monkeypatch):
+    """The paired decode's reason to exist, read from the SASS (sm_90a,
+    NVRTC; where cuobjdump is found): no spills, and its K loop (16 rows
+    of x, group 64) holds at most 0.6 times the instructions of the
+    dequantising loop, with no FADD or F2FP (the codes are neither
+    unbiased nor converted per weight), both staged and not."""
+    from conftest import pipeline_sass
+    from enigma._quantized_matvec_mma import matvec_mma_kernel
+    tool_module = pipeline_sass()
+    tool = tool_module.cuobjdump()
+    if tool is None:
+        pytest.skip("cuobjdump is not installed here")
+    monkeypatch.setenv("ENIGMA_NVRTC_OPTIONS", "--ptxas-options=-v")
+    for staged in (False, True):
+        loops = {}
+        for pairs in (False, True):
+            config = QmvMmaConfig(span=1024, staged=staged, pairs=pairs)
+            source = enigma.compile(
+                matvec_mma_kernel("bf16", 64, config, True)).cuda_source
+            try:
+                sass, _, _ = tool_module.sass_of(source, tool)
+            except enigma.BackendUnavailableError:
+                pytest.skip("NVRTC is not installed here")
+            assert not tool_module.uses_local_memory(sass), config
+            key, body = tool_module.k_loop(sass)
+            assert key == "HMMA" and body, config
+            loops[pairs] = body
+        text = "\n".join(loops[True])
+        assert len(loops[True]) <= 0.6 * len(loops[False]), \
+            (staged, len(loops[True]), len(loops[False]))
+        assert "FADD" not in text and "F2FP" not in text, staged
