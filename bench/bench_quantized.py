@@ -77,7 +77,12 @@ GEMV_CONFIGS = {
          QmvMmaConfig(span=512, staged=True),
          QmvMmaConfig(pairs=True), QmvMmaConfig(parts=4, chunks=4, pairs=True),
          QmvMmaConfig(staged=True, pairs=True),
-         QmvMmaConfig(span=512, staged=True, pairs=True)],
+         QmvMmaConfig(span=512, staged=True, pairs=True),
+         # The split's partial sums added by its last threadgroup.
+         QmvMmaConfig(pairs=True, sum_in_kernel=True),
+         QmvMmaConfig(staged=True, pairs=True, sum_in_kernel=True),
+         QmvMmaConfig(span=512, staged=True, pairs=True, sum_in_kernel=True),
+         QmvMmaConfig(span=512, staged=True, sum_in_kernel=True)],
 }
 GEMM_CONFIGS = [DequantizedGemmConfig(),
                 QmmConfig(128, 256, 64, 8, 1, 5),

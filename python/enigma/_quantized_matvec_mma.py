@@ -33,7 +33,7 @@ is the exact product's, to float accumulation.
 # dtypes of the enclosing function, which a string annotation cannot see.
 
 from ._control import for_range, if_, range_constexpr
-from ._cooperation import threadgroup_alloc
+from ._cooperation import atomic_fetch_add, atomic_store, threadgroup_alloc
 from ._dtypes import Scalar, as_dtype
 from ._ir import fail
 from ._kernel import kernel
@@ -46,7 +46,7 @@ from ._quantized import (VALUES_PER_WORD, SlotsConfig, check_group_size,
 from ._vectors import make_vec
 from ._threads import (barrier, simdgroup_index_in_threadgroup,
                        thread_index_in_threadgroup,
-                       threadgroup_position_in_grid)
+                       threadgroup_position_in_grid, threadgroups_per_grid)
 
 __all__ = ["QmvMmaConfig", "matvec_mma_kernel", "PERMUTE", "PAIRS_PERMUTE"]
 
@@ -107,18 +107,24 @@ class QmvMmaConfig(SlotsConfig):
     ``pairs=True`` decodes two codes per bit operation into the products'
     16-bit A operand and applies scales and biases to each group's float
     sums (the module doc); a step then covers whole groups (``chunks * 32``
-    a multiple of the group size). Not yet run on a GPU."""
+    a multiple of the group size). ``sum_in_kernel=True``: with K split
+    between threadgroups, the last of a block's threadgroups adds the
+    partial sums (in split order, the same result) instead of a second
+    kernel. Neither has run on a GPU yet."""
 
-    __slots__ = ("row_groups", "parts", "chunks", "span", "staged", "pairs")
+    __slots__ = ("row_groups", "parts", "chunks", "span", "staged", "pairs",
+                 "sum_in_kernel")
 
     def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
-                 staged=False, pairs=False):
+                 staged=False, pairs=False, sum_in_kernel=False):
         self.row_groups, self.parts = row_groups, parts
         self.chunks, self.span = chunks, span
-        for name, flag in (("staged", staged), ("pairs", pairs)):
+        for name, flag in (("staged", staged), ("pairs", pairs),
+                           ("sum_in_kernel", sum_in_kernel)):
             if not isinstance(flag, bool):
                 fail(f"QmvMmaConfig: {name} must be a bool, got {flag!r}")
         self.staged, self.pairs = staged, pairs
+        self.sum_in_kernel = sum_in_kernel
         for name, top in (("row_groups", 8), ("parts", 8), ("chunks", 16),
                           ("span", MAX_SPAN)):
             v = getattr(self, name)
@@ -241,7 +247,7 @@ def _paired_products(acc, c, gs, T, xs, ld, x_sums, firsts, words, scales,
     return acc
 
 
-def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
+def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split):
     """Kernel ``(X: T, Wq: u32, S: T, B: T, Y, M: u32, N: u32, K: u32)``
     for ``M <= 16`` rows of x (T f16 or bf16). Threadgroup ``(i, s)``
     computes rows ``rows_per_threadgroup * i ...`` of ``y^T`` over values
@@ -265,12 +271,10 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
         fail(f"{c}: with pairs a step of chunks * 32 = {c.chunks * CHUNK} "
              f"values of K must hold whole groups of {gs}")
     ld = c.span + 8               # padded rows: conflict-free B reads
-    out_dtype = enigma_f32 if split else T
 
-    @kernel
-    def quantized_matvec_mma(X: T, Wq: enigma_u32, S: T, B: T, Y: out_dtype,
-                             M: Scalar(enigma_u32), N: Scalar(enigma_u32),
-                             K: Scalar(enigma_u32, multiple_of=gs)):
+    def products(X, Wq, S, B, M, N, K):
+        """Everything but the stores: (thread, block, split, the parts'
+        sums in threadgroup memory, complete)."""
         t = thread_index_in_threadgroup()
         sg = simdgroup_index_in_threadgroup()
         block = threadgroup_position_in_grid("x")
@@ -425,10 +429,14 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                                             transpose=True))
                 acc[0] = a_acc
 
-        # The parts' sums, added in part order.
         sums = threadgroup_alloc("float", c.threads // 32 * ROWS * XROWS)
         mma_store(acc[0], sums, ld=XROWS, offset=sg * ROWS * XROWS)
         barrier()
+        return t, block, split_index, sums
+
+    def each_output(t, block, sums, M, N, write):
+        """``write(m, n, total)`` for this threadgroup's outputs inside M x
+        N, the parts' sums added in part order."""
         count = c.row_groups * ROWS * XROWS
         for f, inside in _items(t, c.threads, count):
             f = imin(f, count - 1)     # spare threads re-read the last sum
@@ -439,9 +447,65 @@ def matvec_mma_kernel(dtype, group_size, config: QmvMmaConfig, split: bool):
                 total = total + sums[base + q * ROWS * XROWS]
             n = block * c.rows_per_threadgroup + gg * ROWS + r
             with if_(inside & (m < M) & (n < N)):
-                if split:
-                    Y[(split_index * M + m) * N + n] = total
-                else:
-                    Y[m * N + n] = total
+                write(m, n, total)
+
+    if split == "in_kernel":
+        return _summed_kernel(T, gs, c, products, each_output)
+    out_dtype = enigma_f32 if split else T
+
+    @kernel
+    def quantized_matvec_mma(X: T, Wq: enigma_u32, S: T, B: T, Y: out_dtype,
+                             M: Scalar(enigma_u32), N: Scalar(enigma_u32),
+                             K: Scalar(enigma_u32, multiple_of=gs)):
+        t, block, split_index, sums = products(X, Wq, S, B, M, N, K)
+        at = split_index * M if split else 0
+
+        def write(m, n, total):
+            Y[(at + m) * N + n] = total
+        each_output(t, block, sums, M, N, write)
 
     return quantized_matvec_mma
+
+
+def _summed_kernel(T, gs, c, products, each_output):
+    """Kernel ``(X, Wq, S, B, P: f32, F: u32, Y: T, M, N, K)``: each
+    threadgroup stores its float partial sums ``P[s, m, n]``; the last of a
+    block's threadgroups to arrive (a counter per block in ``F``, zeroed
+    before the first launch and left zeroed) adds the block's partials in
+    split order, as the second kernel of the two-launch form does (the
+    same result bit for bit), and stores Y."""
+    rows_tg = c.rows_per_threadgroup
+
+    @kernel
+    def quantized_matvec_mma_summed(X: T, Wq: enigma_u32, S: T, B: T,
+                                    P: enigma_f32, F: enigma_u32, Y: T,
+                                    M: Scalar(enigma_u32),
+                                    N: Scalar(enigma_u32),
+                                    K: Scalar(enigma_u32, multiple_of=gs)):
+        t, block, split_index, sums = products(X, Wq, S, B, M, N, K)
+
+        def write(m, n, total):
+            P[(split_index * M + m) * N + n] = total
+        each_output(t, block, sums, M, N, write)
+        # Every thread's partials reach the device before the count does.
+        barrier("mem_device")
+        arrived = threadgroup_alloc(enigma_u32, 1)
+        with if_(t == 0):
+            arrived[0] = atomic_fetch_add(F, block, 1, order="acq_rel")
+        barrier()
+        splits = threadgroups_per_grid("y")
+        with if_(arrived[0] == splits - 1):
+            for f, inside in _items(t, c.threads, rows_tg * XROWS):
+                r, m = f // XROWS, f % XROWS
+                n = block * rows_tg + r
+                live = inside & (m < M) & (n < N)
+                at = where(0, m * N + n, live)
+                with for_range(1, splits, dtype="uint",
+                               init=[P[at]]) as (h, total):
+                    total[0] = total[0] + P[h * M * N + at]
+                with if_(live):
+                    Y[at] = total[0]
+            with if_(t == 0):          # ready for the next launch
+                atomic_store(F, block, 0)
+
+    return quantized_matvec_mma_summed

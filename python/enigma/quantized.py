@@ -161,6 +161,15 @@ class _Array:
                    "u32": np.uint32}[dtype]
         return np.empty(shape, dtype=npdtype)
 
+    def zeros(self, shape, dtype):
+        """:meth:`empty`, zeroed."""
+        array = self.empty(shape, dtype)
+        if self.torch is not None:
+            array.zero_()
+        else:
+            array[:] = 0
+        return array
+
     def bind(self, array):
         """``array`` (made by :meth:`empty`) as the kernels take it."""
         if self.torch is not None and array.dtype == self.torch.int32:
@@ -506,6 +515,13 @@ def _matvec_mma(xa, args, bound, shape, group_size, config, target,
         kernel.launch(**launch)(*args, bound, M, N, K, **kw)
         return
     partial = xa.empty((splits, M, N), "f32")
+    if config.sum_in_kernel:   # the last threadgroup of a block adds them
+        flags = xa.zeros((launch["threadgroups"][0],), "u32")
+        kernel = _kernel("qmv_mma", xa.dtype, group_size, config,
+                         "in_kernel")
+        kernel.launch(**launch)(*args, partial, xa.bind(flags), bound, M, N,
+                                K, **kw)
+        return
     kernel = _kernel("qmv_mma", xa.dtype, group_size, config, True)
     kernel.launch(**launch)(*args, partial, M, N, K, **kw)
     _kernel("sum", xa.dtype, 0).launch(grid=M * N, threads=256)(
@@ -540,9 +556,5 @@ def _dequantized_gemm(xa, q, s, b, group_size, bound, shape, config, target,
     floats, flags = stream_k_workspace(gemm) if gemm.stream_k else \
         split_k_workspace(gemm, M, N)
     workspace = xa.empty((floats,), "f32")
-    zeros = xa.empty((flags,), "u32")
-    if xa.torch is not None:
-        zeros.zero_()
-    else:
-        zeros[:] = 0
+    zeros = xa.zeros((flags,), "u32")
     run(xa.value, w, workspace, xa.bind(zeros), M, N, K, bound, **kw)

@@ -15,7 +15,8 @@ import pytest
 
 import enigma
 from enigma._quantized_matvec_mma import PERMUTE, QmvMmaConfig
-from test_quantized import product, qa  # noqa: F401 (the fixture)
+from test_quantized import (check_product, encode, product, qa,  # noqa: F401
+                            weights)
 
 FORMATS = [("bf16", 32), ("bf16", 64), ("bf16", 128), ("f16", 64)]
 
@@ -216,3 +217,27 @@ def test_pairs_halve_the_k_loop_on_hopper(monkeypatch):
         assert len(loops[True]) <= 0.6 * len(loops[False]), \
             (staged, len(loops[True]), len(loops[False]))
         assert "FADD" not in text and "F2FP" not in text, staged
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_sums_in_the_kernel(qa, rng, pairs):
+    """sum_in_kernel=True: K over 3 spans and a half, the last threadgroup
+    of each block adds the float partials in split order; the result is
+    the two-launch form's bit for bit, twice in a row, and within the
+    float64 reference's bound."""
+    w = weights(rng, 45, 896, 64, "bf16")
+    w_q, scales, biases = enigma.quantize(qa.put(w, "bf16"), 64)
+    x = encode(rng.standard_normal((7, 896)), "bf16")
+    base = QmvMmaConfig(row_groups=2, parts=2, chunks=2, span=256,
+                        pairs=pairs)
+    results = []
+    for config in (base, base.replace(sum_in_kernel=True),
+                   base.replace(sum_in_kernel=True)):
+        out = qa.poisoned((7, 45), "bf16")
+        y = enigma.quantized_matmul(qa.put(x, "bf16"), w_q, scales, biases,
+                                    group_size=64, out=out, config=config)
+        results.append(np.array(qa.get(y)))
+    check_product(results[1], x, qa.get(w_q), qa.get(scales),
+                  qa.get(biases), 64, "bf16")
+    assert np.array_equal(results[0], results[1])
+    assert np.array_equal(results[1], results[2])
