@@ -355,12 +355,12 @@ class _GemmShape:
                  f"supported: each simdgroup's columns must be a multiple "
                  f"or a divisor of {block}, or wn must be 1 with rows of "
                  f"at most 256 bytes")
-        # A stored k x m in TF32 warpgroup products reaches them through
-        # registers (wgmma reads 32-bit tiles only K-major); the TMA writes
-        # its stage tile in blocks of 32 columns (128-byte rows, what its
-        # swizzle can write).
+        # A stored k x m in TF32 warpgroup products (warp-specialised
+        # only) reaches them through registers (wgmma reads 32-bit tiles
+        # only K-major); the TMA writes its stage tile in blocks of 32
+        # columns (128-byte rows, what its swizzle can write).
         self.a_block = 0
-        if self.group and a_transposed and c.warp_specialized:
+        if self.group and a_transposed:
             self.a_block = 128 // dtype.itemsize
         self.a_stride = c.bk * self.a_block
         self.a_shape = (c.bk, self.a_block or c.bm) if a_transposed else \
@@ -393,13 +393,10 @@ class _GemmShape:
         c = self.config
         if self.group:     # the group's 64 rows; B is the whole tile
             first = (self.warp // 4) * 64
-            if not self.a_transposed:
-                offset = first * c.bk
-            elif self.a_block:   # stored columns, in blocks of a_block
+            offset = first * c.bk
+            if self.a_transposed:   # stored columns, in blocks of a_block
                 offset = (first // self.a_block) * self.a_stride + \
                     first % self.a_block
-            else:
-                offset = first
             a_op = mma_operand(a_tile, ld=self.a_shape[1], offset=offset,
                                transpose=self.a_transposed,
                                swizzle=self.sw_a,
