@@ -4,8 +4,10 @@
 
 Compiles every configuration of enigma.gemm_configs("cuda", dtype,
 warp_specialized=True) (bf16, TF32, fp32) and of enigma.tf32_gemm_configs()
-(TF32 wgmma, B stored n x k) and enigma.tf32_gemm_configs(b_transposed=False)
-(B stored k x n, copied transposed) to an sm_90a cubin with NVRTC,
+(TF32 wgmma, B stored n x k; and the same with B stored k x n as C^T = B^T
+A^T, B's rows through registers) and
+enigma.tf32_gemm_configs(b_transposed=False) (B stored k x n, copied
+transposed) to an sm_90a cubin with NVRTC,
 exactly as the CUDA runtime would, disassembles it with cuobjdump and
 prints one Markdown row per kernel: registers (the count at entry, which
 setmaxnreg then lowers for the producer and raises for the consumers),
@@ -75,6 +77,10 @@ def kernels():
     for c in enigma.tf32_gemm_configs(b_transposed=False):
         out.append((f"tf32-Bkn {describe(c)}",
                     f32.compiled(c, True, False).cuda_source))
+    # TF32 wgmma, B stored k x n as C^T = B^T A^T: B's rows in registers.
+    for c in enigma.tf32_gemm_configs():
+        out.append((f"tf32-swapped {describe(c)}",
+                    f32.compiled_swapped(c).cuda_source))
     return out
 
 
