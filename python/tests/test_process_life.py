@@ -32,9 +32,14 @@ _BACKENDS = ["cpu", "metal-host"]
 # endless kernel also crosses a barrier on every iteration, so the
 # threadgroup's fibers keep switching.
 _PRELUDE = r'''
-import contextlib, json, os, sys, threading, time
+import contextlib, json, os, signal, sys, threading, time
 import numpy as np
 import enigma
+
+# Ctrl-C as a terminal delivers it: a test run started in the background
+# (nohup, `cmd &` in a script) hands its children SIGINT ignored, and
+# Python then never raises KeyboardInterrupt.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def make_runtime(backend):
     return enigma.CpuRuntime() if backend == "cpu" else enigma.MetalHostRuntime()
