@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from . import _core, _log
-from ._dtypes import as_dtype
+from ._dtypes import as_dtype, plain_index
 from ._ir import BufferProxy, EnigmaError
 from ._jit import JitFunction, run_host
 from ._kernel import KernelCalls, KernelDefinition, Launchable, Param
@@ -289,6 +289,7 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if args:
         raise EnigmaError("arguments to enigma.compile are only taken by "
                           "@enigma.jit functions; an @enigma.kernel takes none")
+    vec_width = plain_index(vec_width)
     if (isinstance(vec_width, bool) or not isinstance(vec_width, int) or
             vec_width not in (0, 1, 2, 4)):
         raise EnigmaError(f"vec_width must be 2 or 4 (0 or 1 turns it off), "

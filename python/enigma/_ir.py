@@ -14,7 +14,7 @@ import sys
 import threading
 
 from . import _core
-from ._dtypes import DType, as_dtype, b1, f32
+from ._dtypes import DType, as_dtype, b1, f32, plain_index
 
 EnigmaError = _core.EnigmaError
 
@@ -189,18 +189,6 @@ def is_number(x) -> bool:
     """A Python (or numpy) real number: what a traced value may be made
     from."""
     return isinstance(x, numbers.Number) and not isinstance(x, complex)
-
-
-def plain_index(x):
-    """A numpy integer (an offset computed on the host) as the Python int
-    it holds; a tuple of indices element by element; anything else as it
-    is."""
-    if isinstance(x, tuple):
-        return tuple(plain_index(i) for i in x)
-    if isinstance(x, numbers.Integral) and type(x) is not int and \
-            not isinstance(x, bool):
-        return int(x)
-    return x
 
 
 def kind_of(x) -> str:

@@ -24,7 +24,7 @@ depends on the layout.
 
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import threadgroup_alloc
-from ._dtypes import Scalar, as_dtype
+from ._dtypes import Scalar, as_dtype, plain_index
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
@@ -77,8 +77,8 @@ class QmvMmaConfig(SlotsConfig):
 
     def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
                  staged=False):
-        self.row_groups, self.parts = row_groups, parts
-        self.chunks, self.span = chunks, span
+        self.row_groups, self.parts, self.chunks, self.span = plain_index(
+            (row_groups, parts, chunks, span))
         if not isinstance(staged, bool):
             fail(f"QmvMmaConfig: staged must be a bool, got {staged!r}")
         self.staged = staged
