@@ -239,7 +239,7 @@ def test_missing_attributes_stay_attribute_errors_for_hasattr(runtime):
 @pytest.mark.parametrize("spelling,hint", [
     ("astype", "enigma.metal_cast"), ("item", "enigma.metal_cast"),
     ("sum", "enigma.simd_sum"), ("sqrt", "enigma.sqrt"),
-    ("shape", "v.lanes"), ("len", "v.lanes"),
+    ("shape", "x.lanes"), ("len", "x.lanes"),
 ])
 def test_traced_value_attributes(spelling, hint):
     @enigma.kernel
