@@ -50,6 +50,16 @@ _NOT_CALLABLE = re.compile(r"^'(IRValue|Fragment|QueryValue|BufferProxy)' "
 # Python's own message for a call with the wrong arguments: "sqrt() takes ..."
 _WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
                          r"got multiple)")
+# What a wrong call of these names most likely meant (the spelling of
+# another language, or a forgotten argument order).
+_WRONG_CALL_HINTS = {
+    "select": "enigma.select(x, mode) picks modes of a tuple or a Layout; "
+              "Metal's select(f, t, c), a value per thread, is "
+              "enigma.where(false_value, true_value, condition)",
+    "where": "enigma.where(false_value, true_value, condition) takes "
+             "Metal's select order, the condition last (numpy's "
+             "where(c, x, y) is where(y, x, c))",
+}
 
 
 def _innermost_user_frame(tb):
@@ -96,6 +106,9 @@ def _located_error(error: BaseException):
         if (in_package(tb.tb_frame.f_code.co_filename)
                 and not getattr(error, "at_call_site", False)):
             return None
+        hint = _WRONG_CALL_HINTS.get(match.group(1))
+        if hint:
+            message += f": {hint}"
     where = _innermost_user_frame(error.__traceback__)
     if where is None:
         return None
