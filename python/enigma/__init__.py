@@ -80,4 +80,4 @@ def __getattr__(name):
     if name == "torch":  # PyTorch integration, imported on first use
         import importlib
         return importlib.import_module(".torch", __name__)
-    raise AttributeError(f"module 'enigma' has no attribute {name!r}")
+    _kernel.missing_package_name(name)

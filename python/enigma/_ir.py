@@ -238,6 +238,8 @@ def to_value(x, like: DType | None = None) -> "IRValue":
         return x
     if isinstance(x, Unbound):
         x.fail()
+    if isinstance(x, ElementsOnly):
+        x._not_a_value()
     tracer = current_tracer("a traced value")
     if not is_number(x):
         fail(f"expected a traced value or a number, got {kind_of(x)}")
@@ -436,6 +438,12 @@ class IRValue:
              "(docs/reference/math.md)")
 
     def __iter__(self):
+        if self.lanes == 1:
+            # x, y = enigma.thread_position_in_grid_xyz() above all.
+            fail(f"a traced {self.dtype.name} scalar cannot be iterated or "
+                 "unpacked (x, y = v); the thread queries give one "
+                 "dimension each: x = enigma.thread_position_in_grid_xyz("
+                 "\"x\"), y = enigma.thread_position_in_grid_xyz(\"y\")")
         fail("a traced value cannot be iterated; read vector lanes with "
              "v[0], .x .y .z .w or enigma.vec_extract")
 
@@ -593,7 +601,11 @@ class ElementsOnly:
     def _not_a_value(self, *_):
         fail(f"{self._what()} is not a value: arithmetic takes its "
              "elements, A[i] (a kernel computes one element per thread: "
-             "C[i] = A[i] + 1.0), not the whole array as numpy does")
+             "C[i] = A[i] + 1.0), not the whole array as numpy does"
+             f"{self._scalar_hint()}")
+
+    def _scalar_hint(self) -> str:
+        return ""
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = \
         __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = \
@@ -638,6 +650,11 @@ class BufferProxy(ElementsOnly):
                 "or declare the buffer's shape "
                 f"({self.name}: enigma.{self.dtype.name}[\"n\"], n a scalar "
                 f"parameter; then {self.name}.shape is (n,))")
+
+    def _scalar_hint(self) -> str:
+        return (f". If {self.name} is meant to be one number, annotate it "
+                f"{self.name}: enigma.Scalar(enigma.{self.dtype.name}); "
+                f"enigma.{self.dtype.name} alone makes a buffer")
 
     def _has(self) -> str:
         return (f"inside a kernel a buffer parameter has {self.name}[i], "

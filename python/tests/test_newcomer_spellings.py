@@ -254,6 +254,61 @@ def test_traced_value_attributes(spelling, hint):
     assert hint in message, message
 
 
+def test_a_buffer_used_as_a_number_names_scalar():
+    @enigma.kernel
+    def k(A: enigma.f32, n: enigma.u32):
+        i = enigma.thread_position_in_grid
+        with enigma.if_(i < n):  # number
+            A[i] = 0.0
+
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(k)
+    message = located(info, "number")
+    assert "buffer n is not a value" in message
+    assert "n: enigma.Scalar(enigma.u32)" in message
+
+
+def test_thread_positions_unpacked_or_read_as_lanes():
+    @enigma.kernel
+    def unpacked(A: enigma.f32, w: U32):
+        x, y = enigma.thread_position_in_grid_xyz()  # unpack
+        A[y * w + x] = 0.0
+
+    @enigma.kernel
+    def lane(A: enigma.f32, w: U32):
+        A[enigma.thread_position_in_grid.y] = 0.0  # lane
+
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(unpacked)
+    assert 'y = enigma.thread_position_in_grid_xyz("y")' in \
+        located(info, "unpack")
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(lane)
+    message = located(info, "lane")
+    assert "already the x position" in message
+    assert 'thread_position_in_grid_xyz("y")' in message
+
+
+@pytest.mark.parametrize("name,hint", [
+    ("threadIdx", "enigma.thread_position_in_grid"),
+    ("program_id", "enigma.threadgroup_position_in_grid()"),
+    ("syncthreads", "enigma.barrier()"), ("max", "enigma.fmax"),
+    ("float32", "enigma.f32"), ("float64", "enigma.f32"),
+    ("zeros", "numpy"),
+])
+def test_names_of_other_kernel_languages(name, hint):
+    @enigma.kernel
+    def k(A: enigma.f32):
+        A[0] = getattr(enigma, name)  # foreign
+
+    with pytest.raises(enigma.EnigmaError) as info:
+        enigma.compile(k)
+    assert hint in located(info, "foreign")
+    assert not hasattr(enigma, name)
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        enigma.no_such_name
+
+
 # --------------------------------------------------------------------------
 # select / where
 # --------------------------------------------------------------------------
