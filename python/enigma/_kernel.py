@@ -16,7 +16,7 @@ import textwrap
 import weakref
 
 from . import _core
-from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype
+from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype, plain_index
 from ._grid import function_constants
 from ._ir import (BufferProxy, EnigmaError, IRValue, MissingAttributeError,
                   Tracer, active_tracer, fail, in_package, set_active_tracer,
@@ -292,7 +292,7 @@ class Launchable:
         threadgroups of 256 (the last one may be partial). Only one int:
         other launches are ``kernel.launch(...)``."""
         try:
-            return self._launchers[n]
+            return self._launchers[_spelling_key(n)]
         except (AttributeError, KeyError, TypeError):
             return _bracket_launcher(self, n)
 
@@ -306,8 +306,8 @@ class Launchable:
         gives the kernel's function constants, as ``execute`` takes them."""
         if not args and not options:
             try:
-                return self._launchers[(grid, threadgroups, threads,
-                                        constants)]
+                return self._launchers[_spelling_key(
+                    (grid, threadgroups, threads, constants))]
             except (AttributeError, KeyError, TypeError):
                 pass
         return _explicit_launcher(self, args, grid, threadgroups, threads,
@@ -489,13 +489,26 @@ def _calls(owner) -> KernelCalls:
     return calls
 
 
+def _spelling_key(value):
+    """``value`` (a launch's spelling) as a key of the kept launchers that
+    tells 1000 from 1000.0 and 1 from True, which a dict takes for the same
+    key: a float or a bool must reach the checks, not the int's launcher.
+    A numpy integer is the int's key."""
+    if type(value) is int or value is None:
+        return value
+    if type(value) is tuple:
+        return tuple(_spelling_key(v) for v in value)
+    value = plain_index(value)
+    return value if type(value) is int else (type(value), value)
+
+
 def _keep(owner, key, made):
     """Keeps ``made`` as the launcher of spelling ``key``."""
     try:
         cache = owner._launchers
         if len(cache) >= _MAX_LAUNCHERS:
             cache.clear()
-        cache[key] = made
+        cache[_spelling_key(key)] = made
     except TypeError:  # an unhashable spelling (a list): not kept
         pass
     return made
