@@ -153,6 +153,34 @@ def test_jit_launch_takes_numpy_integers(runtime, rng):
     np.testing.assert_array_equal(np.frombuffer(raw, np.float32), x * 2)
 
 
+def test_numpy_integer_fp8_scales_are_numbers(runtime, rng):
+    """A numpy integer scale is the number it holds, as a Python int is
+    (a numpy integer array is still refused: scales hold floats)."""
+    if runtime.name not in ("cpu", "metal-host"):
+        pytest.skip("numpy arrays run on the host runtimes")
+    x = rng.standard_normal((5, 32)).astype(np.float32)
+    w = rng.standard_normal((3, 32)).astype(np.float32)
+    a, b = (enigma.fp8_encode(v, enigma.f8e4m3, saturate=True)
+            for v in (x, w))
+    af, bf = (enigma.fp8_decode(v, enigma.f8e4m3).astype(np.float64)
+              for v in (a, b))
+    c = enigma.gemm_fp8(a, b, np.int64(2), np.uint8(3), out_dtype="f32",
+                        runtime=runtime)
+    np.testing.assert_allclose(c, 6 * af @ bf.T, rtol=1e-6, atol=1e-5)
+    with pytest.raises(enigma.DispatchError, match="float32 values"):
+        enigma.gemm_fp8(a, b, np.array([2]), 1.0, runtime=runtime)
+
+
+def test_autotune_launch_takes_a_numpy_integer_size():
+    @enigma.kernel
+    def fill(out: enigma.f32):
+        out[enigma.thread_position_in_grid] = 1.0
+
+    launch = enigma.Launch(enigma.compile(fill), (8, 1, 1), (8, 1, 1),
+                           output_bytes=np.int64(32))
+    assert launch.output_bytes == [32] and type(launch.output_bytes[0]) is int
+
+
 # --------------------------------------------------------------------------
 # numpy's array attributes on buffers and traced values
 # --------------------------------------------------------------------------
