@@ -536,6 +536,7 @@ class IRValue:
         multiplications, left to right (``x * x * x``), exact where the
         products are, for every sign of ``x``. Other exponents: use
         enigma.pow (Metal's ``pow``, NaN for negative bases)."""
+        exponent = plain_index(exponent)
         if isinstance(exponent, bool) or not isinstance(exponent, int) or \
                 not 1 <= exponent <= _MAX_POWER:
             fail(f"x ** {exponent!r}: ** takes a Python int exponent from 1 "

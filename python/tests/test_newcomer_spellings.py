@@ -443,3 +443,27 @@ def test_a_float_grid_is_refused_after_the_int_one_ran(arrays, rng):
     out = arrays.put(np.full(n, np.nan, np.float32))
     copy[np.int64(n)](arrays.put(a), out, n)
     np.testing.assert_array_equal(arrays.get(out), a)
+
+
+# --------------------------------------------------------------------------
+# numpy integers inside kernels, where a compile-time int is taken
+# --------------------------------------------------------------------------
+
+def test_numpy_integers_in_kernel_helpers(arrays, rng):
+    """x ** n, the tile copy's count and a pipeline's sizes take numpy
+    integers (sizes computed on the host) as the ints they hold."""
+    two, count = np.int64(2), np.int32(64)
+
+    @enigma.kernel
+    def squares(A: enigma.f32, B: enigma.f32):
+        t = enigma.thread_index_in_threadgroup()
+        ring = enigma.pipeline(enigma.f32, count, np.int64(2))
+        enigma.copy(A, ring.back(), count, cooperative=True)
+        enigma.barrier()
+        B[t] = ring.back()[t] ** two
+
+    a = rng.standard_normal(64).astype(np.float32)
+    out = arrays.put(np.full(64, np.nan, np.float32))
+    squares.launch(threadgroups=1, threads=64)(arrays.put(a), out)
+    np.testing.assert_allclose(arrays.get(out), a.astype(np.float64) ** 2,
+                               rtol=1e-6)
