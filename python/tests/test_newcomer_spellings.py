@@ -467,3 +467,20 @@ def test_numpy_integers_in_kernel_helpers(arrays, rng):
     squares.launch(threadgroups=1, threads=64)(arrays.put(a), out)
     np.testing.assert_allclose(arrays.get(out), a.astype(np.float64) ** 2,
                                rtol=1e-6)
+
+
+def test_a_compiled_kernel_called_directly_says_how_to_launch(arrays, rng):
+    @enigma.kernel
+    def double(A: enigma.f32, B: enigma.f32):
+        i = enigma.thread_position_in_grid
+        B[i] = A[i] * 2.0
+
+    compiled = enigma.compile(double)
+    a = rng.standard_normal(32).astype(np.float32)
+    out = arrays.put(np.full(32, np.nan, np.float32))
+    with pytest.raises(enigma.EnigmaError) as info:
+        compiled(arrays.put(a), out)  # call
+    message = located(info, "call")
+    assert "compiled[n](...)" in message and "execute" in message
+    compiled[32](arrays.put(a), out)
+    np.testing.assert_array_equal(arrays.get(out), a.astype(np.float64) * 2)
