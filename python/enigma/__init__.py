@@ -83,4 +83,4 @@ def __getattr__(name):
         # works as `import enigma.attention` does.
         import importlib
         return importlib.import_module("." + name, __name__)
-    raise AttributeError(f"module 'enigma' has no attribute {name!r}")
+    _kernel.missing_package_name(name)

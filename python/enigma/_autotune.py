@@ -39,6 +39,7 @@ import time
 import numpy as np
 
 from . import _core, _progress
+from ._dtypes import plain_index
 
 __all__ = ["autotune", "Autotuner", "Launch"]
 
@@ -59,6 +60,7 @@ class Launch:
         self.grid = tuple(grid)
         self.threads = tuple(threads)
         self.scalars = list(scalars)
+        output_bytes = plain_index(output_bytes)
         if isinstance(output_bytes, int):
             output_bytes = [output_bytes]
         self.output_bytes = None if output_bytes is None else \

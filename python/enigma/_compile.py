@@ -10,8 +10,8 @@ import tempfile
 import time
 
 from . import _core, _log
-from ._dtypes import as_dtype
-from ._ir import BufferProxy, EnigmaError
+from ._dtypes import as_dtype, plain_index
+from ._ir import BufferProxy, EnigmaError, user_location
 from ._jit import JitFunction, run_host
 from ._kernel import KernelCalls, KernelDefinition, Launchable, Param
 from ._tensor import IdentityTensor, Tensor
@@ -85,6 +85,17 @@ class CompiledKernel(Launchable):
 
     def _launch_label(self) -> str:
         return "compiled"
+
+    def __call__(self, *args, **kwargs):
+        # compiled(a, b) as a function: Python's "not callable" said how to
+        # launch instead.
+        file, line = user_location()
+        raise EnigmaError(
+            f"{file}:{line}: a compiled kernel ({self.kernel_name}) is not "
+            "called directly: launch it on your arrays with compiled[n](...) "
+            "(a 1-D grid of n threads) or compiled.launch(grid=..., "
+            "threads=...)(...) (docs/reference/launch.md), or run it with a "
+            "runtime's execute(compiled, inputs, ...)")
 
     def _make_calls(self):
         if self._metal_source_only:
@@ -281,6 +292,9 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
         compiled.threadgroup_memory = launch.smem
         return compiled
     if not isinstance(fn, KernelDefinition):
+        if isinstance(fn, CompiledKernel):
+            raise EnigmaError(f"enigma.compile expects a kernel, got {fn!r}, "
+                              "which is compiled already")
         if callable(fn):
             raise EnigmaError(
                 f"{getattr(fn, '__name__', fn)!r} is not an Enigma kernel; "
@@ -289,6 +303,7 @@ def compile(fn, *args, keep_metal_source=False, dump_ir=False,
     if args:
         raise EnigmaError("arguments to enigma.compile are only taken by "
                           "@enigma.jit functions; an @enigma.kernel takes none")
+    vec_width = plain_index(vec_width)
     if (isinstance(vec_width, bool) or not isinstance(vec_width, int) or
             vec_width not in (0, 1, 2, 4)):
         raise EnigmaError(f"vec_width must be 2 or 4 (0 or 1 turns it off), "

@@ -45,6 +45,7 @@ class Carry:
         return len(self._slots)
 
     def _slot(self, k) -> Slot:
+        k = plain_index(k)
         if isinstance(k, IRValue) or isinstance(k, bool) or \
                 not isinstance(k, int):
             fail("carried values are indexed by Python integers")

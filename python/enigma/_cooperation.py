@@ -57,6 +57,16 @@ class ThreadgroupTensor(ElementsOnly):
     def _what(self) -> str:
         return self.name
 
+    def _size_hint(self) -> str:
+        if self.size is None:
+            return ("its size is given at each launch (threadgroup_memory= "
+                    "bytes); pass the element count as a scalar parameter")
+        return f"it holds t.size = len(t) = {self.size} elements, in one row"
+
+    def _has(self) -> str:
+        return ("a threadgroup array has t[i], t[i] = v, t.size, t.dtype and "
+                "the atomic methods (t.atomic_fetch_add(i, v), ...)")
+
     def __len__(self) -> int:
         if self.size is None:
             fail(f"len() of {self.name}: its size is given at each launch "

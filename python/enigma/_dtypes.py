@@ -1,10 +1,28 @@
-"""Element types of the Enigma language (docs/reference/core.md)."""
+"""Element types of the Enigma language (docs/reference/core.md), and
+numpy integers as the ints that sizes and indices are (``plain_index``)."""
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 from . import _core
+
+
+def plain_index(x):
+    """A numpy integer (an offset or a size computed on the host) as the
+    Python int it holds; a tuple element by element; anything else as it
+    is. Every check that wants an int takes numpy integers through this,
+    in kernels and on the host alike (``QmvConfig(np.int64(8))`` is
+    ``QmvConfig(8)``); bools and floats pass unchanged, for the check to
+    refuse."""
+    if isinstance(x, tuple):
+        return tuple(plain_index(i) for i in x)
+    if isinstance(x, numbers.Integral) and type(x) is not int and \
+            not isinstance(x, bool):
+        return int(x)
+    return x
 
 
 class DType:
@@ -97,6 +115,7 @@ class ShapedBuffer:
         self.dtype = as_dtype(dtype)
         if not isinstance(shape, tuple):
             shape = (shape,)
+        shape = plain_index(shape)
         if not shape:
             raise _core.EnigmaError(
                 f"{self.dtype!r}[...] needs at least one extent")
@@ -214,6 +233,7 @@ class Scalar:
         self.dtype = as_dtype(dtype)
         self.metal_name = self.dtype.metal_name
         self.width = self.dtype.width
+        multiple_of = plain_index(multiple_of)
         if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) \
                 or multiple_of < 1:
             raise _core.EnigmaError(f"Scalar: multiple_of must be a positive int, "

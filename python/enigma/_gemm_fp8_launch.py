@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from . import _core
-from ._dtypes import Scalar, as_dtype, f32, u32
+from ._dtypes import Scalar, as_dtype, f32, plain_index, u32
 from ._inputs import bindable_input, torch_cuda_device
 from ._gemm_fp8 import FP8_BLOCK, cached_fp8_configs, gemm_fp8_block
 from ._kernel import kernel
@@ -104,7 +104,8 @@ def _scale_array(s, like, what):
         _error(f"{what} is a PyTorch tensor but the operands are not")
     if isinstance(s, (bool, np.bool_)):
         _error(f"{what} must be a float32 number or array, got {s!r}")
-    if isinstance(s, int):   # a Python number: 2 as 2.0
+    s = plain_index(s)
+    if isinstance(s, int):   # a Python or numpy integer: 2 as 2.0
         s = float(s)
     s = np.asarray(s)
     if s.dtype.kind != "f":

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from ._control import for_range, if_, while_
 from ._cooperation import atomic_load, atomic_store
+from ._dtypes import plain_index
 from ._ir import BufferProxy, fail
 from ._math import imax, imin, where
 from ._mma import mma_load, mma_store
@@ -82,6 +83,7 @@ def stream_k_schedule(config, m: int, n: int, k: int,
     k_begin, k_end)`` (block: the position in grouped order; K steps of
     ``bk``, ``k_end`` exclusive). The kernel computes the same with the
     launch's values; tests and the heuristic read it here."""
+    groups = plain_index(groups)
     if groups is not None and (isinstance(groups, bool) or
                                not isinstance(groups, int) or groups < 1):
         fail(f"stream_k_schedule: groups must be at least 1 (or None), "

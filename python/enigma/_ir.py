@@ -14,7 +14,7 @@ import sys
 import threading
 
 from . import _core
-from ._dtypes import DType, as_dtype, b1, f32
+from ._dtypes import DType, as_dtype, b1, f32, plain_index
 
 EnigmaError = _core.EnigmaError
 
@@ -114,10 +114,37 @@ def current_tracer(what: str = "this") -> Tracer:
     return tracer
 
 
-def fail(message: str):
-    """Raises EnigmaError prefixed with the user's file:line."""
+class MissingAttributeError(EnigmaError, AttributeError):
+    """An attribute a buffer or a traced value lacks (numpy's ``A.size``,
+    ``A.sum()``, ``x.astype``), said at the user's line with what a kernel
+    writes instead. Also an AttributeError, so that ``hasattr`` and
+    ``getattr`` with a default keep answering False and the default."""
+
+
+def fail(message: str, error: type = EnigmaError):
+    """Raises ``error`` (an EnigmaError) prefixed with the user's
+    file:line."""
     file, line = user_location()
-    raise EnigmaError(f"{file}:{line}: {message}")
+    raise error(f"{file}:{line}: {message}")
+
+
+def _package_function(name: str) -> bool:
+    """Whether ``enigma.<name>`` is one of the language's functions."""
+    return callable(getattr(sys.modules.get("enigma"), name, None))
+
+
+# What numpy's array and scalar attributes are in a kernel, for the errors
+# of the attributes buffers and traced values lack.
+_REDUCTIONS = {"sum", "max", "min", "mean", "prod", "argmax", "argmin",
+               "any", "all", "cumsum", "cumprod", "std", "var", "dot",
+               "nonzero", "count_nonzero", "norm"}
+_SIZES = {"size", "nbytes", "length", "len", "count", "shape", "ndim"}
+_VIEWS = {"reshape", "T", "transpose", "flatten", "ravel", "view",
+          "squeeze", "unsqueeze", "swapaxes", "permute", "contiguous"}
+_CONVERSIONS = {"astype", "item", "tolist", "numpy", "to", "cpu", "cuda",
+                "type", "float", "int", "half", "double"}
+_WRITES = {"fill", "fill_", "zero_", "copy_", "put", "itemset", "copy",
+           "append", "clear"}
 
 
 def static_int(x, what: str, minimum: int = 1) -> int:
@@ -191,18 +218,6 @@ def is_number(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, complex)
 
 
-def plain_index(x):
-    """A numpy integer (an offset computed on the host) as the Python int
-    it holds; a tuple of indices element by element; anything else as it
-    is."""
-    if isinstance(x, tuple):
-        return tuple(plain_index(i) for i in x)
-    if isinstance(x, numbers.Integral) and type(x) is not int and \
-            not isinstance(x, bool):
-        return int(x)
-    return x
-
-
 def kind_of(x) -> str:
     """How an error names a value of the wrong kind: its type, or for one
     of enigma's own functions (a thread query written without its call,
@@ -223,6 +238,8 @@ def to_value(x, like: DType | None = None) -> "IRValue":
         return x
     if isinstance(x, Unbound):
         x.fail()
+    if isinstance(x, ElementsOnly):
+        x._not_a_value()
     tracer = current_tracer("a traced value")
     if not is_number(x):
         fail(f"expected a traced value or a number, got {kind_of(x)}")
@@ -421,8 +438,44 @@ class IRValue:
              "(docs/reference/math.md)")
 
     def __iter__(self):
+        if self.lanes == 1:
+            # x, y = enigma.thread_position_in_grid_xyz() above all.
+            fail(f"a traced {self.dtype.name} scalar cannot be iterated or "
+                 "unpacked (x, y = v); the thread queries give one "
+                 "dimension each: x = enigma.thread_position_in_grid_xyz("
+                 "\"x\"), y = enigma.thread_position_in_grid_xyz(\"y\")")
         fail("a traced value cannot be iterated; read vector lanes with "
              "v[0], .x .y .z .w or enigma.vec_extract")
+
+    def __len__(self):
+        fail(f"len() of a traced value: {_VALUE_SHAPE}")
+
+    def __getattr__(self, name):
+        # Only attributes a traced value lacks reach here: numpy's (x.astype,
+        # x.sum()) are said with what a kernel writes instead.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in _CONVERSIONS:
+            hint = ("convert inside the kernel with x.cast(enigma.f32) or "
+                    "enigma.metal_cast(x, \"float\"); a traced value has no "
+                    "Python value while the kernel is traced")
+        elif name in _REDUCTIONS:
+            hint = ("a traced value is one number per thread: reduce across "
+                    "a simdgroup with enigma.simd_sum (simd_max, simd_min, "
+                    "...), across a threadgroup through threadgroup_alloc "
+                    "and barrier, or loop over a buffer's elements with "
+                    "enigma.range; of two values, enigma.fmax / imax")
+        elif name in _SIZES:
+            hint = _VALUE_SHAPE
+        elif _package_function(name):
+            hint = f"call enigma's function: enigma.{name}(x)"
+        else:
+            hint = ("a traced value has .dtype, .lanes, .cast(dtype), the "
+                    "lanes .x .y .z .w of a vector and Python's operators; "
+                    "functions of it are enigma's (enigma.sqrt(x), "
+                    "enigma.metal_cast(x, \"int\"); docs/reference/math.md)")
+        fail(f"{self!r} has no attribute '{name}': {hint}",
+             MissingAttributeError)
 
     __hash__ = object.__hash__
 
@@ -483,6 +536,7 @@ class IRValue:
         multiplications, left to right (``x * x * x``), exact where the
         products are, for every sign of ``x``. Other exponents: use
         enigma.pow (Metal's ``pow``, NaN for negative bases)."""
+        exponent = plain_index(exponent)
         if isinstance(exponent, bool) or not isinstance(exponent, int) or \
                 not 1 <= exponent <= _MAX_POWER:
             fail(f"x ** {exponent!r}: ** takes a Python int exponent from 1 "
@@ -506,15 +560,53 @@ class IRValue:
 # Buffers
 # --------------------------------------------------------------------------
 
+_VALUE_SHAPE = ("a traced value is one scalar per thread, or a vector of "
+                "x.lanes lanes (read them with x.x, x.y, x.z, x.w or x[i]); "
+                "a buffer's length is passed as a scalar parameter")
+
+
 class ElementsOnly:
     """An array inside a kernel (a buffer parameter, threadgroup memory):
-    numpy's whole-array arithmetic (``A + 1.0``) is an error that says to
-    compute with elements. ``_what`` names the array."""
+    numpy's whole-array arithmetic (``A + 1.0``) and numpy's attributes
+    (``A.sum()``) are errors that say to compute with elements. ``_what``
+    names the array, ``_size_hint`` says where its length comes from,
+    ``_has`` what it offers."""
+
+    def __getattr__(self, name):
+        # Only attributes the array lacks reach here.
+        if name.startswith("_") or name == "name":
+            raise AttributeError(name)
+        if name in _REDUCTIONS:
+            hint = ("a kernel computes one element per thread; reduce with a "
+                    "loop over the elements (total = 0.0; for j in "
+                    "enigma.range(n): total = total + A[j]), across a "
+                    "simdgroup with enigma.simd_sum (simd_max, simd_min, "
+                    "...) or into one element with the atomics "
+                    "(A.atomic_fetch_add(0, v))")
+        elif name in _SIZES:
+            hint = self._size_hint()
+        elif name in _VIEWS:
+            hint = ("an array in a kernel has no views; index its elements "
+                    "(A[i], or A[y, x] with a declared shape) or make one "
+                    "with enigma.Tensor (docs/reference/tensor.md)")
+        elif name in _CONVERSIONS:
+            hint = ("convert its elements inside the kernel: "
+                    "enigma.metal_cast(A[i], \"float\")")
+        elif name in _WRITES:
+            hint = "write its elements, A[i] = v (one per thread)"
+        else:
+            hint = self._has()
+        fail(f"{self._what()} has no attribute '{name}': {hint}",
+             MissingAttributeError)
 
     def _not_a_value(self, *_):
         fail(f"{self._what()} is not a value: arithmetic takes its "
              "elements, A[i] (a kernel computes one element per thread: "
-             "C[i] = A[i] + 1.0), not the whole array as numpy does")
+             "C[i] = A[i] + 1.0), not the whole array as numpy does"
+             f"{self._scalar_hint()}")
+
+    def _scalar_hint(self) -> str:
+        return ""
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = \
         __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = \
@@ -540,8 +632,36 @@ class BufferProxy(ElementsOnly):
         self.buffer_index = None
         # The declared shape: extents (ints, or the traced scalar
         # parameters they name) and their spellings; None without one.
-        self.shape = None
+        self._shape = None
         self._extent_names = ()
+
+    @property
+    def shape(self) -> tuple:
+        """The declared extents (ints, and the traced scalar parameters
+        they name) of a buffer declared with a shape."""
+        if self._shape is None:
+            # Python then asks __getattr__, which says how to declare one.
+            raise AttributeError("shape")
+        return self._shape
+
+    def _size_hint(self) -> str:
+        return (f"buffer {self.name} has no declared shape and no length in "
+                "the kernel (the arrays are bound at launch): pass the "
+                "length as a scalar parameter (n: enigma.Scalar(enigma.u32)) "
+                "or declare the buffer's shape "
+                f"({self.name}: enigma.{self.dtype.name}[\"n\"], n a scalar "
+                f"parameter; then {self.name}.shape is (n,))")
+
+    def _scalar_hint(self) -> str:
+        return (f". If {self.name} is meant to be one number, annotate it "
+                f"{self.name}: enigma.Scalar(enigma.{self.dtype.name}); "
+                f"enigma.{self.dtype.name} alone makes a buffer")
+
+    def _has(self) -> str:
+        return (f"inside a kernel a buffer parameter has {self.name}[i], "
+                f"{self.name}[i] = v, {self.name}.name, {self.name}.dtype, "
+                f"{self.name}.shape (declared with one) and the atomic "
+                f"methods ({self.name}.atomic_fetch_add(i, v), ...)")
 
     def __iter__(self):
         # Without it Python iterates through __getitem__ (A[0], A[1], ...)
@@ -568,8 +688,8 @@ class BufferProxy(ElementsOnly):
     def set_shape(self, declared, arguments: dict) -> None:
         """Binds the declared shape (ints and names of scalar parameters)
         to the kernel's arguments (parameter name -> proxy or value)."""
-        self.shape = tuple(arguments[e] if isinstance(e, str) else e
-                           for e in declared)
+        self._shape = tuple(arguments[e] if isinstance(e, str) else e
+                            for e in declared)
         self._extent_names = tuple(str(e) for e in declared)
         self._require_declared_size()
 
@@ -657,7 +777,7 @@ class BufferProxy(ElementsOnly):
         if isinstance(index, Unbound):
             index.fail()
         index = plain_index(index)
-        if self.shape is not None and (isinstance(index, tuple) or
+        if self._shape is not None and (isinstance(index, tuple) or
                                        len(self.shape) == 1):
             return self._shaped_index(index if isinstance(index, tuple)
                                       else (index,))

@@ -31,6 +31,7 @@ import functools
 import inspect
 import threading
 
+from ._dtypes import plain_index
 from ._ir import EnigmaError, user_location
 
 _state = threading.local()
@@ -66,6 +67,7 @@ def jit(fn) -> JitFunction:
 
 def _dims(value, what: str, where: str) -> tuple:
     """A launch shape as a 3-tuple of positive ints."""
+    value = plain_index(tuple(value) if isinstance(value, list) else value)
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
     if not isinstance(value, (list, tuple)) or not 1 <= len(value) <= 3:
@@ -133,6 +135,7 @@ class KernelLaunch:
                 f"{where}: a second kernel launch in @enigma.jit function "
                 f"'{session.name}' (the first was at {session.launch[3]}); a "
                 "jit function launches exactly one kernel")
+        smem = plain_index(smem)
         if smem is not None and (isinstance(smem, bool) or
                                  not isinstance(smem, int) or smem < 0):
             raise EnigmaError(f"{where}: launch(smem=...) takes a number of "

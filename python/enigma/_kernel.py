@@ -16,10 +16,11 @@ import textwrap
 import weakref
 
 from . import _core
-from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype
+from ._dtypes import DType, Scalar, ShapedBuffer, as_dtype, plain_index
 from ._grid import function_constants
-from ._ir import (BufferProxy, EnigmaError, IRValue, Tracer, active_tracer,
-                  in_package, set_active_tracer, user_location)
+from ._ir import (BufferProxy, EnigmaError, IRValue, MissingAttributeError,
+                  Tracer, active_tracer, fail, in_package, set_active_tracer,
+                  user_location)
 from ._jit import kernel_call
 from ._launch_spelling import (bracket_grid, launch_shape,
                                positional_launch_message)
@@ -29,6 +30,57 @@ from ._source_rewrite import prepare_kernel_function
 # module is imported (this layer sits below it): a wrong-arity call of one
 # of its functions in a kernel body becomes an EnigmaError naming the line.
 _package_names = {}
+
+
+# Names that other kernel languages (CUDA, Triton, numpy, Metal) have and
+# enigma spells otherwise: enigma.<name> says what to write.
+_POSITION = ("enigma.thread_position_in_grid (the x position; "
+             "thread_position_in_grid_xyz(\"y\") for y)")
+_FOREIGN_NAMES = {
+    **dict.fromkeys(("thread_id", "thread_idx", "threadIdx", "tid",
+                     "global_id", "get_global_id"), _POSITION),
+    **dict.fromkeys(("program_id", "block_id", "block_idx", "blockIdx",
+                     "group_id"),
+                    "enigma.threadgroup_position_in_grid() (the thread's "
+                    "threadgroup, Triton's program id, CUDA's blockIdx)"),
+    **dict.fromkeys(("blockDim", "block_dim", "num_threads"),
+                    "enigma.threads_per_threadgroup()"),
+    **dict.fromkeys(("syncthreads", "__syncthreads", "sync",
+                     "threadgroup_barrier"), "enigma.barrier()"),
+    **dict.fromkeys(("shared", "shared_alloc", "local_alloc"),
+                    "enigma.threadgroup_alloc(dtype, size)"),
+    "atomic_add": "enigma.atomic_fetch_add(A, i, v) (or A.atomic_fetch_add(i, "
+                  "v))",
+    **dict.fromkeys(("max", "min"),
+                    "enigma.fmax / enigma.fmin for floats, enigma.imax / "
+                    "enigma.imin for integers; across a simdgroup "
+                    "enigma.simd_max / enigma.simd_min"),
+    "sum": "a loop with enigma.range, or enigma.simd_sum across a simdgroup",
+    **dict.fromkeys(("zeros", "empty", "array", "arange", "ones"),
+                    "Enigma has no arrays of its own: make them with numpy "
+                    "(or PyTorch, CuPy, JAX) and pass them to the kernel; "
+                    "inside a kernel, enigma.threadgroup_alloc"),
+    **{k: f"the element type enigma.{v}" for k, v in (
+        ("float32", "f32"), ("float", "f32"), ("float16", "f16"),
+        ("half", "f16"), ("bfloat16", "bf16"), ("int32", "i32"),
+        ("int", "i32"), ("uint32", "u32"), ("uint", "u32"),
+        ("int64", "i64"), ("uint64", "u64"), ("int16", "i16"),
+        ("uint16", "u16"), ("int8", "i8"), ("uint8", "u8"),
+        ("bool", "b1"))},
+    **dict.fromkeys(("float64", "double", "f64"),
+                    "no 64-bit float type (Metal has none): use enigma.f32"),
+}
+
+
+def missing_package_name(name: str):
+    """Raises the error of ``enigma.<name>`` for a name the package lacks:
+    for the spellings of other kernel languages, an EnigmaError (also an
+    AttributeError) at the user's line naming enigma's; else Python's."""
+    hint = _FOREIGN_NAMES.get(name)
+    if hint is None:
+        raise AttributeError(f"module 'enigma' has no attribute {name!r}")
+    fail(f"module 'enigma' has no attribute {name!r}: write {hint}",
+         MissingAttributeError)
 
 
 def set_package_namespace(namespace) -> None:
@@ -47,9 +99,23 @@ _LOCATED_MESSAGE = re.compile(r"^\S[^\n]*?:\d+: ", re.M)
 # callable".
 _NOT_CALLABLE = re.compile(r"^'(IRValue|Fragment|QueryValue|BufferProxy)' "
                            r"object is not callable$")
+# Python's message for a float where a built-in wants an int, range(0, n / 2)
+# above all.
+_FLOAT_COUNT = re.compile(r"^'(float|numpy\.float\d+)' object cannot be "
+                          r"interpreted as an integer$")
 # Python's own message for a call with the wrong arguments: "sqrt() takes ..."
 _WRONG_CALL = re.compile(r"^(\w+)\(\) (takes|missing|got an unexpected|"
                          r"got multiple)")
+# What a wrong call of these names most likely meant (the spelling of
+# another language, or a forgotten argument order).
+_WRONG_CALL_HINTS = {
+    "select": "enigma.select(x, mode) picks modes of a tuple or a Layout; "
+              "Metal's select(f, t, c), a value per thread, is "
+              "enigma.where(false_value, true_value, condition)",
+    "where": "enigma.where(false_value, true_value, condition) takes "
+             "Metal's select order, the condition last (numpy's "
+             "where(c, x, y) is where(y, x, c))",
+}
 
 
 def _innermost_user_frame(tb):
@@ -75,11 +141,17 @@ def _located_error(error: BaseException):
     if isinstance(error, EnigmaError):
         if _LOCATED_MESSAGE.search(message):
             return None
-    elif _NOT_CALLABLE.match(message):
-        # A traced value called like a function, in the user's body.
-        message = ("a traced value is not a function (" + message + "): a "
-                   "value of the kernel (a load, a thread position, a "
-                   "result) is used without parentheses")
+    elif _NOT_CALLABLE.match(message) or _FLOAT_COUNT.match(message):
+        if _FLOAT_COUNT.match(message):
+            message += (": Python's range() takes ints (as do its other "
+                        "built-ins that count); / gives a float even of two "
+                        "ints, so write n // 2, or enigma.range(...) for a "
+                        "count the kernel computes")
+        else:
+            # A traced value called like a function, in the user's body.
+            message = ("a traced value is not a function (" + message +
+                       "): a value of the kernel (a load, a thread "
+                       "position, a result) is used without parentheses")
         tb = error.__traceback__
         while tb.tb_next is not None:
             tb = tb.tb_next
@@ -96,6 +168,9 @@ def _located_error(error: BaseException):
         if (in_package(tb.tb_frame.f_code.co_filename)
                 and not getattr(error, "at_call_site", False)):
             return None
+        hint = _WRONG_CALL_HINTS.get(match.group(1))
+        if hint:
+            message += f": {hint}"
     where = _innermost_user_frame(error.__traceback__)
     if where is None:
         return None
@@ -217,7 +292,7 @@ class Launchable:
         threadgroups of 256 (the last one may be partial). Only one int:
         other launches are ``kernel.launch(...)``."""
         try:
-            return self._launchers[n]
+            return self._launchers[_spelling_key(n)]
         except (AttributeError, KeyError, TypeError):
             return _bracket_launcher(self, n)
 
@@ -231,8 +306,8 @@ class Launchable:
         gives the kernel's function constants, as ``execute`` takes them."""
         if not args and not options:
             try:
-                return self._launchers[(grid, threadgroups, threads,
-                                        constants)]
+                return self._launchers[_spelling_key(
+                    (grid, threadgroups, threads, constants))]
             except (AttributeError, KeyError, TypeError):
                 pass
         return _explicit_launcher(self, args, grid, threadgroups, threads,
@@ -414,13 +489,26 @@ def _calls(owner) -> KernelCalls:
     return calls
 
 
+def _spelling_key(value):
+    """``value`` (a launch's spelling) as a key of the kept launchers that
+    tells 1000 from 1000.0 and 1 from True, which a dict takes for the same
+    key: a float or a bool must reach the checks, not the int's launcher.
+    A numpy integer is the int's key."""
+    if type(value) is int or value is None:
+        return value
+    if type(value) is tuple:
+        return tuple(_spelling_key(v) for v in value)
+    value = plain_index(value)
+    return value if type(value) is int else (type(value), value)
+
+
 def _keep(owner, key, made):
     """Keeps ``made`` as the launcher of spelling ``key``."""
     try:
         cache = owner._launchers
         if len(cache) >= _MAX_LAUNCHERS:
             cache.clear()
-        cache[key] = made
+        cache[_spelling_key(key)] = made
     except TypeError:  # an unhashable spelling (a list): not kept
         pass
     return made

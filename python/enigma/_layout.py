@@ -420,6 +420,12 @@ def select(x, mode):
     list of modes the tuple of them in that order): ``select((5, 6, 7), 2)
     == 7``, ``select((5, 6, 7), [2, 0]) == (7, 5)``. A Layout gives the
     layout of those modes."""
+    if isinstance(mode, IRValue):
+        # select(a, cond): Metal's select, which is enigma.where here.
+        fail(f"select(x, mode) picks modes of a tuple or a Layout, and mode "
+             f"must be a Python int, got {mode!r}; to choose between two "
+             "values per thread write enigma.where(false_value, true_value, "
+             "condition) (Metal's select(f, t, c))")
     several = isinstance(mode, (list, tuple))
     modes = list(mode) if several else [mode]
     if isinstance(x, Layout):

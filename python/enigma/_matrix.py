@@ -22,6 +22,7 @@ _MATRIX_DTYPES = ("f32", "f16")   # Metal has floatCxR and halfCxR
 
 
 def _check_size(n, what: str) -> int:
+    n = plain_index(n)
     if isinstance(n, bool) or not isinstance(n, int):
         fail(f"{what} must be a Python int, got {type(n).__name__}")
     if not 2 <= n <= 4:
@@ -99,6 +100,7 @@ class Matrix:
     def element(self, c: int, r: int) -> IRValue:
         """The scalar ``m[c][r]`` (column ``c``, row ``r``)."""
         column = self[c]
+        r = plain_index(r)
         if isinstance(r, bool) or not isinstance(r, int) or \
                 not 0 <= r < self.rows:
             fail(f"row {r!r} is out of range for a {self.type_name} "

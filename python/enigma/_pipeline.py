@@ -182,6 +182,7 @@ def pipeline_loop(ring: PipelineRing, lower, upper=None, *, producer,
             fail(f"pipeline_loop: {name} must be a function ({name}(i, "
                  f"slot{', carry' if name == 'consumer' else ''})), got "
                  f"{type(role).__name__}")
+    consumer_groups = plain_index(consumer_groups)
     if isinstance(consumer_groups, bool) or \
             not isinstance(consumer_groups, int) or \
             not 1 <= consumer_groups <= 4:

@@ -28,7 +28,7 @@ import operator
 
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import ThreadgroupTensor
-from ._dtypes import Scalar, as_dtype
+from ._dtypes import Scalar, as_dtype, plain_index
 from ._ir import BufferProxy, IRValue, current_tracer, fail, to_value
 from ._gemm import MmaConfig, grouped_block_origin, warpgroup_shape
 from ._kernel import kernel
@@ -309,9 +309,9 @@ class QmmConfig(SlotsConfig):
 
     def __init__(self, bm=128, bn=128, bk=64, wm=8, wn=1, stages=3,
                  group_m=8, splits=None):
-        self.bm, self.bn, self.bk = bm, bn, bk
-        self.wm, self.wn, self.stages = wm, wn, stages
-        self.group_m, self.splits = group_m, splits
+        (self.bm, self.bn, self.bk, self.wm, self.wn, self.stages,
+         self.group_m, self.splits) = plain_index(
+            (bm, bn, bk, wm, wn, stages, group_m, splits))
         for name in self.__slots__:
             v = getattr(self, name)
             if name == "splits" and v is None:

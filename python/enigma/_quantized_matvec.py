@@ -15,7 +15,7 @@ lifetime, and add their sums through threadgroup memory at the end.
 
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import threadgroup_alloc
-from ._dtypes import Scalar, as_dtype
+from ._dtypes import Scalar, as_dtype, plain_index
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
@@ -53,8 +53,8 @@ class QmvConfig(SlotsConfig):
 
     def __init__(self, rows=4, simdgroups=2, k_split=1, chunks=1,
                  hoist_loads=True):
-        self.rows, self.simdgroups = rows, simdgroups
-        self.k_split, self.chunks = k_split, chunks
+        self.rows, self.simdgroups, self.k_split, self.chunks = plain_index(
+            (rows, simdgroups, k_split, chunks))
         if not isinstance(hoist_loads, bool):
             fail(f"QmvConfig: hoist_loads must be a bool, got "
                  f"{hoist_loads!r}")

@@ -34,7 +34,7 @@ is the exact product's, to float accumulation.
 
 from ._control import for_range, if_, range_constexpr
 from ._cooperation import atomic_fetch_add, atomic_store, threadgroup_alloc
-from ._dtypes import Scalar, as_dtype
+from ._dtypes import Scalar, as_dtype, plain_index
 from ._ir import fail
 from ._kernel import kernel
 from ._math import as_type, fma, imin, where
@@ -117,8 +117,8 @@ class QmvMmaConfig(SlotsConfig):
 
     def __init__(self, row_groups=4, parts=2, chunks=8, span=None,
                  staged=False, pairs=False, sum_in_kernel=False):
-        self.row_groups, self.parts = row_groups, parts
-        self.chunks, self.span = chunks, span
+        self.row_groups, self.parts, self.chunks, self.span = plain_index(
+            (row_groups, parts, chunks, span))
         for name, flag in (("staged", staged), ("pairs", pairs),
                            ("sum_in_kernel", sum_in_kernel)):
             if not isinstance(flag, bool):

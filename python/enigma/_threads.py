@@ -32,6 +32,12 @@ class QueryValue(IRValue):
 
     __slots__ = ("_query",)
 
+    def _lane(self, name: str):
+        # .x .y .z of a thread position, as CUDA's threadIdx.x is written.
+        fail(f"enigma.{self._query} is already the x position (one uint), "
+             f"read without .{name}; the y and z positions are "
+             f"enigma.{self._query}_xyz(\"y\") and (\"z\")")
+
     def __call__(self, *args, **kwargs):
         if len(args) + len(kwargs) == 1 and set(kwargs) <= {"dim"}:
             dim = args[0] if args else kwargs["dim"]

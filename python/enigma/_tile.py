@@ -231,6 +231,7 @@ def copy(src, dst, count, src_offset=0, dst_offset=0, mask_fn=None,
         fail(f"{what}: coalesced_width must be one of "
              f"{', '.join(map(str, COPY_WIDTHS))}, got {coalesced_width!r}")
     width = coalesced_width
+    count = plain_index(count)
     if isinstance(count, IRValue):
         if count.lanes != 1 or count.dtype.is_float or count.dtype.name == "b1":
             fail(f"{what}: count must be an integer, got a "

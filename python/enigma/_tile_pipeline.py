@@ -91,6 +91,7 @@ class Pipeline:
 
     def __init__(self, dtype, size, stages=2):
         tracer = current_tracer("pipeline")
+        size, stages = plain_index((size, stages))
         for name, value in (("size", size), ("stages", stages)):
             if isinstance(value, bool) or not isinstance(value, int):
                 fail(f"pipeline: {name} must be a Python int, got "

@@ -31,7 +31,8 @@ from .._threads import (barrier, simdgroup_index_in_threadgroup,
                         thread_index_in_threadgroup,
                         threadgroup_position_in_grid)
 from .forward import block_counts, element_type, require_threads
-from .tiles import LOG2E, NEG_INF, TileLayout, i32, sequence, u32
+from .tiles import (LOG2E, NEG_INF, TileLayout, i32, plain_fields, sequence,
+                    u32)
 
 POS_INF = float("inf")
 
@@ -47,6 +48,9 @@ class BackwardConfig:
     stages: int = 2
     dq_simdgroups: int = 4
     bk: int = 64
+
+    def __post_init__(self):
+        plain_fields(self)
 
     def dkdv_smem_bytes(self, d: int, atomic: bool, itemsize: int = 2):
         keys = 16 * self.simdgroups

@@ -25,7 +25,7 @@ from .._threads import (barrier, simdgroup_index_in_threadgroup,
                         thread_index_in_threadgroup,
                         threadgroup_position_in_grid)
 from .forward import element_type, key_source, require_threads
-from .tiles import LN2, NEG_INF, TileLayout, i32, sequence, u32
+from .tiles import LN2, NEG_INF, TileLayout, i32, plain_fields, sequence, u32
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class DecodeConfig:
     simdgroups: int = 4
     bc: int = 16
     stages: int = 3
+
+    def __post_init__(self):
+        plain_fields(self)
 
     @property
     def threads(self) -> int:

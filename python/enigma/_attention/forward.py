@@ -24,7 +24,7 @@ from .._threads import (barrier, simdgroup_index_in_threadgroup,
                         threadgroup_position_in_grid, threadgroups_per_grid)
 from .._cooperation import threadgroup_alloc
 from .tiles import (LN2, NEG_INF, ContiguousKeys, PagedKeys, TileLayout, i32,
-                    sequence, u32)
+                    plain_fields, sequence, u32)
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,9 @@ class ForwardConfig:
     stages: int = 2
     turns: bool = False
     overlap: bool = False
+
+    def __post_init__(self):
+        plain_fields(self)
 
     @property
     def threads(self) -> int:

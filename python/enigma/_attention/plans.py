@@ -18,6 +18,7 @@ from .forward import ForwardConfig, forward_kernel
 from .forward_ws import forward_ws_kernel
 from .checks import Checker
 from .launch import Step, runtime_name, threadgroup_memory_limit
+from .._dtypes import plain_index
 from .._inputs import torch_cuda_device
 from .tiles import LOG2E
 
@@ -207,6 +208,10 @@ def check_forward_config(checker, p: Problem, config: ForwardConfig):
         checker.multiple(what, "bc", config.bc, 16, 16)
         return
     what = f"the pipelined forward ({config})"
+    for name in ("rows", "bc", "stages"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            checker.fail(f"{what}: {name} must be an int, got {value!r}")
     if p.page_size:
         checker.fail(f"{what} takes contiguous keys; a paged cache runs "
                      "the classic forward (pipelined=False)")
@@ -301,6 +306,7 @@ def forward_plan(checker, runtime, p: Problem, *, config=None,
     the runtime; the prefill kernel otherwise (``num_splits == 0``)."""
     checker.runtime(runtime)
     checker.config(config, ForwardConfig)
+    num_splits = plain_index(num_splits)
     if isinstance(num_splits, bool) or not (
             num_splits is None or isinstance(num_splits, int)) or \
             (num_splits is not None and num_splits < 0):

@@ -3,13 +3,16 @@ sequence's rows are (cumulative offsets, clamped so that no value of an
 offset array can send a copy outside its tensor), and the copy of a block
 of key or value rows into threadgroup memory from a contiguous or a paged
 cache, in the layout the products read (rows of 64 elements under the
-128-byte swizzle, wider rows in blocks of 64 columns)."""
+128-byte swizzle, wider rows in blocks of 64 columns). And, for the
+kernels' configuration classes, their numpy integer fields as ints."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from .._control import load_if
+from .._dtypes import plain_index
 from .._math import iclamp, imin, where
 from .._mma import copy_tile, mma_operand, mma_swizzle
 from .._threads import metal_cast
@@ -17,6 +20,16 @@ from .._threads import metal_cast
 NEG_INF = float("-inf")
 LOG2E = math.log2(math.e)
 LN2 = math.log(2.0)
+
+
+def plain_fields(config) -> None:
+    """Called by a configuration dataclass's ``__post_init__``: its numpy
+    integer fields become the Python ints they hold (as the 4-bit
+    configurations' do), so ``ForwardConfig(bc=np.int64(32))`` is
+    ``ForwardConfig(bc=32)`` and passes the checks of ints."""
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        object.__setattr__(config, field.name, plain_index(value))
 
 
 def u32(x):
