@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 
 from . import _core
-from ._dtypes import as_dtype
+from ._dtypes import as_dtype, plain_index
 from ._ir import fail
 
 
@@ -77,8 +77,12 @@ class MmaConfig:
                  group_m=8, *, warp_specialized=False, persistent=False,
                  cluster=1, split_k=1, stream_k=0, cluster_shares="a",
                  consumer_groups=1):
-        self.bm, self.bn, self.bk = bm, bn, bk
-        self.wm, self.wn, self.stages, self.group_m = wm, wn, stages, group_m
+        # numpy integers as the ints they hold (the repr and cache keys of
+        # the int spelling); check_fields refuses bools and floats.
+        (self.bm, self.bn, self.bk, self.wm, self.wn, self.stages,
+         self.group_m, cluster, split_k, stream_k, consumer_groups) = \
+            plain_index((bm, bn, bk, wm, wn, stages, group_m, cluster,
+                         split_k, stream_k, consumer_groups))
         self.warp_specialized = warp_specialized
         self.persistent = persistent
         self.cluster = cluster
@@ -380,6 +384,7 @@ def gemm_config_for(m: int, n: int, k: int, dtype="bf16",
     stored k x n, copied transposed by the producer, measured slower
     than the default on an H200)."""
     what = "gemm_config_for"
+    m, n, k, sm_count = plain_index((m, n, k, sm_count))
     for name, v in (("m", m), ("n", n), ("k", k)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             fail(f"{what}: {name} must be a positive int, got {v!r}")

@@ -484,3 +484,26 @@ def test_a_compiled_kernel_called_directly_says_how_to_launch(arrays, rng):
     assert "compiled[n](...)" in message and "execute" in message
     compiled[32](arrays.put(a), out)
     np.testing.assert_array_equal(arrays.get(out), a.astype(np.float64) * 2)
+
+
+def test_gemm_configurations_take_numpy_integers():
+    """MmaConfig and gemm_config_for take numpy integers (sizes computed
+    with numpy) as the Python ints they hold: stored as ints, so the repr
+    and the cache key are the int spelling's; bools and floats are still
+    refused."""
+    i = np.int64
+    config = enigma.MmaConfig(i(64), i(64), i(32), i(2), i(2), i(2),
+                              group_m=i(4), split_k=np.int32(1))
+    assert config == enigma.MmaConfig(64, 64, 32, 2, 2, 2, group_m=4)
+    assert repr(config) == repr(enigma.MmaConfig(64, 64, 32, 2, 2, 2,
+                                                 group_m=4))
+    assert all(type(getattr(config, f)) is int
+               for f in ("bm", "bn", "bk", "wm", "wn", "stages", "group_m",
+                         "split_k"))
+    assert enigma.gemm_config_for(i(16), i(4096), np.int32(4096), "bf16",
+                                  sm_count=i(132)) == \
+        enigma.gemm_config_for(16, 4096, 4096, "bf16", sm_count=132)
+    with pytest.raises(enigma.EnigmaError, match="m must be a positive int"):
+        enigma.gemm_config_for(16.0, 4096, 4096, "bf16")
+    with pytest.raises(enigma.EnigmaError, match="bm must be a Python int"):
+        enigma.MmaConfig(64.0, 64, 32, 2, 2, 2).check_fields()
