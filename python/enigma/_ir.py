@@ -128,9 +128,14 @@ def fail(message: str, error: type = EnigmaError):
     raise error(f"{file}:{line}: {message}")
 
 
-def _package_function(name: str) -> bool:
-    """Whether ``enigma.<name>`` is one of the language's functions."""
-    return callable(getattr(sys.modules.get("enigma"), name, None))
+def _elementwise_function(name: str) -> bool:
+    """Whether ``enigma.<name>`` is one of the element-wise functions (a row
+    of the op families' table): read from the table, not the package,
+    whose lazy names would import modules or trace a thread query."""
+    return name in _ELEMENTWISE_NAMES
+
+
+_ELEMENTWISE_NAMES = frozenset(row[1] for row in _core.function_table())
 
 
 # What numpy's array and scalar attributes are in a kernel, for the errors
@@ -429,9 +434,7 @@ class IRValue:
                                v.item() if hasattr(v, "item") else v
                                for v in inputs))
         name = _NUMPY_NAMES.get(name, name)
-        # The op families' table names every element-wise function.
-        known = {row[1] for row in _core.function_table()}
-        hint = (f"use enigma.{name}" if name in known
+        hint = (f"use enigma.{name}" if _elementwise_function(name)
                 else "use enigma's math functions")
         fail(f"numpy's {ufunc.__name__} cannot run on a traced value: numpy "
              f"runs in Python, once, while the kernel is traced; {hint} "
@@ -467,7 +470,7 @@ class IRValue:
                     "enigma.range; of two values, enigma.fmax / imax")
         elif name in _SIZES:
             hint = _VALUE_SHAPE
-        elif _package_function(name):
+        elif _elementwise_function(name):
             hint = f"call enigma's function: enigma.{name}(x)"
         else:
             hint = ("a traced value has .dtype, .lanes, .cast(dtype), the "
