@@ -159,14 +159,17 @@ def _shapes(a, b):
 
 
 def _product(rt, a, b, m, n, k, config, allow_tf32, b_transposed,
-             processors=None):
+             processors=None, swapped=False):
     """The (M, N) float32 product of checked operands (``b`` n x k when
-    ``b_transposed``) with one configuration."""
+    ``b_transposed``) with one configuration; ``swapped``: by
+    :func:`make_swapped_kernel` (its launch is the n x m product's)."""
     processors = processors or getattr(rt, "multiprocessors", None) or None
-    grid, threads = config.launch(m, n, processors)
-    raw = rt.execute(compiled(config, allow_tf32, b_transposed), [a, b],
-                     output_size=m * n * 4, grid=grid, threads=threads,
-                     scalars=[m, n, k])
+    grid, threads = config.launch(n, m, processors) if swapped else \
+        config.launch(m, n, processors)
+    kernel = compiled_swapped(config) if swapped else \
+        compiled(config, allow_tf32, b_transposed)
+    raw = rt.execute(kernel, [a, b], output_size=m * n * 4, grid=grid,
+                     threads=threads, scalars=[m, n, k])
     return np.frombuffer(raw, np.float32).reshape(m, n).copy()
 
 
@@ -207,11 +210,8 @@ def run_swapped(rt, a, b, config=None, processors=None):
         config = enigma.tf32_gemm_configs()[0] if rt.name == "cuda" else \
             enigma.MmaConfig(64, 64, 32, 4, 1, 2, group_m=2,
                              warp_specialized=True)
-    processors = processors or getattr(rt, "multiprocessors", None) or None
-    grid, threads = config.launch(n, m, processors)
-    raw = rt.execute(compiled_swapped(config), [a, b], output_size=m * n * 4,
-                     grid=grid, threads=threads, scalars=[m, n, k])
-    return np.frombuffer(raw, np.float32).reshape(m, n).copy()
+    return _product(rt, a, b, m, n, k, config, True, False, processors,
+                    swapped=True)
 
 
 def check_output(c, a, b, tf32=False):
